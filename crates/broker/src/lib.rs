@@ -1,0 +1,98 @@
+//! The broker: the queue operations every storage engine implements.
+//!
+//! The trait speaks in queue operations (send a batch, receive, delete a
+//! batch, change visibility, …), not in rows or keys, so that each engine can
+//! do an operation in the way its storage does best. Rules that need no
+//! storage (validation, attribute parsing, digests) live in `sluice-core` and
+//! the service layer and are not repeated here. [`conformance`] is the
+//! behaviour suite every engine must pass.
+
+pub mod conformance;
+mod types;
+
+use std::collections::BTreeMap;
+use std::future::Future;
+
+use sluice_core::SqsError;
+
+pub use types::*;
+
+/// The queue operations, atomic per call. Queue names are already validated.
+pub trait Broker: Send + Sync + 'static {
+    /// Creates a queue, or returns the existing one when the requested
+    /// attributes match it (rule V9); `QueueNameExists` when they do not.
+    fn create_queue(
+        &self,
+        spec: CreateQueue,
+    ) -> impl Future<Output = Result<QueueMeta, SqsError>> + Send;
+
+    /// The queue's configuration, tags and timestamps.
+    fn get_queue(&self, name: &str) -> impl Future<Output = Result<QueueMeta, SqsError>> + Send;
+
+    /// The names of all queues, sorted.
+    fn list_queues(&self) -> impl Future<Output = Result<Vec<String>, SqsError>> + Send;
+
+    /// Deletes a queue and all its messages.
+    fn delete_queue(&self, name: &str) -> impl Future<Output = Result<(), SqsError>> + Send;
+
+    /// Approximate message counts (visible, in flight, delayed).
+    fn queue_counts(
+        &self,
+        name: &str,
+    ) -> impl Future<Output = Result<QueueCounts, SqsError>> + Send;
+
+    /// Applies changed attributes, all or nothing.
+    fn set_queue_attributes(
+        &self,
+        name: &str,
+        attributes: BTreeMap<String, String>,
+    ) -> impl Future<Output = Result<QueueMeta, SqsError>> + Send;
+
+    /// Adds or replaces tags.
+    fn tag_queue(
+        &self,
+        name: &str,
+        tags: BTreeMap<String, String>,
+    ) -> impl Future<Output = Result<(), SqsError>> + Send;
+
+    /// Removes tags by key; unknown keys are ignored.
+    fn untag_queue(
+        &self,
+        name: &str,
+        keys: Vec<String>,
+    ) -> impl Future<Output = Result<(), SqsError>> + Send;
+
+    /// Deletes every message (rule V8); `PurgeQueueInProgress` within 60 s
+    /// of the previous purge.
+    fn purge_queue(&self, name: &str) -> impl Future<Output = Result<(), SqsError>> + Send;
+
+    /// Stores already validated messages durably (rule V1) and returns their
+    /// ids, in the order given.
+    fn send_messages(
+        &self,
+        name: &str,
+        messages: Vec<NewMessage>,
+    ) -> impl Future<Output = Result<Vec<SentMessage>, SqsError>> + Send;
+
+    /// Receives up to `max_messages` (rules V2, V6).
+    fn receive_messages(
+        &self,
+        name: &str,
+        options: ReceiveOptions,
+    ) -> impl Future<Output = Result<Vec<ReceivedMessage>, SqsError>> + Send;
+
+    /// Deletes messages by receipt handle (rule V4); one result per handle.
+    fn delete_messages(
+        &self,
+        name: &str,
+        receipt_handles: Vec<String>,
+    ) -> impl Future<Output = Result<Vec<Result<(), SqsError>>, SqsError>> + Send;
+
+    /// Changes the visibility timeout of in-flight messages (rule V5); one
+    /// result per entry.
+    fn change_visibility(
+        &self,
+        name: &str,
+        changes: Vec<VisibilityChange>,
+    ) -> impl Future<Output = Result<Vec<Result<(), SqsError>>, SqsError>> + Send;
+}

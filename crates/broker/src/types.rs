@@ -1,0 +1,123 @@
+//! The values that cross the broker trait.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use sluice_core::attributes::QueueConfig;
+use sluice_core::clock::Millis;
+use sluice_core::message::MessageAttributes;
+
+/// A CreateQueue request, validated.
+#[derive(Debug, Clone)]
+pub struct CreateQueue {
+    /// The queue's name.
+    pub name: String,
+    /// The configuration built from `requested`.
+    pub config: QueueConfig,
+    /// The attributes as the client gave them, to compare with an existing
+    /// queue of the same name (rule V9).
+    pub requested: BTreeMap<String, String>,
+    /// Tags to set on a new queue.
+    pub tags: BTreeMap<String, String>,
+}
+
+/// A queue's configuration, tags and timestamps.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct QueueMeta {
+    /// The queue's name.
+    pub name: String,
+    /// Its configuration.
+    pub config: QueueConfig,
+    /// Its tags.
+    pub tags: BTreeMap<String, String>,
+    /// When it was created (ms since the epoch).
+    pub created_at: Millis,
+    /// When its attributes last changed (ms since the epoch).
+    pub modified_at: Millis,
+}
+
+/// Approximate counts of a queue's messages (rule V11).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct QueueCounts {
+    /// Receivable now.
+    pub visible: u64,
+    /// Received and not yet deleted or expired from visibility.
+    pub in_flight: u64,
+    /// Waiting for their delay to end.
+    pub delayed: u64,
+}
+
+/// A message to store, already validated.
+#[derive(Debug, Clone, Default)]
+pub struct NewMessage {
+    /// The body.
+    pub body: String,
+    /// User message attributes.
+    pub attributes: MessageAttributes,
+    /// System message attributes (`AWSTraceHeader`).
+    pub system_attributes: MessageAttributes,
+    /// Per-message delay; the queue's when `None`.
+    pub delay_seconds: Option<u32>,
+    /// The message group (FIFO, or fair queues).
+    pub group_id: Option<String>,
+    /// The deduplication id (FIFO).
+    pub dedup_id: Option<String>,
+}
+
+/// What a send assigned to a message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SentMessage {
+    /// The new message's id.
+    pub message_id: String,
+    /// FIFO sequence number.
+    pub sequence_number: Option<String>,
+}
+
+/// How to receive.
+#[derive(Debug, Clone)]
+pub struct ReceiveOptions {
+    /// 1–10.
+    pub max_messages: u32,
+    /// Overrides the queue's visibility timeout.
+    pub visibility_timeout: Option<u32>,
+    /// How long to wait for a message when none is receivable.
+    pub wait: Duration,
+    /// FIFO receive retry id.
+    pub attempt_id: Option<String>,
+}
+
+/// A delivered message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReceivedMessage {
+    /// The message's id.
+    pub message_id: String,
+    /// The handle of this delivery.
+    pub receipt_handle: String,
+    /// The body.
+    pub body: String,
+    /// User message attributes, all of them (the service filters).
+    pub attributes: MessageAttributes,
+    /// System message attributes given at send.
+    pub system_attributes: MessageAttributes,
+    /// When it was sent (ms).
+    pub sent_at: Millis,
+    /// When it was first received (ms).
+    pub first_receive_at: Millis,
+    /// How many times it has been received, this time included.
+    pub receive_count: u32,
+    /// The message group, if any.
+    pub group_id: Option<String>,
+    /// The deduplication id, if any.
+    pub dedup_id: Option<String>,
+    /// FIFO sequence number.
+    pub sequence_number: Option<String>,
+}
+
+/// One ChangeMessageVisibility entry.
+#[derive(Debug, Clone)]
+pub struct VisibilityChange {
+    /// The handle of the delivery to change.
+    pub receipt_handle: String,
+    /// The new remaining invisibility, seconds from now.
+    pub visibility_timeout: u32,
+}

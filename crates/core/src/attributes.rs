@@ -1,0 +1,598 @@
+//! Queue attributes (rule V11): which exist, which can be set, their ranges,
+//! and the typed configuration they make.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{ErrorCode, SqsError};
+use crate::limits::*;
+
+/// Attribute names a client may set with CreateQueue or SetQueueAttributes.
+pub const SETTABLE: &[&str] = &[
+    "DelaySeconds",
+    "MaximumMessageSize",
+    "MessageRetentionPeriod",
+    "Policy",
+    "ReceiveMessageWaitTimeSeconds",
+    "VisibilityTimeout",
+    "RedrivePolicy",
+    "RedriveAllowPolicy",
+    "KmsMasterKeyId",
+    "KmsDataKeyReusePeriodSeconds",
+    "SqsManagedSseEnabled",
+    "FifoQueue",
+    "ContentBasedDeduplication",
+    "DeduplicationScope",
+    "FifoThroughputLimit",
+];
+
+/// Attribute names only the server sets.
+pub const READ_ONLY: &[&str] = &[
+    "ApproximateNumberOfMessages",
+    "ApproximateNumberOfMessagesNotVisible",
+    "ApproximateNumberOfMessagesDelayed",
+    "CreatedTimestamp",
+    "LastModifiedTimestamp",
+    "QueueArn",
+];
+
+/// Attributes that only FIFO queues have.
+const FIFO_ONLY: &[&str] = &[
+    "FifoQueue",
+    "ContentBasedDeduplication",
+    "DeduplicationScope",
+    "FifoThroughputLimit",
+];
+
+/// True for any name GetQueueAttributes accepts (besides `All`).
+pub fn is_known_attribute(name: &str) -> bool {
+    SETTABLE.contains(&name) || READ_ONLY.contains(&name)
+}
+
+/// A queue's settable configuration, typed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct QueueConfig {
+    /// A FIFO queue (fixed at creation).
+    pub fifo: bool,
+    /// Default delay of new messages, seconds.
+    pub delay_seconds: u32,
+    /// Largest message in bytes.
+    pub maximum_message_size: u32,
+    /// How long a message is kept, seconds.
+    pub message_retention_period: u32,
+    /// Default long-poll wait, seconds.
+    pub receive_message_wait_time_seconds: u32,
+    /// Default visibility timeout, seconds.
+    pub visibility_timeout: u32,
+    /// The access policy document, as given.
+    pub policy: Option<String>,
+    /// The redrive policy document (rule R1), normalised.
+    pub redrive_policy: Option<String>,
+    /// The redrive-allow policy document (rule R5), normalised.
+    pub redrive_allow_policy: Option<String>,
+    /// KMS key id, kept and shown; sluice does not encrypt with KMS.
+    pub kms_master_key_id: Option<String>,
+    /// KMS data key reuse period, seconds.
+    pub kms_data_key_reuse_period_seconds: u32,
+    /// Server-side encryption flag, kept and shown.
+    pub sqs_managed_sse_enabled: bool,
+    /// FIFO: deduplicate by body hash.
+    pub content_based_deduplication: bool,
+    /// FIFO: `queue` or `messageGroup`.
+    pub deduplication_scope: String,
+    /// FIFO: `perQueue` or `perMessageGroupId`.
+    pub fifo_throughput_limit: String,
+}
+
+impl Default for QueueConfig {
+    fn default() -> Self {
+        Self {
+            fifo: false,
+            delay_seconds: 0,
+            maximum_message_size: MAX_MESSAGE_SIZE,
+            message_retention_period: DEFAULT_RETENTION,
+            receive_message_wait_time_seconds: 0,
+            visibility_timeout: DEFAULT_VISIBILITY_TIMEOUT,
+            policy: None,
+            redrive_policy: None,
+            redrive_allow_policy: None,
+            kms_master_key_id: None,
+            kms_data_key_reuse_period_seconds: DEFAULT_KMS_REUSE,
+            sqs_managed_sse_enabled: true,
+            content_based_deduplication: false,
+            deduplication_scope: "queue".into(),
+            fifo_throughput_limit: "perQueue".into(),
+        }
+    }
+}
+
+/// A parsed `RedrivePolicy` (rule R1).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RedrivePolicy {
+    /// ARN of the dead-letter queue.
+    pub dead_letter_target_arn: String,
+    /// Receives after which a message moves to the DLQ (1–1000).
+    pub max_receive_count: u32,
+}
+
+impl RedrivePolicy {
+    /// Parses and checks a redrive policy document.
+    pub fn parse(doc: &str) -> Result<Self, SqsError> {
+        let bad = |why: &str| {
+            SqsError::new(
+                ErrorCode::InvalidAttributeValue,
+                format!("Value {doc} for parameter RedrivePolicy is invalid. Reason: {why}"),
+            )
+        };
+        let value: serde_json::Value = serde_json::from_str(doc)
+            .map_err(|_| bad("Redrive policy is not a valid JSON map."))?;
+        let obj = value
+            .as_object()
+            .ok_or_else(|| bad("Redrive policy is not a valid JSON map."))?;
+        for key in obj.keys() {
+            if key != "deadLetterTargetArn" && key != "maxReceiveCount" {
+                return Err(bad(&format!(
+                    "Only following attributes are supported: [deadLetterTargetArn, maxReceiveCount]. Found {key}"
+                )));
+            }
+        }
+        let arn = obj
+            .get("deadLetterTargetArn")
+            .and_then(|v| v.as_str())
+            .ok_or_else(|| {
+                bad("Redrive policy does not contain mandatory attribute: deadLetterTargetArn.")
+            })?;
+        let count = match obj.get("maxReceiveCount") {
+            Some(serde_json::Value::Number(n)) => n.as_u64(),
+            Some(serde_json::Value::String(s)) => s.parse::<u64>().ok(),
+            None => {
+                return Err(bad(
+                    "Redrive policy does not contain mandatory attribute: maxReceiveCount.",
+                ));
+            }
+            _ => None,
+        }
+        .filter(|n| (1..=1000).contains(n))
+        .ok_or_else(|| {
+            bad("Invalid value for maxReceiveCount: must be an integer from 1 to 1000.")
+        })?;
+        Ok(Self {
+            dead_letter_target_arn: arn.to_string(),
+            max_receive_count: count as u32,
+        })
+    }
+
+    /// The normalised document, as GetQueueAttributes shows it.
+    pub fn to_document(&self) -> String {
+        serde_json::json!({
+            "deadLetterTargetArn": self.dead_letter_target_arn,
+            "maxReceiveCount": self.max_receive_count,
+        })
+        .to_string()
+    }
+}
+
+/// A parsed `RedriveAllowPolicy` (rule R5).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RedriveAllowPolicy {
+    /// `allowAll`, `denyAll` or `byQueue`.
+    pub permission: String,
+    /// For `byQueue`: up to 10 source queue ARNs.
+    pub source_queue_arns: Vec<String>,
+}
+
+impl RedriveAllowPolicy {
+    /// Parses and checks a redrive-allow policy document.
+    pub fn parse(doc: &str) -> Result<Self, SqsError> {
+        let bad = |why: &str| {
+            SqsError::new(
+                ErrorCode::InvalidAttributeValue,
+                format!("Value {doc} for parameter RedriveAllowPolicy is invalid. Reason: {why}"),
+            )
+        };
+        let value: serde_json::Value = serde_json::from_str(doc)
+            .map_err(|_| bad("Redrive allow policy is not a valid JSON map."))?;
+        let obj = value
+            .as_object()
+            .ok_or_else(|| bad("Redrive allow policy is not a valid JSON map."))?;
+        let permission = obj
+            .get("redrivePermission")
+            .and_then(|v| v.as_str())
+            .ok_or_else(|| {
+                bad("Redrive allow policy does not contain mandatory attribute: redrivePermission.")
+            })?;
+        if !matches!(permission, "allowAll" | "denyAll" | "byQueue") {
+            return Err(bad(
+                "Invalid value for redrivePermission: must be allowAll, denyAll or byQueue.",
+            ));
+        }
+        let arns: Vec<String> = match obj.get("sourceQueueArns") {
+            None => Vec::new(),
+            Some(serde_json::Value::Array(items)) => items
+                .iter()
+                .map(|v| v.as_str().map(str::to_string))
+                .collect::<Option<_>>()
+                .ok_or_else(|| bad("sourceQueueArns must be a list of ARNs."))?,
+            Some(_) => return Err(bad("sourceQueueArns must be a list of ARNs.")),
+        };
+        match permission {
+            "byQueue" if arns.is_empty() || arns.len() > 10 => {
+                return Err(bad(
+                    "sourceQueueArns must hold 1 to 10 ARNs when redrivePermission is byQueue.",
+                ));
+            }
+            "allowAll" | "denyAll" if !arns.is_empty() => {
+                return Err(bad(
+                    "sourceQueueArns can only be given when redrivePermission is byQueue.",
+                ));
+            }
+            _ => {}
+        }
+        Ok(Self {
+            permission: permission.to_string(),
+            source_queue_arns: arns,
+        })
+    }
+
+    /// The normalised document.
+    pub fn to_document(&self) -> String {
+        let mut obj = serde_json::Map::new();
+        obj.insert("redrivePermission".into(), self.permission.clone().into());
+        if !self.source_queue_arns.is_empty() {
+            obj.insert(
+                "sourceQueueArns".into(),
+                self.source_queue_arns.clone().into(),
+            );
+        }
+        serde_json::Value::Object(obj).to_string()
+    }
+}
+
+fn invalid_value(name: &str) -> SqsError {
+    SqsError::new(
+        ErrorCode::InvalidAttributeValue,
+        format!("Invalid value for the parameter {name}."),
+    )
+}
+
+fn unknown_attribute(name: &str) -> SqsError {
+    SqsError::new(
+        ErrorCode::InvalidAttributeName,
+        format!("Unknown Attribute {name}."),
+    )
+}
+
+fn parse_range(name: &str, value: &str, min: u32, max: u32) -> Result<u32, SqsError> {
+    value
+        .trim()
+        .parse::<u32>()
+        .ok()
+        .filter(|v| (min..=max).contains(v))
+        .ok_or_else(|| invalid_value(name))
+}
+
+fn parse_bool(name: &str, value: &str) -> Result<bool, SqsError> {
+    match value.to_ascii_lowercase().as_str() {
+        "true" => Ok(true),
+        "false" => Ok(false),
+        _ => Err(invalid_value(name)),
+    }
+}
+
+fn non_empty(value: &str) -> Option<String> {
+    (!value.is_empty()).then(|| value.to_string())
+}
+
+impl QueueConfig {
+    /// The configuration of a new queue named `name` with the given attributes.
+    ///
+    /// Checks FIFO consistency: `FifoQueue=true` needs a `.fifo` name and a
+    /// `.fifo` name needs `FifoQueue=true`.
+    pub fn for_create(name: &str, attrs: &BTreeMap<String, String>) -> Result<Self, SqsError> {
+        let fifo_attr = match attrs.get("FifoQueue") {
+            Some(v) => parse_bool("FifoQueue", v)?,
+            None => false,
+        };
+        let fifo_name = crate::queue_name::is_fifo_name(name);
+        if fifo_attr && !fifo_name {
+            return Err(SqsError::invalid_parameter(
+                "The name of a FIFO queue can only include alphanumeric characters, hyphens, or underscores, must end with .fifo suffix and be 1 to 80 in length.",
+            ));
+        }
+        if fifo_name && !fifo_attr {
+            return Err(SqsError::invalid_parameter(
+                "Can only include alphanumeric characters, hyphens, or underscores. 1 to 80 in length",
+            ));
+        }
+        let mut config = QueueConfig {
+            fifo: fifo_attr,
+            ..Default::default()
+        };
+        config.apply(attrs, true)?;
+        Ok(config)
+    }
+
+    /// Applies changed attributes (SetQueueAttributes, or CreateQueue when
+    /// `creating`). All-or-nothing: on error `self` is unchanged.
+    pub fn apply(
+        &mut self,
+        attrs: &BTreeMap<String, String>,
+        creating: bool,
+    ) -> Result<(), SqsError> {
+        let mut next = self.clone();
+        for (name, value) in attrs {
+            next.set_one(name, value, creating)?;
+        }
+        if !next.fifo && next.content_based_deduplication {
+            return Err(unknown_attribute("ContentBasedDeduplication"));
+        }
+        *self = next;
+        Ok(())
+    }
+
+    fn set_one(&mut self, name: &str, value: &str, creating: bool) -> Result<(), SqsError> {
+        if FIFO_ONLY.contains(&name) && !self.fifo {
+            // SQS treats FIFO attributes on a standard queue as unknown,
+            // except FifoQueue=false at creation, which is simply standard.
+            if name == "FifoQueue" && creating && !parse_bool(name, value)? {
+                return Ok(());
+            }
+            return Err(unknown_attribute(name));
+        }
+        match name {
+            "DelaySeconds" => self.delay_seconds = parse_range(name, value, 0, MAX_DELAY)?,
+            "MaximumMessageSize" => {
+                self.maximum_message_size =
+                    parse_range(name, value, MIN_MAX_MESSAGE_SIZE, MAX_MESSAGE_SIZE)?
+            }
+            "MessageRetentionPeriod" => {
+                self.message_retention_period =
+                    parse_range(name, value, MIN_RETENTION, MAX_RETENTION)?
+            }
+            "ReceiveMessageWaitTimeSeconds" => {
+                self.receive_message_wait_time_seconds = parse_range(name, value, 0, MAX_WAIT_TIME)?
+            }
+            "VisibilityTimeout" => {
+                self.visibility_timeout = parse_range(name, value, 0, MAX_VISIBILITY_TIMEOUT)?
+            }
+            "KmsDataKeyReusePeriodSeconds" => {
+                self.kms_data_key_reuse_period_seconds =
+                    parse_range(name, value, KMS_REUSE_RANGE.0, KMS_REUSE_RANGE.1)?
+            }
+            "Policy" => {
+                if !value.is_empty()
+                    && !serde_json::from_str::<serde_json::Value>(value)
+                        .is_ok_and(|v| v.is_object())
+                {
+                    return Err(invalid_value(name));
+                }
+                self.policy = non_empty(value);
+            }
+            "RedrivePolicy" => {
+                self.redrive_policy = if value.is_empty() {
+                    None
+                } else {
+                    Some(RedrivePolicy::parse(value)?.to_document())
+                }
+            }
+            "RedriveAllowPolicy" => {
+                self.redrive_allow_policy = if value.is_empty() {
+                    None
+                } else {
+                    Some(RedriveAllowPolicy::parse(value)?.to_document())
+                }
+            }
+            "KmsMasterKeyId" => self.kms_master_key_id = non_empty(value),
+            "SqsManagedSseEnabled" => self.sqs_managed_sse_enabled = parse_bool(name, value)?,
+            "FifoQueue" => {
+                // Fixed at creation: repeating the same value is allowed.
+                if !creating || !parse_bool(name, value)? {
+                    return Err(if creating {
+                        invalid_value(name)
+                    } else {
+                        unknown_attribute(name)
+                    });
+                }
+            }
+            "ContentBasedDeduplication" => {
+                self.content_based_deduplication = parse_bool(name, value)?
+            }
+            "DeduplicationScope" => match value {
+                "queue" | "messageGroup" => self.deduplication_scope = value.into(),
+                _ => return Err(invalid_value(name)),
+            },
+            "FifoThroughputLimit" => match value {
+                "perQueue" | "perMessageGroupId" => self.fifo_throughput_limit = value.into(),
+                _ => return Err(invalid_value(name)),
+            },
+            _ => return Err(unknown_attribute(name)),
+        }
+        Ok(())
+    }
+
+    /// The parsed redrive policy, if one is set.
+    pub fn redrive(&self) -> Option<RedrivePolicy> {
+        self.redrive_policy
+            .as_deref()
+            .and_then(|d| RedrivePolicy::parse(d).ok())
+    }
+
+    /// The settable attributes as GetQueueAttributes shows them; unset
+    /// optional documents are left out, as SQS does.
+    pub fn to_attributes(&self) -> BTreeMap<&'static str, String> {
+        let mut out = BTreeMap::new();
+        out.insert("DelaySeconds", self.delay_seconds.to_string());
+        out.insert("MaximumMessageSize", self.maximum_message_size.to_string());
+        out.insert(
+            "MessageRetentionPeriod",
+            self.message_retention_period.to_string(),
+        );
+        out.insert(
+            "ReceiveMessageWaitTimeSeconds",
+            self.receive_message_wait_time_seconds.to_string(),
+        );
+        out.insert("VisibilityTimeout", self.visibility_timeout.to_string());
+        out.insert(
+            "SqsManagedSseEnabled",
+            self.sqs_managed_sse_enabled.to_string(),
+        );
+        if let Some(p) = &self.policy {
+            out.insert("Policy", p.clone());
+        }
+        if let Some(p) = &self.redrive_policy {
+            out.insert("RedrivePolicy", p.clone());
+        }
+        if let Some(p) = &self.redrive_allow_policy {
+            out.insert("RedriveAllowPolicy", p.clone());
+        }
+        if let Some(k) = &self.kms_master_key_id {
+            out.insert("KmsMasterKeyId", k.clone());
+            out.insert(
+                "KmsDataKeyReusePeriodSeconds",
+                self.kms_data_key_reuse_period_seconds.to_string(),
+            );
+        }
+        if self.fifo {
+            out.insert("FifoQueue", "true".into());
+            out.insert(
+                "ContentBasedDeduplication",
+                self.content_based_deduplication.to_string(),
+            );
+            out.insert("DeduplicationScope", self.deduplication_scope.clone());
+            out.insert("FifoThroughputLimit", self.fifo_throughput_limit.clone());
+        }
+        out
+    }
+
+    /// Would CreateQueue with `attrs` describe this queue? (rule V9)
+    ///
+    /// Compares each given attribute with the queue's value after the same
+    /// normalisation; attributes not given are not compared.
+    pub fn matches(&self, name: &str, attrs: &BTreeMap<String, String>) -> bool {
+        match QueueConfig::for_create(name, attrs) {
+            Ok(wanted) => {
+                let have = self.to_attributes();
+                let want = wanted.to_attributes();
+                attrs.keys().all(|k| {
+                    let k = k.as_str();
+                    have.get(k) == want.get(k)
+                })
+            }
+            Err(_) => false,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn attrs(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn l3_ranges() {
+        let ok = QueueConfig::for_create(
+            "q",
+            &attrs(&[
+                ("VisibilityTimeout", "43200"),
+                ("MessageRetentionPeriod", "60"),
+                ("DelaySeconds", "900"),
+                ("ReceiveMessageWaitTimeSeconds", "20"),
+                ("MaximumMessageSize", "1024"),
+            ]),
+        )
+        .unwrap();
+        assert_eq!(ok.visibility_timeout, 43200);
+        for (k, v) in [
+            ("VisibilityTimeout", "43201"),
+            ("VisibilityTimeout", "-1"),
+            ("VisibilityTimeout", "abc"),
+            ("MessageRetentionPeriod", "59"),
+            ("MessageRetentionPeriod", "1209601"),
+            ("DelaySeconds", "901"),
+            ("ReceiveMessageWaitTimeSeconds", "21"),
+            ("MaximumMessageSize", "1023"),
+            ("MaximumMessageSize", "1048577"),
+            ("Policy", "{not json"),
+            ("SqsManagedSseEnabled", "yes"),
+        ] {
+            let e = QueueConfig::for_create("q", &attrs(&[(k, v)])).unwrap_err();
+            assert_eq!(e.code, ErrorCode::InvalidAttributeValue, "{k}={v}");
+        }
+    }
+
+    #[test]
+    fn v11_unknown_and_read_only_names() {
+        for k in ["Bogus", "QueueArn", "ContentBasedDeduplication"] {
+            let e = QueueConfig::for_create("q", &attrs(&[(k, "1")])).unwrap_err();
+            assert_eq!(e.code, ErrorCode::InvalidAttributeName, "{k}");
+        }
+    }
+
+    #[test]
+    fn v11_set_is_all_or_nothing() {
+        let mut c = QueueConfig::default();
+        let e = c
+            .apply(
+                &attrs(&[("DelaySeconds", "5"), ("VisibilityTimeout", "99999")]),
+                false,
+            )
+            .unwrap_err();
+        assert_eq!(e.code, ErrorCode::InvalidAttributeValue);
+        assert_eq!(c.delay_seconds, 0);
+    }
+
+    #[test]
+    fn fifo_name_and_attribute_must_agree() {
+        assert!(QueueConfig::for_create("q.fifo", &attrs(&[])).is_err());
+        assert!(QueueConfig::for_create("q", &attrs(&[("FifoQueue", "true")])).is_err());
+        let c = QueueConfig::for_create("q.fifo", &attrs(&[("FifoQueue", "true")])).unwrap();
+        assert!(c.fifo);
+        assert!(QueueConfig::for_create("q", &attrs(&[("FifoQueue", "false")])).is_ok());
+    }
+
+    #[test]
+    fn v9_matches_compares_given_attributes() {
+        let c = QueueConfig::for_create("q", &attrs(&[("VisibilityTimeout", "40")])).unwrap();
+        assert!(c.matches("q", &attrs(&[])));
+        assert!(c.matches("q", &attrs(&[("VisibilityTimeout", "40")])));
+        assert!(!c.matches("q", &attrs(&[("VisibilityTimeout", "41")])));
+        assert!(c.matches("q", &attrs(&[("DelaySeconds", "0")])));
+    }
+
+    #[test]
+    fn r1_redrive_policy_format() {
+        let p = RedrivePolicy::parse(r#"{"deadLetterTargetArn":"arn:aws:sqs:us-east-1:000000000000:d","maxReceiveCount":"5"}"#).unwrap();
+        assert_eq!(p.max_receive_count, 5);
+        for bad in [
+            "nope",
+            r#"{"maxReceiveCount":5}"#,
+            r#"{"deadLetterTargetArn":"a","maxReceiveCount":0}"#,
+            r#"{"deadLetterTargetArn":"a","maxReceiveCount":1001}"#,
+            r#"{"deadLetterTargetArn":"a","maxReceiveCount":5,"x":1}"#,
+        ] {
+            assert_eq!(
+                RedrivePolicy::parse(bad).unwrap_err().code,
+                ErrorCode::InvalidAttributeValue,
+                "{bad}"
+            );
+        }
+    }
+
+    #[test]
+    fn r5_redrive_allow_policy_format() {
+        assert!(RedriveAllowPolicy::parse(r#"{"redrivePermission":"allowAll"}"#).is_ok());
+        assert!(
+            RedriveAllowPolicy::parse(r#"{"redrivePermission":"byQueue","sourceQueueArns":["a"]}"#)
+                .is_ok()
+        );
+        assert!(RedriveAllowPolicy::parse(r#"{"redrivePermission":"byQueue"}"#).is_err());
+        assert!(RedriveAllowPolicy::parse(r#"{"redrivePermission":"maybe"}"#).is_err());
+    }
+}

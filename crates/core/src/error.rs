@@ -1,0 +1,223 @@
+//! SQS errors: one code per failure, rendered by the protocol layer as the
+//! JSON `__type` + `x-amzn-query-error` header, or as a Query `<Error>`.
+
+use std::fmt;
+
+/// Every error code sluice can answer with.
+///
+/// Each code knows its JSON shape name, its Query (legacy) code, whether the
+/// caller or the server is at fault, and its HTTP status, as SQS defines them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ErrorCode {
+    /// The queue named in the request does not exist.
+    QueueDoesNotExist,
+    /// CreateQueue of an existing name with different attributes.
+    QueueNameExists,
+    /// A queue of this name was deleted less than 60 s ago.
+    QueueDeletedRecently,
+    /// Two batch entries share an id.
+    BatchEntryIdsNotDistinct,
+    /// A batch's total payload is over the size limit.
+    BatchRequestTooLong,
+    /// A batch with no entries.
+    EmptyBatchRequest,
+    /// A batch entry id is not `[A-Za-z0-9_-]{1,80}`.
+    InvalidBatchEntryId,
+    /// More than 10 entries in a batch.
+    TooManyEntriesInBatchRequest,
+    /// An attribute name that does not exist.
+    InvalidAttributeName,
+    /// An attribute value out of range or of the wrong form.
+    InvalidAttributeValue,
+    /// A receipt handle of the wrong format.
+    InvalidIdFormat,
+    /// A message body with characters outside the allowed set.
+    InvalidMessageContents,
+    /// The message is not in flight under this receipt handle.
+    MessageNotInflight,
+    /// A limit such as the in-flight count was reached.
+    OverLimit,
+    /// A purge was requested within 60 s of the previous one.
+    PurgeQueueInProgress,
+    /// The receipt handle is not valid for this queue.
+    ReceiptHandleIsInvalid,
+    /// The request was throttled.
+    RequestThrottled,
+    /// The named resource (e.g. a move task) does not exist.
+    ResourceNotFoundException,
+    /// The action is not supported for this queue or this server.
+    UnsupportedOperation,
+    /// The queue URL or address is not valid.
+    InvalidAddress,
+    /// The request is not allowed.
+    InvalidSecurity,
+    /// A parameter value is out of range or malformed.
+    InvalidParameterValue,
+    /// A required parameter is missing.
+    MissingParameter,
+    /// The action is not known.
+    InvalidAction,
+    /// Two mutually exclusive parameters were given.
+    InvalidParameterCombination,
+    /// A query parameter that the action does not take.
+    InvalidQueryParameter,
+    /// A request body that could not be parsed.
+    MalformedQueryString,
+    /// A JSON body that could not be parsed or has wrong types.
+    SerializationException,
+    /// The request is missing the action or target.
+    MissingAction,
+    /// Access denied.
+    AccessDenied,
+    /// The server failed; the request may be retried.
+    InternalFailure,
+    /// The server cannot answer now; retry later.
+    ServiceUnavailable,
+}
+
+impl ErrorCode {
+    /// The shape name used in the JSON protocol's `__type`.
+    pub fn json_shape(self) -> &'static str {
+        use ErrorCode::*;
+        match self {
+            QueueDoesNotExist => "QueueDoesNotExist",
+            QueueNameExists => "QueueNameExists",
+            QueueDeletedRecently => "QueueDeletedRecently",
+            BatchEntryIdsNotDistinct => "BatchEntryIdsNotDistinct",
+            BatchRequestTooLong => "BatchRequestTooLong",
+            EmptyBatchRequest => "EmptyBatchRequest",
+            InvalidBatchEntryId => "InvalidBatchEntryId",
+            TooManyEntriesInBatchRequest => "TooManyEntriesInBatchRequest",
+            InvalidAttributeName => "InvalidAttributeName",
+            InvalidAttributeValue => "InvalidAttributeValue",
+            InvalidIdFormat => "InvalidIdFormat",
+            InvalidMessageContents => "InvalidMessageContents",
+            MessageNotInflight => "MessageNotInflight",
+            OverLimit => "OverLimit",
+            PurgeQueueInProgress => "PurgeQueueInProgress",
+            ReceiptHandleIsInvalid => "ReceiptHandleIsInvalid",
+            RequestThrottled => "RequestThrottled",
+            ResourceNotFoundException => "ResourceNotFoundException",
+            UnsupportedOperation => "UnsupportedOperation",
+            InvalidAddress => "InvalidAddress",
+            InvalidSecurity => "InvalidSecurity",
+            InvalidParameterValue => "InvalidParameterValue",
+            MissingParameter => "MissingParameter",
+            InvalidAction => "InvalidAction",
+            InvalidParameterCombination => "InvalidParameterCombination",
+            InvalidQueryParameter => "InvalidQueryParameter",
+            MalformedQueryString => "MalformedQueryString",
+            SerializationException => "SerializationException",
+            MissingAction => "MissingAction",
+            AccessDenied => "AccessDenied",
+            InternalFailure => "InternalFailure",
+            ServiceUnavailable => "ServiceUnavailable",
+        }
+    }
+
+    /// The code of the Query protocol, also sent in `x-amzn-query-error`.
+    pub fn query_code(self) -> &'static str {
+        use ErrorCode::*;
+        match self {
+            QueueDoesNotExist => "AWS.SimpleQueueService.NonExistentQueue",
+            QueueNameExists => "QueueAlreadyExists",
+            QueueDeletedRecently => "AWS.SimpleQueueService.QueueDeletedRecently",
+            BatchEntryIdsNotDistinct => "AWS.SimpleQueueService.BatchEntryIdsNotDistinct",
+            BatchRequestTooLong => "AWS.SimpleQueueService.BatchRequestTooLong",
+            EmptyBatchRequest => "AWS.SimpleQueueService.EmptyBatchRequest",
+            InvalidBatchEntryId => "AWS.SimpleQueueService.InvalidBatchEntryId",
+            TooManyEntriesInBatchRequest => "AWS.SimpleQueueService.TooManyEntriesInBatchRequest",
+            MessageNotInflight => "AWS.SimpleQueueService.MessageNotInflight",
+            PurgeQueueInProgress => "AWS.SimpleQueueService.PurgeQueueInProgress",
+            UnsupportedOperation => "AWS.SimpleQueueService.UnsupportedOperation",
+            other => other.json_shape(),
+        }
+    }
+
+    /// True when the caller is at fault (`Sender`), false for `Receiver`.
+    pub fn is_sender_fault(self) -> bool {
+        !matches!(
+            self,
+            ErrorCode::InternalFailure | ErrorCode::ServiceUnavailable
+        )
+    }
+
+    /// The HTTP status SQS answers with.
+    pub fn http_status(self) -> u16 {
+        use ErrorCode::*;
+        match self {
+            OverLimit | InvalidSecurity | AccessDenied => 403,
+            InvalidAddress | ResourceNotFoundException => 404,
+            InternalFailure => 500,
+            ServiceUnavailable => 503,
+            _ => 400,
+        }
+    }
+}
+
+/// An SQS error: a code and a human message.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub struct SqsError {
+    /// What failed.
+    pub code: ErrorCode,
+    /// Why, for a person.
+    pub message: String,
+}
+
+impl fmt::Display for SqsError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.code.query_code(), self.message)
+    }
+}
+
+impl SqsError {
+    /// An error with a code and a message.
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
+        Self {
+            code,
+            message: message.into(),
+        }
+    }
+
+    /// `AWS.SimpleQueueService.NonExistentQueue`.
+    pub fn no_queue() -> Self {
+        Self::new(
+            ErrorCode::QueueDoesNotExist,
+            "The specified queue does not exist.",
+        )
+    }
+
+    /// `InvalidParameterValue` with SQS's usual wording.
+    pub fn invalid_value(param: &str, value: impl fmt::Display, reason: &str) -> Self {
+        Self::new(
+            ErrorCode::InvalidParameterValue,
+            format!("Value {value} for parameter {param} is invalid. Reason: {reason}"),
+        )
+    }
+
+    /// `InvalidParameterValue` with a free message.
+    pub fn invalid_parameter(message: impl Into<String>) -> Self {
+        Self::new(ErrorCode::InvalidParameterValue, message)
+    }
+
+    /// `MissingParameter` for a required parameter.
+    pub fn missing(param: &str) -> Self {
+        Self::new(
+            ErrorCode::MissingParameter,
+            format!("The request must contain the parameter {param}."),
+        )
+    }
+
+    /// `ReceiptHandleIsInvalid` for a handle.
+    pub fn bad_receipt(handle: &str) -> Self {
+        Self::new(
+            ErrorCode::ReceiptHandleIsInvalid,
+            format!("The input receipt handle \"{handle}\" is not a valid receipt handle."),
+        )
+    }
+
+    /// `InternalFailure`: our fault, the client may retry.
+    pub fn internal(message: impl Into<String>) -> Self {
+        Self::new(ErrorCode::InternalFailure, message)
+    }
+}

@@ -1,0 +1,18 @@
+//! The SQS semantics that every other part of sluice shares.
+//!
+//! Nothing here knows about HTTP, wire formats or storage: queue configuration
+//! and its validation, message attributes, limits, error codes, digests,
+//! receipt handles and the injected clock live here so that the protocol layer
+//! and every engine agree on one definition of each rule.
+
+pub mod attributes;
+pub mod clock;
+pub mod digest;
+pub mod error;
+pub mod limits;
+pub mod message;
+pub mod queue_name;
+pub mod receipt;
+
+pub use clock::{Clock, ManualClock, SystemClock};
+pub use error::{ErrorCode, SqsError};

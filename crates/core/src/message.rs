@@ -1,0 +1,313 @@
+//! Message bodies and message attributes, and their validation (rule L1, L3).
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{ErrorCode, SqsError};
+use crate::limits::MAX_MESSAGE_ATTRIBUTES;
+
+/// A message attribute's value: text (String and Number types) or bytes.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum AttributeValue {
+    /// For `String`, `Number` and their custom subtypes.
+    String(String),
+    /// For `Binary` and its custom subtypes.
+    Binary(Vec<u8>),
+}
+
+/// One message attribute: a data type (`String`, `Number`, `Binary`, each
+/// with an optional `.custom` suffix) and its value.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MessageAttributeValue {
+    /// `String`, `Number`, `Binary`, optionally followed by `.label`.
+    pub data_type: String,
+    /// The value, typed by the base of `data_type`.
+    pub value: AttributeValue,
+}
+
+/// A message's attributes by name, in SQS's digest order.
+pub type MessageAttributes = BTreeMap<String, MessageAttributeValue>;
+
+/// The base type of a data type string.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BaseType {
+    /// `String` or `String.x`.
+    String,
+    /// `Number` or `Number.x`.
+    Number,
+    /// `Binary` or `Binary.x`.
+    Binary,
+}
+
+/// The base type of `data_type`, or `None` if it is not an SQS type.
+pub fn base_type(data_type: &str) -> Option<BaseType> {
+    let (base, custom) = match data_type.split_once('.') {
+        Some((b, c)) => (b, Some(c)),
+        None => (data_type, None),
+    };
+    if custom.is_some_and(str::is_empty) || data_type.len() > 256 {
+        return None;
+    }
+    match base {
+        "String" => Some(BaseType::String),
+        "Number" => Some(BaseType::Number),
+        "Binary" => Some(BaseType::Binary),
+        _ => None,
+    }
+}
+
+/// True for a character SQS allows in bodies and string values:
+/// #x9 #xA #xD #x20–#xD7FF #xE000–#xFFFD #x10000–#x10FFFF.
+pub fn is_allowed_char(c: char) -> bool {
+    matches!(c, '\u{9}' | '\u{A}' | '\u{D}' | '\u{20}'..='\u{D7FF}' | '\u{E000}'..='\u{FFFD}' | '\u{10000}'..='\u{10FFFF}')
+}
+
+/// Checks a message body's characters (rule L1). Size is checked with the
+/// attributes by [`message_size`].
+pub fn validate_body(body: &str) -> Result<(), SqsError> {
+    if body.is_empty() {
+        return Err(SqsError::missing("MessageBody"));
+    }
+    if !body.chars().all(is_allowed_char) {
+        return Err(SqsError::new(
+            ErrorCode::InvalidMessageContents,
+            "Invalid characters found. Valid unicode characters are #x9 | #xA | #xD | #x20 to #xD7FF | #xE000 to #xFFFD | #x10000 to #x10FFFF",
+        ));
+    }
+    Ok(())
+}
+
+/// Checks message attributes: at most 10, valid names, known types,
+/// non-empty values of the right kind, well-formed numbers.
+pub fn validate_message_attributes(attrs: &MessageAttributes) -> Result<(), SqsError> {
+    if attrs.len() > MAX_MESSAGE_ATTRIBUTES {
+        return Err(SqsError::invalid_parameter(format!(
+            "Number of message attributes [{}] exceeds the allowed maximum [{MAX_MESSAGE_ATTRIBUTES}].",
+            attrs.len()
+        )));
+    }
+    for (name, value) in attrs {
+        validate_attribute_name(name)?;
+        let Some(base) = base_type(&value.data_type) else {
+            return Err(SqsError::invalid_parameter(format!(
+                "The type of message (user) attribute '{name}' is invalid. You must use only the following supported type prefixes: Binary, Number, String."
+            )));
+        };
+        let empty = |kind: &str| {
+            SqsError::invalid_parameter(format!(
+                "Message (user) attribute '{name}' must contain a non-empty value of type '{kind}'."
+            ))
+        };
+        match (&value.value, base) {
+            (AttributeValue::String(s), BaseType::String) => {
+                if s.is_empty() {
+                    return Err(empty("String"));
+                }
+                if !s.chars().all(is_allowed_char) {
+                    return Err(SqsError::invalid_parameter(format!(
+                        "Message (user) attribute '{name}' contains invalid characters."
+                    )));
+                }
+            }
+            (AttributeValue::String(s), BaseType::Number) => {
+                if s.is_empty() {
+                    return Err(empty("Number"));
+                }
+                if !is_sqs_number(s) {
+                    return Err(SqsError::invalid_parameter(format!(
+                        "Can't cast the value of message (user) attribute '{name}' to a number."
+                    )));
+                }
+            }
+            (AttributeValue::Binary(b), BaseType::Binary) => {
+                if b.is_empty() {
+                    return Err(empty("Binary"));
+                }
+            }
+            (_, BaseType::Binary) => return Err(empty("Binary")),
+            (_, BaseType::String) => return Err(empty("String")),
+            (_, BaseType::Number) => return Err(empty("Number")),
+        }
+    }
+    Ok(())
+}
+
+/// Attribute names: up to 256 of `[A-Za-z0-9_.-]`, no leading or trailing
+/// or doubled period, and not starting with the reserved `AWS.`/`Amazon.`.
+fn validate_attribute_name(name: &str) -> Result<(), SqsError> {
+    let lower = name.to_ascii_lowercase();
+    let ok = !name.is_empty()
+        && name.len() <= 256
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'))
+        && !name.starts_with('.')
+        && !name.ends_with('.')
+        && !name.contains("..")
+        && !lower.starts_with("aws.")
+        && !lower.starts_with("amazon.");
+    if ok {
+        Ok(())
+    } else {
+        Err(SqsError::invalid_parameter(format!(
+            "Message (user) attribute name '{name}' is invalid. The attribute name can contain A-Z, a-z, 0-9, underscore (_), hyphen (-), and period (.) characters."
+        )))
+    }
+}
+
+/// SQS numbers: an optional sign, digits with an optional fraction, and an
+/// optional exponent; up to 38 significant digits.
+fn is_sqs_number(s: &str) -> bool {
+    let s = s.strip_prefix(['-', '+']).unwrap_or(s);
+    let (mantissa, exponent) = match s.split_once(['e', 'E']) {
+        Some((m, e)) => (m, Some(e)),
+        None => (s, None),
+    };
+    let (int, frac) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    let digits = int.len() + frac.len();
+    let mantissa_ok = digits > 0
+        && digits <= 38
+        && int.bytes().all(|b| b.is_ascii_digit())
+        && frac.bytes().all(|b| b.is_ascii_digit());
+    let exponent_ok = exponent.is_none_or(|e| {
+        let e = e.strip_prefix(['-', '+']).unwrap_or(e);
+        !e.is_empty() && e.len() <= 3 && e.bytes().all(|b| b.is_ascii_digit())
+    });
+    mantissa_ok && exponent_ok
+}
+
+/// The size SQS counts against `MaximumMessageSize`: the body plus each
+/// attribute's name, data type and value.
+pub fn message_size(body: &str, attrs: &MessageAttributes) -> usize {
+    body.len()
+        + attrs
+            .iter()
+            .map(|(name, v)| {
+                name.len()
+                    + v.data_type.len()
+                    + match &v.value {
+                        AttributeValue::String(s) => s.len(),
+                        AttributeValue::Binary(b) => b.len(),
+                    }
+            })
+            .sum::<usize>()
+}
+
+/// Checks a body and its attributes against a queue's size limit (rule L1).
+pub fn validate_size(body: &str, attrs: &MessageAttributes, limit: u32) -> Result<(), SqsError> {
+    if message_size(body, attrs) > limit as usize {
+        return Err(SqsError::invalid_parameter(format!(
+            "One or more parameters are invalid. Reason: Message must be shorter than {limit} bytes."
+        )));
+    }
+    Ok(())
+}
+
+/// Does a requested attribute name (`All`, `.*`, an exact name or a
+/// `prefix.*`) select `name`? Used for `MessageAttributeNames` on receive.
+pub fn attribute_selected(requested: &[String], name: &str) -> bool {
+    requested.iter().any(|r| {
+        r == "All"
+            || r == ".*"
+            || r == name
+            || r.strip_suffix(".*").is_some_and(|prefix| {
+                name.starts_with(prefix) && name[prefix.len()..].starts_with('.')
+            })
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn attr(t: &str, v: AttributeValue) -> MessageAttributeValue {
+        MessageAttributeValue {
+            data_type: t.into(),
+            value: v,
+        }
+    }
+
+    #[test]
+    fn l1_body_characters() {
+        assert!(validate_body("hello\tworld\n\r ü 😀").is_ok());
+        assert_eq!(
+            validate_body("bad\u{1}").unwrap_err().code,
+            ErrorCode::InvalidMessageContents
+        );
+        assert_eq!(
+            validate_body("\u{FFFE}").unwrap_err().code,
+            ErrorCode::InvalidMessageContents
+        );
+        assert_eq!(
+            validate_body("").unwrap_err().code,
+            ErrorCode::MissingParameter
+        );
+    }
+
+    #[test]
+    fn l1_size_counts_attributes() {
+        let mut attrs = MessageAttributes::new();
+        attrs.insert(
+            "ab".into(),
+            attr("String", AttributeValue::String("xyz".into())),
+        );
+        assert_eq!(message_size("body", &attrs), 4 + 2 + 6 + 3);
+        assert!(validate_size("body", &attrs, 15).is_ok());
+        assert!(validate_size("body", &attrs, 14).is_err());
+    }
+
+    #[test]
+    fn l3_attribute_rules() {
+        let mut ok = MessageAttributes::new();
+        ok.insert(
+            "n".into(),
+            attr("Number.int", AttributeValue::String("-1.5e3".into())),
+        );
+        ok.insert("b".into(), attr("Binary", AttributeValue::Binary(vec![1])));
+        ok.insert(
+            "s.x-y_z".into(),
+            attr("String", AttributeValue::String("v".into())),
+        );
+        assert!(validate_message_attributes(&ok).is_ok());
+
+        for (name, a) in [
+            ("AWS.x", attr("String", AttributeValue::String("v".into()))),
+            (".x", attr("String", AttributeValue::String("v".into()))),
+            ("a..b", attr("String", AttributeValue::String("v".into()))),
+            ("x", attr("Strin", AttributeValue::String("v".into()))),
+            ("x", attr("String.", AttributeValue::String("v".into()))),
+            ("x", attr("String", AttributeValue::String("".into()))),
+            ("x", attr("Number", AttributeValue::String("12a".into()))),
+            ("x", attr("Binary", AttributeValue::String("v".into()))),
+            ("x", attr("String", AttributeValue::Binary(vec![1]))),
+        ] {
+            let mut m = MessageAttributes::new();
+            m.insert(name.into(), a);
+            assert_eq!(
+                validate_message_attributes(&m).unwrap_err().code,
+                ErrorCode::InvalidParameterValue,
+                "{name}"
+            );
+        }
+        let many: MessageAttributes = (0..11)
+            .map(|i| {
+                (
+                    format!("a{i}"),
+                    attr("String", AttributeValue::String("v".into())),
+                )
+            })
+            .collect();
+        assert!(validate_message_attributes(&many).is_err());
+    }
+
+    #[test]
+    fn attribute_name_selection() {
+        let req = vec!["foo.*".to_string(), "bar".to_string()];
+        assert!(attribute_selected(&req, "foo.x"));
+        assert!(!attribute_selected(&req, "foox"));
+        assert!(attribute_selected(&req, "bar"));
+        assert!(!attribute_selected(&req, "baz"));
+        assert!(attribute_selected(&["All".to_string()], "anything"));
+    }
+}

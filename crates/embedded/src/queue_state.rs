@@ -1,0 +1,275 @@
+//! One queue's in-memory index: which messages are ready, delayed or in
+//! flight, and when each next changes state.
+//!
+//! Pure and synchronous: it takes the current time as an argument and does
+//! no I/O, so the engine can hold its lock only for these calls and hand the
+//! resulting changes to the journal.
+
+use std::collections::{BTreeSet, HashMap};
+use std::sync::Arc;
+
+use sluice_broker::{QueueCounts, QueueMeta};
+use sluice_core::clock::Millis;
+use sluice_core::message::MessageAttributes;
+
+/// What never changes about a stored message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MessageData {
+    /// The message id (a UUID's bytes).
+    pub message_id: [u8; 16],
+    /// When the message was sent.
+    pub sent_at: Millis,
+    /// Start of its retention clock.
+    pub enqueued_at: Millis,
+    /// The body.
+    pub body: String,
+    /// User attributes.
+    pub attributes: MessageAttributes,
+    /// System attributes (`AWSTraceHeader`).
+    pub system_attributes: MessageAttributes,
+    /// Message group id.
+    pub group_id: Option<String>,
+    /// Deduplication id.
+    pub dedup_id: Option<String>,
+}
+
+/// What changes with each delivery; persisted on every change.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MessageState {
+    /// When the message is (again) receivable.
+    pub visible_at: Millis,
+    /// Receives so far.
+    pub receive_count: u32,
+    /// Time of the first receive, 0 before it.
+    pub first_receive_at: Millis,
+}
+
+/// Where a message is in its life.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Phase {
+    /// Receivable now.
+    Ready,
+    /// Not yet receivable because of a delay, never received.
+    Delayed,
+    /// Received, hidden until its visibility timeout ends.
+    InFlight,
+}
+
+/// A message in the index.
+#[derive(Debug, Clone)]
+pub struct Entry {
+    /// Immutable data, shared with deliveries.
+    pub data: Arc<MessageData>,
+    /// Delivery state.
+    pub state: MessageState,
+    /// Which index holds it.
+    pub phase: Phase,
+}
+
+/// One queue's state.
+#[derive(Debug)]
+pub struct QueueState {
+    /// Configuration, tags, timestamps.
+    pub meta: QueueMeta,
+    /// Time of the last purge.
+    pub last_purge: Option<Millis>,
+    /// Set when the queue is deleted; operations that still hold it fail.
+    pub deleted: bool,
+    entries: HashMap<u64, Entry>,
+    /// Ready messages by sequence: oldest first, best effort (rule V10).
+    ready: BTreeSet<u64>,
+    /// Delayed and in-flight messages by the time they become ready.
+    timers: BTreeSet<(Millis, u64)>,
+    /// All messages by the start of their retention clock (rule V7).
+    by_age: BTreeSet<(Millis, u64)>,
+    in_flight: usize,
+    delayed: usize,
+}
+
+impl QueueState {
+    /// An empty queue.
+    pub fn new(meta: QueueMeta) -> Self {
+        Self {
+            meta,
+            last_purge: None,
+            deleted: false,
+            entries: HashMap::new(),
+            ready: BTreeSet::new(),
+            timers: BTreeSet::new(),
+            by_age: BTreeSet::new(),
+            in_flight: 0,
+            delayed: 0,
+        }
+    }
+
+    /// Adds a message, placing it by its state relative to `now`.
+    pub fn insert(&mut self, seq: u64, data: Arc<MessageData>, state: MessageState, now: Millis) {
+        let phase = if state.visible_at <= now {
+            Phase::Ready
+        } else if state.receive_count == 0 {
+            Phase::Delayed
+        } else {
+            Phase::InFlight
+        };
+        self.by_age.insert((data.enqueued_at, seq));
+        let entry = Entry { data, state, phase };
+        self.place(seq, &entry);
+        self.entries.insert(seq, entry);
+    }
+
+    fn place(&mut self, seq: u64, entry: &Entry) {
+        match entry.phase {
+            Phase::Ready => {
+                self.ready.insert(seq);
+            }
+            Phase::Delayed => {
+                self.delayed += 1;
+                self.timers.insert((entry.state.visible_at, seq));
+            }
+            Phase::InFlight => {
+                self.in_flight += 1;
+                self.timers.insert((entry.state.visible_at, seq));
+            }
+        }
+    }
+
+    fn unplace(&mut self, seq: u64, entry: &Entry) {
+        match entry.phase {
+            Phase::Ready => {
+                self.ready.remove(&seq);
+            }
+            Phase::Delayed => {
+                self.delayed -= 1;
+                self.timers.remove(&(entry.state.visible_at, seq));
+            }
+            Phase::InFlight => {
+                self.in_flight -= 1;
+                self.timers.remove(&(entry.state.visible_at, seq));
+            }
+        }
+    }
+
+    /// Removes a message; `None` if it is not here.
+    pub fn remove(&mut self, seq: u64) -> Option<Entry> {
+        let entry = self.entries.remove(&seq)?;
+        self.unplace(seq, &entry);
+        self.by_age.remove(&(entry.data.enqueued_at, seq));
+        Some(entry)
+    }
+
+    /// The message with this sequence.
+    pub fn get(&self, seq: u64) -> Option<&Entry> {
+        self.entries.get(&seq)
+    }
+
+    /// Moves due timers to ready and removes messages past retention.
+    /// Returns the sequences removed by retention (to delete durably) and
+    /// whether any message became ready.
+    pub fn tick(&mut self, now: Millis) -> (Vec<u64>, bool) {
+        let retention_ms = u64::from(self.meta.config.message_retention_period) * 1000;
+        let mut expired = Vec::new();
+        while let Some(&(enqueued_at, seq)) = self.by_age.first() {
+            if enqueued_at.saturating_add(retention_ms) > now {
+                break;
+            }
+            self.remove(seq);
+            expired.push(seq);
+        }
+        let mut woke = false;
+        while let Some(&(due, seq)) = self.timers.first() {
+            if due > now {
+                break;
+            }
+            self.timers.pop_first();
+            if let Some(entry) = self.entries.get_mut(&seq) {
+                match entry.phase {
+                    Phase::Delayed => self.delayed -= 1,
+                    Phase::InFlight => self.in_flight -= 1,
+                    Phase::Ready => {}
+                }
+                entry.phase = Phase::Ready;
+                self.ready.insert(seq);
+                woke = true;
+            }
+        }
+        (expired, woke)
+    }
+
+    /// When the next delayed or in-flight message becomes ready.
+    pub fn next_due(&self) -> Option<Millis> {
+        self.timers.first().map(|&(due, _)| due)
+    }
+
+    /// Counts for GetQueueAttributes (call [`tick`](Self::tick) first).
+    pub fn counts(&self) -> QueueCounts {
+        QueueCounts {
+            visible: self.ready.len() as u64,
+            in_flight: self.in_flight as u64,
+            delayed: self.delayed as u64,
+        }
+    }
+
+    /// Number of messages in flight.
+    pub fn in_flight(&self) -> usize {
+        self.in_flight
+    }
+
+    /// True when a message is ready.
+    pub fn has_ready(&self) -> bool {
+        !self.ready.is_empty()
+    }
+
+    /// Delivers up to `max` ready messages: each is hidden until
+    /// `now + visibility_ms`, its receive count goes up and its first
+    /// receive time is set (rule V2). Returns the delivered sequences.
+    pub fn deliver(&mut self, max: usize, now: Millis, visibility_ms: u64) -> Vec<u64> {
+        let mut out = Vec::with_capacity(max);
+        while out.len() < max {
+            let Some(seq) = self.ready.pop_first() else {
+                break;
+            };
+            let Some(entry) = self.entries.get_mut(&seq) else {
+                continue;
+            };
+            entry.state.receive_count += 1;
+            if entry.state.first_receive_at == 0 {
+                entry.state.first_receive_at = now;
+            }
+            entry.state.visible_at = now + visibility_ms;
+            entry.phase = Phase::InFlight;
+            self.in_flight += 1;
+            self.timers.insert((entry.state.visible_at, seq));
+            out.push(seq);
+        }
+        out
+    }
+
+    /// Sets an in-flight message's visibility to end at `visible_at`
+    /// (rule V5); at or before `now` it is ready at once.
+    pub fn set_visibility(&mut self, seq: u64, visible_at: Millis, now: Millis) {
+        let Some(mut entry) = self.entries.remove(&seq) else {
+            return;
+        };
+        self.unplace(seq, &entry);
+        entry.state.visible_at = visible_at;
+        entry.phase = if visible_at <= now {
+            Phase::Ready
+        } else {
+            Phase::InFlight
+        };
+        self.place(seq, &entry);
+        self.entries.insert(seq, entry);
+    }
+
+    /// Removes every message; returns how many.
+    pub fn clear(&mut self) -> usize {
+        let n = self.entries.len();
+        self.entries.clear();
+        self.ready.clear();
+        self.timers.clear();
+        self.by_age.clear();
+        self.in_flight = 0;
+        self.delayed = 0;
+        n
+    }
+}

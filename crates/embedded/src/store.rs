@@ -1,0 +1,295 @@
+//! Durable records in redb: queues, message bodies and delivery states.
+//!
+//! The layout is three tables keyed so that one queue's messages are
+//! contiguous: `queues` (id → JSON record), `messages` ((queue, seq) →
+//! immutable message), `states` ((queue, seq) → delivery state), and `meta`
+//! for high-water marks that must never go back (ids are never reused, so a
+//! receipt handle from before a restart can never name another message).
+
+use std::path::Path;
+
+use redb::{Database, ReadableDatabase, ReadableTable, TableDefinition};
+use serde::{Deserialize, Serialize};
+use sluice_core::attributes::QueueConfig;
+use sluice_core::clock::Millis;
+
+use std::collections::BTreeMap;
+
+use crate::codec::{self, CorruptRecord};
+use crate::queue_state::{MessageData, MessageState};
+
+const QUEUES: TableDefinition<u64, &[u8]> = TableDefinition::new("queues");
+const MESSAGES: TableDefinition<(u64, u64), &[u8]> = TableDefinition::new("messages");
+const STATES: TableDefinition<(u64, u64), &[u8]> = TableDefinition::new("states");
+const META: TableDefinition<&str, u64> = TableDefinition::new("meta");
+
+const NEXT_SEQ: &str = "next_seq";
+const NEXT_QUEUE_ID: &str = "next_queue_id";
+
+/// Errors of the durable store.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// redb failed.
+    #[error("storage: {0}")]
+    Redb(String),
+    /// A record did not decode.
+    #[error(transparent)]
+    Corrupt(#[from] CorruptRecord),
+    /// A queue record did not decode.
+    #[error("corrupt queue record: {0}")]
+    QueueRecord(#[from] serde_json::Error),
+    /// An earlier write failed; the engine accepts no more writes.
+    #[error("an earlier write to storage failed; restart the server")]
+    Failed,
+}
+
+macro_rules! redb_err {
+    ($($t:ty),*) => {$(
+        impl From<$t> for StoreError {
+            fn from(e: $t) -> Self {
+                StoreError::Redb(e.to_string())
+            }
+        }
+    )*};
+}
+redb_err!(
+    redb::Error,
+    redb::DatabaseError,
+    redb::TransactionError,
+    redb::TableError,
+    redb::StorageError,
+    redb::CommitError
+);
+
+/// A queue as stored.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct QueueRecord {
+    /// Name.
+    pub name: String,
+    /// Configuration.
+    pub config: QueueConfig,
+    /// Tags.
+    pub tags: BTreeMap<String, String>,
+    /// Creation time.
+    pub created_at: Millis,
+    /// Last attribute change.
+    pub modified_at: Millis,
+    /// Last purge.
+    pub last_purge: Option<Millis>,
+}
+
+/// One durable change. A commit applies a list of them in order.
+#[derive(Debug)]
+pub enum Change {
+    /// Creates or replaces a queue record.
+    PutQueue {
+        /// Queue id.
+        id: u64,
+        /// Encoded [`QueueRecord`].
+        record: Vec<u8>,
+    },
+    /// Deletes a queue and all its messages.
+    DeleteQueue {
+        /// Queue id.
+        id: u64,
+    },
+    /// Stores a new message.
+    PutMessage {
+        /// Queue id.
+        queue: u64,
+        /// Message sequence.
+        seq: u64,
+        /// Encoded [`MessageData`].
+        data: Vec<u8>,
+        /// Encoded [`MessageState`].
+        state: [u8; 21],
+    },
+    /// Updates a message's delivery state.
+    PutState {
+        /// Queue id.
+        queue: u64,
+        /// Message sequence.
+        seq: u64,
+        /// Encoded [`MessageState`].
+        state: [u8; 21],
+    },
+    /// Deletes a message.
+    DeleteMessage {
+        /// Queue id.
+        queue: u64,
+        /// Message sequence.
+        seq: u64,
+    },
+    /// Deletes a queue's messages with a sequence below `below`.
+    Purge {
+        /// Queue id.
+        queue: u64,
+        /// First sequence kept.
+        below: u64,
+    },
+}
+
+/// Everything read back at start-up.
+#[derive(Debug, Default)]
+pub struct Recovered {
+    /// Queues with their messages.
+    pub queues: Vec<RecoveredQueue>,
+    /// First sequence not yet used.
+    pub next_seq: u64,
+    /// First queue id not yet used.
+    pub next_queue_id: u64,
+}
+
+/// A queue read back at start-up.
+#[derive(Debug)]
+pub struct RecoveredQueue {
+    /// Queue id.
+    pub id: u64,
+    /// Its record.
+    pub record: QueueRecord,
+    /// Its messages by sequence.
+    pub messages: Vec<(u64, MessageData, MessageState)>,
+}
+
+/// The redb database.
+pub struct Store {
+    db: Database,
+}
+
+impl Store {
+    /// Opens or creates the database file.
+    pub fn open(path: &Path) -> Result<Self, StoreError> {
+        let db = Database::create(path)?;
+        let txn = db.begin_write()?;
+        {
+            txn.open_table(QUEUES)?;
+            txn.open_table(MESSAGES)?;
+            txn.open_table(STATES)?;
+            txn.open_table(META)?;
+        }
+        txn.commit()?;
+        Ok(Self { db })
+    }
+
+    /// Applies changes in one transaction and syncs it to disk
+    /// (redb's default durability is immediate: fsync before commit returns).
+    pub fn apply<'a>(&self, changes: impl Iterator<Item = &'a Change>) -> Result<(), StoreError> {
+        let txn = self.db.begin_write()?;
+        {
+            let mut queues = txn.open_table(QUEUES)?;
+            let mut messages = txn.open_table(MESSAGES)?;
+            let mut states = txn.open_table(STATES)?;
+            let mut meta = txn.open_table(META)?;
+            let mut max_seq = None::<u64>;
+            let mut max_queue = None::<u64>;
+            for change in changes {
+                match change {
+                    Change::PutQueue { id, record } => {
+                        queues.insert(*id, record.as_slice())?;
+                        max_queue = max_queue.max(Some(*id));
+                    }
+                    Change::DeleteQueue { id } => {
+                        queues.remove(*id)?;
+                        let range = (*id, 0)..=(*id, u64::MAX);
+                        messages.retain_in(range.clone(), |_, _| false)?;
+                        states.retain_in(range, |_, _| false)?;
+                    }
+                    Change::PutMessage {
+                        queue,
+                        seq,
+                        data,
+                        state,
+                    } => {
+                        messages.insert((*queue, *seq), data.as_slice())?;
+                        states.insert((*queue, *seq), state.as_slice())?;
+                        max_seq = max_seq.max(Some(*seq));
+                    }
+                    Change::PutState { queue, seq, state } => {
+                        states.insert((*queue, *seq), state.as_slice())?;
+                    }
+                    Change::DeleteMessage { queue, seq } => {
+                        messages.remove((*queue, *seq))?;
+                        states.remove((*queue, *seq))?;
+                    }
+                    Change::Purge { queue, below } => {
+                        let range = (*queue, 0)..(*queue, *below);
+                        messages.retain_in(range.clone(), |_, _| false)?;
+                        states.retain_in(range, |_, _| false)?;
+                    }
+                }
+            }
+            if let Some(seq) = max_seq {
+                let stored = meta.get(NEXT_SEQ)?.map(|v| v.value()).unwrap_or(0);
+                if seq + 1 > stored {
+                    meta.insert(NEXT_SEQ, seq + 1)?;
+                }
+            }
+            if let Some(id) = max_queue {
+                let stored = meta.get(NEXT_QUEUE_ID)?.map(|v| v.value()).unwrap_or(0);
+                if id + 1 > stored {
+                    meta.insert(NEXT_QUEUE_ID, id + 1)?;
+                }
+            }
+        }
+        txn.commit()?;
+        Ok(())
+    }
+
+    /// Reads every queue and message back.
+    pub fn load(&self) -> Result<Recovered, StoreError> {
+        let txn = self.db.begin_read()?;
+        let meta = txn.open_table(META)?;
+        let mut out = Recovered {
+            next_seq: meta.get(NEXT_SEQ)?.map(|v| v.value()).unwrap_or(1).max(1),
+            next_queue_id: meta
+                .get(NEXT_QUEUE_ID)?
+                .map(|v| v.value())
+                .unwrap_or(1)
+                .max(1),
+            queues: Vec::new(),
+        };
+        let queues = txn.open_table(QUEUES)?;
+        let messages = txn.open_table(MESSAGES)?;
+        let states = txn.open_table(STATES)?;
+        for row in queues.iter()? {
+            let (id, record) = row?;
+            let id = id.value();
+            let record: QueueRecord = serde_json::from_slice(record.value())?;
+            let mut recovered = RecoveredQueue {
+                id,
+                record,
+                messages: Vec::new(),
+            };
+            let range = (id, 0)..=(id, u64::MAX);
+            let mut state_rows = states.range(range.clone())?;
+            for row in messages.range(range)? {
+                let (key, data) = row?;
+                let (_, seq) = key.value();
+                // Both tables hold the same keys in the same order.
+                let state = loop {
+                    match state_rows.next() {
+                        Some(s) => {
+                            let (skey, sval) = s?;
+                            let (_, sseq) = skey.value();
+                            if sseq == seq {
+                                break Some(codec::decode_state(sval.value())?);
+                            }
+                            if sseq > seq {
+                                break None;
+                            }
+                        }
+                        None => break None,
+                    }
+                };
+                let Some(state) = state else {
+                    return Err(CorruptRecord("message without state").into());
+                };
+                recovered
+                    .messages
+                    .push((seq, codec::decode_message(data.value())?, state));
+            }
+            out.queues.push(recovered);
+        }
+        Ok(out)
+    }
+}
