@@ -1,1 +1,37 @@
-fn main() {}
+//! `sluice`: a self-hosted message queue server that speaks the Amazon SQS API.
+
+mod config;
+mod serve;
+
+use clap::{Parser, Subcommand};
+
+/// A self-hosted message queue server that speaks the Amazon SQS API.
+///
+/// Point any SQS client at it (AWS CLI, boto3, aws-sdk-*) with an endpoint
+/// URL and any credentials.
+#[derive(Parser)]
+#[command(name = "sluice", version, about, long_about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run the server (durable storage in ./sluice-data by default).
+    Serve(serve::ServeArgs),
+}
+
+fn main() -> anyhow::Result<()> {
+    let cli = Cli::parse();
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    match cli.command {
+        Command::Serve(args) => serve::run(args),
+    }
+}

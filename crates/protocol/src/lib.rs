@@ -1,1 +1,85 @@
-//! placeholder
+//! The SQS wire: AWS JSON 1.0 and AWS Query, decoded into one JSON-shaped
+//! request and encoded back from one JSON-shaped response (rule W1, W2).
+//!
+//! An action is written once against the JSON shapes of the API model. The
+//! JSON protocol needs no translation; the Query protocol is translated in
+//! both directions by walking the Query API model (`model/`), so every
+//! flattened list, map and location name is exactly the one SDKs use.
+
+pub mod json;
+mod model;
+pub mod query;
+pub mod requests;
+mod xml;
+
+use sluice_core::SqsError;
+
+/// The XML namespace of Query responses.
+pub const XML_NAMESPACE: &str = "http://queue.amazonaws.com/doc/2012-11-05/";
+
+/// Which wire protocol a request came in, and so its response goes out in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Protocol {
+    /// AWS JSON 1.0 (`X-Amz-Target: AmazonSQS.<Action>`).
+    Json,
+    /// AWS Query (form-encoded `Action=<Action>`), XML responses.
+    Query,
+}
+
+impl Protocol {
+    /// Lowercase name, for logs and metrics labels.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Protocol::Json => "json",
+            Protocol::Query => "query",
+        }
+    }
+}
+
+/// A decoded request: the action and its input in the JSON protocol's shape.
+#[derive(Debug, Clone)]
+pub struct Request {
+    /// The SQS action name, e.g. `SendMessage`.
+    pub action: String,
+    /// The input, as the JSON protocol would carry it.
+    pub input: serde_json::Value,
+}
+
+/// An encoded response: status, content type, extra headers and body.
+#[derive(Debug, Clone)]
+pub struct Encoded {
+    /// HTTP status.
+    pub status: u16,
+    /// `Content-Type` header.
+    pub content_type: &'static str,
+    /// Extra headers, such as `x-amzn-query-error`.
+    pub headers: Vec<(&'static str, String)>,
+    /// The body.
+    pub body: Vec<u8>,
+}
+
+/// Encodes a successful response in `protocol`.
+pub fn encode_response(
+    protocol: Protocol,
+    action: &str,
+    output: &serde_json::Value,
+    request_id: &str,
+) -> Encoded {
+    match protocol {
+        Protocol::Json => json::encode_response(output),
+        Protocol::Query => query::encode_response(action, output, request_id),
+    }
+}
+
+/// Encodes an error in `protocol`.
+pub fn encode_error(protocol: Protocol, error: &SqsError, request_id: &str) -> Encoded {
+    match protocol {
+        Protocol::Json => json::encode_error(error),
+        Protocol::Query => query::encode_error(error, request_id),
+    }
+}
+
+/// True when `action` is an SQS action of the API model.
+pub fn is_known_action(action: &str) -> bool {
+    model::operation(action).is_some()
+}

@@ -1,1 +1,12 @@
-//! placeholder
+//! sluice's server: HTTP in, SQS actions, HTTP out.
+//!
+//! [`http`] accepts connections and tells the two wire protocols apart;
+//! [`service`] holds what every action needs; [`actions`] has one function
+//! per SQS action, each validating its input and calling the broker.
+
+pub mod actions;
+pub mod http;
+pub mod service;
+
+pub use http::serve;
+pub use service::{Service, ServiceConfig};

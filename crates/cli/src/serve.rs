@@ -1,0 +1,183 @@
+//! `sluice serve`: start the server.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Instant;
+
+use anyhow::Context;
+use clap::Args;
+use sluice_broker::Broker;
+use sluice_core::ErrorCode;
+use sluice_core::clock::SystemClock;
+use sluice_core::queue_name::Account;
+use sluice_embedded::EmbeddedBroker;
+use sluice_server::service::RequestContext;
+use sluice_server::{Service, ServiceConfig};
+
+use crate::config::{self, FileConfig};
+
+const DEFAULT_BIND: &str = "127.0.0.1:9324";
+const DEFAULT_DATA_DIR: &str = "./sluice-data";
+
+/// Flags of `sluice serve`; each overrides the config file.
+#[derive(Args, Debug)]
+pub struct ServeArgs {
+    /// Address and port to listen on [default: 127.0.0.1:9324].
+    #[arg(long, value_name = "ADDR:PORT")]
+    bind: Option<SocketAddr>,
+    /// Directory of the durable store [default: ./sluice-data].
+    #[arg(long, value_name = "DIR")]
+    data_dir: Option<PathBuf>,
+    /// Keep everything in memory: NOT durable, everything is lost at exit.
+    #[arg(long)]
+    in_memory: bool,
+    /// TOML config file: account, region, base URL, queues to create.
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+}
+
+/// Runs the server until Ctrl-C or SIGTERM.
+pub fn run(args: ServeArgs) -> anyhow::Result<()> {
+    let file = match &args.config {
+        Some(path) => config::load(path)?,
+        None => FileConfig::default(),
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    runtime.block_on(serve(args, file))
+}
+
+async fn serve(args: ServeArgs, file: FileConfig) -> anyhow::Result<()> {
+    let bind = args
+        .bind
+        .or(file.bind)
+        .unwrap_or_else(|| DEFAULT_BIND.parse().expect("default address parses"));
+    let in_memory = args.in_memory || file.in_memory.unwrap_or(false);
+    let data_dir = args
+        .data_dir
+        .or(file.data_dir.clone())
+        .unwrap_or_else(|| PathBuf::from(DEFAULT_DATA_DIR));
+    let mut account = Account::default();
+    if let Some(id) = &file.account_id {
+        anyhow::ensure!(
+            id.len() == 12 && id.bytes().all(|b| b.is_ascii_digit()),
+            "account_id must be 12 digits, got {id:?}"
+        );
+        account.id = id.clone();
+    }
+    if let Some(region) = &file.region {
+        account.region = region.clone();
+    }
+    let config = ServiceConfig {
+        account,
+        base_url: file.base_url.clone(),
+    };
+
+    let clock = Arc::new(SystemClock);
+    let broker = if in_memory {
+        tracing::warn!("in-memory mode: nothing is durable, everything is lost at exit");
+        EmbeddedBroker::in_memory(clock)
+    } else {
+        let started = Instant::now();
+        let (broker, stats) = EmbeddedBroker::open(&data_dir, clock)
+            .with_context(|| format!("cannot open the data directory {}", data_dir.display()))?;
+        tracing::info!(
+            queues = stats.queues,
+            messages = stats.messages,
+            elapsed_ms = started.elapsed().as_millis() as u64,
+            data_dir = %data_dir.display(),
+            "recovered durable state"
+        );
+        broker
+    };
+    let _sweeper = broker.start_sweeper();
+    let service = Arc::new(Service::new(broker, config));
+    declare_queues(&service, &file).await?;
+
+    let listener = tokio::net::TcpListener::bind(bind)
+        .await
+        .with_context(|| format!("cannot listen on {bind}"))?;
+    let local = listener.local_addr()?;
+    // Printed on stdout so scripts and tests can find a port chosen with :0.
+    println!("sluice listening on http://{local}");
+    tracing::info!(
+        address = %local,
+        storage = if in_memory { "in-memory (not durable)" } else { "durable" },
+        "sluice is ready"
+    );
+    sluice_server::serve(listener, service, shutdown_signal()).await?;
+    tracing::info!("sluice stopped");
+    Ok(())
+}
+
+/// Creates the queues of the config file, or brings existing ones to the
+/// declared attributes and tags.
+async fn declare_queues<B: Broker>(service: &Service<B>, file: &FileConfig) -> anyhow::Result<()> {
+    let ctx = RequestContext::default();
+    for q in &file.queues {
+        let attributes = q.attribute_strings();
+        let create = sluice_protocol_request(
+            "CreateQueue",
+            serde_json::json!({ "QueueName": q.name, "Attributes": attributes, "tags": q.tags }),
+        );
+        match service.handle(create, &ctx).await {
+            Ok(_) => {}
+            Err(e) if e.code == ErrorCode::QueueNameExists => {
+                let url = service.queue_url(&ctx, &q.name);
+                let set = sluice_protocol_request(
+                    "SetQueueAttributes",
+                    serde_json::json!({ "QueueUrl": url, "Attributes": attributes }),
+                );
+                service
+                    .handle(set, &ctx)
+                    .await
+                    .map_err(|e| anyhow::anyhow!("queue {} in the config file: {e}", q.name))?;
+            }
+            Err(e) => anyhow::bail!("queue {} in the config file: {e}", q.name),
+        }
+        if !q.tags.is_empty() {
+            let url = service.queue_url(&ctx, &q.name);
+            let tag = sluice_protocol_request(
+                "TagQueue",
+                serde_json::json!({ "QueueUrl": url, "Tags": q.tags }),
+            );
+            service
+                .handle(tag, &ctx)
+                .await
+                .map_err(|e| anyhow::anyhow!("queue {} in the config file: {e}", q.name))?;
+        }
+    }
+    Ok(())
+}
+
+fn sluice_protocol_request(action: &str, input: serde_json::Value) -> sluice_protocol::Request {
+    sluice_protocol::Request {
+        action: action.to_string(),
+        input,
+    }
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {}
+        () = term => {}
+    }
+    tracing::info!("shutting down");
+}

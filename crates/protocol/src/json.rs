@@ -1,0 +1,133 @@
+//! AWS JSON 1.0: `POST /` with `X-Amz-Target: AmazonSQS.<Action>`.
+
+use serde_json::Value;
+use sluice_core::{ErrorCode, SqsError};
+
+use crate::{Encoded, Request};
+
+/// The `Content-Type` of JSON requests and responses.
+pub const CONTENT_TYPE: &str = "application/x-amz-json-1.0";
+
+/// The target prefix of SQS actions.
+pub const TARGET_PREFIX: &str = "AmazonSQS.";
+
+/// Decodes a JSON-protocol request from its target header and body.
+pub fn decode(target: &str, body: &[u8]) -> Result<Request, SqsError> {
+    let action = target.strip_prefix(TARGET_PREFIX).unwrap_or(target);
+    if !crate::is_known_action(action) {
+        return Err(SqsError::new(
+            ErrorCode::InvalidAction,
+            format!("The action {action} is not valid for this endpoint."),
+        ));
+    }
+    let input = if body.iter().all(u8::is_ascii_whitespace) {
+        Value::Object(Default::default())
+    } else {
+        serde_json::from_slice::<Value>(body).map_err(|e| {
+            SqsError::new(
+                ErrorCode::SerializationException,
+                format!("The request body is not valid JSON: {e}"),
+            )
+        })?
+    };
+    if !input.is_object() {
+        return Err(SqsError::new(
+            ErrorCode::SerializationException,
+            "The request body must be a JSON object.",
+        ));
+    }
+    Ok(Request {
+        action: action.to_string(),
+        input,
+    })
+}
+
+/// Encodes a successful response.
+pub fn encode_response(output: &Value) -> Encoded {
+    Encoded {
+        status: 200,
+        content_type: CONTENT_TYPE,
+        headers: Vec::new(),
+        body: serde_json::to_vec(output).unwrap_or_else(|_| b"{}".to_vec()),
+    }
+}
+
+/// Encodes an error: the `__type` of the shape plus `x-amzn-query-error`
+/// with the Query code, which SDKs in query-compatible mode read (rule W2).
+pub fn encode_error(error: &SqsError) -> Encoded {
+    let code = error.code;
+    let fault = if code.is_sender_fault() {
+        "Sender"
+    } else {
+        "Receiver"
+    };
+    let body = serde_json::json!({
+        "__type": format!("com.amazonaws.sqs#{}", code.json_shape()),
+        "message": error.message,
+    });
+    Encoded {
+        status: code.http_status(),
+        content_type: CONTENT_TYPE,
+        headers: vec![(
+            "x-amzn-query-error",
+            format!("{};{fault}", code.query_code()),
+        )],
+        body: serde_json::to_vec(&body).unwrap_or_default(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn w1_decodes_target_and_body() {
+        let r = decode(
+            "AmazonSQS.SendMessage",
+            br#"{"QueueUrl":"u","MessageBody":"b"}"#,
+        )
+        .unwrap();
+        assert_eq!(r.action, "SendMessage");
+        assert_eq!(r.input["MessageBody"], "b");
+        assert!(
+            decode("AmazonSQS.ListQueues", b"")
+                .unwrap()
+                .input
+                .is_object()
+        );
+    }
+
+    #[test]
+    fn w2_bad_input_codes() {
+        assert_eq!(
+            decode("AmazonSQS.Nope", b"{}").unwrap_err().code,
+            ErrorCode::InvalidAction
+        );
+        assert_eq!(
+            decode("AmazonSQS.ListQueues", b"{not json")
+                .unwrap_err()
+                .code,
+            ErrorCode::SerializationException
+        );
+        assert_eq!(
+            decode("AmazonSQS.ListQueues", b"[1]").unwrap_err().code,
+            ErrorCode::SerializationException
+        );
+    }
+
+    #[test]
+    fn w2_error_shape_and_header() {
+        let e = encode_error(&SqsError::no_queue());
+        assert_eq!(e.status, 400);
+        assert_eq!(
+            e.headers,
+            vec![(
+                "x-amzn-query-error",
+                "AWS.SimpleQueueService.NonExistentQueue;Sender".to_string()
+            )]
+        );
+        let body: Value = serde_json::from_slice(&e.body).unwrap();
+        assert_eq!(body["__type"], "com.amazonaws.sqs#QueueDoesNotExist");
+        assert_eq!(body["message"], "The specified queue does not exist.");
+    }
+}

@@ -1,0 +1,273 @@
+//! Typed inputs of the SQS actions, in the JSON protocol's member names
+//! (both protocols decode to this shape first).
+//!
+//! Every member is optional here so that a missing required member is
+//! reported as SQS does (`MissingParameter`), not as a parse failure.
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+use serde::de::DeserializeOwned;
+use sluice_core::{ErrorCode, SqsError};
+
+/// Parses an action's input into its typed form.
+pub fn parse<T: DeserializeOwned>(input: serde_json::Value) -> Result<T, SqsError> {
+    serde_json::from_value(input).map_err(|e| {
+        SqsError::new(
+            ErrorCode::SerializationException,
+            format!("The request does not match the action's input: {e}"),
+        )
+    })
+}
+
+/// Returns a required member or `MissingParameter`.
+pub fn required<T>(value: Option<T>, name: &str) -> Result<T, SqsError> {
+    value.ok_or_else(|| SqsError::missing(name))
+}
+
+/// A message attribute value as it travels (binary values base64-encoded).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct WireAttributeValue {
+    /// `String`, `Number`, `Binary`, with an optional `.custom` suffix.
+    pub data_type: Option<String>,
+    /// For String and Number.
+    pub string_value: Option<String>,
+    /// For Binary, base64.
+    pub binary_value: Option<String>,
+    /// Reserved by SQS, not implemented.
+    pub string_list_values: Option<Vec<String>>,
+    /// Reserved by SQS, not implemented.
+    pub binary_list_values: Option<Vec<String>>,
+}
+
+/// Attributes by name as they travel.
+pub type WireAttributes = BTreeMap<String, WireAttributeValue>;
+
+/// CreateQueue.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct CreateQueueInput {
+    /// Required.
+    pub queue_name: Option<String>,
+    /// Queue attributes.
+    pub attributes: Option<BTreeMap<String, String>>,
+    /// Tags (lower-case `tags` in the model).
+    #[serde(rename = "tags")]
+    pub tags: Option<BTreeMap<String, String>>,
+}
+
+/// GetQueueUrl.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct GetQueueUrlInput {
+    /// Required.
+    pub queue_name: Option<String>,
+    /// Must be this server's account when given.
+    #[serde(rename = "QueueOwnerAWSAccountId")]
+    pub queue_owner_aws_account_id: Option<String>,
+}
+
+/// ListQueues.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct ListQueuesInput {
+    /// Only names starting with this.
+    pub queue_name_prefix: Option<String>,
+    /// Continuation from a previous page.
+    pub next_token: Option<String>,
+    /// Page size, 1–1000.
+    pub max_results: Option<i64>,
+}
+
+/// Actions that take only a queue URL (DeleteQueue, PurgeQueue, ListQueueTags).
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct QueueUrlInput {
+    /// Required.
+    pub queue_url: Option<String>,
+}
+
+/// GetQueueAttributes.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct GetQueueAttributesInput {
+    /// Required.
+    pub queue_url: Option<String>,
+    /// Names, or `All`.
+    pub attribute_names: Option<Vec<String>>,
+}
+
+/// SetQueueAttributes.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct SetQueueAttributesInput {
+    /// Required.
+    pub queue_url: Option<String>,
+    /// Required.
+    pub attributes: Option<BTreeMap<String, String>>,
+}
+
+/// The message part of SendMessage and of each SendMessageBatch entry.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct MessageInput {
+    /// Batch entry id (batch only).
+    pub id: Option<String>,
+    /// Required.
+    pub message_body: Option<String>,
+    /// 0–900.
+    pub delay_seconds: Option<i64>,
+    /// User attributes.
+    pub message_attributes: Option<WireAttributes>,
+    /// System attributes (`AWSTraceHeader`).
+    pub message_system_attributes: Option<WireAttributes>,
+    /// FIFO deduplication id.
+    pub message_deduplication_id: Option<String>,
+    /// Message group.
+    pub message_group_id: Option<String>,
+}
+
+/// SendMessage.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct SendMessageInput {
+    /// Required.
+    pub queue_url: Option<String>,
+    /// The message.
+    #[serde(flatten)]
+    pub message: MessageInput,
+}
+
+/// SendMessageBatch.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct SendMessageBatchInput {
+    /// Required.
+    pub queue_url: Option<String>,
+    /// Required, 1–10.
+    pub entries: Option<Vec<MessageInput>>,
+}
+
+/// ReceiveMessage.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct ReceiveMessageInput {
+    /// Required.
+    pub queue_url: Option<String>,
+    /// System attributes to return (deprecated name).
+    pub attribute_names: Option<Vec<String>>,
+    /// System attributes to return.
+    pub message_system_attribute_names: Option<Vec<String>>,
+    /// User attributes to return: names, `All`, `prefix.*`.
+    pub message_attribute_names: Option<Vec<String>>,
+    /// 1–10, default 1.
+    pub max_number_of_messages: Option<i64>,
+    /// Overrides the queue's.
+    pub visibility_timeout: Option<i64>,
+    /// 0–20; the queue's when absent.
+    pub wait_time_seconds: Option<i64>,
+    /// FIFO retry id.
+    pub receive_request_attempt_id: Option<String>,
+}
+
+/// DeleteMessage.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct DeleteMessageInput {
+    /// Required.
+    pub queue_url: Option<String>,
+    /// Required.
+    pub receipt_handle: Option<String>,
+}
+
+/// A DeleteMessageBatch or ChangeMessageVisibilityBatch entry.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct HandleEntry {
+    /// Required.
+    pub id: Option<String>,
+    /// Required.
+    pub receipt_handle: Option<String>,
+    /// Required for visibility changes.
+    pub visibility_timeout: Option<i64>,
+}
+
+/// DeleteMessageBatch and ChangeMessageVisibilityBatch.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct HandleBatchInput {
+    /// Required.
+    pub queue_url: Option<String>,
+    /// Required, 1–10.
+    pub entries: Option<Vec<HandleEntry>>,
+}
+
+/// ChangeMessageVisibility.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct ChangeMessageVisibilityInput {
+    /// Required.
+    pub queue_url: Option<String>,
+    /// Required.
+    pub receipt_handle: Option<String>,
+    /// Required, 0–43200.
+    pub visibility_timeout: Option<i64>,
+}
+
+/// TagQueue.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct TagQueueInput {
+    /// Required.
+    pub queue_url: Option<String>,
+    /// Required.
+    pub tags: Option<BTreeMap<String, String>>,
+}
+
+/// UntagQueue.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct UntagQueueInput {
+    /// Required.
+    pub queue_url: Option<String>,
+    /// Required.
+    pub tag_keys: Option<Vec<String>>,
+}
+
+/// AddPermission.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct AddPermissionInput {
+    /// Required.
+    pub queue_url: Option<String>,
+    /// Required: the statement id.
+    pub label: Option<String>,
+    /// Required: principals.
+    #[serde(rename = "AWSAccountIds")]
+    pub aws_account_ids: Option<Vec<String>>,
+    /// Required: action names.
+    pub actions: Option<Vec<String>>,
+}
+
+/// RemovePermission.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct RemovePermissionInput {
+    /// Required.
+    pub queue_url: Option<String>,
+    /// Required.
+    pub label: Option<String>,
+}
+
+/// ListDeadLetterSourceQueues.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct ListDeadLetterSourceQueuesInput {
+    /// Required: the dead-letter queue.
+    pub queue_url: Option<String>,
+    /// Continuation.
+    pub next_token: Option<String>,
+    /// 1–1000.
+    pub max_results: Option<i64>,
+}

@@ -1,0 +1,134 @@
+//! GetQueueAttributes and SetQueueAttributes (rule V11), and the redrive
+//! checks that need other queues (rules R1, R5).
+
+use std::collections::BTreeMap;
+
+use serde_json::{Value, json};
+use sluice_broker::Broker;
+use sluice_core::attributes::{QueueConfig, RedriveAllowPolicy, is_known_attribute};
+use sluice_core::{ErrorCode, SqsError};
+use sluice_protocol::requests::{GetQueueAttributesInput, SetQueueAttributesInput, required};
+
+use crate::service::Service;
+
+/// GetQueueAttributes: the named attributes, or all with `All`.
+pub async fn get_queue_attributes<B: Broker>(
+    svc: &Service<B>,
+    input: GetQueueAttributesInput,
+) -> Result<Value, SqsError> {
+    let url = required(input.queue_url, "QueueUrl")?;
+    let name = svc.queue_name(&url)?;
+    let wanted = input.attribute_names.unwrap_or_default();
+    for n in &wanted {
+        if n != "All" && !is_known_attribute(n) {
+            return Err(SqsError::new(
+                ErrorCode::InvalidAttributeName,
+                format!("Unknown Attribute {n}."),
+            ));
+        }
+    }
+    let meta = svc.broker.get_queue(name).await?;
+    if wanted.is_empty() {
+        return Ok(json!({}));
+    }
+    let counts = svc.broker.queue_counts(name).await?;
+    let mut all: BTreeMap<&str, String> = meta.config.to_attributes();
+    all.insert("QueueArn", svc.queue_arn(name));
+    all.insert("ApproximateNumberOfMessages", counts.visible.to_string());
+    all.insert(
+        "ApproximateNumberOfMessagesNotVisible",
+        counts.in_flight.to_string(),
+    );
+    all.insert(
+        "ApproximateNumberOfMessagesDelayed",
+        counts.delayed.to_string(),
+    );
+    all.insert("CreatedTimestamp", (meta.created_at / 1000).to_string());
+    all.insert(
+        "LastModifiedTimestamp",
+        (meta.modified_at / 1000).to_string(),
+    );
+    let every = wanted.iter().any(|n| n == "All");
+    let attrs: serde_json::Map<String, Value> = all
+        .into_iter()
+        .filter(|(k, _)| every || wanted.iter().any(|w| w == k))
+        .map(|(k, v)| (k.to_string(), Value::String(v)))
+        .collect();
+    if attrs.is_empty() {
+        return Ok(json!({}));
+    }
+    Ok(json!({ "Attributes": attrs }))
+}
+
+/// SetQueueAttributes: all or nothing.
+pub async fn set_queue_attributes<B: Broker>(
+    svc: &Service<B>,
+    input: SetQueueAttributesInput,
+) -> Result<Value, SqsError> {
+    let url = required(input.queue_url, "QueueUrl")?;
+    let name = svc.queue_name(&url)?;
+    let attrs = required(input.attributes, "Attributes")?;
+    let meta = svc.broker.get_queue(name).await?;
+    // Check the result before applying it, so a bad policy changes nothing.
+    let mut next = meta.config.clone();
+    next.apply(&attrs, false)?;
+    check_redrive_policy(svc, name, &next).await?;
+    svc.broker.set_queue_attributes(name, attrs).await?;
+    Ok(json!({}))
+}
+
+/// A redrive policy must name an existing queue of the same type in this
+/// account and region (rule R1) whose RedriveAllowPolicy lets this queue
+/// use it (rule R5).
+pub(crate) async fn check_redrive_policy<B: Broker>(
+    svc: &Service<B>,
+    source: &str,
+    config: &QueueConfig,
+) -> Result<(), SqsError> {
+    let Some(policy) = config.redrive() else {
+        return Ok(());
+    };
+    let bad = |why: &str| {
+        SqsError::invalid_value(
+            "RedrivePolicy",
+            config.redrive_policy.as_deref().unwrap_or_default(),
+            why,
+        )
+    };
+    let Some(dlq) = svc
+        .config
+        .account
+        .name_from_arn(&policy.dead_letter_target_arn)
+    else {
+        return Err(bad(
+            "Dead-letter target owner should be same as the source.",
+        ));
+    };
+    let Ok(target) = svc.broker.get_queue(dlq).await else {
+        return Err(bad("Dead letter target does not exist."));
+    };
+    if target.config.fifo != config.fifo {
+        return Err(bad(
+            "Dead-letter queue must be same type of queue as the source.",
+        ));
+    }
+    if let Some(allow) = target
+        .config
+        .redrive_allow_policy
+        .as_deref()
+        .and_then(|d| RedriveAllowPolicy::parse(d).ok())
+    {
+        let source_arn = svc.queue_arn(source);
+        let allowed = match allow.permission.as_str() {
+            "denyAll" => false,
+            "byQueue" => allow.source_queue_arns.contains(&source_arn),
+            _ => true,
+        };
+        if !allowed {
+            return Err(bad(
+                "Queue is not allowed to use this queue as its dead-letter queue by the dead-letter queue's RedriveAllowPolicy.",
+            ));
+        }
+    }
+    Ok(())
+}

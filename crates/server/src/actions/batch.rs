@@ -1,0 +1,69 @@
+//! Rules every batch action shares (rule L2): 1–10 entries, distinct ids of
+//! `[A-Za-z0-9_-]{1,80}`, and per-entry results.
+
+use std::collections::HashSet;
+
+use serde_json::{Value, json};
+use sluice_core::limits::{MAX_BATCH_ENTRIES, MAX_BATCH_ID};
+use sluice_core::{ErrorCode, SqsError};
+
+/// Checks a batch's entry ids; `kind` names the entry type in messages.
+pub fn check_ids<'a>(
+    ids: impl ExactSizeIterator<Item = Option<&'a str>>,
+    kind: &str,
+) -> Result<Vec<&'a str>, SqsError> {
+    let n = ids.len();
+    if n == 0 {
+        return Err(SqsError::new(
+            ErrorCode::EmptyBatchRequest,
+            format!("There should be at least one {kind} in the request."),
+        ));
+    }
+    if n > MAX_BATCH_ENTRIES {
+        return Err(SqsError::new(
+            ErrorCode::TooManyEntriesInBatchRequest,
+            format!(
+                "Maximum number of entries per request are {MAX_BATCH_ENTRIES}. You have sent {n}."
+            ),
+        ));
+    }
+    let mut seen = HashSet::new();
+    let mut out = Vec::with_capacity(n);
+    for id in ids {
+        let id = id.ok_or_else(|| SqsError::missing(&format!("{kind}.Id")))?;
+        let valid = !id.is_empty()
+            && id.len() <= MAX_BATCH_ID
+            && id
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
+        if !valid {
+            return Err(SqsError::new(
+                ErrorCode::InvalidBatchEntryId,
+                "A batch entry id can only contain alphanumeric characters, hyphens and underscores. It can be at most 80 letters long.",
+            ));
+        }
+        if !seen.insert(id) {
+            return Err(SqsError::new(
+                ErrorCode::BatchEntryIdsNotDistinct,
+                format!("Id {id} repeated."),
+            ));
+        }
+        out.push(id);
+    }
+    Ok(out)
+}
+
+/// A `Failed` entry of a batch result.
+pub fn failed(id: &str, error: &SqsError) -> Value {
+    json!({
+        "Id": id,
+        "SenderFault": error.code.is_sender_fault(),
+        "Code": error.code.query_code(),
+        "Message": error.message,
+    })
+}
+
+/// The `{Successful, Failed}` result of a batch.
+pub fn result(successful: Vec<Value>, failed: Vec<Value>) -> Value {
+    json!({ "Successful": successful, "Failed": failed })
+}

@@ -1,0 +1,41 @@
+//! ListDeadLetterSourceQueues (rule R6).
+
+use serde_json::{Value, json};
+use sluice_broker::Broker;
+use sluice_core::SqsError;
+use sluice_protocol::requests::{ListDeadLetterSourceQueuesInput, required};
+
+use super::paginate;
+use crate::service::{RequestContext, Service};
+
+/// The queues whose RedrivePolicy targets this queue, paginated.
+pub async fn list_dead_letter_source_queues<B: Broker>(
+    svc: &Service<B>,
+    ctx: &RequestContext,
+    input: ListDeadLetterSourceQueuesInput,
+) -> Result<Value, SqsError> {
+    let url = required(input.queue_url, "QueueUrl")?;
+    let dlq = svc.queue_name(&url)?;
+    svc.broker.get_queue(dlq).await?;
+    let dlq_arn = svc.queue_arn(dlq);
+    let mut sources = Vec::new();
+    for name in svc.broker.list_queues().await? {
+        let Ok(meta) = svc.broker.get_queue(&name).await else {
+            continue;
+        };
+        if meta
+            .config
+            .redrive()
+            .is_some_and(|p| p.dead_letter_target_arn == dlq_arn)
+        {
+            sources.push(name);
+        }
+    }
+    let (page, token) = paginate(sources, input.max_results, input.next_token.as_deref())?;
+    let urls: Vec<String> = page.iter().map(|n| svc.queue_url(ctx, n)).collect();
+    let mut out = json!({ "queueUrls": urls });
+    if let Some(token) = token {
+        out["NextToken"] = json!(token);
+    }
+    Ok(out)
+}

@@ -1,0 +1,56 @@
+//! DeleteMessage and DeleteMessageBatch (rule V4).
+
+use serde_json::{Value, json};
+use sluice_broker::Broker;
+use sluice_core::SqsError;
+use sluice_protocol::requests::{DeleteMessageInput, HandleBatchInput, required};
+
+use super::batch;
+use crate::service::Service;
+
+/// DeleteMessage.
+pub async fn delete_message<B: Broker>(
+    svc: &Service<B>,
+    input: DeleteMessageInput,
+) -> Result<Value, SqsError> {
+    let url = required(input.queue_url, "QueueUrl")?;
+    let handle = required(input.receipt_handle, "ReceiptHandle")?;
+    let name = svc.queue_name(&url)?;
+    let mut results = svc.broker.delete_messages(name, vec![handle]).await?;
+    results.pop().unwrap_or(Ok(()))?;
+    Ok(json!({}))
+}
+
+/// DeleteMessageBatch: each entry succeeds or fails on its own.
+pub async fn delete_message_batch<B: Broker>(
+    svc: &Service<B>,
+    input: HandleBatchInput,
+) -> Result<Value, SqsError> {
+    let url = required(input.queue_url, "QueueUrl")?;
+    let entries = required(input.entries, "Entries")?;
+    let ids = batch::check_ids(
+        entries.iter().map(|e| e.id.as_deref()),
+        "DeleteMessageBatchRequestEntry",
+    )?;
+    let name = svc.queue_name(&url)?;
+    let mut failed = Vec::new();
+    let mut wanted = Vec::new();
+    for (id, entry) in ids.iter().zip(&entries) {
+        match &entry.receipt_handle {
+            Some(h) => wanted.push((*id, h.clone())),
+            None => failed.push(batch::failed(id, &SqsError::missing("ReceiptHandle"))),
+        }
+    }
+    let results = svc
+        .broker
+        .delete_messages(name, wanted.iter().map(|(_, h)| h.clone()).collect())
+        .await?;
+    let mut successful = Vec::new();
+    for ((id, _), result) in wanted.iter().zip(results) {
+        match result {
+            Ok(()) => successful.push(json!({ "Id": id })),
+            Err(e) => failed.push(batch::failed(id, &e)),
+        }
+    }
+    Ok(batch::result(successful, failed))
+}

@@ -1,0 +1,133 @@
+//! One function per SQS action. Find an action by its name:
+//!
+//! | action | file |
+//! |---|---|
+//! | CreateQueue, GetQueueUrl, ListQueues, DeleteQueue, PurgeQueue | `queues.rs` |
+//! | GetQueueAttributes, SetQueueAttributes | `attributes.rs` |
+//! | TagQueue, UntagQueue, ListQueueTags | `tags.rs` |
+//! | AddPermission, RemovePermission | `permissions.rs` |
+//! | SendMessage, SendMessageBatch | `send.rs` |
+//! | ReceiveMessage | `receive.rs` |
+//! | DeleteMessage, DeleteMessageBatch | `delete.rs` |
+//! | ChangeMessageVisibility, ChangeMessageVisibilityBatch | `visibility.rs` |
+//! | ListDeadLetterSourceQueues | `dead_letter.rs` |
+//!
+//! `batch.rs` holds the rules every batch action shares (rule L2).
+
+mod attributes;
+mod batch;
+mod dead_letter;
+mod delete;
+mod permissions;
+mod queues;
+mod receive;
+mod send;
+mod tags;
+mod visibility;
+
+use serde_json::Value;
+use sluice_broker::Broker;
+use sluice_core::{ErrorCode, SqsError};
+use sluice_protocol::Request;
+use sluice_protocol::requests::parse;
+
+use crate::service::{RequestContext, Service};
+
+/// Runs `request` against the service.
+pub async fn dispatch<B: Broker>(
+    svc: &Service<B>,
+    request: Request,
+    ctx: &RequestContext,
+) -> Result<Value, SqsError> {
+    let input = request.input;
+    match request.action.as_str() {
+        "CreateQueue" => queues::create_queue(svc, ctx, parse(input)?).await,
+        "GetQueueUrl" => queues::get_queue_url(svc, ctx, parse(input)?).await,
+        "ListQueues" => queues::list_queues(svc, ctx, parse(input)?).await,
+        "DeleteQueue" => queues::delete_queue(svc, parse(input)?).await,
+        "PurgeQueue" => queues::purge_queue(svc, parse(input)?).await,
+        "GetQueueAttributes" => attributes::get_queue_attributes(svc, parse(input)?).await,
+        "SetQueueAttributes" => attributes::set_queue_attributes(svc, parse(input)?).await,
+        "TagQueue" => tags::tag_queue(svc, parse(input)?).await,
+        "UntagQueue" => tags::untag_queue(svc, parse(input)?).await,
+        "ListQueueTags" => tags::list_queue_tags(svc, parse(input)?).await,
+        "AddPermission" => permissions::add_permission(svc, parse(input)?).await,
+        "RemovePermission" => permissions::remove_permission(svc, parse(input)?).await,
+        "SendMessage" => send::send_message(svc, parse(input)?).await,
+        "SendMessageBatch" => send::send_message_batch(svc, parse(input)?).await,
+        "ReceiveMessage" => receive::receive_message(svc, parse(input)?).await,
+        "DeleteMessage" => delete::delete_message(svc, parse(input)?).await,
+        "DeleteMessageBatch" => delete::delete_message_batch(svc, parse(input)?).await,
+        "ChangeMessageVisibility" => {
+            visibility::change_message_visibility(svc, parse(input)?).await
+        }
+        "ChangeMessageVisibilityBatch" => {
+            visibility::change_message_visibility_batch(svc, parse(input)?).await
+        }
+        "ListDeadLetterSourceQueues" => {
+            dead_letter::list_dead_letter_source_queues(svc, ctx, parse(input)?).await
+        }
+        other => Err(SqsError::new(
+            ErrorCode::UnsupportedOperation,
+            format!("{other} is not supported by this server yet."),
+        )),
+    }
+}
+
+/// Parses an integer parameter into a range, or SQS's InvalidParameterValue.
+pub(crate) fn in_range(name: &str, value: i64, min: i64, max: i64) -> Result<u32, SqsError> {
+    if (min..=max).contains(&value) {
+        Ok(value as u32)
+    } else {
+        Err(SqsError::invalid_value(
+            name,
+            value,
+            &format!("Must be between {min} and {max}, if provided."),
+        ))
+    }
+}
+
+/// Pagination over sorted names: a page of at most `max` after `token`.
+pub(crate) fn paginate(
+    names: Vec<String>,
+    max_results: Option<i64>,
+    next_token: Option<&str>,
+) -> Result<(Vec<String>, Option<String>), SqsError> {
+    use base64::Engine;
+    use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+    let max = match max_results {
+        Some(m) => in_range(
+            "MaxResults",
+            m,
+            1,
+            i64::from(sluice_core::limits::MAX_LIST_RESULTS),
+        )? as usize,
+        None => sluice_core::limits::MAX_LIST_RESULTS as usize,
+    };
+    let after = match next_token {
+        Some(t) => {
+            let bytes = URL_SAFE_NO_PAD
+                .decode(t)
+                .map_err(|_| SqsError::invalid_parameter("Invalid NextToken value."))?;
+            Some(
+                String::from_utf8(bytes)
+                    .map_err(|_| SqsError::invalid_parameter("Invalid NextToken value."))?,
+            )
+        }
+        None => None,
+    };
+    let mut rest: Vec<String> = names
+        .into_iter()
+        .filter(|n| after.as_ref().is_none_or(|a| n > a))
+        .collect();
+    let more = rest.len() > max;
+    rest.truncate(max);
+    // SQS gives a NextToken only when the caller asked for pages.
+    let token = (more && max_results.is_some())
+        .then(|| {
+            rest.last()
+                .map(|last| URL_SAFE_NO_PAD.encode(last.as_bytes()))
+        })
+        .flatten();
+    Ok((rest, token))
+}

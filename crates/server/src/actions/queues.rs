@@ -1,0 +1,107 @@
+//! CreateQueue, GetQueueUrl, ListQueues, DeleteQueue, PurgeQueue.
+
+use serde_json::{Value, json};
+use sluice_broker::{Broker, CreateQueue};
+use sluice_core::attributes::QueueConfig;
+use sluice_core::queue_name::validate_queue_name;
+use sluice_core::{ErrorCode, SqsError};
+use sluice_protocol::requests::{
+    CreateQueueInput, GetQueueUrlInput, ListQueuesInput, QueueUrlInput, required,
+};
+
+use super::paginate;
+use super::tags::validate_tags;
+use crate::service::{RequestContext, Service};
+
+/// CreateQueue (rules L5, V9, V11).
+pub async fn create_queue<B: Broker>(
+    svc: &Service<B>,
+    ctx: &RequestContext,
+    input: CreateQueueInput,
+) -> Result<Value, SqsError> {
+    let name = required(input.queue_name, "QueueName")?;
+    validate_queue_name(&name)?;
+    let requested = input.attributes.unwrap_or_default();
+    let config = QueueConfig::for_create(&name, &requested)?;
+    if config.fifo {
+        return Err(SqsError::new(
+            ErrorCode::UnsupportedOperation,
+            "FIFO queues are not supported by this server yet.",
+        ));
+    }
+    let tags = input.tags.unwrap_or_default();
+    validate_tags(&tags)?;
+    super::attributes::check_redrive_policy(svc, &name, &config).await?;
+    svc.broker
+        .create_queue(CreateQueue {
+            name: name.clone(),
+            config,
+            requested,
+            tags,
+        })
+        .await?;
+    Ok(json!({ "QueueUrl": svc.queue_url(ctx, &name) }))
+}
+
+/// GetQueueUrl.
+pub async fn get_queue_url<B: Broker>(
+    svc: &Service<B>,
+    ctx: &RequestContext,
+    input: GetQueueUrlInput,
+) -> Result<Value, SqsError> {
+    let name = required(input.queue_name, "QueueName")?;
+    if input
+        .queue_owner_aws_account_id
+        .is_some_and(|owner| owner != svc.config.account.id)
+    {
+        return Err(SqsError::no_queue());
+    }
+    svc.broker.get_queue(&name).await?;
+    Ok(json!({ "QueueUrl": svc.queue_url(ctx, &name) }))
+}
+
+/// ListQueues: by prefix, paginated with MaxResults/NextToken.
+pub async fn list_queues<B: Broker>(
+    svc: &Service<B>,
+    ctx: &RequestContext,
+    input: ListQueuesInput,
+) -> Result<Value, SqsError> {
+    let prefix = input.queue_name_prefix.unwrap_or_default();
+    let names: Vec<String> = svc
+        .broker
+        .list_queues()
+        .await?
+        .into_iter()
+        .filter(|n| n.starts_with(&prefix))
+        .collect();
+    let (page, token) = paginate(names, input.max_results, input.next_token.as_deref())?;
+    let mut out = serde_json::Map::new();
+    if !page.is_empty() {
+        let urls: Vec<String> = page.iter().map(|n| svc.queue_url(ctx, n)).collect();
+        out.insert("QueueUrls".into(), json!(urls));
+    }
+    if let Some(token) = token {
+        out.insert("NextToken".into(), json!(token));
+    }
+    Ok(Value::Object(out))
+}
+
+/// DeleteQueue (rule V9).
+pub async fn delete_queue<B: Broker>(
+    svc: &Service<B>,
+    input: QueueUrlInput,
+) -> Result<Value, SqsError> {
+    let url = required(input.queue_url, "QueueUrl")?;
+    svc.broker.delete_queue(svc.queue_name(&url)?).await?;
+    Ok(json!({}))
+}
+
+/// PurgeQueue (rule V8).
+pub async fn purge_queue<B: Broker>(
+    svc: &Service<B>,
+    input: QueueUrlInput,
+) -> Result<Value, SqsError> {
+    let url = required(input.queue_url, "QueueUrl")?;
+    svc.broker.purge_queue(svc.queue_name(&url)?).await?;
+    Ok(json!({}))
+}

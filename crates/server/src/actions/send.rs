@@ -1,0 +1,228 @@
+//! SendMessage and SendMessageBatch (rules V1, L1, L2, L3, W4).
+
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD;
+use serde_json::{Value, json};
+use sluice_broker::{Broker, NewMessage};
+use sluice_core::SqsError;
+use sluice_core::attributes::QueueConfig;
+use sluice_core::digest::{md5_of_attributes, md5_of_body};
+use sluice_core::limits::{MAX_DELAY, MAX_MESSAGE_SIZE};
+use sluice_core::message::{
+    AttributeValue, BaseType, MessageAttributeValue, MessageAttributes, base_type, message_size,
+    validate_body, validate_message_attributes, validate_size,
+};
+use sluice_protocol::requests::{
+    MessageInput, SendMessageBatchInput, SendMessageInput, WireAttributes, required,
+};
+
+use super::batch;
+use crate::service::Service;
+
+/// System attributes a sender may set.
+const SENDABLE_SYSTEM_ATTRIBUTES: &[&str] = &["AWSTraceHeader"];
+
+/// A checked message and the digests its response carries.
+struct Checked {
+    message: NewMessage,
+    md5_body: String,
+    md5_attributes: Option<String>,
+    md5_system: Option<String>,
+}
+
+/// SendMessage.
+pub async fn send_message<B: Broker>(
+    svc: &Service<B>,
+    input: SendMessageInput,
+) -> Result<Value, SqsError> {
+    let url = required(input.queue_url, "QueueUrl")?;
+    let name = svc.queue_name(&url)?;
+    let meta = svc.broker.get_queue(name).await?;
+    let checked = check_message(input.message, &meta.config)?;
+    let mut sent = svc
+        .broker
+        .send_messages(name, vec![checked.message.clone()])
+        .await?;
+    let sent = sent
+        .pop()
+        .ok_or_else(|| SqsError::internal("the engine stored no message"))?;
+    let mut out = json!({
+        "MD5OfMessageBody": checked.md5_body,
+        "MessageId": sent.message_id,
+    });
+    add_digests(&mut out, &checked);
+    if let Some(seq) = sent.sequence_number {
+        out["SequenceNumber"] = json!(seq);
+    }
+    Ok(out)
+}
+
+/// SendMessageBatch: each entry succeeds or fails on its own.
+pub async fn send_message_batch<B: Broker>(
+    svc: &Service<B>,
+    input: SendMessageBatchInput,
+) -> Result<Value, SqsError> {
+    let url = required(input.queue_url, "QueueUrl")?;
+    let entries = required(input.entries, "Entries")?;
+    let ids: Vec<String> = batch::check_ids(
+        entries.iter().map(|e| e.id.as_deref()),
+        "SendMessageBatchRequestEntry",
+    )?
+    .into_iter()
+    .map(str::to_string)
+    .collect();
+    let name = svc.queue_name(&url)?;
+    let meta = svc.broker.get_queue(name).await?;
+    let total: usize = entries
+        .iter()
+        .map(|e| {
+            e.message_body.as_deref().map_or(0, str::len)
+                + wire_attributes_size(e.message_attributes.as_ref())
+        })
+        .sum();
+    if total > MAX_MESSAGE_SIZE as usize {
+        return Err(SqsError::new(
+            sluice_core::ErrorCode::BatchRequestTooLong,
+            format!(
+                "Batch requests cannot be longer than {MAX_MESSAGE_SIZE} bytes. You have sent {total} bytes."
+            ),
+        ));
+    }
+    let mut failed = Vec::new();
+    let mut accepted: Vec<(String, Checked)> = Vec::new();
+    for (id, entry) in ids.into_iter().zip(entries) {
+        match check_message(entry, &meta.config) {
+            Ok(c) => accepted.push((id, c)),
+            Err(e) => failed.push(batch::failed(&id, &e)),
+        }
+    }
+    let mut successful = Vec::with_capacity(accepted.len());
+    if !accepted.is_empty() {
+        let messages = accepted.iter().map(|(_, c)| c.message.clone()).collect();
+        let sent = svc.broker.send_messages(name, messages).await?;
+        for ((id, checked), sent) in accepted.iter().zip(sent) {
+            let mut entry = json!({
+                "Id": id,
+                "MessageId": sent.message_id,
+                "MD5OfMessageBody": checked.md5_body,
+            });
+            add_digests(&mut entry, checked);
+            if let Some(seq) = sent.sequence_number {
+                entry["SequenceNumber"] = json!(seq);
+            }
+            successful.push(entry);
+        }
+    }
+    Ok(batch::result(successful, failed))
+}
+
+fn add_digests(out: &mut Value, checked: &Checked) {
+    if let Some(md5) = &checked.md5_attributes {
+        out["MD5OfMessageAttributes"] = json!(md5);
+    }
+    if let Some(md5) = &checked.md5_system {
+        out["MD5OfMessageSystemAttributes"] = json!(md5);
+    }
+}
+
+fn wire_attributes_size(attrs: Option<&WireAttributes>) -> usize {
+    attrs.map_or(0, |a| {
+        a.iter()
+            .map(|(k, v)| {
+                k.len()
+                    + v.data_type.as_deref().map_or(0, str::len)
+                    + v.string_value.as_deref().map_or(0, str::len)
+                    + v.binary_value.as_deref().map_or(0, |b| b.len() * 3 / 4)
+            })
+            .sum()
+    })
+}
+
+/// Validates one message against the queue's configuration.
+fn check_message(input: MessageInput, config: &QueueConfig) -> Result<Checked, SqsError> {
+    let body = required(input.message_body, "MessageBody")?;
+    validate_body(&body)?;
+    let attributes = to_attributes(input.message_attributes)?;
+    validate_message_attributes(&attributes)?;
+    let system_attributes = to_attributes(input.message_system_attributes)?;
+    for (n, v) in &system_attributes {
+        if !SENDABLE_SYSTEM_ATTRIBUTES.contains(&n.as_str()) || v.data_type != "String" {
+            return Err(SqsError::invalid_parameter(format!(
+                "Message system attribute name '{n}' is invalid."
+            )));
+        }
+    }
+    validate_size(&body, &attributes, config.maximum_message_size)?;
+    debug_assert!(message_size(&body, &attributes) <= config.maximum_message_size as usize);
+    let delay_seconds = match input.delay_seconds {
+        Some(d) if !(0..=i64::from(MAX_DELAY)).contains(&d) => {
+            return Err(SqsError::invalid_value(
+                "DelaySeconds",
+                d,
+                &format!("DelaySeconds must be >= 0 and <= {MAX_DELAY}"),
+            ));
+        }
+        Some(d) => Some(d as u32),
+        None => None,
+    };
+    if !config.fifo && input.message_deduplication_id.is_some() {
+        return Err(SqsError::invalid_value(
+            "MessageDeduplicationId",
+            input
+                .message_deduplication_id
+                .as_deref()
+                .unwrap_or_default(),
+            "The request include parameter that is not valid for this queue type",
+        ));
+    }
+    Ok(Checked {
+        md5_body: md5_of_body(&body),
+        md5_attributes: md5_of_attributes(&attributes),
+        md5_system: md5_of_attributes(&system_attributes),
+        message: NewMessage {
+            body,
+            attributes,
+            system_attributes,
+            delay_seconds,
+            group_id: input.message_group_id,
+            dedup_id: input.message_deduplication_id,
+        },
+    })
+}
+
+/// Turns attributes as they travel into checked-type values.
+fn to_attributes(wire: Option<WireAttributes>) -> Result<MessageAttributes, SqsError> {
+    let mut out = MessageAttributes::new();
+    for (name, v) in wire.unwrap_or_default() {
+        let data_type = v.data_type.filter(|t| !t.is_empty()).ok_or_else(|| {
+            SqsError::invalid_parameter(format!(
+                "The message attribute '{name}' must contain non-empty message attribute type."
+            ))
+        })?;
+        if v.string_list_values.is_some_and(|l| !l.is_empty())
+            || v.binary_list_values.is_some_and(|l| !l.is_empty())
+        {
+            return Err(SqsError::invalid_parameter(
+                "Message attribute list values in SendMessage operation are not supported.",
+            ));
+        }
+        let value = match (base_type(&data_type), v.string_value, v.binary_value) {
+            (Some(BaseType::Binary), None, Some(b64)) => {
+                AttributeValue::Binary(STANDARD.decode(b64.as_bytes()).map_err(|_| {
+                    SqsError::invalid_parameter(format!(
+                        "The binary value of message attribute '{name}' is not valid base64."
+                    ))
+                })?)
+            }
+            (Some(BaseType::Binary), _, _) => AttributeValue::Binary(Vec::new()),
+            (_, Some(s), None) => AttributeValue::String(s),
+            // Neither, or both: the type's value is missing; reported by validation.
+            (Some(BaseType::String | BaseType::Number), _, _) => {
+                AttributeValue::String(String::new())
+            }
+            (None, s, _) => AttributeValue::String(s.unwrap_or_default()),
+        };
+        out.insert(name, MessageAttributeValue { data_type, value });
+    }
+    Ok(out)
+}

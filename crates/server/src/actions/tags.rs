@@ -1,0 +1,69 @@
+//! TagQueue, UntagQueue, ListQueueTags.
+
+use std::collections::BTreeMap;
+
+use serde_json::{Value, json};
+use sluice_broker::Broker;
+use sluice_core::SqsError;
+use sluice_protocol::requests::{QueueUrlInput, TagQueueInput, UntagQueueInput, required};
+
+use crate::service::Service;
+
+/// Tag keys are 1–128 characters, values up to 256.
+pub(crate) fn validate_tags(tags: &BTreeMap<String, String>) -> Result<(), SqsError> {
+    for (k, v) in tags {
+        if k.is_empty() || k.chars().count() > 128 {
+            return Err(SqsError::invalid_parameter(format!(
+                "Tag key {k} is invalid: it must be 1 to 128 characters."
+            )));
+        }
+        if v.chars().count() > 256 {
+            return Err(SqsError::invalid_parameter(format!(
+                "Tag value for key {k} is invalid: it must be at most 256 characters."
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// TagQueue: adds or replaces tags.
+pub async fn tag_queue<B: Broker>(
+    svc: &Service<B>,
+    input: TagQueueInput,
+) -> Result<Value, SqsError> {
+    let url = required(input.queue_url, "QueueUrl")?;
+    let tags = required(input.tags, "Tags")?;
+    if tags.is_empty() {
+        return Err(SqsError::missing("Tags"));
+    }
+    validate_tags(&tags)?;
+    svc.broker.tag_queue(svc.queue_name(&url)?, tags).await?;
+    Ok(json!({}))
+}
+
+/// UntagQueue: removes tags by key.
+pub async fn untag_queue<B: Broker>(
+    svc: &Service<B>,
+    input: UntagQueueInput,
+) -> Result<Value, SqsError> {
+    let url = required(input.queue_url, "QueueUrl")?;
+    let keys = required(input.tag_keys, "TagKeys")?;
+    if keys.is_empty() {
+        return Err(SqsError::missing("TagKeys"));
+    }
+    svc.broker.untag_queue(svc.queue_name(&url)?, keys).await?;
+    Ok(json!({}))
+}
+
+/// ListQueueTags.
+pub async fn list_queue_tags<B: Broker>(
+    svc: &Service<B>,
+    input: QueueUrlInput,
+) -> Result<Value, SqsError> {
+    let url = required(input.queue_url, "QueueUrl")?;
+    let meta = svc.broker.get_queue(svc.queue_name(&url)?).await?;
+    if meta.tags.is_empty() {
+        return Ok(json!({}));
+    }
+    Ok(json!({ "Tags": meta.tags }))
+}

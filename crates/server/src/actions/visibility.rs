@@ -1,0 +1,84 @@
+//! ChangeMessageVisibility and ChangeMessageVisibilityBatch (rule V5).
+
+use serde_json::{Value, json};
+use sluice_broker::{Broker, VisibilityChange};
+use sluice_core::SqsError;
+use sluice_core::limits::MAX_VISIBILITY_TIMEOUT;
+use sluice_protocol::requests::{ChangeMessageVisibilityInput, HandleBatchInput, required};
+
+use super::{batch, in_range};
+use crate::service::Service;
+
+fn timeout(value: Option<i64>) -> Result<u32, SqsError> {
+    in_range(
+        "VisibilityTimeout",
+        required(value, "VisibilityTimeout")?,
+        0,
+        i64::from(MAX_VISIBILITY_TIMEOUT),
+    )
+}
+
+/// ChangeMessageVisibility.
+pub async fn change_message_visibility<B: Broker>(
+    svc: &Service<B>,
+    input: ChangeMessageVisibilityInput,
+) -> Result<Value, SqsError> {
+    let url = required(input.queue_url, "QueueUrl")?;
+    let handle = required(input.receipt_handle, "ReceiptHandle")?;
+    let visibility_timeout = timeout(input.visibility_timeout)?;
+    let name = svc.queue_name(&url)?;
+    let mut results = svc
+        .broker
+        .change_visibility(
+            name,
+            vec![VisibilityChange {
+                receipt_handle: handle,
+                visibility_timeout,
+            }],
+        )
+        .await?;
+    results.pop().unwrap_or(Ok(()))?;
+    Ok(json!({}))
+}
+
+/// ChangeMessageVisibilityBatch: each entry succeeds or fails on its own.
+pub async fn change_message_visibility_batch<B: Broker>(
+    svc: &Service<B>,
+    input: HandleBatchInput,
+) -> Result<Value, SqsError> {
+    let url = required(input.queue_url, "QueueUrl")?;
+    let entries = required(input.entries, "Entries")?;
+    let ids = batch::check_ids(
+        entries.iter().map(|e| e.id.as_deref()),
+        "ChangeMessageVisibilityBatchRequestEntry",
+    )?;
+    let name = svc.queue_name(&url)?;
+    let mut failed = Vec::new();
+    let mut wanted = Vec::new();
+    for (id, entry) in ids.iter().zip(&entries) {
+        let checked = required(entry.receipt_handle.clone(), "ReceiptHandle")
+            .and_then(|h| Ok((h, timeout(entry.visibility_timeout)?)));
+        match checked {
+            Ok((receipt_handle, visibility_timeout)) => wanted.push((
+                *id,
+                VisibilityChange {
+                    receipt_handle,
+                    visibility_timeout,
+                },
+            )),
+            Err(e) => failed.push(batch::failed(id, &e)),
+        }
+    }
+    let results = svc
+        .broker
+        .change_visibility(name, wanted.iter().map(|(_, c)| c.clone()).collect())
+        .await?;
+    let mut successful = Vec::new();
+    for ((id, _), result) in wanted.iter().zip(results) {
+        match result {
+            Ok(()) => successful.push(json!({ "Id": id })),
+            Err(e) => failed.push(batch::failed(id, &e)),
+        }
+    }
+    Ok(batch::result(successful, failed))
+}

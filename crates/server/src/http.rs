@@ -1,0 +1,197 @@
+//! HTTP: accept connections, tell the two SQS protocols apart, bound request
+//! sizes, and write responses with a request id.
+
+use std::convert::Infallible;
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use http::{HeaderValue, Method, Request, Response, StatusCode};
+use http_body_util::{BodyExt, Full, Limited};
+use hyper::body::Incoming;
+use hyper::service::service_fn;
+use hyper_util::rt::TokioIo;
+use sluice_broker::Broker;
+use sluice_core::limits::MAX_REQUEST_BODY;
+use sluice_core::{ErrorCode, SqsError};
+use sluice_protocol::{Protocol, encode_error, encode_response, json, query};
+use tokio::net::TcpListener;
+
+use crate::service::{RequestContext, Service};
+
+/// How long a graceful shutdown waits for requests in progress (long polls
+/// included) before closing their connections.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(3);
+
+/// Serves `service` on `listener` until `shutdown` resolves, then stops
+/// accepting and lets requests in progress finish (bounded).
+pub async fn serve<B: Broker>(
+    listener: TcpListener,
+    service: Arc<Service<B>>,
+    shutdown: impl Future<Output = ()>,
+) -> std::io::Result<()> {
+    let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+    let mut shutdown = std::pin::pin!(shutdown);
+    loop {
+        let (stream, _peer) = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok(conn) => conn,
+                Err(e) => {
+                    // Out of file descriptors and the like: back off, keep serving.
+                    tracing::warn!(error = %e, "accept failed");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+            () = &mut shutdown => break,
+        };
+        let _ = stream.set_nodelay(true);
+        let svc = service.clone();
+        let conn = hyper::server::conn::http1::Builder::new()
+            .keep_alive(true)
+            .serve_connection(
+                TokioIo::new(stream),
+                service_fn(move |req| {
+                    let svc = svc.clone();
+                    async move { Ok::<_, Infallible>(handle(&svc, req).await) }
+                }),
+            );
+        let conn = graceful.watch(conn);
+        tokio::spawn(async move {
+            if let Err(e) = conn.await {
+                tracing::debug!(error = %e, "connection ended with an error");
+            }
+        });
+    }
+    tokio::select! {
+        () = graceful.shutdown() => {}
+        () = tokio::time::sleep(SHUTDOWN_GRACE) => {
+            tracing::info!("requests still in progress at shutdown were cut");
+        }
+    }
+    Ok(())
+}
+
+/// Handles one HTTP request.
+pub async fn handle<B: Broker>(svc: &Service<B>, req: Request<Incoming>) -> Response<Full<Bytes>> {
+    let request_id = uuid::Uuid::new_v4().to_string();
+    if req.uri().path() == "/health" && req.method() == Method::GET {
+        return plain(StatusCode::OK, "ok\n");
+    }
+    if req.method() != Method::POST && req.method() != Method::GET {
+        return plain(
+            StatusCode::METHOD_NOT_ALLOWED,
+            "SQS requests are POST or GET\n",
+        );
+    }
+    let headers = req.headers();
+    let target = headers
+        .get("x-amz-target")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string);
+    let is_json = target.is_some()
+        || headers
+            .get(http::header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|ct| ct.starts_with("application/x-amz-json"));
+    let protocol = if is_json {
+        Protocol::Json
+    } else {
+        Protocol::Query
+    };
+    let ctx = RequestContext {
+        host: headers
+            .get(http::header::HOST)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_string),
+        scheme: "http",
+    };
+    let path = req.uri().path().to_string();
+    let url_query = req.uri().query().unwrap_or("").to_string();
+    let is_post = req.method() == Method::POST;
+    let body = match Limited::new(req.into_body(), MAX_REQUEST_BODY)
+        .collect()
+        .await
+    {
+        Ok(b) => b.to_bytes(),
+        Err(_) => {
+            let e = SqsError::invalid_parameter(format!(
+                "The request body is larger than {MAX_REQUEST_BODY} bytes or could not be read."
+            ));
+            return respond(protocol, Err(e), "", &request_id);
+        }
+    };
+    let decoded = match protocol {
+        Protocol::Json => json::decode(target.as_deref().unwrap_or(""), &body),
+        Protocol::Query => {
+            let mut params: Vec<(String, String)> = form_urlencoded::parse(url_query.as_bytes())
+                .into_owned()
+                .collect();
+            if is_post {
+                params.extend(form_urlencoded::parse(&body).into_owned());
+            }
+            // A Query request sent to a queue's URL names the queue by its path.
+            if path.trim_matches('/').contains('/') && !params.iter().any(|(k, _)| k == "QueueUrl")
+            {
+                params.push(("QueueUrl".into(), path.clone()));
+            }
+            query::decode(&params)
+        }
+    };
+    match decoded {
+        Ok(request) => {
+            let action = request.action.clone();
+            let result = svc.handle(request, &ctx).await;
+            if let Err(e) = &result {
+                tracing::debug!(action, code = e.code.query_code(), message = %e.message, "request failed");
+            }
+            respond(protocol, result, &action, &request_id)
+        }
+        Err(e) => respond(protocol, Err(e), "", &request_id),
+    }
+}
+
+fn respond(
+    protocol: Protocol,
+    result: Result<serde_json::Value, SqsError>,
+    action: &str,
+    request_id: &str,
+) -> Response<Full<Bytes>> {
+    let encoded = match &result {
+        Ok(output) => encode_response(protocol, action, output, request_id),
+        Err(e) => {
+            if e.code == ErrorCode::InternalFailure || e.code == ErrorCode::ServiceUnavailable {
+                tracing::error!(code = e.code.query_code(), message = %e.message, "server error");
+            }
+            encode_error(protocol, e, request_id)
+        }
+    };
+    let mut resp = Response::new(Full::new(Bytes::from(encoded.body)));
+    *resp.status_mut() =
+        StatusCode::from_u16(encoded.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    let h = resp.headers_mut();
+    h.insert(
+        http::header::CONTENT_TYPE,
+        HeaderValue::from_static(encoded.content_type),
+    );
+    if let Ok(v) = HeaderValue::from_str(request_id) {
+        h.insert("x-amzn-requestid", v);
+    }
+    for (name, value) in encoded.headers {
+        if let Ok(v) = HeaderValue::from_str(&value) {
+            h.insert(name, v);
+        }
+    }
+    resp
+}
+
+fn plain(status: StatusCode, text: &'static str) -> Response<Full<Bytes>> {
+    let mut resp = Response::new(Full::new(Bytes::from_static(text.as_bytes())));
+    *resp.status_mut() = status;
+    resp.headers_mut().insert(
+        http::header::CONTENT_TYPE,
+        HeaderValue::from_static("text/plain"),
+    );
+    resp
+}

@@ -1,0 +1,78 @@
+//! What every action needs: the broker, the account, and how queue URLs are
+//! written and read.
+
+use sluice_broker::Broker;
+use sluice_core::SqsError;
+use sluice_core::queue_name::{Account, name_from_queue_url};
+use sluice_protocol::Request;
+
+/// Server settings that shape responses.
+#[derive(Debug, Clone, Default)]
+pub struct ServiceConfig {
+    /// Account id and region of URLs and ARNs.
+    pub account: Account,
+    /// Public base URL for queue URLs (e.g. `https://sqs.example.com`);
+    /// without it, URLs use the `Host` header of each request.
+    pub base_url: Option<String>,
+}
+
+/// The SQS service over one broker.
+pub struct Service<B> {
+    /// The engine.
+    pub broker: B,
+    /// Settings.
+    pub config: ServiceConfig,
+}
+
+/// Per-request facts actions may need.
+#[derive(Debug, Clone, Default)]
+pub struct RequestContext {
+    /// `Host` header, for queue URLs.
+    pub host: Option<String>,
+    /// `http` or `https`.
+    pub scheme: &'static str,
+}
+
+impl<B: Broker> Service<B> {
+    /// A service over `broker`.
+    pub fn new(broker: B, config: ServiceConfig) -> Self {
+        Self { broker, config }
+    }
+
+    /// Runs one decoded request and returns its JSON-shaped output.
+    pub async fn handle(
+        &self,
+        request: Request,
+        ctx: &RequestContext,
+    ) -> Result<serde_json::Value, SqsError> {
+        crate::actions::dispatch(self, request, ctx).await
+    }
+
+    /// The queue URL of `name` as this request should see it (rule W3).
+    pub fn queue_url(&self, ctx: &RequestContext, name: &str) -> String {
+        let base = match &self.config.base_url {
+            Some(base) => base.trim_end_matches('/').to_string(),
+            None => format!(
+                "{}://{}",
+                if ctx.scheme.is_empty() {
+                    "http"
+                } else {
+                    ctx.scheme
+                },
+                ctx.host.as_deref().unwrap_or("localhost:9324")
+            ),
+        };
+        format!("{base}/{}/{name}", self.config.account.id)
+    }
+
+    /// The ARN of queue `name`.
+    pub fn queue_arn(&self, name: &str) -> String {
+        self.config.account.queue_arn(name)
+    }
+
+    /// The queue name a request's `QueueUrl` names (rule W3: the host does
+    /// not matter); a URL that names no queue is `NonExistentQueue`, as SQS.
+    pub fn queue_name<'a>(&self, url: &'a str) -> Result<&'a str, SqsError> {
+        name_from_queue_url(url).ok_or_else(SqsError::no_queue)
+    }
+}
