@@ -1,0 +1,309 @@
+//! Test servers (in-process with a manual clock, or the real binary) and clients.
+
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::time::Duration;
+
+use aws_sdk_sqs::config::{BehaviorVersion, Credentials, Region};
+use sluice_core::ManualClock;
+use sluice_embedded::EmbeddedBroker;
+use sluice_server::{Service, ServiceConfig};
+use tokio::sync::oneshot;
+
+/// A server running inside the test process on a free loopback port.
+pub struct TestServer {
+    /// `http://127.0.0.1:PORT`.
+    pub endpoint: String,
+    /// The address.
+    pub addr: SocketAddr,
+    /// The clock the engine reads: advance it to move time.
+    pub clock: ManualClock,
+    stop: Option<oneshot::Sender<()>>,
+}
+
+impl TestServer {
+    /// An in-memory server with a manual clock.
+    pub async fn start() -> Self {
+        let clock = ManualClock::default();
+        let broker = EmbeddedBroker::in_memory(Arc::new(clock.clone()));
+        Self::with_broker(broker, clock).await
+    }
+
+    /// A durable server over `dir` with a manual clock.
+    pub async fn start_durable(dir: &Path) -> Self {
+        let clock = ManualClock::default();
+        let (broker, _) = EmbeddedBroker::open(dir, Arc::new(clock.clone())).expect("open store");
+        Self::with_broker(broker, clock).await
+    }
+
+    async fn with_broker(broker: EmbeddedBroker, clock: ManualClock) -> Self {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let addr = listener.local_addr().expect("addr");
+        let service = Arc::new(Service::new(broker, ServiceConfig::default()));
+        let (stop, stopped) = oneshot::channel::<()>();
+        tokio::spawn(async move {
+            let _ = sluice_server::serve(listener, service, async {
+                let _ = stopped.await;
+            })
+            .await;
+        });
+        Self {
+            endpoint: format!("http://{addr}"),
+            addr,
+            clock,
+            stop: Some(stop),
+        }
+    }
+
+    /// The official Rust SDK pointed at this server.
+    pub fn sdk(&self) -> aws_sdk_sqs::Client {
+        sdk_client(&self.endpoint)
+    }
+
+    /// A raw HTTP client for Query and malformed requests.
+    pub fn raw(&self) -> RawClient {
+        RawClient { addr: self.addr }
+    }
+}
+
+impl Drop for TestServer {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+    }
+}
+
+/// The Rust SDK for `endpoint`, with dummy credentials and no retries (so a
+/// wrong answer is seen as it is).
+pub fn sdk_client(endpoint: &str) -> aws_sdk_sqs::Client {
+    let http = aws_smithy_http_client::Builder::new().build_http();
+    let config = aws_sdk_sqs::Config::builder()
+        .behavior_version(BehaviorVersion::latest())
+        .region(Region::new("us-east-1"))
+        .endpoint_url(endpoint)
+        .credentials_provider(Credentials::new("test", "test", None, None, "sluice-tests"))
+        .http_client(http)
+        .retry_config(aws_sdk_sqs::config::retry::RetryConfig::disabled())
+        .build();
+    aws_sdk_sqs::Client::from_conf(config)
+}
+
+/// An HTTP response as raw parts.
+#[derive(Debug)]
+pub struct RawResponse {
+    /// Status code.
+    pub status: u16,
+    /// Headers, names lower-cased.
+    pub headers: Vec<(String, String)>,
+    /// Body as text.
+    pub body: String,
+}
+
+impl RawResponse {
+    /// A header's value.
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// The text of the first `<tag>…</tag>` in the body.
+    pub fn xml(&self, tag: &str) -> Option<String> {
+        xml_values(&self.body, tag).into_iter().next()
+    }
+
+    /// The text of every `<tag>…</tag>` in the body.
+    pub fn xml_all(&self, tag: &str) -> Vec<String> {
+        xml_values(&self.body, tag)
+    }
+}
+
+/// Texts of `<tag>…</tag>` elements, unescaped.
+pub fn xml_values(body: &str, tag: &str) -> Vec<String> {
+    let open = format!("<{tag}>");
+    let close = format!("</{tag}>");
+    let mut out = Vec::new();
+    let mut rest = body;
+    while let Some(i) = rest.find(&open) {
+        let after = &rest[i + open.len()..];
+        let Some(j) = after.find(&close) else { break };
+        out.push(
+            after[..j]
+                .replace("&lt;", "<")
+                .replace("&gt;", ">")
+                .replace("&quot;", "\"")
+                .replace("&apos;", "'")
+                .replace("&#xD;", "\r")
+                .replace("&amp;", "&"),
+        );
+        rest = &after[j + close.len()..];
+    }
+    out
+}
+
+/// A minimal blocking HTTP/1.1 client, so tests can send exactly the bytes
+/// they mean (malformed ones included).
+#[derive(Clone, Copy)]
+pub struct RawClient {
+    addr: SocketAddr,
+}
+
+impl RawClient {
+    /// Sends a request and reads the whole response.
+    pub fn request(&self, method: &str, path: &str, headers: &[(&str, &str)], body: &[u8]) -> RawResponse {
+        let mut stream = TcpStream::connect(self.addr).expect("connect");
+        stream.set_read_timeout(Some(Duration::from_secs(30))).ok();
+        let mut req = format!("{method} {path} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\nContent-Length: {}\r\n", self.addr, body.len());
+        for (k, v) in headers {
+            req.push_str(&format!("{k}: {v}\r\n"));
+        }
+        req.push_str("\r\n");
+        stream.write_all(req.as_bytes()).expect("write");
+        stream.write_all(body).expect("write body");
+        let mut raw = Vec::new();
+        stream.read_to_end(&mut raw).expect("read");
+        parse_response(&raw)
+    }
+
+    /// A Query-protocol POST of form parameters to `path`.
+    pub fn query(&self, path: &str, params: &[(&str, &str)]) -> RawResponse {
+        let body: String = form_urlencoded::Serializer::new(String::new())
+            .extend_pairs(params)
+            .finish();
+        self.request(
+            "POST",
+            path,
+            &[("Content-Type", "application/x-www-form-urlencoded")],
+            body.as_bytes(),
+        )
+    }
+
+    /// A Query-protocol GET with parameters in the URL.
+    pub fn query_get(&self, path: &str, params: &[(&str, &str)]) -> RawResponse {
+        let qs: String = form_urlencoded::Serializer::new(String::new())
+            .extend_pairs(params)
+            .finish();
+        self.request("GET", &format!("{path}?{qs}"), &[], b"")
+    }
+
+    /// A JSON-protocol POST of `action` with a raw body.
+    pub fn json(&self, action: &str, body: &str) -> RawResponse {
+        self.request(
+            "POST",
+            "/",
+            &[
+                ("Content-Type", "application/x-amz-json-1.0"),
+                ("X-Amz-Target", &format!("AmazonSQS.{action}")),
+            ],
+            body.as_bytes(),
+        )
+    }
+}
+
+fn parse_response(raw: &[u8]) -> RawResponse {
+    let split = raw
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .expect("header end");
+    let head = String::from_utf8_lossy(&raw[..split]).to_string();
+    let mut body = raw[split + 4..].to_vec();
+    let mut lines = head.lines();
+    let status: u16 = lines
+        .next()
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|s| s.parse().ok())
+        .expect("status");
+    let headers: Vec<(String, String)> = lines
+        .filter_map(|l| l.split_once(':'))
+        .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_string()))
+        .collect();
+    if headers
+        .iter()
+        .any(|(k, v)| k == "transfer-encoding" && v.contains("chunked"))
+    {
+        body = dechunk(&body);
+    }
+    RawResponse {
+        status,
+        headers,
+        body: String::from_utf8_lossy(&body).to_string(),
+    }
+}
+
+fn dechunk(mut data: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    loop {
+        let Some(end) = data.windows(2).position(|w| w == b"\r\n") else { break };
+        let size = usize::from_str_radix(String::from_utf8_lossy(&data[..end]).trim(), 16).unwrap_or(0);
+        if size == 0 {
+            break;
+        }
+        out.extend_from_slice(&data[end + 2..end + 2 + size]);
+        data = &data[end + 2 + size + 2..];
+    }
+    out
+}
+
+/// The real `sluice` binary, started on a free port.
+pub struct SluiceProcess {
+    child: Child,
+    /// `http://127.0.0.1:PORT`.
+    pub endpoint: String,
+}
+
+impl SluiceProcess {
+    /// Starts `sluice serve --bind 127.0.0.1:0` with extra arguments and
+    /// waits for it to listen.
+    pub fn start(extra: &[&str]) -> Self {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_sluice"))
+            .args(["serve", "--bind", "127.0.0.1:0"])
+            .args(extra)
+            .env("RUST_LOG", "warn")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("start sluice");
+        let stdout = child.stdout.take().expect("stdout");
+        let mut line = String::new();
+        BufReader::new(stdout).read_line(&mut line).expect("read listening line");
+        let endpoint = line
+            .trim()
+            .strip_prefix("sluice listening on ")
+            .unwrap_or_else(|| panic!("unexpected first line: {line:?}"))
+            .to_string();
+        Self { child, endpoint }
+    }
+
+    /// Kills the process with SIGKILL (no chance to flush anything).
+    pub fn kill_9(mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    /// Sends SIGTERM and waits for a clean exit.
+    pub fn terminate(mut self) -> std::process::ExitStatus {
+        let _ = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status();
+        self.child.wait().expect("wait")
+    }
+
+    /// The SDK pointed at this process.
+    pub fn sdk(&self) -> aws_sdk_sqs::Client {
+        sdk_client(&self.endpoint)
+    }
+}
+
+impl Drop for SluiceProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}

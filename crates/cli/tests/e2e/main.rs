@@ -1,0 +1,10 @@
+//! Black-box tests of sluice through real clients: the official Rust SDK
+//! (AWS JSON protocol), raw Query-protocol HTTP, and the `sluice` binary
+//! itself for restarts and crashes. One test binary, many modules, so the
+//! SDK is linked once.
+
+mod common;
+mod crash;
+mod query_protocol;
+mod sdk_messages;
+mod sdk_queues;
