@@ -4,6 +4,7 @@
 //! SDK is linked once.
 
 mod common;
+mod config_file;
 mod crash;
 mod query_protocol;
 mod sdk_messages;

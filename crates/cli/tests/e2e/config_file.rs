@@ -1,0 +1,127 @@
+//! `sluice serve --config FILE`: account, region, base URL and declared queues.
+
+use aws_sdk_sqs::types::QueueAttributeName as Attr;
+
+use crate::common::SluiceProcess;
+
+/// W3, V11: the config file sets the account and region of URLs and ARNs,
+/// the public base URL, and creates queues with attributes and tags, also
+/// bringing an existing queue to the declared attributes on the next start.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn config_file_declares_queues_and_naming() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let config = dir.path().join("sluice.toml");
+    let write = |visibility: u32| {
+        std::fs::write(
+            &config,
+            format!(
+                r#"
+account_id = "123456789012"
+region = "eu-west-1"
+base_url = "https://sqs.example.test/"
+data_dir = "{}"
+
+[[queues]]
+name = "orders-dlq"
+
+[[queues]]
+name = "orders"
+attributes = {{ VisibilityTimeout = {visibility}, RedrivePolicy = '{{"deadLetterTargetArn":"arn:aws:sqs:eu-west-1:123456789012:orders-dlq","maxReceiveCount":5}}' }}
+tags = {{ team = "payments" }}
+"#,
+                data.display()
+            ),
+        )
+        .unwrap();
+    };
+    write(60);
+    let cfg = config.to_str().unwrap();
+    let server = SluiceProcess::start(&["--config", cfg]);
+    let sqs = server.sdk();
+    let url = sqs
+        .get_queue_url()
+        .queue_name("orders")
+        .send()
+        .await
+        .unwrap()
+        .queue_url
+        .unwrap();
+    assert_eq!(url, "https://sqs.example.test/123456789012/orders");
+    let attrs = sqs
+        .get_queue_attributes()
+        .queue_url(&url)
+        .attribute_names(Attr::All)
+        .send()
+        .await
+        .unwrap();
+    let attrs = attrs.attributes().unwrap();
+    assert_eq!(attrs[&Attr::VisibilityTimeout], "60");
+    assert_eq!(
+        attrs[&Attr::QueueArn],
+        "arn:aws:sqs:eu-west-1:123456789012:orders"
+    );
+    assert!(attrs[&Attr::RedrivePolicy].contains("orders-dlq"));
+    let tags = sqs.list_queue_tags().queue_url(&url).send().await.unwrap();
+    assert_eq!(tags.tags().unwrap()["team"], "payments");
+    sqs.send_message()
+        .queue_url(&url)
+        .message_body("kept")
+        .send()
+        .await
+        .unwrap();
+    assert!(server.terminate().success());
+
+    write(90);
+    let server = SluiceProcess::start(&["--config", cfg]);
+    let sqs = server.sdk();
+    let attrs = sqs
+        .get_queue_attributes()
+        .queue_url(&url)
+        .attribute_names(Attr::VisibilityTimeout)
+        .attribute_names(Attr::ApproximateNumberOfMessages)
+        .send()
+        .await
+        .unwrap();
+    let attrs = attrs.attributes().unwrap();
+    assert_eq!(
+        attrs[&Attr::VisibilityTimeout],
+        "90",
+        "the declared value wins at start-up"
+    );
+    assert_eq!(
+        attrs[&Attr::ApproximateNumberOfMessages],
+        "1",
+        "the queue was kept, not recreated"
+    );
+}
+
+/// A config file with an unknown key or a bad queue is refused at start-up.
+#[test]
+fn bad_config_file_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    for (text, needle) in [
+        ("bogus = 1\n", "unknown field"),
+        (
+            "in_memory = true\n[[queues]]\nname = \"bad name\"\n",
+            "bad name",
+        ),
+        ("in_memory = true\naccount_id = \"12\"\n", "12 digits"),
+    ] {
+        let config = dir.path().join("bad.toml");
+        std::fs::write(&config, text).unwrap();
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_sluice"))
+            .args([
+                "serve",
+                "--bind",
+                "127.0.0.1:0",
+                "--config",
+                config.to_str().unwrap(),
+            ])
+            .output()
+            .unwrap();
+        assert!(!out.status.success(), "{text}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains(needle), "{text}: {stderr}");
+    }
+}
