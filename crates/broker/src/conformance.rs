@@ -50,6 +50,10 @@ macro_rules! conformance_tests {
             v11_counts_follow_the_lifecycle,
             v11_set_attributes_and_tags,
             l2_batch_results_are_per_entry,
+            r2_r4_message_moves_to_dlq_past_max_receive_count,
+            r2_max_receive_count_one,
+            r2_without_its_dlq_a_message_stays,
+            r3_standard_dlq_keeps_the_original_enqueue_time,
         );
     };
     // The in-flight limit needs 120,000 sequential receives: engines whose
@@ -646,5 +650,127 @@ pub async fn l4_in_flight_limit_is_over_limit<H: Harness>(h: &H) {
         h.broker().receive_messages("q", o).await.unwrap().len(),
         10,
         "limit lifts as messages return"
+    );
+}
+
+fn redrive(dlq: &str, max: u32) -> String {
+    format!(
+        r#"{{"deadLetterTargetArn":"arn:aws:sqs:us-east-1:000000000000:{dlq}","maxReceiveCount":{max}}}"#
+    )
+}
+
+/// R2, R4: the receive that would go past maxReceiveCount moves the message
+/// to the DLQ instead; it keeps its id, body, attributes and receive count
+/// and names its source.
+pub async fn r2_r4_message_moves_to_dlq_past_max_receive_count<H: Harness>(h: &H) {
+    create(h, "dlq", &[]).await;
+    create(h, "src", &[("RedrivePolicy", &redrive("dlq", 2))]).await;
+    let mut attributes = MessageAttributes::new();
+    attributes.insert(
+        "k".into(),
+        MessageAttributeValue {
+            data_type: "String".into(),
+            value: AttributeValue::String("v".into()),
+        },
+    );
+    let sent = h
+        .broker()
+        .send_messages(
+            "src",
+            vec![
+                NewMessage {
+                    body: "poison".into(),
+                    attributes: attributes.clone(),
+                    ..Default::default()
+                },
+                msg("healthy"),
+            ],
+        )
+        .await
+        .unwrap();
+    for round in 1..=2 {
+        let got = receive_vt(h, "src", 10, 0).await;
+        assert_eq!(got.len(), 2, "round {round}");
+    }
+    // Third receive: both messages have been received twice already.
+    let got = receive(h, "src", 10).await;
+    assert!(got.is_empty(), "both messages were over the limit: {got:?}");
+    assert_eq!(counts(h, "src").await, QueueCounts::default());
+    assert_eq!(counts(h, "dlq").await.visible, 2);
+    let dead = receive(h, "dlq", 10).await;
+    let poison = dead
+        .iter()
+        .find(|m| m.body == "poison")
+        .expect("poison in the DLQ");
+    assert_eq!(poison.message_id, sent[0].message_id);
+    assert_eq!(poison.attributes, attributes);
+    assert_eq!(
+        poison.receive_count, 3,
+        "two receives in the source, one here"
+    );
+    let source = poison
+        .system_attributes
+        .get("DeadLetterQueueSourceArn")
+        .expect("source ARN");
+    assert_eq!(
+        source.value,
+        AttributeValue::String("arn:aws:sqs:us-east-1:000000000000:src".into())
+    );
+}
+
+/// R2: with maxReceiveCount 1 the second receive moves the message.
+pub async fn r2_max_receive_count_one<H: Harness>(h: &H) {
+    create(h, "dlq", &[]).await;
+    create(h, "src", &[("RedrivePolicy", &redrive("dlq", 1))]).await;
+    send(h, "src", &["once"]).await;
+    assert_eq!(receive_vt(h, "src", 1, 5).await.len(), 1);
+    h.clock().advance_secs(5);
+    assert!(receive(h, "src", 1).await.is_empty());
+    assert_eq!(bodies(&receive(h, "dlq", 1).await), ["once"]);
+}
+
+/// R2: when the DLQ does not exist, nothing is moved and nothing is lost.
+pub async fn r2_without_its_dlq_a_message_stays<H: Harness>(h: &H) {
+    create(h, "dlq", &[]).await;
+    create(h, "src", &[("RedrivePolicy", &redrive("dlq", 1))]).await;
+    h.broker().delete_queue("dlq").await.unwrap();
+    send(h, "src", &["kept"]).await;
+    for expected_count in 1..=3 {
+        let got = receive_vt(h, "src", 1, 0).await;
+        assert_eq!(got.len(), 1);
+        assert_eq!(got[0].receive_count, expected_count);
+    }
+}
+
+/// R3: a standard DLQ keeps the original enqueue time: a message 1 day old
+/// entering a 4-day DLQ expires 3 days later (the seeds' example).
+pub async fn r3_standard_dlq_keeps_the_original_enqueue_time<H: Harness>(h: &H) {
+    const DAY: u64 = 86_400;
+    create(h, "dlq", &[("MessageRetentionPeriod", "345600")]).await;
+    create(
+        h,
+        "src",
+        &[
+            ("MessageRetentionPeriod", "1209600"),
+            ("RedrivePolicy", &redrive("dlq", 1)),
+        ],
+    )
+    .await;
+    send(h, "src", &["aging"]).await;
+    h.clock().advance_secs(DAY);
+    receive_vt(h, "src", 1, 0).await;
+    assert!(receive(h, "src", 1).await.is_empty(), "moved");
+    assert_eq!(counts(h, "dlq").await.visible, 1);
+    h.clock().advance_secs(3 * DAY - 1);
+    assert_eq!(
+        counts(h, "dlq").await.visible,
+        1,
+        "still there just before 4 days of age"
+    );
+    h.clock().advance_secs(1);
+    assert_eq!(
+        counts(h, "dlq").await,
+        QueueCounts::default(),
+        "gone at 4 days of age, 3 days after the move"
     );
 }

@@ -26,6 +26,7 @@ use sluice_broker::{
 };
 use sluice_core::clock::{Clock, Millis};
 use sluice_core::limits::{MAX_INFLIGHT, MAX_TAGS, PURGE_INTERVAL_SECS};
+use sluice_core::message::{AttributeValue, MessageAttributeValue};
 use sluice_core::receipt::ReceiptHandle;
 use sluice_core::{ErrorCode, SqsError};
 use tokio::sync::Notify;
@@ -257,24 +258,53 @@ fn deleted_error() -> SqsError {
     SqsError::no_queue()
 }
 
+fn queue_exists(name: &str) -> SqsError {
+    SqsError::new(
+        ErrorCode::QueueNameExists,
+        format!(
+            "A queue already exists with the same name and a different value for an attribute: {name}"
+        ),
+    )
+}
+
+/// The queue name at the end of an ARN.
+fn name_of_arn(arn: &str) -> &str {
+    arn.rsplit(':').next().unwrap_or(arn)
+}
+
+/// The ARN of `queue` in the same account and region as `sibling_arn`.
+fn sibling_arn(sibling_arn: &str, queue: &str) -> String {
+    match sibling_arn.rsplit_once(':') {
+        Some((prefix, _)) => format!("{prefix}:{queue}"),
+        None => queue.to_string(),
+    }
+}
+
+/// The system attribute that names a dead-lettered message's source (rule R4).
+pub const DEAD_LETTER_SOURCE_ARN: &str = "DeadLetterQueueSourceArn";
+
 impl Broker for EmbeddedBroker {
     async fn create_queue(&self, spec: CreateQueue) -> Result<QueueMeta, SqsError> {
         let inner = &self.inner;
         let now = inner.now();
-        let (meta, ticket): (QueueMeta, Ticket) = {
-            let mut queues = inner.queues.write();
-            if let Some(cell) = queues.get(&spec.name) {
-                let st = cell.state.lock();
+        // Lock order: a queue's lock may be held while reading the registry
+        // (receive looks up its dead-letter queue), so the registry is never
+        // held while waiting for a queue's lock.
+        let existing = inner.queues.read().get(&spec.name).cloned();
+        if let Some(cell) = existing {
+            let st = cell.state.lock();
+            if !st.deleted {
                 if st.meta.config.matches(&spec.name, &spec.requested) {
                     return Ok(st.meta.clone());
                 }
-                return Err(SqsError::new(
-                    ErrorCode::QueueNameExists,
-                    format!(
-                        "A queue already exists with the same name and a different value for an attribute: {}",
-                        spec.name
-                    ),
-                ));
+                return Err(queue_exists(&spec.name));
+            }
+        }
+        let (meta, ticket): (QueueMeta, Ticket) = {
+            let mut queues = inner.queues.write();
+            if queues.contains_key(&spec.name) {
+                // Created by a concurrent request since the check above.
+                return Err(queue_exists(&spec.name));
             }
             if spec.tags.len() > MAX_TAGS {
                 return Err(SqsError::invalid_parameter(format!(
@@ -318,21 +348,21 @@ impl Broker for EmbeddedBroker {
 
     async fn delete_queue(&self, name: &str) -> Result<(), SqsError> {
         let inner = &self.inner;
-        let (cell, ticket) = {
-            let mut queues = inner.queues.write();
-            let cell = queues.remove(name).ok_or_else(SqsError::no_queue)?;
-            let ticket = {
-                let mut st = cell.state.lock();
-                st.deleted = true;
-                st.clear();
-                let changes = if inner.journal.is_durable() {
-                    vec![Change::DeleteQueue { id: cell.id }]
-                } else {
-                    Vec::new()
-                };
-                inner.journal.submit(changes)
+        let cell = inner
+            .queues
+            .write()
+            .remove(name)
+            .ok_or_else(SqsError::no_queue)?;
+        let ticket = {
+            let mut st = cell.state.lock();
+            st.deleted = true;
+            st.clear();
+            let changes = if inner.journal.is_durable() {
+                vec![Change::DeleteQueue { id: cell.id }]
+            } else {
+                Vec::new()
             };
-            (cell, ticket)
+            inner.journal.submit(changes)
         };
         cell.arrivals.notify_waiters();
         ticket.wait().await
@@ -514,7 +544,7 @@ impl Broker for EmbeddedBroker {
             tokio::pin!(notified);
             notified.as_mut().enable();
             let now = inner.now();
-            let (delivered, ticket, next_due) = {
+            let (delivered, ticket, next_due, dead) = {
                 let mut st = cell.state.lock();
                 if st.deleted {
                     return Err(deleted_error());
@@ -530,14 +560,29 @@ impl Broker for EmbeddedBroker {
                         ),
                     ));
                 }
+                // Without its dead-letter queue a policy moves nothing: the
+                // messages stay deliverable rather than vanish.
+                let redrive = st.meta.config.redrive().and_then(|policy| {
+                    let dlq = inner
+                        .queues
+                        .read()
+                        .get(name_of_arn(&policy.dead_letter_target_arn))
+                        .cloned()?;
+                    Some((policy, dlq))
+                });
                 let visibility = options
                     .visibility_timeout
                     .unwrap_or(st.meta.config.visibility_timeout);
                 let room = MAX_INFLIGHT - st.in_flight();
                 let max = (options.max_messages as usize).min(room);
-                let seqs = st.deliver(max, now, u64::from(visibility) * 1000);
-                let mut delivered = Vec::with_capacity(seqs.len());
-                for seq in seqs {
+                let delivery = st.deliver(
+                    max,
+                    now,
+                    u64::from(visibility) * 1000,
+                    redrive.as_ref().map(|(p, _)| p.max_receive_count),
+                );
+                let mut delivered = Vec::with_capacity(delivery.delivered.len());
+                for seq in delivery.delivered {
                     let Some(entry) = st.get(seq) else { continue };
                     let (data, state) = (entry.data.clone(), entry.state);
                     inner.put_state(cell.id, seq, &state, &mut changes);
@@ -560,8 +605,25 @@ impl Broker for EmbeddedBroker {
                         sequence_number: None,
                     });
                 }
-                (delivered, inner.journal.submit(changes), st.next_due())
+                let dead = match redrive {
+                    Some((policy, dlq)) if !delivery.dead.is_empty() => Some((
+                        sibling_arn(&policy.dead_letter_target_arn, &st.meta.name),
+                        dlq,
+                        delivery.dead,
+                    )),
+                    _ => None,
+                };
+                (
+                    delivered,
+                    inner.journal.submit(changes),
+                    st.next_due(),
+                    dead,
+                )
             };
+            if let Some((source_arn, dlq, dead)) = dead {
+                self.move_to_dead_letter_queue(&cell, &source_arn, &dlq, dead, now)
+                    .await?;
+            }
             if !delivered.is_empty() {
                 ticket.wait().await?;
                 return Ok(delivered);
@@ -684,6 +746,77 @@ impl Broker for EmbeddedBroker {
 }
 
 impl EmbeddedBroker {
+    /// Moves messages taken out of `source` into its dead-letter queue
+    /// (rules R2–R4): same id, body, attributes, receive count; standard
+    /// queues keep the original enqueue time; `DeadLetterQueueSourceArn`
+    /// names the source. The source's deletes and the DLQ's inserts are one
+    /// journal submission, so they commit together or not at all.
+    async fn move_to_dead_letter_queue(
+        &self,
+        source: &QueueCell,
+        source_arn: &str,
+        dlq: &QueueCell,
+        dead: Vec<(u64, queue_state::Entry)>,
+        now: Millis,
+    ) -> Result<(), SqsError> {
+        let inner = &self.inner;
+        let durable = inner.journal.is_durable();
+        let ticket = {
+            let mut dst = dlq.state.lock();
+            if dst.deleted {
+                // The DLQ went away since the lookup: keep the messages.
+                drop(dst);
+                let mut st = source.state.lock();
+                if !st.deleted {
+                    for (seq, entry) in dead {
+                        st.insert(seq, entry.data, entry.state, now);
+                    }
+                }
+                return Ok(());
+            }
+            let mut changes = Vec::with_capacity(dead.len() * 2);
+            for (old_seq, entry) in dead {
+                let mut data = (*entry.data).clone();
+                data.system_attributes.insert(
+                    DEAD_LETTER_SOURCE_ARN.to_string(),
+                    MessageAttributeValue {
+                        data_type: "String".into(),
+                        value: AttributeValue::String(source_arn.to_string()),
+                    },
+                );
+                let state = MessageState {
+                    visible_at: now,
+                    ..entry.state
+                };
+                let seq = inner.next_seq.fetch_add(1, Ordering::SeqCst);
+                if durable {
+                    changes.push(Change::DeleteMessage {
+                        queue: source.id,
+                        seq: old_seq,
+                    });
+                    changes.push(Change::PutMessage {
+                        queue: dlq.id,
+                        seq,
+                        data: codec::encode_message(&data),
+                        state: codec::encode_state(&state),
+                    });
+                }
+                tracing::info!(
+                    message_id = %uuid_string(&data.message_id),
+                    source = %source_arn,
+                    dead_letter_queue = %dst.meta.name,
+                    receive_count = state.receive_count,
+                    "moved message to dead-letter queue"
+                );
+                dst.insert(seq, Arc::new(data), state, now);
+            }
+            inner.journal.submit(changes)
+        };
+        ticket.wait().await?;
+        dlq.arrivals.notify_waiters();
+        Ok(())
+    }
+
     async fn update_tags(
         &self,
         name: &str,

@@ -66,6 +66,15 @@ pub struct Entry {
     pub phase: Phase,
 }
 
+/// What [`QueueState::deliver`] did.
+#[derive(Debug, Default)]
+pub struct Delivery {
+    /// Sequences delivered, now in flight.
+    pub delivered: Vec<u64>,
+    /// Messages over their queue's maxReceiveCount, removed from the index.
+    pub dead: Vec<(u64, Entry)>,
+}
+
 /// One queue's state.
 #[derive(Debug)]
 pub struct QueueState {
@@ -221,16 +230,38 @@ impl QueueState {
 
     /// Delivers up to `max` ready messages: each is hidden until
     /// `now + visibility_ms`, its receive count goes up and its first
-    /// receive time is set (rule V2). Returns the delivered sequences.
-    pub fn deliver(&mut self, max: usize, now: Millis, visibility_ms: u64) -> Vec<u64> {
-        let mut out = Vec::with_capacity(max);
-        while out.len() < max {
+    /// receive time is set (rule V2).
+    ///
+    /// With `max_receives` (a redrive policy's maxReceiveCount), a ready
+    /// message already received that many times is not delivered but taken
+    /// out of the queue and returned in [`Delivery::dead`] for the caller to
+    /// move to the dead-letter queue (rule R2).
+    pub fn deliver(
+        &mut self,
+        max: usize,
+        now: Millis,
+        visibility_ms: u64,
+        max_receives: Option<u32>,
+    ) -> Delivery {
+        let mut out = Delivery {
+            delivered: Vec::with_capacity(max),
+            dead: Vec::new(),
+        };
+        while out.delivered.len() < max {
             let Some(seq) = self.ready.pop_first() else {
                 break;
             };
             let Some(entry) = self.entries.get_mut(&seq) else {
                 continue;
             };
+            if max_receives.is_some_and(|limit| entry.state.receive_count >= limit) {
+                // Already out of the ready set; finish removing it.
+                if let Some(entry) = self.entries.remove(&seq) {
+                    self.by_age.remove(&(entry.data.enqueued_at, seq));
+                    out.dead.push((seq, entry));
+                }
+                continue;
+            }
             entry.state.receive_count += 1;
             if entry.state.first_receive_at == 0 {
                 entry.state.first_receive_at = now;
@@ -239,7 +270,7 @@ impl QueueState {
             entry.phase = Phase::InFlight;
             self.in_flight += 1;
             self.timers.insert((entry.state.visible_at, seq));
-            out.push(seq);
+            out.delivered.push(seq);
         }
         out
     }

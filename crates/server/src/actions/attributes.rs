@@ -104,6 +104,9 @@ pub(crate) async fn check_redrive_policy<B: Broker>(
             "Dead-letter target owner should be same as the source.",
         ));
     };
+    if dlq == source {
+        return Err(bad("Dead-letter target cannot be the source queue itself."));
+    }
     let Ok(target) = svc.broker.get_queue(dlq).await else {
         return Err(bad("Dead letter target does not exist."));
     };

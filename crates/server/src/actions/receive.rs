@@ -101,13 +101,13 @@ fn render<B>(
             "SequenceNumber" => m.sequence_number.clone(),
             "MessageDeduplicationId" => m.dedup_id.clone(),
             "MessageGroupId" => m.group_id.clone(),
-            "AWSTraceHeader" => {
-                m.system_attributes
-                    .get("AWSTraceHeader")
-                    .and_then(|v| match &v.value {
-                        AttributeValue::String(s) => Some(s.clone()),
-                        AttributeValue::Binary(_) => None,
-                    })
+            // Kept with the message: the sender's trace header, and the
+            // source of a dead-lettered message (rule R4).
+            "AWSTraceHeader" | "DeadLetterQueueSourceArn" => {
+                m.system_attributes.get(name).and_then(|v| match &v.value {
+                    AttributeValue::String(s) => Some(s.clone()),
+                    AttributeValue::Binary(_) => None,
+                })
             }
             _ => None,
         };

@@ -1,0 +1,132 @@
+//! Durable engine restarts (rule D1) around dead-letter moves (rule R2).
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use sluice_broker::{Broker, CreateQueue, NewMessage, ReceiveOptions};
+use sluice_core::ManualClock;
+use sluice_core::attributes::QueueConfig;
+use sluice_embedded::EmbeddedBroker;
+
+async fn create(b: &EmbeddedBroker, name: &str, attrs: &[(&str, &str)]) {
+    let requested: BTreeMap<String, String> = attrs
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    b.create_queue(CreateQueue {
+        name: name.into(),
+        config: QueueConfig::for_create(name, &requested).unwrap(),
+        requested,
+        tags: BTreeMap::new(),
+    })
+    .await
+    .unwrap();
+}
+
+fn receive_opts() -> ReceiveOptions {
+    ReceiveOptions {
+        max_messages: 10,
+        visibility_timeout: Some(0),
+        wait: Duration::ZERO,
+        attempt_id: None,
+    }
+}
+
+/// D1, R2: a message moved to the DLQ is in the DLQ after a restart, with
+/// its receive count, and not in its source.
+#[tokio::test]
+async fn d1_dead_letter_move_survives_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let clock = ManualClock::default();
+    {
+        let (b, _) = EmbeddedBroker::open(dir.path(), Arc::new(clock.clone())).unwrap();
+        create(&b, "dlq", &[]).await;
+        let policy = r#"{"deadLetterTargetArn":"arn:aws:sqs:us-east-1:000000000000:dlq","maxReceiveCount":1}"#;
+        create(&b, "src", &[("RedrivePolicy", policy)]).await;
+        b.send_messages(
+            "src",
+            vec![NewMessage {
+                body: "poison".into(),
+                ..Default::default()
+            }],
+        )
+        .await
+        .unwrap();
+        assert_eq!(
+            b.receive_messages("src", receive_opts())
+                .await
+                .unwrap()
+                .len(),
+            1
+        );
+        assert!(
+            b.receive_messages("src", receive_opts())
+                .await
+                .unwrap()
+                .is_empty(),
+            "moved"
+        );
+    }
+    let (b, stats) = EmbeddedBroker::open(dir.path(), Arc::new(clock.clone())).unwrap();
+    assert_eq!((stats.queues, stats.messages), (2, 1));
+    assert_eq!(b.queue_counts("src").await.unwrap().visible, 0);
+    let got = b.receive_messages("dlq", receive_opts()).await.unwrap();
+    assert_eq!(got.len(), 1);
+    assert_eq!(got[0].body, "poison");
+    assert_eq!(got[0].receive_count, 2);
+    assert!(
+        got[0]
+            .system_attributes
+            .contains_key("DeadLetterQueueSourceArn")
+    );
+}
+
+/// D1: queue and message ids are never reused after a restart, so a receipt
+/// handle from before it never names another message.
+#[tokio::test]
+async fn d1_old_handles_never_name_new_messages() {
+    let dir = tempfile::tempdir().unwrap();
+    let clock = ManualClock::default();
+    let old_handle = {
+        let (b, _) = EmbeddedBroker::open(dir.path(), Arc::new(clock.clone())).unwrap();
+        create(&b, "q", &[]).await;
+        b.send_messages(
+            "q",
+            vec![NewMessage {
+                body: "first".into(),
+                ..Default::default()
+            }],
+        )
+        .await
+        .unwrap();
+        let got = b.receive_messages("q", receive_opts()).await.unwrap();
+        b.delete_messages("q", vec![got[0].receipt_handle.clone()])
+            .await
+            .unwrap();
+        b.delete_queue("q").await.unwrap();
+        got[0].receipt_handle.clone()
+    };
+    let (b, _) = EmbeddedBroker::open(dir.path(), Arc::new(clock.clone())).unwrap();
+    create(&b, "q", &[]).await;
+    b.send_messages(
+        "q",
+        vec![NewMessage {
+            body: "second".into(),
+            ..Default::default()
+        }],
+    )
+    .await
+    .unwrap();
+    b.receive_messages("q", receive_opts()).await.unwrap();
+    let r = b.delete_messages("q", vec![old_handle]).await.unwrap();
+    assert!(
+        r[0].is_err(),
+        "the old queue's handle is foreign to the new queue"
+    );
+    assert_eq!(
+        b.queue_counts("q").await.unwrap().visible,
+        1,
+        "the new message is untouched"
+    );
+}
