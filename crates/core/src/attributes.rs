@@ -327,6 +327,15 @@ impl QueueConfig {
         if !next.fifo && next.content_based_deduplication {
             return Err(unknown_attribute("ContentBasedDeduplication"));
         }
+        // High-throughput FIFO needs both settings (rule F2).
+        if next.fifo_throughput_limit == "perMessageGroupId"
+            && next.deduplication_scope != "messageGroup"
+        {
+            return Err(SqsError::new(
+                ErrorCode::InvalidAttributeValue,
+                "Invalid value for the parameter FifoThroughputLimit. Reason: perMessageGroupId is only allowed with DeduplicationScope messageGroup.",
+            ));
+        }
         *self = next;
         Ok(())
     }

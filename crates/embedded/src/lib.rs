@@ -9,6 +9,8 @@
 //! survives a restart (rule D2: named, opt-in).
 
 mod codec;
+mod dedup;
+mod fifo;
 mod journal;
 mod queue_state;
 mod store;
@@ -31,8 +33,9 @@ use sluice_core::receipt::ReceiptHandle;
 use sluice_core::{ErrorCode, SqsError};
 use tokio::sync::Notify;
 
+use dedup::{DedupWindow, Seen};
 use journal::{Journal, Ticket};
-use queue_state::{MessageData, MessageState, Phase, QueueState};
+use queue_state::{Attempt, MessageData, MessageState, Phase, QueueState};
 pub use store::StoreError;
 use store::{Change, QueueRecord, Store};
 
@@ -103,6 +106,9 @@ impl EmbeddedBroker {
             stats.messages += q.messages.len();
             for (seq, data, msg_state) in q.messages {
                 state.insert(seq, Arc::new(data), msg_state, now);
+            }
+            for (key, seen) in q.dedup {
+                state.dedup.insert(key, seen);
             }
             queues.insert(record.name, Arc::new(QueueCell::new(q.id, state)));
         }
@@ -211,10 +217,16 @@ impl Inner {
         changes: &mut Vec<Change>,
     ) -> bool {
         let (expired, woke) = st.tick(now);
+        let forgotten = st.dedup.expire(now);
+        st.attempts.retain(|_, a| a.expires_at > now);
         if self.journal.is_durable() {
             changes.extend(expired.into_iter().map(|seq| Change::DeleteMessage {
                 queue: cell.id,
                 seq,
+            }));
+            changes.extend(forgotten.into_iter().map(|key| Change::DeleteDedup {
+                queue: cell.id,
+                key,
             }));
         }
         woke
@@ -252,6 +264,11 @@ impl Inner {
 
 fn uuid_string(bytes: &[u8; 16]) -> String {
     uuid::Uuid::from_bytes(*bytes).hyphenated().to_string()
+}
+
+/// A FIFO sequence number as SQS writes them: a decimal string.
+fn sequence_number(seq: u64) -> String {
+    format!("{seq:020}")
 }
 
 fn deleted_error() -> SqsError {
@@ -501,9 +518,46 @@ impl Broker for EmbeddedBroker {
                 return Err(deleted_error());
             }
             let queue_delay = st.meta.config.delay_seconds;
+            let fifo = st.meta.config.fifo;
+            let per_group = st.meta.config.deduplication_scope == "messageGroup";
             let mut changes = Vec::with_capacity(if durable { prepared.len() } else { 0 });
             for (data, delay, encoded) in prepared {
+                // FIFO deduplication (rule F2): a live id answers with the
+                // first message and enqueues nothing.
+                let dedup_key = match (fifo, &data.dedup_id) {
+                    (true, Some(dedup_id)) => {
+                        let key = DedupWindow::key(
+                            per_group,
+                            data.group_id.as_deref().unwrap_or(""),
+                            dedup_id,
+                        );
+                        if let Some(seen) = st.dedup.get(&key, now) {
+                            sent.push(SentMessage {
+                                message_id: uuid_string(&seen.message_id),
+                                sequence_number: Some(sequence_number(seen.seq)),
+                            });
+                            continue;
+                        }
+                        Some(key)
+                    }
+                    _ => None,
+                };
                 let seq = inner.next_seq.fetch_add(1, Ordering::SeqCst);
+                if let Some(key) = dedup_key {
+                    let seen = Seen {
+                        message_id: data.message_id,
+                        seq,
+                        expires_at: now + dedup::WINDOW_MS,
+                    };
+                    if durable {
+                        changes.push(Change::PutDedup {
+                            queue: cell.id,
+                            key: key.clone(),
+                            seen: seen.encode(),
+                        });
+                    }
+                    st.dedup.insert(key, seen);
+                }
                 let delay_ms = u64::from(delay.unwrap_or(queue_delay)) * 1000;
                 let state = MessageState {
                     visible_at: now + delay_ms,
@@ -520,7 +574,7 @@ impl Broker for EmbeddedBroker {
                 }
                 sent.push(SentMessage {
                     message_id: uuid_string(&data.message_id),
-                    sequence_number: None,
+                    sequence_number: fifo.then(|| sequence_number(seq)),
                 });
                 st.insert(seq, data, state, now);
             }
@@ -559,6 +613,21 @@ impl Broker for EmbeddedBroker {
                             "The maximum number of in flight messages ({MAX_INFLIGHT}) was reached."
                         ),
                     ));
+                }
+                let fifo = st.meta.config.fifo;
+                // A FIFO receive retried with the same attempt id gets the
+                // same messages and handles while they are still its (rule F4).
+                if let (true, Some(id)) = (fifo, &options.attempt_id)
+                    && let Some(attempt) = st.attempts.get(id)
+                    && attempt.seqs.iter().all(|&(seq, count)| {
+                        st.get(seq).is_some_and(|e| {
+                            e.phase == Phase::InFlight && e.state.receive_count == count
+                        })
+                    })
+                {
+                    let replay = attempt.messages.clone();
+                    drop(inner.journal.submit(changes));
+                    return Ok(replay);
                 }
                 // Without its dead-letter queue a policy moves nothing: the
                 // messages stay deliverable rather than vanish.
@@ -602,8 +671,23 @@ impl Broker for EmbeddedBroker {
                         receive_count: state.receive_count,
                         group_id: data.group_id.clone(),
                         dedup_id: data.dedup_id.clone(),
-                        sequence_number: None,
+                        sequence_number: fifo.then(|| sequence_number(seq)),
                     });
+                }
+                if let (true, Some(id), false) = (fifo, &options.attempt_id, delivered.is_empty()) {
+                    let seqs = delivered
+                        .iter()
+                        .filter_map(|m: &ReceivedMessage| ReceiptHandle::decode(&m.receipt_handle))
+                        .map(|h| (h.seq, h.receive))
+                        .collect();
+                    st.attempts.insert(
+                        id.clone(),
+                        Attempt {
+                            expires_at: now + dedup::WINDOW_MS,
+                            seqs,
+                            messages: delivered.clone(),
+                        },
+                    );
                 }
                 let dead = match redrive {
                     Some((policy, dlq)) if !delivery.dead.is_empty() => Some((
@@ -659,6 +743,8 @@ impl Broker for EmbeddedBroker {
                 return Err(deleted_error());
             }
             let mut changes = Vec::new();
+            let fifo = st.meta.config.fifo;
+            inner.tick(&cell, &mut st, inner.now(), &mut changes);
             let results = receipt_handles
                 .iter()
                 .map(|handle| {
@@ -668,6 +754,18 @@ impl Broker for EmbeddedBroker {
                     match st.get(rh.seq) {
                         // Already deleted: deleting again succeeds (rule V4).
                         None => Ok(()),
+                        // FIFO: only the latest delivery, while in flight, may delete.
+                        Some(e)
+                            if fifo
+                                && rh.receive <= e.state.receive_count
+                                && (rh.receive != e.state.receive_count
+                                    || e.phase != Phase::InFlight) =>
+                        {
+                            Err(SqsError::new(
+                                ErrorCode::ReceiptHandleIsInvalid,
+                                "The receipt handle has expired.",
+                            ))
+                        }
                         Some(e) if rh.receive > e.state.receive_count => {
                             Err(SqsError::bad_receipt(handle))
                         }
@@ -784,6 +882,12 @@ impl EmbeddedBroker {
                         value: AttributeValue::String(source_arn.to_string()),
                     },
                 );
+                if dst.meta.config.fifo {
+                    // Rule R3: a FIFO DLQ restarts the retention clock and
+                    // deduplicates by message id.
+                    data.enqueued_at = now;
+                    data.dedup_id = Some(uuid_string(&data.message_id));
+                }
                 let state = MessageState {
                     visible_at: now,
                     ..entry.state

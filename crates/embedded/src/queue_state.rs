@@ -9,6 +9,9 @@ use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
 use sluice_broker::{QueueCounts, QueueMeta};
+
+use crate::dedup::DedupWindow;
+use crate::fifo::Lanes;
 use sluice_core::clock::Millis;
 use sluice_core::message::MessageAttributes;
 
@@ -93,11 +96,29 @@ pub struct QueueState {
     by_age: BTreeSet<(Millis, u64)>,
     in_flight: usize,
     delayed: usize,
+    /// FIFO queues: each group's order and in-flight count.
+    lanes: Option<Lanes>,
+    /// FIFO queues: deduplication ids of the last five minutes.
+    pub dedup: DedupWindow,
+    /// FIFO queues: receives by ReceiveRequestAttemptId, for retries.
+    pub attempts: HashMap<String, Attempt>,
+}
+
+/// A FIFO receive remembered for retries with the same attempt id (rule F4).
+#[derive(Debug, Clone)]
+pub struct Attempt {
+    /// When the attempt id is forgotten.
+    pub expires_at: Millis,
+    /// (sequence, receive count) of each message delivered.
+    pub seqs: Vec<(u64, u32)>,
+    /// What was answered.
+    pub messages: Vec<sluice_broker::ReceivedMessage>,
 }
 
 impl QueueState {
     /// An empty queue.
     pub fn new(meta: QueueMeta) -> Self {
+        let meta_is_fifo = meta.config.fifo;
         Self {
             meta,
             last_purge: None,
@@ -108,6 +129,9 @@ impl QueueState {
             by_age: BTreeSet::new(),
             in_flight: 0,
             delayed: 0,
+            lanes: meta_is_fifo.then(Lanes::default),
+            dedup: DedupWindow::default(),
+            attempts: HashMap::new(),
         }
     }
 
@@ -121,6 +145,9 @@ impl QueueState {
             Phase::InFlight
         };
         self.by_age.insert((data.enqueued_at, seq));
+        if let (Some(lanes), Some(group)) = (&mut self.lanes, &data.group_id) {
+            lanes.insert(group, seq);
+        }
         let entry = Entry { data, state, phase };
         self.place(seq, &entry);
         self.entries.insert(seq, entry);
@@ -138,7 +165,14 @@ impl QueueState {
             Phase::InFlight => {
                 self.in_flight += 1;
                 self.timers.insert((entry.state.visible_at, seq));
+                self.count_group_flight(entry, true);
             }
+        }
+    }
+
+    fn count_group_flight(&mut self, entry: &Entry, entering: bool) {
+        if let (Some(lanes), Some(group)) = (&mut self.lanes, &entry.data.group_id) {
+            lanes.set_in_flight(group, entering);
         }
     }
 
@@ -154,6 +188,7 @@ impl QueueState {
             Phase::InFlight => {
                 self.in_flight -= 1;
                 self.timers.remove(&(entry.state.visible_at, seq));
+                self.count_group_flight(entry, false);
             }
         }
     }
@@ -163,6 +198,9 @@ impl QueueState {
         let entry = self.entries.remove(&seq)?;
         self.unplace(seq, &entry);
         self.by_age.remove(&(entry.data.enqueued_at, seq));
+        if let (Some(lanes), Some(group)) = (&mut self.lanes, &entry.data.group_id) {
+            lanes.remove(group, seq);
+        }
         Some(entry)
     }
 
@@ -190,14 +228,18 @@ impl QueueState {
                 break;
             }
             self.timers.pop_first();
-            if let Some(entry) = self.entries.get_mut(&seq) {
+            if let Some(mut entry) = self.entries.remove(&seq) {
                 match entry.phase {
                     Phase::Delayed => self.delayed -= 1,
-                    Phase::InFlight => self.in_flight -= 1,
+                    Phase::InFlight => {
+                        self.in_flight -= 1;
+                        self.count_group_flight(&entry, false);
+                    }
                     Phase::Ready => {}
                 }
                 entry.phase = Phase::Ready;
                 self.ready.insert(seq);
+                self.entries.insert(seq, entry);
                 woke = true;
             }
         }
@@ -247,32 +289,87 @@ impl QueueState {
             delivered: Vec::with_capacity(max),
             dead: Vec::new(),
         };
+        if self.lanes.is_some() {
+            self.deliver_fifo(&mut out, max, now, visibility_ms, max_receives);
+            return out;
+        }
         while out.delivered.len() < max {
-            let Some(seq) = self.ready.pop_first() else {
+            let Some(seq) = self.ready.first().copied() else {
                 break;
             };
-            let Some(entry) = self.entries.get_mut(&seq) else {
-                continue;
-            };
-            if max_receives.is_some_and(|limit| entry.state.receive_count >= limit) {
-                // Already out of the ready set; finish removing it.
-                if let Some(entry) = self.entries.remove(&seq) {
-                    self.by_age.remove(&(entry.data.enqueued_at, seq));
-                    out.dead.push((seq, entry));
-                }
-                continue;
-            }
-            entry.state.receive_count += 1;
-            if entry.state.first_receive_at == 0 {
-                entry.state.first_receive_at = now;
-            }
-            entry.state.visible_at = now + visibility_ms;
-            entry.phase = Phase::InFlight;
-            self.in_flight += 1;
-            self.timers.insert((entry.state.visible_at, seq));
-            out.delivered.push(seq);
+            self.deliver_one(seq, &mut out, now, visibility_ms, max_receives);
         }
         out
+    }
+
+    /// FIFO delivery (rule F1): in sequence order, a message is deliverable
+    /// when it is the next of its group and no message of its group is in
+    /// flight from an earlier receive; one receive may take several
+    /// consecutive messages of a group.
+    fn deliver_fifo(
+        &mut self,
+        out: &mut Delivery,
+        max: usize,
+        now: Millis,
+        visibility_ms: u64,
+        max_receives: Option<u32>,
+    ) {
+        // Taken so far in this receive, per group.
+        let mut taken: HashMap<String, usize> = HashMap::new();
+        let candidates: Vec<u64> = self.ready.iter().copied().collect();
+        for seq in candidates {
+            if out.delivered.len() >= max {
+                break;
+            }
+            let Some(group) = self.entries.get(&seq).and_then(|e| e.data.group_id.clone()) else {
+                continue;
+            };
+            let Some(lanes) = &self.lanes else { return };
+            let position = taken.get(&group).copied().unwrap_or(0);
+            if (position == 0 && lanes.is_blocked(&group))
+                || lanes.at(&group, position) != Some(seq)
+            {
+                continue;
+            }
+            if self.deliver_one(seq, out, now, visibility_ms, max_receives) {
+                *taken.entry(group).or_default() += 1;
+            }
+        }
+    }
+
+    /// Delivers one ready message, or takes it out as dead; true if delivered.
+    fn deliver_one(
+        &mut self,
+        seq: u64,
+        out: &mut Delivery,
+        now: Millis,
+        visibility_ms: u64,
+        max_receives: Option<u32>,
+    ) -> bool {
+        let Some(receive_count) = self.entries.get(&seq).map(|e| e.state.receive_count) else {
+            self.ready.remove(&seq);
+            return false;
+        };
+        if max_receives.is_some_and(|limit| receive_count >= limit) {
+            if let Some(entry) = self.remove(seq) {
+                out.dead.push((seq, entry));
+            }
+            return false;
+        }
+        let Some(mut entry) = self.entries.remove(&seq) else {
+            return false;
+        };
+        self.unplace(seq, &entry);
+        entry.state.receive_count += 1;
+        if entry.state.first_receive_at == 0 {
+            entry.state.first_receive_at = now;
+        }
+        entry.state.visible_at = now + visibility_ms;
+        entry.phase = Phase::InFlight;
+        self.place(seq, &entry);
+        self.entries.insert(seq, entry);
+        out.delivered.push(seq);
+        true
     }
 
     /// Sets an in-flight message's visibility to end at `visible_at`
@@ -301,6 +398,9 @@ impl QueueState {
         self.by_age.clear();
         self.in_flight = 0;
         self.delayed = 0;
+        if let Some(lanes) = &mut self.lanes {
+            lanes.clear();
+        }
         n
     }
 }

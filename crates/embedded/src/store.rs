@@ -16,12 +16,14 @@ use sluice_core::clock::Millis;
 use std::collections::BTreeMap;
 
 use crate::codec::{self, CorruptRecord};
+use crate::dedup::Seen;
 use crate::queue_state::{MessageData, MessageState};
 
 const QUEUES: TableDefinition<u64, &[u8]> = TableDefinition::new("queues");
 const MESSAGES: TableDefinition<(u64, u64), &[u8]> = TableDefinition::new("messages");
 const STATES: TableDefinition<(u64, u64), &[u8]> = TableDefinition::new("states");
 const META: TableDefinition<&str, u64> = TableDefinition::new("meta");
+const DEDUP: TableDefinition<(u64, &str), &[u8]> = TableDefinition::new("dedup");
 
 const NEXT_SEQ: &str = "next_seq";
 const NEXT_QUEUE_ID: &str = "next_queue_id";
@@ -120,6 +122,22 @@ pub enum Change {
         /// Message sequence.
         seq: u64,
     },
+    /// Remembers a FIFO deduplication key.
+    PutDedup {
+        /// Queue id.
+        queue: u64,
+        /// The key in the queue's window.
+        key: String,
+        /// Encoded [`crate::dedup::Seen`].
+        seen: [u8; 32],
+    },
+    /// Forgets a FIFO deduplication key.
+    DeleteDedup {
+        /// Queue id.
+        queue: u64,
+        /// The key in the queue's window.
+        key: String,
+    },
     /// Deletes a queue's messages with a sequence below `below`.
     Purge {
         /// Queue id.
@@ -149,6 +167,8 @@ pub struct RecoveredQueue {
     pub record: QueueRecord,
     /// Its messages by sequence.
     pub messages: Vec<(u64, MessageData, MessageState)>,
+    /// Its FIFO deduplication window.
+    pub dedup: Vec<(String, Seen)>,
 }
 
 /// The redb database.
@@ -166,6 +186,7 @@ impl Store {
             txn.open_table(MESSAGES)?;
             txn.open_table(STATES)?;
             txn.open_table(META)?;
+            txn.open_table(DEDUP)?;
         }
         txn.commit()?;
         Ok(Self { db })
@@ -180,6 +201,7 @@ impl Store {
             let mut messages = txn.open_table(MESSAGES)?;
             let mut states = txn.open_table(STATES)?;
             let mut meta = txn.open_table(META)?;
+            let mut dedup = txn.open_table(DEDUP)?;
             let mut max_seq = None::<u64>;
             let mut max_queue = None::<u64>;
             for change in changes {
@@ -193,6 +215,13 @@ impl Store {
                         let range = (*id, 0)..=(*id, u64::MAX);
                         messages.retain_in(range.clone(), |_, _| false)?;
                         states.retain_in(range, |_, _| false)?;
+                        dedup.retain_in((*id, "")..(*id + 1, ""), |_, _| false)?;
+                    }
+                    Change::PutDedup { queue, key, seen } => {
+                        dedup.insert((*queue, key.as_str()), seen.as_slice())?;
+                    }
+                    Change::DeleteDedup { queue, key } => {
+                        dedup.remove((*queue, key.as_str()))?;
                     }
                     Change::PutMessage {
                         queue,
@@ -251,6 +280,7 @@ impl Store {
         let queues = txn.open_table(QUEUES)?;
         let messages = txn.open_table(MESSAGES)?;
         let states = txn.open_table(STATES)?;
+        let dedup = txn.open_table(DEDUP)?;
         for row in queues.iter()? {
             let (id, record) = row?;
             let id = id.value();
@@ -259,7 +289,14 @@ impl Store {
                 id,
                 record,
                 messages: Vec::new(),
+                dedup: Vec::new(),
             };
+            for row in dedup.range((id, "")..(id + 1, ""))? {
+                let (key, value) = row?;
+                let (_, key) = key.value();
+                let seen = Seen::decode(value.value()).ok_or(CorruptRecord("dedup entry"))?;
+                recovered.dedup.push((key.to_string(), seen));
+            }
             let range = (id, 0)..=(id, u64::MAX);
             let mut state_rows = states.range(range.clone())?;
             for row in messages.range(range)? {

@@ -42,7 +42,9 @@ impl TestServer {
     }
 
     async fn with_broker(broker: EmbeddedBroker, clock: ManualClock) -> Self {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
         let addr = listener.local_addr().expect("addr");
         let service = Arc::new(Service::new(broker, ServiceConfig::default()));
         let (stop, stopped) = oneshot::channel::<()>();
@@ -157,10 +159,20 @@ pub struct RawClient {
 
 impl RawClient {
     /// Sends a request and reads the whole response.
-    pub fn request(&self, method: &str, path: &str, headers: &[(&str, &str)], body: &[u8]) -> RawResponse {
+    pub fn request(
+        &self,
+        method: &str,
+        path: &str,
+        headers: &[(&str, &str)],
+        body: &[u8],
+    ) -> RawResponse {
         let mut stream = TcpStream::connect(self.addr).expect("connect");
         stream.set_read_timeout(Some(Duration::from_secs(30))).ok();
-        let mut req = format!("{method} {path} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\nContent-Length: {}\r\n", self.addr, body.len());
+        let mut req = format!(
+            "{method} {path} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\nContent-Length: {}\r\n",
+            self.addr,
+            body.len()
+        );
         for (k, v) in headers {
             req.push_str(&format!("{k}: {v}\r\n"));
         }
@@ -239,9 +251,9 @@ fn parse_response(raw: &[u8]) -> RawResponse {
 
 fn dechunk(mut data: &[u8]) -> Vec<u8> {
     let mut out = Vec::new();
-    loop {
-        let Some(end) = data.windows(2).position(|w| w == b"\r\n") else { break };
-        let size = usize::from_str_radix(String::from_utf8_lossy(&data[..end]).trim(), 16).unwrap_or(0);
+    while let Some(end) = data.windows(2).position(|w| w == b"\r\n") {
+        let size =
+            usize::from_str_radix(String::from_utf8_lossy(&data[..end]).trim(), 16).unwrap_or(0);
         if size == 0 {
             break;
         }
@@ -272,7 +284,9 @@ impl SluiceProcess {
             .expect("start sluice");
         let stdout = child.stdout.take().expect("stdout");
         let mut line = String::new();
-        BufReader::new(stdout).read_line(&mut line).expect("read listening line");
+        BufReader::new(stdout)
+            .read_line(&mut line)
+            .expect("read listening line");
         let endpoint = line
             .trim()
             .strip_prefix("sluice listening on ")

@@ -465,7 +465,7 @@ async fn r1_r6_redrive_policy_and_sources() {
         .send()
         .await
         .unwrap();
-    assert_eq!(sources.queue_urls(), [src.clone()]);
+    assert_eq!(sources.queue_urls(), std::slice::from_ref(&src));
 
     sqs.set_queue_attributes()
         .queue_url(&dlq)

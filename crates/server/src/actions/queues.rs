@@ -2,9 +2,9 @@
 
 use serde_json::{Value, json};
 use sluice_broker::{Broker, CreateQueue};
+use sluice_core::SqsError;
 use sluice_core::attributes::QueueConfig;
 use sluice_core::queue_name::validate_queue_name;
-use sluice_core::{ErrorCode, SqsError};
 use sluice_protocol::requests::{
     CreateQueueInput, GetQueueUrlInput, ListQueuesInput, QueueUrlInput, required,
 };
@@ -23,12 +23,7 @@ pub async fn create_queue<B: Broker>(
     validate_queue_name(&name)?;
     let requested = input.attributes.unwrap_or_default();
     let config = QueueConfig::for_create(&name, &requested)?;
-    if config.fifo {
-        return Err(SqsError::new(
-            ErrorCode::UnsupportedOperation,
-            "FIFO queues are not supported by this server yet.",
-        ));
-    }
+
     let tags = input.tags.unwrap_or_default();
     validate_tags(&tags)?;
     super::attributes::check_redrive_policy(svc, &name, &config).await?;

@@ -48,6 +48,9 @@ pub async fn receive_message<B: Broker>(
         .wait_time_seconds
         .map(|w| in_range("WaitTimeSeconds", w, 0, i64::from(MAX_WAIT_TIME)))
         .transpose()?;
+    if let Some(id) = &input.receive_request_attempt_id {
+        super::send::check_fifo_token("ReceiveRequestAttemptId", id)?;
+    }
     let meta = svc.broker.get_queue(name).await?;
     let wait = wait.unwrap_or(meta.config.receive_message_wait_time_seconds);
     let messages = svc

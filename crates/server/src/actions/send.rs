@@ -139,12 +139,12 @@ fn wire_attributes_size(attrs: Option<&WireAttributes>) -> usize {
 }
 
 /// Validates one message against the queue's configuration.
-fn check_message(input: MessageInput, config: &QueueConfig) -> Result<Checked, SqsError> {
-    let body = required(input.message_body, "MessageBody")?;
+fn check_message(mut input: MessageInput, config: &QueueConfig) -> Result<Checked, SqsError> {
+    let body = required(input.message_body.take(), "MessageBody")?;
     validate_body(&body)?;
-    let attributes = to_attributes(input.message_attributes)?;
+    let attributes = to_attributes(input.message_attributes.take())?;
     validate_message_attributes(&attributes)?;
-    let system_attributes = to_attributes(input.message_system_attributes)?;
+    let system_attributes = to_attributes(input.message_system_attributes.take())?;
     for (n, v) in &system_attributes {
         if !SENDABLE_SYSTEM_ATTRIBUTES.contains(&n.as_str()) || v.data_type != "String" {
             return Err(SqsError::invalid_parameter(format!(
@@ -165,16 +165,7 @@ fn check_message(input: MessageInput, config: &QueueConfig) -> Result<Checked, S
         Some(d) => Some(d as u32),
         None => None,
     };
-    if !config.fifo && input.message_deduplication_id.is_some() {
-        return Err(SqsError::invalid_value(
-            "MessageDeduplicationId",
-            input
-                .message_deduplication_id
-                .as_deref()
-                .unwrap_or_default(),
-            "The request include parameter that is not valid for this queue type",
-        ));
-    }
+    let (group_id, dedup_id) = check_fifo_ids(&input, config, &body, delay_seconds)?;
     Ok(Checked {
         md5_body: md5_of_body(&body),
         md5_attributes: md5_of_attributes(&attributes),
@@ -184,8 +175,8 @@ fn check_message(input: MessageInput, config: &QueueConfig) -> Result<Checked, S
             attributes,
             system_attributes,
             delay_seconds,
-            group_id: input.message_group_id,
-            dedup_id: input.message_deduplication_id,
+            group_id,
+            dedup_id,
         },
     })
 }
@@ -225,4 +216,79 @@ fn to_attributes(wire: Option<WireAttributes>) -> Result<MessageAttributes, SqsE
         out.insert(name, MessageAttributeValue { data_type, value });
     }
     Ok(out)
+}
+
+/// The FIFO rules of a send (rules F1, F2): a group id is required, a
+/// deduplication id unless the queue deduplicates by content, no per-message
+/// delay; standard queues take a group id (fair queues) but no dedup id.
+fn check_fifo_ids(
+    input: &MessageInput,
+    config: &QueueConfig,
+    body: &str,
+    delay_seconds: Option<u32>,
+) -> Result<(Option<String>, Option<String>), SqsError> {
+    for (name, value) in [
+        ("MessageGroupId", &input.message_group_id),
+        ("MessageDeduplicationId", &input.message_deduplication_id),
+    ] {
+        if let Some(v) = value {
+            check_fifo_token(name, v)?;
+        }
+    }
+    if !config.fifo {
+        if let Some(d) = &input.message_deduplication_id {
+            return Err(SqsError::invalid_value(
+                "MessageDeduplicationId",
+                d,
+                "The request include parameter that is not valid for this queue type",
+            ));
+        }
+        return Ok((input.message_group_id.clone(), None));
+    }
+    let group = required(input.message_group_id.clone(), "MessageGroupId")?;
+    if let Some(d) = delay_seconds {
+        return Err(SqsError::invalid_value(
+            "DelaySeconds",
+            d,
+            "The request include parameter that is not valid for this queue type.",
+        ));
+    }
+    let dedup = match (
+        &input.message_deduplication_id,
+        config.content_based_deduplication,
+    ) {
+        (Some(d), _) => d.clone(),
+        (None, true) => sha256_hex(body),
+        (None, false) => {
+            return Err(SqsError::invalid_parameter(
+                "The queue should either have ContentBasedDeduplication enabled or MessageDeduplicationId provided explicitly",
+            ));
+        }
+    };
+    Ok((Some(group), Some(dedup)))
+}
+
+/// Group, deduplication and receive attempt ids: 1–128 characters of
+/// letters, digits and punctuation.
+pub(crate) fn check_fifo_token(name: &str, value: &str) -> Result<(), SqsError> {
+    let ok = !value.is_empty() && value.len() <= 128 && value.bytes().all(|b| b.is_ascii_graphic());
+    if ok {
+        Ok(())
+    } else {
+        Err(SqsError::invalid_value(
+            name,
+            value,
+            &format!(
+                "{name} can only include alphanumeric and punctuation characters. 1 to 128 in length."
+            ),
+        ))
+    }
+}
+
+fn sha256_hex(body: &str) -> String {
+    use sha2::{Digest, Sha256};
+    Sha256::digest(body.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
 }
