@@ -130,3 +130,71 @@ async fn d1_old_handles_never_name_new_messages() {
         "the new message is untouched"
     );
 }
+
+/// D1, F2: the deduplication window survives a restart, also for a deleted
+/// message, and FIFO order continues across it.
+#[tokio::test]
+async fn d1_fifo_dedup_window_and_order_survive_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let clock = ManualClock::default();
+    let fifo = |group: &str, dedup: &str, body: &str| NewMessage {
+        body: body.into(),
+        group_id: Some(group.into()),
+        dedup_id: Some(dedup.into()),
+        ..Default::default()
+    };
+    let first = {
+        let (b, _) = EmbeddedBroker::open(dir.path(), Arc::new(clock.clone())).unwrap();
+        create(&b, "q.fifo", &[("FifoQueue", "true")]).await;
+        let sent = b
+            .send_messages(
+                "q.fifo",
+                vec![
+                    fifo("g", "d1", "one"),
+                    fifo("g", "d2", "two"),
+                    fifo("g", "d3", "three"),
+                ],
+            )
+            .await
+            .unwrap();
+        let got = b
+            .receive_messages(
+                "q.fifo",
+                ReceiveOptions {
+                    max_messages: 1,
+                    visibility_timeout: Some(30),
+                    wait: Duration::ZERO,
+                    attempt_id: None,
+                },
+            )
+            .await
+            .unwrap();
+        b.delete_messages("q.fifo", vec![got[0].receipt_handle.clone()])
+            .await
+            .unwrap();
+        sent
+    };
+    clock.advance_secs(60);
+    let (b, _) = EmbeddedBroker::open(dir.path(), Arc::new(clock.clone())).unwrap();
+    let again = b
+        .send_messages("q.fifo", vec![fifo("g", "d1", "one")])
+        .await
+        .unwrap();
+    assert_eq!(
+        again[0], first[0],
+        "deduplicated against a deleted message from before the restart"
+    );
+    let got = b.receive_messages("q.fifo", receive_opts()).await.unwrap();
+    let bodies: Vec<&str> = got.iter().map(|m| m.body.as_str()).collect();
+    assert_eq!(bodies, ["two", "three"]);
+    assert_eq!(got[0].sequence_number, first[1].sequence_number);
+    clock.advance_secs(240);
+    let fresh = b
+        .send_messages("q.fifo", vec![fifo("g", "d1", "one")])
+        .await
+        .unwrap();
+    assert_ne!(
+        fresh[0].message_id, first[0].message_id,
+        "the window ended five minutes after the first send"
+    );
+}
