@@ -7,5 +7,7 @@ mod common;
 mod config_file;
 mod crash;
 mod query_protocol;
+mod sdk_dead_letter;
+mod sdk_fifo;
 mod sdk_messages;
 mod sdk_queues;
