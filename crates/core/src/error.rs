@@ -76,6 +76,42 @@ pub enum ErrorCode {
 }
 
 impl ErrorCode {
+    /// Every code, for tests that check them against the API model.
+    pub const ALL: &'static [ErrorCode] = &[
+        ErrorCode::QueueDoesNotExist,
+        ErrorCode::QueueNameExists,
+        ErrorCode::QueueDeletedRecently,
+        ErrorCode::BatchEntryIdsNotDistinct,
+        ErrorCode::BatchRequestTooLong,
+        ErrorCode::EmptyBatchRequest,
+        ErrorCode::InvalidBatchEntryId,
+        ErrorCode::TooManyEntriesInBatchRequest,
+        ErrorCode::InvalidAttributeName,
+        ErrorCode::InvalidAttributeValue,
+        ErrorCode::InvalidIdFormat,
+        ErrorCode::InvalidMessageContents,
+        ErrorCode::MessageNotInflight,
+        ErrorCode::OverLimit,
+        ErrorCode::PurgeQueueInProgress,
+        ErrorCode::ReceiptHandleIsInvalid,
+        ErrorCode::RequestThrottled,
+        ErrorCode::ResourceNotFoundException,
+        ErrorCode::UnsupportedOperation,
+        ErrorCode::InvalidAddress,
+        ErrorCode::InvalidSecurity,
+        ErrorCode::InvalidParameterValue,
+        ErrorCode::MissingParameter,
+        ErrorCode::InvalidAction,
+        ErrorCode::InvalidParameterCombination,
+        ErrorCode::InvalidQueryParameter,
+        ErrorCode::MalformedQueryString,
+        ErrorCode::SerializationException,
+        ErrorCode::MissingAction,
+        ErrorCode::AccessDenied,
+        ErrorCode::InternalFailure,
+        ErrorCode::ServiceUnavailable,
+    ];
+
     /// The shape name used in the JSON protocol's `__type`.
     pub fn json_shape(self) -> &'static str {
         use ErrorCode::*;
@@ -146,7 +182,7 @@ impl ErrorCode {
     pub fn http_status(self) -> u16 {
         use ErrorCode::*;
         match self {
-            OverLimit | InvalidSecurity | AccessDenied => 403,
+            OverLimit | PurgeQueueInProgress | InvalidSecurity | AccessDenied => 403,
             InvalidAddress | ResourceNotFoundException => 404,
             InternalFailure => 500,
             ServiceUnavailable => 503,

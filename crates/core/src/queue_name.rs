@@ -73,10 +73,9 @@ impl Account {
     }
 }
 
-/// The queue name in a queue URL or path: the last segment of
-/// `…/<account>/<name>` (rule W3: the host does not matter). Also accepts the
-/// `…/queue/<name>` form some emulators use and a bare name.
-pub fn name_from_queue_url(url: &str) -> Option<&str> {
+/// The account (when the URL has one) and queue name of a queue URL or path
+/// `…/<account>/<name>` (rule W3: the host does not matter), or of a bare name.
+pub fn parse_queue_url(url: &str) -> Option<(Option<&str>, &str)> {
     let path = match url.find("://") {
         Some(i) => {
             let rest = &url[i + 3..];
@@ -88,8 +87,8 @@ pub fn name_from_queue_url(url: &str) -> Option<&str> {
     let mut segments = path.split('/').filter(|s| !s.is_empty());
     let first = segments.next()?;
     match segments.next() {
-        Some(second) if segments.next().is_none() => Some(second),
-        None if !url.contains("://") => Some(first),
+        Some(second) if segments.next().is_none() => Some((Some(first), second)),
+        None if !url.contains("://") => Some((None, first)),
         _ => None,
     }
 }
@@ -115,17 +114,20 @@ mod tests {
     #[test]
     fn w3_urls_and_arns() {
         assert_eq!(
-            name_from_queue_url("http://localhost:9324/000000000000/q1"),
-            Some("q1")
+            parse_queue_url("http://localhost:9324/000000000000/q1"),
+            Some((Some("000000000000"), "q1"))
         );
         assert_eq!(
-            name_from_queue_url("https://sqs.eu-west-1.amazonaws.com/123/q1"),
-            Some("q1")
+            parse_queue_url("https://sqs.eu-west-1.amazonaws.com/123/q1"),
+            Some((Some("123"), "q1"))
         );
-        assert_eq!(name_from_queue_url("/000000000000/q1"), Some("q1"));
-        assert_eq!(name_from_queue_url("q1"), Some("q1"));
-        assert_eq!(name_from_queue_url("http://host/"), None);
-        assert_eq!(name_from_queue_url("http://host/a/b/c"), None);
+        assert_eq!(
+            parse_queue_url("/000000000000/q1"),
+            Some((Some("000000000000"), "q1"))
+        );
+        assert_eq!(parse_queue_url("q1"), Some((None, "q1")));
+        assert_eq!(parse_queue_url("http://host/"), None);
+        assert_eq!(parse_queue_url("http://host/a/b/c"), None);
         let acct = Account::default();
         let arn = acct.queue_arn("dlq");
         assert_eq!(arn, "arn:aws:sqs:us-east-1:000000000000:dlq");

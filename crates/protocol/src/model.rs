@@ -102,6 +102,22 @@ pub fn map_parts(
 mod tests {
     use super::*;
 
+    /// W2: every modelled error's Query code, status and fault are ours.
+    #[test]
+    fn w2_error_codes_match_the_model() {
+        let mut checked = 0;
+        for &code in sluice_core::ErrorCode::ALL {
+            let Some(error) = shape(code.json_shape()).and_then(|s| s.get("error")) else {
+                continue;
+            };
+            assert_eq!(error["code"], code.query_code(), "{code:?}");
+            assert_eq!(error["httpStatusCode"], code.http_status(), "{code:?}");
+            assert_eq!(error["senderFault"], code.is_sender_fault(), "{code:?}");
+            checked += 1;
+        }
+        assert_eq!(checked, 13, "every modelled error code was compared");
+    }
+
     #[test]
     fn model_parses_and_has_every_action() {
         assert!(model().is_object());

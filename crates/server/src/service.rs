@@ -3,7 +3,7 @@
 
 use sluice_broker::Broker;
 use sluice_core::SqsError;
-use sluice_core::queue_name::{Account, name_from_queue_url};
+use sluice_core::queue_name::{Account, parse_queue_url};
 use sluice_protocol::Request;
 
 /// Server settings that shape responses.
@@ -71,8 +71,14 @@ impl<B: Broker> Service<B> {
     }
 
     /// The queue name a request's `QueueUrl` names (rule W3: the host does
-    /// not matter); a URL that names no queue is `NonExistentQueue`, as SQS.
+    /// not matter, the account does); a URL that names no queue of this
+    /// account is `NonExistentQueue`, as SQS.
     pub fn queue_name<'a>(&self, url: &'a str) -> Result<&'a str, SqsError> {
-        name_from_queue_url(url).ok_or_else(SqsError::no_queue)
+        match parse_queue_url(url) {
+            Some((account, name)) if account.is_none_or(|a| a == self.config.account.id) => {
+                Ok(name)
+            }
+            _ => Err(SqsError::no_queue()),
+        }
     }
 }

@@ -27,7 +27,8 @@ pub async fn delete_message_batch<B: Broker>(
     input: HandleBatchInput,
 ) -> Result<Value, SqsError> {
     let url = required(input.queue_url, "QueueUrl")?;
-    let entries = required(input.entries, "Entries")?;
+    // The Query protocol sends an empty list as no parameters at all.
+    let entries = input.entries.unwrap_or_default();
     let ids = batch::check_ids(
         entries.iter().map(|e| e.id.as_deref()),
         "DeleteMessageBatchRequestEntry",
