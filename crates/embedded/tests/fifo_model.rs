@@ -167,7 +167,8 @@ async fn run(ops: Vec<Op>) -> Result<(), TestCaseError> {
             }
             Op::Advance { secs } => clock.advance_secs(secs),
             Op::Restart => {
-                broker = None;
+                // The old engine must be gone (file lock released) before reopening.
+                drop(broker.take());
                 broker = Some(open());
             }
         }

@@ -67,3 +67,36 @@ pub fn failed(id: &str, error: &SqsError) -> Value {
 pub fn result(successful: Vec<Value>, failed: Vec<Value>) -> Value {
     json!({ "Successful": successful, "Failed": failed })
 }
+
+/// Runs the entries of a batch that the broker applies together: `check`
+/// turns each entry into the broker's input or its own failure, `apply` runs
+/// the accepted ones, and each per-entry result becomes a `Successful` id or
+/// a `Failed` entry.
+pub async fn run_entries<E, T>(
+    ids: &[&str],
+    entries: &[E],
+    check: impl Fn(&E) -> Result<T, SqsError>,
+    apply: impl AsyncFnOnce(Vec<T>) -> Result<Vec<Result<(), SqsError>>, SqsError>,
+) -> Result<Value, SqsError> {
+    let mut failed = Vec::new();
+    let mut accepted_ids = Vec::new();
+    let mut accepted = Vec::new();
+    for (id, entry) in ids.iter().zip(entries) {
+        match check(entry) {
+            Ok(input) => {
+                accepted_ids.push(*id);
+                accepted.push(input);
+            }
+            Err(e) => failed.push(self::failed(id, &e)),
+        }
+    }
+    let results = apply(accepted).await?;
+    let mut successful = Vec::new();
+    for (id, r) in accepted_ids.into_iter().zip(results) {
+        match r {
+            Ok(()) => successful.push(json!({ "Id": id })),
+            Err(e) => failed.push(self::failed(id, &e)),
+        }
+    }
+    Ok(result(successful, failed))
+}

@@ -34,24 +34,11 @@ pub async fn delete_message_batch<B: Broker>(
         "DeleteMessageBatchRequestEntry",
     )?;
     let name = svc.queue_name(&url)?;
-    let mut failed = Vec::new();
-    let mut wanted = Vec::new();
-    for (id, entry) in ids.iter().zip(&entries) {
-        match &entry.receipt_handle {
-            Some(h) => wanted.push((*id, h.clone())),
-            None => failed.push(batch::failed(id, &SqsError::missing("ReceiptHandle"))),
-        }
-    }
-    let results = svc
-        .broker
-        .delete_messages(name, wanted.iter().map(|(_, h)| h.clone()).collect())
-        .await?;
-    let mut successful = Vec::new();
-    for ((id, _), result) in wanted.iter().zip(results) {
-        match result {
-            Ok(()) => successful.push(json!({ "Id": id })),
-            Err(e) => failed.push(batch::failed(id, &e)),
-        }
-    }
-    Ok(batch::result(successful, failed))
+    batch::run_entries(
+        &ids,
+        &entries,
+        |e| required(e.receipt_handle.clone(), "ReceiptHandle"),
+        async |handles| svc.broker.delete_messages(name, handles).await,
+    )
+    .await
 }

@@ -54,32 +54,16 @@ pub async fn change_message_visibility_batch<B: Broker>(
         "ChangeMessageVisibilityBatchRequestEntry",
     )?;
     let name = svc.queue_name(&url)?;
-    let mut failed = Vec::new();
-    let mut wanted = Vec::new();
-    for (id, entry) in ids.iter().zip(&entries) {
-        let checked = required(entry.receipt_handle.clone(), "ReceiptHandle")
-            .and_then(|h| Ok((h, timeout(entry.visibility_timeout)?)));
-        match checked {
-            Ok((receipt_handle, visibility_timeout)) => wanted.push((
-                *id,
-                VisibilityChange {
-                    receipt_handle,
-                    visibility_timeout,
-                },
-            )),
-            Err(e) => failed.push(batch::failed(id, &e)),
-        }
-    }
-    let results = svc
-        .broker
-        .change_visibility(name, wanted.iter().map(|(_, c)| c.clone()).collect())
-        .await?;
-    let mut successful = Vec::new();
-    for ((id, _), result) in wanted.iter().zip(results) {
-        match result {
-            Ok(()) => successful.push(json!({ "Id": id })),
-            Err(e) => failed.push(batch::failed(id, &e)),
-        }
-    }
-    Ok(batch::result(successful, failed))
+    batch::run_entries(
+        &ids,
+        &entries,
+        |e| {
+            Ok(VisibilityChange {
+                receipt_handle: required(e.receipt_handle.clone(), "ReceiptHandle")?,
+                visibility_timeout: timeout(e.visibility_timeout)?,
+            })
+        },
+        async |changes| svc.broker.change_visibility(name, changes).await,
+    )
+    .await
 }
