@@ -62,6 +62,7 @@ macro_rules! conformance_tests {
             f3_sequence_numbers_increase,
             f4_receive_attempt_id_replays,
             r3_fifo_dlq_resets_enqueue_time,
+            v10_fair_queue_flooding_group_does_not_starve_others,
         );
     };
     // The in-flight limit needs 120,000 sequential receives: engines whose
@@ -1043,4 +1044,51 @@ pub async fn r3_fifo_dlq_resets_enqueue_time<H: Harness>(h: &H) {
     );
     h.clock().advance_secs(1);
     assert_eq!(counts(h, "dlq.fifo").await, QueueCounts::default());
+}
+
+/// V10, fair queues: on a standard queue, a message group that floods the
+/// queue does not starve the others. A noisy tenant sends 1,000 messages,
+/// then ten quiet tenants one each; a consumer takes 10 per second. Every
+/// quiet message waits at most two receives, not a hundred.
+pub async fn v10_fair_queue_flooding_group_does_not_starve_others<H: Harness>(h: &H) {
+    create(h, "shared", &[]).await;
+    let grouped = |group: &str, body: String| NewMessage {
+        body,
+        group_id: Some(group.into()),
+        ..Default::default()
+    };
+    for chunk in 0..10 {
+        let batch = (0..100)
+            .map(|i| grouped("noisy", format!("n{}", chunk * 100 + i)))
+            .collect();
+        h.broker().send_messages("shared", batch).await.unwrap();
+    }
+    let sent_at = h.clock().now();
+    let quiet = (0..10)
+        .map(|i| grouped(&format!("quiet{i}"), format!("q{i}")))
+        .collect();
+    h.broker().send_messages("shared", quiet).await.unwrap();
+    let mut dwell_ms: BTreeMap<String, u64> = BTreeMap::new();
+    for _ in 0..5 {
+        let got = receive(h, "shared", 10).await;
+        let now = h.clock().now();
+        for m in &got {
+            let group = m.group_id.clone().unwrap();
+            if group.starts_with("quiet") {
+                dwell_ms.insert(group, now - sent_at);
+            }
+        }
+        let handles = got.into_iter().map(|m| m.receipt_handle).collect();
+        h.broker().delete_messages("shared", handles).await.unwrap();
+        h.clock().advance_secs(1);
+    }
+    assert_eq!(
+        dwell_ms.len(),
+        10,
+        "every quiet tenant was served: {dwell_ms:?}"
+    );
+    assert!(
+        dwell_ms.values().all(|&d| d <= 1_000),
+        "quiet tenants waited at most one extra receive: {dwell_ms:?}"
+    );
 }

@@ -10,6 +10,7 @@
 
 mod codec;
 mod dedup;
+mod fair;
 mod fifo;
 mod journal;
 mod queue_state;

@@ -11,7 +11,13 @@ use std::sync::Arc;
 use sluice_broker::{QueueCounts, QueueMeta};
 
 use crate::dedup::DedupWindow;
+use crate::fair::FairReady;
 use crate::fifo::Lanes;
+
+/// The group a message takes turns with; ungrouped messages share one.
+fn fair_group(entry: &Entry) -> &str {
+    entry.data.group_id.as_deref().unwrap_or("")
+}
 use sluice_core::clock::Millis;
 use sluice_core::message::MessageAttributes;
 
@@ -98,6 +104,8 @@ pub struct QueueState {
     delayed: usize,
     /// FIFO queues: each group's order and in-flight count.
     lanes: Option<Lanes>,
+    /// Standard queues once a message carries a group: turns between groups.
+    fair: Option<FairReady>,
     /// FIFO queues: deduplication ids of the last five minutes.
     pub dedup: DedupWindow,
     /// FIFO queues: receives by ReceiveRequestAttemptId, for retries.
@@ -130,6 +138,7 @@ impl QueueState {
             in_flight: 0,
             delayed: 0,
             lanes: meta_is_fifo.then(Lanes::default),
+            fair: None,
             dedup: DedupWindow::default(),
             attempts: HashMap::new(),
         }
@@ -148,6 +157,9 @@ impl QueueState {
         if let (Some(lanes), Some(group)) = (&mut self.lanes, &data.group_id) {
             lanes.insert(group, seq);
         }
+        if self.lanes.is_none() && self.fair.is_none() && data.group_id.is_some() {
+            self.enable_fairness();
+        }
         let entry = Entry { data, state, phase };
         self.place(seq, &entry);
         self.entries.insert(seq, entry);
@@ -157,6 +169,9 @@ impl QueueState {
         match entry.phase {
             Phase::Ready => {
                 self.ready.insert(seq);
+                if let Some(fair) = &mut self.fair {
+                    fair.add(fair_group(entry), seq);
+                }
             }
             Phase::Delayed => {
                 self.delayed += 1;
@@ -180,6 +195,9 @@ impl QueueState {
         match entry.phase {
             Phase::Ready => {
                 self.ready.remove(&seq);
+                if let Some(fair) = &mut self.fair {
+                    fair.remove(fair_group(entry), seq);
+                }
             }
             Phase::Delayed => {
                 self.delayed -= 1;
@@ -238,7 +256,7 @@ impl QueueState {
                     Phase::Ready => {}
                 }
                 entry.phase = Phase::Ready;
-                self.ready.insert(seq);
+                self.place(seq, &entry);
                 self.entries.insert(seq, entry);
                 woke = true;
             }
@@ -294,12 +312,27 @@ impl QueueState {
             return out;
         }
         while out.delivered.len() < max {
-            let Some(seq) = self.ready.first().copied() else {
+            let next = match &mut self.fair {
+                Some(fair) => fair.next(),
+                None => self.ready.first().copied(),
+            };
+            let Some(seq) = next else {
                 break;
             };
             self.deliver_one(seq, &mut out, now, visibility_ms, max_receives);
         }
         out
+    }
+
+    /// Starts taking turns between groups, from the messages ready now.
+    fn enable_fairness(&mut self) {
+        let mut fair = FairReady::default();
+        for &seq in &self.ready {
+            if let Some(entry) = self.entries.get(&seq) {
+                fair.add(fair_group(entry), seq);
+            }
+        }
+        self.fair = Some(fair);
     }
 
     /// FIFO delivery (rule F1): in sequence order, a message is deliverable
@@ -400,6 +433,9 @@ impl QueueState {
         self.delayed = 0;
         if let Some(lanes) = &mut self.lanes {
             lanes.clear();
+        }
+        if let Some(fair) = &mut self.fair {
+            fair.clear();
         }
         n
     }
