@@ -63,6 +63,10 @@ macro_rules! conformance_tests {
             f4_receive_attempt_id_replays,
             r3_fifo_dlq_resets_enqueue_time,
             v10_fair_queue_flooding_group_does_not_starve_others,
+            r7_redrive_returns_messages_to_their_sources,
+            r7_redrive_to_a_destination_in_steps,
+            r7_unmovable_messages_stay,
+            r7_move_tasks_are_kept,
         );
     };
     // The in-flight limit needs 120,000 sequential receives: engines whose
@@ -1091,4 +1095,106 @@ pub async fn v10_fair_queue_flooding_group_does_not_starve_others<H: Harness>(h:
         dwell_ms.values().all(|&d| d <= 1_000),
         "quiet tenants waited at most one extra receive: {dwell_ms:?}"
     );
+}
+
+async fn dead_letter<H: Harness>(h: &H, source: &str, body: &str) {
+    send(h, source, &[body]).await;
+    assert_eq!(receive_vt(h, source, 1, 0).await.len(), 1);
+    assert!(
+        receive(h, source, 1).await.is_empty(),
+        "{body} moved to the DLQ"
+    );
+}
+
+/// R7: a redrive without destination returns each message to its own
+/// source, as a new message (new id, no receives, no source ARN).
+pub async fn r7_redrive_returns_messages_to_their_sources<H: Harness>(h: &H) {
+    create(h, "dlq", &[]).await;
+    create(h, "s1", &[("RedrivePolicy", &redrive("dlq", 1))]).await;
+    create(h, "s2", &[("RedrivePolicy", &redrive("dlq", 1))]).await;
+    dead_letter(h, "s1", "one").await;
+    dead_letter(h, "s2", "two").await;
+    let before: Vec<String> = receive_vt(h, "dlq", 10, 0)
+        .await
+        .into_iter()
+        .map(|m| m.message_id)
+        .collect();
+    let outcome = h.broker().redrive_messages("dlq", None, 10).await.unwrap();
+    assert_eq!((outcome.moved, outcome.unmovable), (2, 0));
+    assert_eq!(counts(h, "dlq").await, QueueCounts::default());
+    for (q, body) in [("s1", "one"), ("s2", "two")] {
+        let got = receive(h, q, 10).await;
+        assert_eq!(bodies(&got), [body]);
+        assert_eq!(got[0].receive_count, 1, "a fresh message");
+        assert!(!before.contains(&got[0].message_id), "a new message id");
+        assert!(
+            !got[0]
+                .system_attributes
+                .contains_key("DeadLetterQueueSourceArn")
+        );
+    }
+}
+
+/// R7: with a destination every message goes there; `max` bounds a step.
+pub async fn r7_redrive_to_a_destination_in_steps<H: Harness>(h: &H) {
+    create(h, "dlq", &[]).await;
+    create(h, "src", &[("RedrivePolicy", &redrive("dlq", 1))]).await;
+    create(h, "elsewhere", &[]).await;
+    dead_letter(h, "src", "a").await;
+    dead_letter(h, "src", "b").await;
+    let step = h
+        .broker()
+        .redrive_messages("dlq", Some("elsewhere"), 1)
+        .await
+        .unwrap();
+    assert_eq!(step.moved, 1);
+    assert_eq!(counts(h, "dlq").await.visible, 1);
+    let step = h
+        .broker()
+        .redrive_messages("dlq", Some("elsewhere"), 1)
+        .await
+        .unwrap();
+    assert_eq!(step.moved, 1);
+    assert_eq!(bodies(&receive(h, "elsewhere", 10).await), ["a", "b"]);
+    assert_eq!(counts(h, "src").await, QueueCounts::default());
+}
+
+/// R7: a message with nowhere to go stays in the DLQ, and says why.
+pub async fn r7_unmovable_messages_stay<H: Harness>(h: &H) {
+    create(h, "dlq", &[]).await;
+    create(h, "src", &[("RedrivePolicy", &redrive("dlq", 1))]).await;
+    send(h, "dlq", &["sent straight to the DLQ"]).await;
+    let outcome = h.broker().redrive_messages("dlq", None, 10).await.unwrap();
+    assert_eq!((outcome.moved, outcome.unmovable), (0, 1));
+    assert!(outcome.reason.is_some());
+    dead_letter(h, "src", "orphan").await;
+    h.broker().delete_queue("src").await.unwrap();
+    let outcome = h.broker().redrive_messages("dlq", None, 10).await.unwrap();
+    assert_eq!((outcome.moved, outcome.unmovable), (0, 2));
+    assert_eq!(counts(h, "dlq").await.visible, 2, "nothing lost");
+}
+
+/// R7: move task records are kept and listed newest first.
+pub async fn r7_move_tasks_are_kept<H: Harness>(h: &H) {
+    let task = |handle: &str, started_at| crate::MoveTask {
+        handle: handle.into(),
+        source_arn: "arn:aws:sqs:us-east-1:000000000000:dlq".into(),
+        destination_arn: None,
+        max_per_second: Some(10),
+        status: crate::MoveTaskStatus::Running,
+        moved: 0,
+        to_move: 5,
+        failure_reason: None,
+        started_at,
+    };
+    h.broker().save_move_task(task("old", 1)).await.unwrap();
+    h.broker().save_move_task(task("new", 2)).await.unwrap();
+    let mut done = task("old", 1);
+    done.status = crate::MoveTaskStatus::Completed;
+    done.moved = 5;
+    h.broker().save_move_task(done.clone()).await.unwrap();
+    let tasks = h.broker().move_tasks().await.unwrap();
+    assert_eq!(tasks.len(), 2);
+    assert_eq!(tasks[0].handle, "new");
+    assert_eq!(tasks[1], done);
 }

@@ -18,7 +18,8 @@ use sluice_core::SqsError;
 pub use types::*;
 
 /// The queue operations, atomic per call. Queue names are already validated.
-pub trait Broker: Send + Sync + 'static {
+/// Clones share the same engine (background tasks hold one).
+pub trait Broker: Clone + Send + Sync + 'static {
     /// Creates a queue, or returns the existing one when the requested
     /// attributes match it (rule V9); `QueueNameExists` when they do not.
     fn create_queue(
@@ -95,4 +96,21 @@ pub trait Broker: Send + Sync + 'static {
         name: &str,
         changes: Vec<VisibilityChange>,
     ) -> impl Future<Output = Result<Vec<Result<(), SqsError>>, SqsError>> + Send;
+
+    /// Moves up to `max` receivable messages out of `source` (a dead-letter
+    /// queue) into `destination`, or each into the queue its
+    /// `DeadLetterQueueSourceArn` names (rule R7). Moved messages get a new
+    /// id and a fresh enqueue time; each move is atomic.
+    fn redrive_messages(
+        &self,
+        source: &str,
+        destination: Option<&str>,
+        max: usize,
+    ) -> impl Future<Output = Result<RedriveOutcome, SqsError>> + Send;
+
+    /// Creates or replaces a move task record.
+    fn save_move_task(&self, task: MoveTask) -> impl Future<Output = Result<(), SqsError>> + Send;
+
+    /// Every move task record, newest first.
+    fn move_tasks(&self) -> impl Future<Output = Result<Vec<MoveTask>, SqsError>> + Send;
 }

@@ -121,3 +121,77 @@ pub struct VisibilityChange {
     /// The new remaining invisibility, seconds from now.
     pub visibility_timeout: u32,
 }
+
+/// The state of a message move task (rule R7).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum MoveTaskStatus {
+    /// Moving messages.
+    #[serde(rename = "RUNNING")]
+    Running,
+    /// Every message counted at the start was handled.
+    #[serde(rename = "COMPLETED")]
+    Completed,
+    /// Asked to stop; stops after the messages in hand.
+    #[serde(rename = "CANCELLING")]
+    Cancelling,
+    /// Stopped on request; moved messages stay moved.
+    #[serde(rename = "CANCELLED")]
+    Cancelled,
+    /// Stopped by an error; see the failure reason.
+    #[serde(rename = "FAILED")]
+    Failed,
+}
+
+impl MoveTaskStatus {
+    /// The SQS spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MoveTaskStatus::Running => "RUNNING",
+            MoveTaskStatus::Completed => "COMPLETED",
+            MoveTaskStatus::Cancelling => "CANCELLING",
+            MoveTaskStatus::Cancelled => "CANCELLED",
+            MoveTaskStatus::Failed => "FAILED",
+        }
+    }
+
+    /// True while the task may still move messages.
+    pub fn is_active(self) -> bool {
+        matches!(self, MoveTaskStatus::Running | MoveTaskStatus::Cancelling)
+    }
+}
+
+/// A message move task (StartMessageMoveTask), as stored.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct MoveTask {
+    /// The opaque handle given to clients.
+    pub handle: String,
+    /// ARN of the dead-letter queue messages move out of.
+    pub source_arn: String,
+    /// ARN of the queue they move to; each message's own source when `None`.
+    pub destination_arn: Option<String>,
+    /// Rate limit, messages per second.
+    pub max_per_second: Option<u32>,
+    /// Where the task is.
+    pub status: MoveTaskStatus,
+    /// Messages moved so far.
+    pub moved: u64,
+    /// Messages in the source when the task started.
+    pub to_move: u64,
+    /// Why the task failed.
+    pub failure_reason: Option<String>,
+    /// When it started (ms since the epoch).
+    pub started_at: Millis,
+}
+
+/// What one step of a redrive did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RedriveOutcome {
+    /// Messages moved.
+    pub moved: u64,
+    /// Messages left in place because they have no destination: no
+    /// `DeadLetterQueueSourceArn` and no destination given, or a
+    /// destination queue that does not exist.
+    pub unmovable: u64,
+    /// Why the last unmovable message could not move.
+    pub reason: Option<String>,
+}

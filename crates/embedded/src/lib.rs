@@ -24,8 +24,8 @@ use std::time::Duration;
 
 use parking_lot::{Mutex, RwLock};
 use sluice_broker::{
-    Broker, CreateQueue, NewMessage, QueueCounts, QueueMeta, ReceiveOptions, ReceivedMessage,
-    SentMessage, VisibilityChange,
+    Broker, CreateQueue, MoveTask, NewMessage, QueueCounts, QueueMeta, ReceiveOptions,
+    ReceivedMessage, RedriveOutcome, SentMessage, VisibilityChange,
 };
 use sluice_core::clock::{Clock, Millis};
 use sluice_core::limits::{MAX_INFLIGHT, MAX_TAGS, PURGE_INTERVAL_SECS};
@@ -58,6 +58,8 @@ struct Inner {
     journal: Journal,
     next_seq: AtomicU64,
     next_queue_id: AtomicU64,
+    /// Message move task records (rule R7).
+    tasks: Mutex<Vec<MoveTask>>,
 }
 
 struct QueueCell {
@@ -120,6 +122,7 @@ impl EmbeddedBroker {
             next_queue_id,
         );
         *broker.inner.queues.write() = queues;
+        *broker.inner.tasks.lock() = recovered.tasks;
         Ok((broker, stats))
     }
 
@@ -136,6 +139,7 @@ impl EmbeddedBroker {
                 journal,
                 next_seq: AtomicU64::new(next_seq),
                 next_queue_id: AtomicU64::new(next_queue_id),
+                tasks: Mutex::new(Vec::new()),
             }),
         }
     }
@@ -845,9 +849,172 @@ impl Broker for EmbeddedBroker {
         }
         Ok(results)
     }
+
+    async fn redrive_messages(
+        &self,
+        source: &str,
+        destination: Option<&str>,
+        max: usize,
+    ) -> Result<RedriveOutcome, SqsError> {
+        let src = self.queue(source)?;
+        let inner = &self.inner;
+        let now = inner.now();
+        let taken = {
+            let mut st = src.state.lock();
+            if st.deleted {
+                return Err(deleted_error());
+            }
+            let mut changes = Vec::new();
+            inner.tick(&src, &mut st, now, &mut changes);
+            drop(inner.journal.submit(changes));
+            st.take_ready(max)
+        };
+        // Group by destination, keeping each group's order.
+        let mut by_destination: Vec<(Option<String>, Vec<(u64, queue_state::Entry)>)> = Vec::new();
+        for (seq, entry) in taken {
+            let target = destination.map(str::to_string).or_else(|| {
+                match entry
+                    .data
+                    .system_attributes
+                    .get(DEAD_LETTER_SOURCE_ARN)
+                    .map(|v| &v.value)
+                {
+                    Some(AttributeValue::String(arn)) => Some(name_of_arn(arn).to_string()),
+                    _ => None,
+                }
+            });
+            match by_destination.iter_mut().find(|(t, _)| *t == target) {
+                Some((_, list)) => list.push((seq, entry)),
+                None => by_destination.push((target, vec![(seq, entry)])),
+            }
+        }
+        let mut outcome = RedriveOutcome::default();
+        for (target, entries) in by_destination {
+            let dest = target
+                .as_deref()
+                .and_then(|t| inner.queues.read().get(t).cloned());
+            let Some(dest) = dest else {
+                outcome.unmovable += entries.len() as u64;
+                outcome.reason = Some(match target {
+                    Some(t) => format!("AWS.SimpleQueueService.NonExistentQueue: the destination queue {t} does not exist"),
+                    None => "A message has no DeadLetterQueueSourceArn and the task has no DestinationArn".into(),
+                });
+                self.put_back(&src, entries, now);
+                continue;
+            };
+            match self.redrive_into(&src, &dest, entries, now).await? {
+                Ok(n) => outcome.moved += n,
+                Err(entries) => {
+                    outcome.unmovable += entries.len() as u64;
+                    outcome.reason = Some("AWS.SimpleQueueService.NonExistentQueue: the destination queue was deleted".into());
+                    self.put_back(&src, entries, now);
+                }
+            }
+        }
+        Ok(outcome)
+    }
+
+    async fn save_move_task(&self, task: MoveTask) -> Result<(), SqsError> {
+        let inner = &self.inner;
+        let ticket = {
+            let mut tasks = inner.tasks.lock();
+            let mut changes = Vec::new();
+            if inner.journal.is_durable() {
+                let record =
+                    serde_json::to_vec(&task).map_err(|e| SqsError::internal(e.to_string()))?;
+                changes.push(Change::PutTask {
+                    handle: task.handle.clone(),
+                    record,
+                });
+            }
+            match tasks.iter_mut().find(|t| t.handle == task.handle) {
+                Some(existing) => *existing = task,
+                None => tasks.push(task),
+            }
+            inner.journal.submit(changes)
+        };
+        ticket.wait().await
+    }
+
+    async fn move_tasks(&self) -> Result<Vec<MoveTask>, SqsError> {
+        let mut tasks = self.inner.tasks.lock().clone();
+        tasks.sort_by(|a, b| {
+            b.started_at
+                .cmp(&a.started_at)
+                .then_with(|| b.handle.cmp(&a.handle))
+        });
+        Ok(tasks)
+    }
 }
 
 impl EmbeddedBroker {
+    /// Returns messages a redrive took but could not move.
+    fn put_back(&self, src: &QueueCell, entries: Vec<(u64, queue_state::Entry)>, now: Millis) {
+        let mut st = src.state.lock();
+        if !st.deleted {
+            for (seq, entry) in entries {
+                st.insert(seq, entry.data, entry.state, now);
+            }
+        }
+    }
+
+    /// Moves messages from a DLQ into `dest` as new messages (rule R7): a new
+    /// message id, a fresh enqueue time, no receives yet. The DLQ's deletes
+    /// and the inserts are one journal submission. Gives the messages back
+    /// when `dest` was deleted meanwhile.
+    async fn redrive_into(
+        &self,
+        src: &QueueCell,
+        dest: &QueueCell,
+        entries: Vec<(u64, queue_state::Entry)>,
+        now: Millis,
+    ) -> Result<Result<u64, Vec<(u64, queue_state::Entry)>>, SqsError> {
+        let inner = &self.inner;
+        let durable = inner.journal.is_durable();
+        let (moved, ticket) = {
+            let mut dst = dest.state.lock();
+            if dst.deleted {
+                return Ok(Err(entries));
+            }
+            let fifo = dst.meta.config.fifo;
+            let mut changes = Vec::with_capacity(entries.len() * 2);
+            let moved = entries.len() as u64;
+            for (old_seq, entry) in entries {
+                let mut data = (*entry.data).clone();
+                data.message_id = *uuid::Uuid::new_v4().as_bytes();
+                data.sent_at = now;
+                data.enqueued_at = now;
+                data.system_attributes.remove(DEAD_LETTER_SOURCE_ARN);
+                if fifo {
+                    data.dedup_id = Some(uuid_string(&data.message_id));
+                }
+                let state = MessageState {
+                    visible_at: now,
+                    receive_count: 0,
+                    first_receive_at: 0,
+                };
+                let seq = inner.next_seq.fetch_add(1, Ordering::SeqCst);
+                if durable {
+                    changes.push(Change::DeleteMessage {
+                        queue: src.id,
+                        seq: old_seq,
+                    });
+                    changes.push(Change::PutMessage {
+                        queue: dest.id,
+                        seq,
+                        data: codec::encode_message(&data),
+                        state: codec::encode_state(&state),
+                    });
+                }
+                dst.insert(seq, Arc::new(data), state, now);
+            }
+            (moved, inner.journal.submit(changes))
+        };
+        ticket.wait().await?;
+        dest.arrivals.notify_waiters();
+        Ok(Ok(moved))
+    }
+
     /// Moves messages taken out of `source` into its dead-letter queue
     /// (rules R2–R4): same id, body, attributes, receive count; standard
     /// queues keep the original enqueue time; `DeadLetterQueueSourceArn`

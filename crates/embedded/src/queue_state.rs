@@ -324,6 +324,15 @@ impl QueueState {
         out
     }
 
+    /// Takes up to `max` ready messages out of the queue, oldest first, for
+    /// a redrive (rule R7).
+    pub fn take_ready(&mut self, max: usize) -> Vec<(u64, Entry)> {
+        let seqs: Vec<u64> = self.ready.iter().take(max).copied().collect();
+        seqs.into_iter()
+            .filter_map(|seq| self.remove(seq).map(|e| (seq, e)))
+            .collect()
+    }
+
     /// Starts taking turns between groups, from the messages ready now.
     fn enable_fairness(&mut self) {
         let mut fair = FairReady::default();

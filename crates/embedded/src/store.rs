@@ -18,12 +18,14 @@ use std::collections::BTreeMap;
 use crate::codec::{self, CorruptRecord};
 use crate::dedup::Seen;
 use crate::queue_state::{MessageData, MessageState};
+use sluice_broker::MoveTask;
 
 const QUEUES: TableDefinition<u64, &[u8]> = TableDefinition::new("queues");
 const MESSAGES: TableDefinition<(u64, u64), &[u8]> = TableDefinition::new("messages");
 const STATES: TableDefinition<(u64, u64), &[u8]> = TableDefinition::new("states");
 const META: TableDefinition<&str, u64> = TableDefinition::new("meta");
 const DEDUP: TableDefinition<(u64, &str), &[u8]> = TableDefinition::new("dedup");
+const TASKS: TableDefinition<&str, &[u8]> = TableDefinition::new("move_tasks");
 
 const NEXT_SEQ: &str = "next_seq";
 const NEXT_QUEUE_ID: &str = "next_queue_id";
@@ -138,6 +140,13 @@ pub enum Change {
         /// The key in the queue's window.
         key: String,
     },
+    /// Creates or replaces a message move task record.
+    PutTask {
+        /// The task handle.
+        handle: String,
+        /// JSON of the task.
+        record: Vec<u8>,
+    },
     /// Deletes a queue's messages with a sequence below `below`.
     Purge {
         /// Queue id.
@@ -156,6 +165,8 @@ pub struct Recovered {
     pub next_seq: u64,
     /// First queue id not yet used.
     pub next_queue_id: u64,
+    /// Message move tasks.
+    pub tasks: Vec<MoveTask>,
 }
 
 /// A queue read back at start-up.
@@ -187,6 +198,7 @@ impl Store {
             txn.open_table(STATES)?;
             txn.open_table(META)?;
             txn.open_table(DEDUP)?;
+            txn.open_table(TASKS)?;
         }
         txn.commit()?;
         Ok(Self { db })
@@ -202,6 +214,7 @@ impl Store {
             let mut states = txn.open_table(STATES)?;
             let mut meta = txn.open_table(META)?;
             let mut dedup = txn.open_table(DEDUP)?;
+            let mut tasks = txn.open_table(TASKS)?;
             let mut max_seq = None::<u64>;
             let mut max_queue = None::<u64>;
             for change in changes {
@@ -222,6 +235,9 @@ impl Store {
                     }
                     Change::DeleteDedup { queue, key } => {
                         dedup.remove((*queue, key.as_str()))?;
+                    }
+                    Change::PutTask { handle, record } => {
+                        tasks.insert(handle.as_str(), record.as_slice())?;
                     }
                     Change::PutMessage {
                         queue,
@@ -276,7 +292,12 @@ impl Store {
                 .unwrap_or(1)
                 .max(1),
             queues: Vec::new(),
+            tasks: Vec::new(),
         };
+        for row in txn.open_table(TASKS)?.iter()? {
+            let (_, record) = row?;
+            out.tasks.push(serde_json::from_slice(record.value())?);
+        }
         let queues = txn.open_table(QUEUES)?;
         let messages = txn.open_table(MESSAGES)?;
         let states = txn.open_table(STATES)?;

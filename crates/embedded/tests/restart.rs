@@ -198,3 +198,28 @@ async fn d1_fifo_dedup_window_and_order_survive_restart() {
         "the window ended five minutes after the first send"
     );
 }
+
+/// D1, R7: move task records survive a restart.
+#[tokio::test]
+async fn d1_move_tasks_survive_restart() {
+    use sluice_broker::{MoveTask, MoveTaskStatus};
+    let dir = tempfile::tempdir().unwrap();
+    let clock = ManualClock::default();
+    let task = MoveTask {
+        handle: "h1".into(),
+        source_arn: "arn:aws:sqs:us-east-1:000000000000:dlq".into(),
+        destination_arn: Some("arn:aws:sqs:us-east-1:000000000000:q".into()),
+        max_per_second: None,
+        status: MoveTaskStatus::Running,
+        moved: 3,
+        to_move: 10,
+        failure_reason: None,
+        started_at: 42,
+    };
+    {
+        let (b, _) = EmbeddedBroker::open(dir.path(), Arc::new(clock.clone())).unwrap();
+        b.save_move_task(task.clone()).await.unwrap();
+    }
+    let (b, _) = EmbeddedBroker::open(dir.path(), Arc::new(clock)).unwrap();
+    assert_eq!(b.move_tasks().await.unwrap(), vec![task]);
+}
