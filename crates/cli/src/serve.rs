@@ -94,6 +94,15 @@ async fn serve(args: ServeArgs, file: FileConfig) -> anyhow::Result<()> {
         broker
     };
     let _sweeper = broker.start_sweeper();
+    let interrupted = sluice_server::actions::move_tasks::fail_interrupted_tasks(&broker)
+        .await
+        .map_err(|e| anyhow::anyhow!("cannot read message move tasks: {e}"))?;
+    if interrupted > 0 {
+        tracing::warn!(
+            tasks = interrupted,
+            "message move tasks interrupted by the last stop are marked FAILED"
+        );
+    }
     let service = Arc::new(Service::new(broker, config));
     declare_queues(&service, &file).await?;
 

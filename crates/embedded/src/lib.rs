@@ -274,6 +274,9 @@ fn uuid_string(bytes: &[u8; 16]) -> String {
     uuid::Uuid::from_bytes(*bytes).hyphenated().to_string()
 }
 
+/// Messages taken out of a queue's index, with their sequences.
+type Taken = Vec<(u64, queue_state::Entry)>;
+
 /// A FIFO sequence number as SQS writes them: a decimal string.
 fn sequence_number(seq: u64) -> String {
     format!("{seq:020}")
@@ -870,7 +873,7 @@ impl Broker for EmbeddedBroker {
             st.take_ready(max)
         };
         // Group by destination, keeping each group's order.
-        let mut by_destination: Vec<(Option<String>, Vec<(u64, queue_state::Entry)>)> = Vec::new();
+        let mut by_destination: Vec<(Option<String>, Taken)> = Vec::new();
         for (seq, entry) in taken {
             let target = destination.map(str::to_string).or_else(|| {
                 match entry
@@ -949,7 +952,7 @@ impl Broker for EmbeddedBroker {
 
 impl EmbeddedBroker {
     /// Returns messages a redrive took but could not move.
-    fn put_back(&self, src: &QueueCell, entries: Vec<(u64, queue_state::Entry)>, now: Millis) {
+    fn put_back(&self, src: &QueueCell, entries: Taken, now: Millis) {
         let mut st = src.state.lock();
         if !st.deleted {
             for (seq, entry) in entries {
@@ -966,9 +969,9 @@ impl EmbeddedBroker {
         &self,
         src: &QueueCell,
         dest: &QueueCell,
-        entries: Vec<(u64, queue_state::Entry)>,
+        entries: Taken,
         now: Millis,
-    ) -> Result<Result<u64, Vec<(u64, queue_state::Entry)>>, SqsError> {
+    ) -> Result<Result<u64, Taken>, SqsError> {
         let inner = &self.inner;
         let durable = inner.journal.is_durable();
         let (moved, ticket) = {
@@ -1025,7 +1028,7 @@ impl EmbeddedBroker {
         source: &QueueCell,
         source_arn: &str,
         dlq: &QueueCell,
-        dead: Vec<(u64, queue_state::Entry)>,
+        dead: Taken,
         now: Millis,
     ) -> Result<(), SqsError> {
         let inner = &self.inner;

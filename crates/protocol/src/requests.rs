@@ -271,3 +271,33 @@ pub struct ListDeadLetterSourceQueuesInput {
     /// 1–1000.
     pub max_results: Option<i64>,
 }
+
+/// StartMessageMoveTask.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct StartMessageMoveTaskInput {
+    /// Required: the dead-letter queue's ARN.
+    pub source_arn: Option<String>,
+    /// Where to move; each message's source when absent.
+    pub destination_arn: Option<String>,
+    /// 1–500.
+    pub max_number_of_messages_per_second: Option<i64>,
+}
+
+/// ListMessageMoveTasks.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct ListMessageMoveTasksInput {
+    /// Required.
+    pub source_arn: Option<String>,
+    /// 1–10, default 1.
+    pub max_results: Option<i64>,
+}
+
+/// CancelMessageMoveTask.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct CancelMessageMoveTaskInput {
+    /// Required.
+    pub task_handle: Option<String>,
+}

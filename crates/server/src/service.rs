@@ -1,8 +1,13 @@
 //! What every action needs: the broker, the account, and how queue URLs are
 //! written and read.
 
+use std::collections::HashMap;
+use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, Mutex};
+
 use sluice_broker::Broker;
 use sluice_core::SqsError;
+use sluice_core::clock::{Clock, SystemClock};
 use sluice_core::queue_name::{Account, parse_queue_url};
 use sluice_protocol::Request;
 
@@ -22,6 +27,10 @@ pub struct Service<B> {
     pub broker: B,
     /// Settings.
     pub config: ServiceConfig,
+    /// The clock move tasks stamp their start with.
+    clock: Arc<dyn Clock>,
+    /// Cancel flags of the move tasks this process runs, by handle.
+    move_task_cancels: Mutex<HashMap<String, Arc<AtomicBool>>>,
 }
 
 /// Per-request facts actions may need.
@@ -36,7 +45,32 @@ pub struct RequestContext {
 impl<B: Broker> Service<B> {
     /// A service over `broker`.
     pub fn new(broker: B, config: ServiceConfig) -> Self {
-        Self { broker, config }
+        Self::with_clock(broker, config, Arc::new(SystemClock))
+    }
+
+    /// A service over `broker` reading `clock`.
+    pub fn with_clock(broker: B, config: ServiceConfig, clock: Arc<dyn Clock>) -> Self {
+        Self {
+            broker,
+            config,
+            clock,
+            move_task_cancels: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// The current time.
+    pub fn now(&self) -> sluice_core::clock::Millis {
+        self.clock.now()
+    }
+
+    /// The cancel flags of running move tasks.
+    pub(crate) fn move_task_cancels(
+        &self,
+    ) -> std::sync::MutexGuard<'_, HashMap<String, Arc<AtomicBool>>> {
+        // A panic elsewhere cannot leave this map half-written: recover it.
+        self.move_task_cancels
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
     }
 
     /// Runs one decoded request and returns its JSON-shaped output.

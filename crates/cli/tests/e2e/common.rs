@@ -46,7 +46,11 @@ impl TestServer {
             .await
             .expect("bind");
         let addr = listener.local_addr().expect("addr");
-        let service = Arc::new(Service::new(broker, ServiceConfig::default()));
+        let service = Arc::new(Service::with_clock(
+            broker,
+            ServiceConfig::default(),
+            Arc::new(clock.clone()),
+        ));
         let (stop, stopped) = oneshot::channel::<()>();
         tokio::spawn(async move {
             let _ = sluice_server::serve(listener, service, async {

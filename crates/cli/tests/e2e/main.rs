@@ -11,4 +11,5 @@ mod query_protocol;
 mod sdk_dead_letter;
 mod sdk_fifo;
 mod sdk_messages;
+mod sdk_move_tasks;
 mod sdk_queues;

@@ -11,6 +11,7 @@
 //! | DeleteMessage, DeleteMessageBatch | `delete.rs` |
 //! | ChangeMessageVisibility, ChangeMessageVisibilityBatch | `visibility.rs` |
 //! | ListDeadLetterSourceQueues | `dead_letter.rs` |
+//! | StartMessageMoveTask, ListMessageMoveTasks, CancelMessageMoveTask | `move_tasks.rs` |
 //!
 //! `batch.rs` holds the rules every batch action shares (rule L2).
 
@@ -18,6 +19,7 @@ mod attributes;
 mod batch;
 mod dead_letter;
 mod delete;
+pub mod move_tasks;
 mod permissions;
 mod queues;
 mod receive;
@@ -67,6 +69,9 @@ pub async fn dispatch<B: Broker>(
         "ListDeadLetterSourceQueues" => {
             dead_letter::list_dead_letter_source_queues(svc, ctx, parse(input)?).await
         }
+        "StartMessageMoveTask" => move_tasks::start_message_move_task(svc, parse(input)?).await,
+        "ListMessageMoveTasks" => move_tasks::list_message_move_tasks(svc, parse(input)?).await,
+        "CancelMessageMoveTask" => move_tasks::cancel_message_move_task(svc, parse(input)?).await,
         other => Err(SqsError::new(
             ErrorCode::UnsupportedOperation,
             format!("{other} is not supported by this server yet."),

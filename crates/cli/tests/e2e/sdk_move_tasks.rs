@@ -1,0 +1,257 @@
+//! Message move tasks (rule R7) through the official Rust SDK, and across a
+//! restart of the real binary.
+
+use std::time::{Duration, Instant};
+
+use aws_sdk_sqs::error::ProvideErrorMetadata;
+use aws_sdk_sqs::types::QueueAttributeName as Attr;
+
+use crate::common::{SluiceProcess, TestServer};
+
+const DLQ_ARN: &str = "arn:aws:sqs:us-east-1:000000000000:dlq";
+
+/// A DLQ, a source pointing at it with maxReceiveCount 1, and `n` messages
+/// dead-lettered into it. Returns (source URL, DLQ URL).
+async fn dead_lettered(sqs: &aws_sdk_sqs::Client, n: usize) -> (String, String) {
+    let dlq = sqs
+        .create_queue()
+        .queue_name("dlq")
+        .send()
+        .await
+        .unwrap()
+        .queue_url
+        .unwrap();
+    let src = sqs
+        .create_queue()
+        .queue_name("src")
+        .attributes(
+            Attr::RedrivePolicy,
+            format!(r#"{{"deadLetterTargetArn":"{DLQ_ARN}","maxReceiveCount":1}}"#),
+        )
+        .send()
+        .await
+        .unwrap()
+        .queue_url
+        .unwrap();
+    for i in 0..n {
+        sqs.send_message()
+            .queue_url(&src)
+            .message_body(format!("m{i}"))
+            .send()
+            .await
+            .unwrap();
+    }
+    while !sqs
+        .receive_message()
+        .queue_url(&src)
+        .max_number_of_messages(10)
+        .visibility_timeout(0)
+        .send()
+        .await
+        .unwrap()
+        .messages()
+        .is_empty()
+    {}
+    (src, dlq)
+}
+
+async fn count(sqs: &aws_sdk_sqs::Client, url: &str) -> usize {
+    let a = sqs
+        .get_queue_attributes()
+        .queue_url(url)
+        .attribute_names(Attr::ApproximateNumberOfMessages)
+        .send()
+        .await
+        .unwrap();
+    a.attributes().unwrap()[&Attr::ApproximateNumberOfMessages]
+        .parse()
+        .unwrap()
+}
+
+async fn wait_for_status(
+    sqs: &aws_sdk_sqs::Client,
+    status: &str,
+) -> aws_sdk_sqs::types::ListMessageMoveTasksResultEntry {
+    let deadline = Instant::now() + Duration::from_secs(15);
+    loop {
+        let list = sqs
+            .list_message_move_tasks()
+            .source_arn(DLQ_ARN)
+            .send()
+            .await
+            .unwrap();
+        let task = list.results()[0].clone();
+        if task.status() == Some(status) {
+            return task;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "task never reached {status}: {task:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// R7: a task returns every message to its source as a new message, and
+/// reports its counts; the rules of starting one are enforced.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn r7_move_task_returns_messages_to_their_source_real_time() {
+    let server = TestServer::start().await;
+    let sqs = server.sdk();
+    let (src, dlq) = dead_lettered(&sqs, 3).await;
+    assert_eq!(count(&sqs, &dlq).await, 3);
+
+    let e = sqs
+        .start_message_move_task()
+        .source_arn("arn:aws:sqs:us-east-1:000000000000:src")
+        .send()
+        .await
+        .unwrap_err();
+    assert_eq!(
+        e.into_service_error().code(),
+        Some("InvalidParameterValue"),
+        "the source must be a DLQ"
+    );
+    let e = sqs
+        .start_message_move_task()
+        .source_arn("arn:aws:sqs:us-east-1:000000000000:nope")
+        .send()
+        .await
+        .unwrap_err();
+    assert!(e.into_service_error().is_resource_not_found_exception());
+    let e = sqs
+        .start_message_move_task()
+        .source_arn(DLQ_ARN)
+        .max_number_of_messages_per_second(501)
+        .send()
+        .await
+        .unwrap_err();
+    assert_eq!(e.into_service_error().code(), Some("InvalidParameterValue"));
+
+    let started = sqs
+        .start_message_move_task()
+        .source_arn(DLQ_ARN)
+        .send()
+        .await
+        .unwrap();
+    assert!(started.task_handle().is_some());
+    let done = wait_for_status(&sqs, "COMPLETED").await;
+    assert_eq!(done.approximate_number_of_messages_moved(), 3);
+    assert_eq!(done.approximate_number_of_messages_to_move(), Some(3));
+    assert!(done.task_handle().is_none(), "a handle only while RUNNING");
+    assert_eq!(count(&sqs, &dlq).await, 0);
+    assert_eq!(count(&sqs, &src).await, 3, "back in their source");
+    let e = sqs
+        .cancel_message_move_task()
+        .task_handle(started.task_handle().unwrap())
+        .send()
+        .await
+        .unwrap_err();
+    assert_eq!(
+        e.into_service_error().code(),
+        Some("AWS.SimpleQueueService.UnsupportedOperation"),
+        "only RUNNING tasks cancel"
+    );
+}
+
+/// R7: one active task per source; a cancelled task leaves moved messages
+/// moved and the rest in the DLQ.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn r7_cancel_half_way_real_time() {
+    let server = TestServer::start().await;
+    let sqs = server.sdk();
+    let (src, dlq) = dead_lettered(&sqs, 5).await;
+    let other = sqs
+        .create_queue()
+        .queue_name("other")
+        .send()
+        .await
+        .unwrap()
+        .queue_url
+        .unwrap();
+    let started = sqs
+        .start_message_move_task()
+        .source_arn(DLQ_ARN)
+        .destination_arn("arn:aws:sqs:us-east-1:000000000000:other")
+        .max_number_of_messages_per_second(1)
+        .send()
+        .await
+        .unwrap();
+    let e = sqs
+        .start_message_move_task()
+        .source_arn(DLQ_ARN)
+        .send()
+        .await
+        .unwrap_err();
+    assert_eq!(
+        e.into_service_error().code(),
+        Some("AWS.SimpleQueueService.UnsupportedOperation")
+    );
+    let running = sqs
+        .list_message_move_tasks()
+        .source_arn(DLQ_ARN)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(running.results()[0].status(), Some("RUNNING"));
+    assert_eq!(
+        running.results()[0].max_number_of_messages_per_second(),
+        Some(1)
+    );
+    tokio::time::sleep(Duration::from_millis(1_500)).await;
+    sqs.cancel_message_move_task()
+        .task_handle(started.task_handle().unwrap())
+        .send()
+        .await
+        .unwrap();
+    let cancelled = wait_for_status(&sqs, "CANCELLED").await;
+    let moved = cancelled.approximate_number_of_messages_moved() as usize;
+    assert!(
+        (1..5).contains(&moved),
+        "moved {moved} of 5 before the cancel"
+    );
+    assert_eq!(count(&sqs, &other).await, moved);
+    assert_eq!(
+        count(&sqs, &dlq).await,
+        5 - moved,
+        "the rest stays in the DLQ"
+    );
+    assert_eq!(count(&sqs, &src).await, 0);
+}
+
+/// R7, D1: a task running when the server stops ends FAILED with a reason
+/// after the restart; it does not vanish.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn r7_task_interrupted_by_restart_is_failed_with_reason() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().to_str().unwrap();
+    let server = SluiceProcess::start(&["--data-dir", data]);
+    let sqs = server.sdk();
+    dead_lettered(&sqs, 20).await;
+    sqs.start_message_move_task()
+        .source_arn(DLQ_ARN)
+        .max_number_of_messages_per_second(1)
+        .send()
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    server.kill_9();
+    let server = SluiceProcess::start(&["--data-dir", data]);
+    let sqs = server.sdk();
+    let list = sqs
+        .list_message_move_tasks()
+        .source_arn(DLQ_ARN)
+        .send()
+        .await
+        .unwrap();
+    let task = &list.results()[0];
+    assert_eq!(task.status(), Some("FAILED"));
+    assert!(task.failure_reason().unwrap().contains("restarted"));
+    // A new task can start and finishes the job.
+    sqs.start_message_move_task()
+        .source_arn(DLQ_ARN)
+        .send()
+        .await
+        .unwrap();
+    wait_for_status(&sqs, "COMPLETED").await;
+}

@@ -1,0 +1,283 @@
+//! StartMessageMoveTask, ListMessageMoveTasks, CancelMessageMoveTask
+//! (rule R7), and the background runner that moves the messages.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use sluice_broker::{Broker, MoveTask, MoveTaskStatus};
+use sluice_core::{ErrorCode, SqsError};
+use sluice_protocol::requests::{
+    CancelMessageMoveTaskInput, ListMessageMoveTasksInput, StartMessageMoveTaskInput, required,
+};
+
+use super::in_range;
+use crate::service::Service;
+
+/// Messages moved per second when the task sets no rate.
+const DEFAULT_RATE: u32 = 1_000;
+/// Largest rate a task may ask for.
+const MAX_RATE: i64 = 500;
+/// Why an active task is failed when the server starts.
+const RESTART_REASON: &str = "The server restarted while this task was running; start a new task to move the remaining messages.";
+
+fn not_found(what: &str) -> SqsError {
+    SqsError::new(
+        ErrorCode::ResourceNotFoundException,
+        format!("The resource that you specified for the {what} parameter doesn't exist."),
+    )
+}
+
+/// StartMessageMoveTask: moves a DLQ's messages back to their sources, or
+/// to a destination, at a bounded rate.
+pub async fn start_message_move_task<B: Broker>(
+    svc: &Service<B>,
+    input: StartMessageMoveTaskInput,
+) -> Result<Value, SqsError> {
+    let source_arn = required(input.source_arn, "SourceArn")?;
+    let account = &svc.config.account;
+    let source = account
+        .name_from_arn(&source_arn)
+        .ok_or_else(|| not_found("SourceArn"))?
+        .to_string();
+    svc.broker
+        .get_queue(&source)
+        .await
+        .map_err(|_| not_found("SourceArn"))?;
+    let rate = input
+        .max_number_of_messages_per_second
+        .map(|r| in_range("MaxNumberOfMessagesPerSecond", r, 1, MAX_RATE))
+        .transpose()?;
+    let destination = match &input.destination_arn {
+        Some(arn) => {
+            let name = account
+                .name_from_arn(arn)
+                .ok_or_else(|| not_found("DestinationArn"))?;
+            svc.broker
+                .get_queue(name)
+                .await
+                .map_err(|_| not_found("DestinationArn"))?;
+            if name == source {
+                return Err(SqsError::invalid_parameter(
+                    "The DestinationArn must differ from the SourceArn.",
+                ));
+            }
+            Some(name.to_string())
+        }
+        None => None,
+    };
+    let mut is_dlq = false;
+    for name in svc.broker.list_queues().await? {
+        if let Ok(meta) = svc.broker.get_queue(&name).await
+            && meta
+                .config
+                .redrive()
+                .is_some_and(|p| p.dead_letter_target_arn == source_arn)
+        {
+            is_dlq = true;
+            break;
+        }
+    }
+    if !is_dlq {
+        return Err(SqsError::invalid_parameter(
+            "Source queue must be configured as a Dead Letter Queue.",
+        ));
+    }
+    let existing = svc.broker.move_tasks().await?;
+    if existing
+        .iter()
+        .any(|t| t.source_arn == source_arn && t.status.is_active())
+    {
+        return Err(SqsError::new(
+            ErrorCode::UnsupportedOperation,
+            "There is already a task running. Only one active task is allowed for a source queue arn at a given time.",
+        ));
+    }
+    let to_move = svc.broker.queue_counts(&source).await?.visible;
+    let task = MoveTask {
+        handle: uuid::Uuid::new_v4().to_string(),
+        source_arn,
+        destination_arn: input.destination_arn,
+        max_per_second: rate,
+        status: MoveTaskStatus::Running,
+        moved: 0,
+        to_move,
+        failure_reason: None,
+        started_at: svc.now(),
+    };
+    svc.broker.save_move_task(task.clone()).await?;
+    let cancel = Arc::new(AtomicBool::new(false));
+    svc.move_task_cancels()
+        .insert(task.handle.clone(), cancel.clone());
+    tracing::info!(task = %task.handle, source = %task.source_arn, to_move, "message move task started");
+    let handle = task.handle.clone();
+    tokio::spawn(run(svc.broker.clone(), task, source, destination, cancel));
+    Ok(json!({ "TaskHandle": handle }))
+}
+
+/// ListMessageMoveTasks: a source's tasks, newest first.
+pub async fn list_message_move_tasks<B: Broker>(
+    svc: &Service<B>,
+    input: ListMessageMoveTasksInput,
+) -> Result<Value, SqsError> {
+    let source_arn = required(input.source_arn, "SourceArn")?;
+    let source = svc
+        .config
+        .account
+        .name_from_arn(&source_arn)
+        .ok_or_else(|| not_found("SourceArn"))?;
+    svc.broker
+        .get_queue(source)
+        .await
+        .map_err(|_| not_found("SourceArn"))?;
+    let max = match input.max_results {
+        Some(m) => in_range("MaxResults", m, 1, 10)? as usize,
+        None => 1,
+    };
+    let results: Vec<Value> = svc
+        .broker
+        .move_tasks()
+        .await?
+        .into_iter()
+        .filter(|t| t.source_arn == source_arn)
+        .take(max)
+        .map(|t| {
+            let mut entry = json!({
+                "Status": t.status.as_str(),
+                "SourceArn": t.source_arn,
+                "ApproximateNumberOfMessagesMoved": t.moved,
+                "ApproximateNumberOfMessagesToMove": t.to_move,
+                "StartedTimestamp": t.started_at,
+            });
+            if t.status == MoveTaskStatus::Running {
+                entry["TaskHandle"] = json!(t.handle);
+            }
+            if let Some(d) = t.destination_arn {
+                entry["DestinationArn"] = json!(d);
+            }
+            if let Some(r) = t.max_per_second {
+                entry["MaxNumberOfMessagesPerSecond"] = json!(r);
+            }
+            if let Some(f) = t.failure_reason {
+                entry["FailureReason"] = json!(f);
+            }
+            entry
+        })
+        .collect();
+    Ok(json!({ "Results": results }))
+}
+
+/// CancelMessageMoveTask: stops a running task; moved messages stay moved.
+pub async fn cancel_message_move_task<B: Broker>(
+    svc: &Service<B>,
+    input: CancelMessageMoveTaskInput,
+) -> Result<Value, SqsError> {
+    let handle = required(input.task_handle, "TaskHandle")?;
+    let mut task = svc
+        .broker
+        .move_tasks()
+        .await?
+        .into_iter()
+        .find(|t| t.handle == handle)
+        .ok_or_else(|| not_found("TaskHandle"))?;
+    if task.status != MoveTaskStatus::Running {
+        return Err(SqsError::new(
+            ErrorCode::UnsupportedOperation,
+            format!(
+                "Only a RUNNING task can be cancelled; this one is {}.",
+                task.status.as_str()
+            ),
+        ));
+    }
+    let cancel = svc.move_task_cancels().get(&handle).cloned();
+    match cancel {
+        Some(flag) => {
+            flag.store(true, Ordering::SeqCst);
+            task.status = MoveTaskStatus::Cancelling;
+        }
+        // No runner here (it ended or lives elsewhere): nothing moves any more.
+        None => task.status = MoveTaskStatus::Cancelled,
+    }
+    svc.broker.save_move_task(task.clone()).await?;
+    Ok(json!({ "ApproximateNumberOfMessagesMoved": task.moved }))
+}
+
+/// Ends the tasks a previous run of the server left active, with a reason
+/// (they never silently vanish).
+pub async fn fail_interrupted_tasks<B: Broker>(broker: &B) -> Result<usize, SqsError> {
+    let mut failed = 0;
+    for mut task in broker.move_tasks().await? {
+        if task.status.is_active() {
+            task.status = MoveTaskStatus::Failed;
+            task.failure_reason = Some(RESTART_REASON.into());
+            broker.save_move_task(task).await?;
+            failed += 1;
+        }
+    }
+    Ok(failed)
+}
+
+/// Moves a task's messages, one step per second at its rate, until every
+/// message counted at the start is handled, the DLQ is empty, the task is
+/// cancelled, or a message cannot be moved.
+async fn run<B: Broker>(
+    broker: B,
+    mut task: MoveTask,
+    source: String,
+    destination: Option<String>,
+    cancel: Arc<AtomicBool>,
+) {
+    let rate = task.max_per_second.unwrap_or(DEFAULT_RATE) as u64;
+    let mut ticks = tokio::time::interval(Duration::from_secs(1));
+    loop {
+        ticks.tick().await;
+        if cancel.load(Ordering::SeqCst) {
+            task.status = MoveTaskStatus::Cancelled;
+            break;
+        }
+        let remaining = task.to_move.saturating_sub(task.moved);
+        if remaining == 0 {
+            task.status = MoveTaskStatus::Completed;
+            break;
+        }
+        match broker
+            .redrive_messages(
+                &source,
+                destination.as_deref(),
+                remaining.min(rate) as usize,
+            )
+            .await
+        {
+            Err(e) => {
+                task.status = MoveTaskStatus::Failed;
+                task.failure_reason = Some(format!("{}: {}", e.code.query_code(), e.message));
+                break;
+            }
+            Ok(step) => {
+                task.moved += step.moved;
+                if step.unmovable > 0 {
+                    task.status = MoveTaskStatus::Failed;
+                    task.failure_reason = step.reason;
+                    break;
+                }
+                if step.moved == 0 {
+                    // Nothing receivable is left (the rest was received or deleted meanwhile).
+                    task.status = MoveTaskStatus::Completed;
+                    break;
+                }
+                if let Err(e) = broker.save_move_task(task.clone()).await {
+                    tracing::warn!(task = %task.handle, error = %e, "could not record move task progress");
+                }
+            }
+        }
+    }
+    // A cancel that raced the last step still ends the task as cancelled.
+    if cancel.load(Ordering::SeqCst) && task.status == MoveTaskStatus::Completed {
+        task.status = MoveTaskStatus::Cancelled;
+    }
+    tracing::info!(task = %task.handle, status = task.status.as_str(), moved = task.moved, "message move task ended");
+    if let Err(e) = broker.save_move_task(task).await {
+        tracing::error!(error = %e, "could not record the end of a move task");
+    }
+}
