@@ -1031,3 +1031,43 @@ async fn w2_json_protocol_error_form() {
     check(r, "InvalidAction", "InvalidAction");
     assert_eq!(sqs.queue("q").counts(), [0, 0, 0]);
 }
+
+/// R7, W1: StartMessageMoveTask, ListMessageMoveTasks and
+/// CancelMessageMoveTask in the Query protocol.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn r7_message_move_tasks_real_time() {
+    let (_server, sqs) = setup(&["dlq"]).await;
+    let arn = "arn:aws:sqs:us-east-1:000000000000:dlq";
+    let policy =
+        format!(r#"RedrivePolicy={{"deadLetterTargetArn":"{arn}","maxReceiveCount":"1"}}"#);
+    sqs.create("src", &attributes(&policy));
+    let src = sqs.queue("src");
+    src.send("poison");
+    assert_eq!(src.bodies("VisibilityTimeout=0"), ["poison"]);
+    assert!(src.bodies("").is_empty(), "moved to the DLQ");
+    let started = sqs.ok_with("StartMessageMoveTask", &[("SourceArn", arn)]);
+    assert!(!text(&started, "TaskHandle").is_empty());
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let r = sqs.ok_with(
+            "ListMessageMoveTasks",
+            &[("SourceArn", arn), ("MaxResults", "10")],
+        );
+        assert!(
+            r.body
+                .contains("<ListMessageMoveTasksResult><ListMessageMoveTasksResultEntry>"),
+            "{}",
+            r.body
+        );
+        if text(&r, "Status") == "COMPLETED" {
+            assert_eq!(text(&r, "ApproximateNumberOfMessagesMoved"), "1");
+            assert_eq!(text(&r, "ApproximateNumberOfMessagesToMove"), "1");
+            break;
+        }
+        assert!(Instant::now() < deadline, "{}", r.body);
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert_eq!(src.bodies(""), ["poison"], "back in its source");
+    let r = sqs.with("CancelMessageMoveTask", &[("TaskHandle", "no-such-task")]);
+    err_status(&r, 404, "ResourceNotFoundException");
+}
