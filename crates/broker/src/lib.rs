@@ -113,4 +113,7 @@ pub trait Broker: Clone + Send + Sync + 'static {
 
     /// Every move task record, newest first.
     fn move_tasks(&self) -> impl Future<Output = Result<Vec<MoveTask>, SqsError>> + Send;
+
+    /// Counts, oldest message age and activity counters (rule M1).
+    fn queue_stats(&self, name: &str) -> impl Future<Output = Result<QueueStats, SqsError>> + Send;
 }

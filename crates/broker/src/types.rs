@@ -195,3 +195,28 @@ pub struct RedriveOutcome {
     /// Why the last unmovable message could not move.
     pub reason: Option<String>,
 }
+
+/// A queue's counts and activity since the server started (rule M1).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct QueueStats {
+    /// Visible, in flight, delayed.
+    pub counts: QueueCounts,
+    /// Age of the oldest message, ms (0 when empty).
+    pub oldest_age_ms: u64,
+    /// Messages stored by sends (duplicates not counted).
+    pub sent: u64,
+    /// Bytes of the messages sent (body and attributes).
+    pub sent_bytes: u64,
+    /// Messages delivered by receives.
+    pub received: u64,
+    /// Messages deleted by consumers.
+    pub deleted: u64,
+    /// Receives that returned nothing.
+    pub empty_receives: u64,
+    /// Messages moved to the dead-letter queue.
+    pub dead_lettered: u64,
+    /// Messages moved out by a redrive.
+    pub redriven: u64,
+    /// Messages deleted by retention.
+    pub expired: u64,
+}

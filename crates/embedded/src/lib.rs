@@ -8,6 +8,7 @@
 //! disk before it answers. With `in_memory` there is no journal and nothing
 //! survives a restart (rule D2: named, opt-in).
 
+mod activity;
 mod codec;
 mod dedup;
 mod fair;
@@ -24,16 +25,17 @@ use std::time::Duration;
 
 use parking_lot::{Mutex, RwLock};
 use sluice_broker::{
-    Broker, CreateQueue, MoveTask, NewMessage, QueueCounts, QueueMeta, ReceiveOptions,
+    Broker, CreateQueue, MoveTask, NewMessage, QueueCounts, QueueMeta, QueueStats, ReceiveOptions,
     ReceivedMessage, RedriveOutcome, SentMessage, VisibilityChange,
 };
 use sluice_core::clock::{Clock, Millis};
 use sluice_core::limits::{MAX_INFLIGHT, MAX_TAGS, PURGE_INTERVAL_SECS};
-use sluice_core::message::{AttributeValue, MessageAttributeValue};
+use sluice_core::message::{AttributeValue, MessageAttributeValue, message_size};
 use sluice_core::receipt::ReceiptHandle;
 use sluice_core::{ErrorCode, SqsError};
 use tokio::sync::Notify;
 
+use activity::Activity;
 use dedup::{DedupWindow, Seen};
 use journal::{Journal, Ticket};
 use queue_state::{Attempt, MessageData, MessageState, Phase, QueueState};
@@ -67,6 +69,8 @@ struct QueueCell {
     state: Mutex<QueueState>,
     /// Wakes long polls when a message may have become receivable.
     arrivals: Notify,
+    /// Activity counters (rule M1).
+    activity: Activity,
 }
 
 /// What recovery found.
@@ -186,6 +190,7 @@ impl QueueCell {
             id,
             state: Mutex::new(state),
             arrivals: Notify::new(),
+            activity: Activity::default(),
         }
     }
 }
@@ -225,6 +230,7 @@ impl Inner {
         changes: &mut Vec<Change>,
     ) -> bool {
         let (expired, woke) = st.tick(now);
+        activity::add(&cell.activity.expired, expired.len() as u64);
         let forgotten = st.dedup.expire(now);
         st.attempts.retain(|_, a| a.expires_at > now);
         if self.journal.is_durable() {
@@ -587,6 +593,11 @@ impl Broker for EmbeddedBroker {
                     message_id: uuid_string(&data.message_id),
                     sequence_number: fifo.then(|| sequence_number(seq)),
                 });
+                activity::add(&cell.activity.sent, 1);
+                activity::add(
+                    &cell.activity.sent_bytes,
+                    message_size(&data.body, &data.attributes) as u64,
+                );
                 st.insert(seq, data, state, now);
             }
             inner.journal.submit(changes)
@@ -721,11 +732,13 @@ impl Broker for EmbeddedBroker {
             }
             if !delivered.is_empty() {
                 ticket.wait().await?;
+                activity::add(&cell.activity.received, delivered.len() as u64);
                 return Ok(delivered);
             }
             drop(ticket);
             let now_instant = tokio::time::Instant::now();
             if now_instant >= deadline {
+                activity::add(&cell.activity.empty_receives, 1);
                 return Ok(Vec::new());
             }
             // Sleep until a send wakes us, the next timer is due, or the deadline.
@@ -782,6 +795,7 @@ impl Broker for EmbeddedBroker {
                         }
                         Some(_) => {
                             st.remove(rh.seq);
+                            activity::add(&cell.activity.deleted, 1);
                             if inner.journal.is_durable() {
                                 changes.push(Change::DeleteMessage {
                                     queue: cell.id,
@@ -939,6 +953,37 @@ impl Broker for EmbeddedBroker {
         ticket.wait().await
     }
 
+    async fn queue_stats(&self, name: &str) -> Result<QueueStats, SqsError> {
+        let cell = self.queue(name)?;
+        let inner = &self.inner;
+        let now = inner.now();
+        let (counts, oldest) = {
+            let mut st = cell.state.lock();
+            if st.deleted {
+                return Err(deleted_error());
+            }
+            let mut changes = Vec::new();
+            inner.tick(&cell, &mut st, now, &mut changes);
+            if !changes.is_empty() {
+                drop(inner.journal.submit(changes));
+            }
+            (st.counts(), st.oldest_enqueued_at())
+        };
+        let a = &cell.activity;
+        Ok(QueueStats {
+            counts,
+            oldest_age_ms: oldest.map_or(0, |t| now.saturating_sub(t)),
+            sent: activity::get(&a.sent),
+            sent_bytes: activity::get(&a.sent_bytes),
+            received: activity::get(&a.received),
+            deleted: activity::get(&a.deleted),
+            empty_receives: activity::get(&a.empty_receives),
+            dead_lettered: activity::get(&a.dead_lettered),
+            redriven: activity::get(&a.redriven),
+            expired: activity::get(&a.expired),
+        })
+    }
+
     async fn move_tasks(&self) -> Result<Vec<MoveTask>, SqsError> {
         let mut tasks = self.inner.tasks.lock().clone();
         tasks.sort_by(|a, b| {
@@ -1014,6 +1059,8 @@ impl EmbeddedBroker {
             (moved, inner.journal.submit(changes))
         };
         ticket.wait().await?;
+        activity::add(&src.activity.redriven, moved);
+        activity::add(&dest.activity.sent, moved);
         dest.arrivals.notify_waiters();
         Ok(Ok(moved))
     }
@@ -1087,6 +1134,8 @@ impl EmbeddedBroker {
                     "moved message to dead-letter queue"
                 );
                 dst.insert(seq, Arc::new(data), state, now);
+                activity::add(&source.activity.dead_lettered, 1);
+                activity::add(&dlq.activity.sent, 1);
             }
             inner.journal.submit(changes)
         };

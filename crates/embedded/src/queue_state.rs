@@ -278,6 +278,11 @@ impl QueueState {
         }
     }
 
+    /// The start of the oldest message's retention clock.
+    pub fn oldest_enqueued_at(&self) -> Option<Millis> {
+        self.by_age.first().map(|&(at, _)| at)
+    }
+
     /// Number of messages in flight.
     pub fn in_flight(&self) -> usize {
         self.in_flight

@@ -76,9 +76,22 @@ pub async fn serve<B: Broker>(
 /// Handles one HTTP request.
 pub async fn handle<B: Broker>(svc: &Service<B>, req: Request<Incoming>) -> Response<Full<Bytes>> {
     let request_id = uuid::Uuid::new_v4().to_string();
-    if req.uri().path() == "/health" && req.method() == Method::GET {
-        return plain(StatusCode::OK, "ok\n");
+    if req.method() == Method::GET {
+        match req.uri().path() {
+            "/health" => return plain(StatusCode::OK, "ok\n"),
+            "/metrics" => {
+                let body = svc.metrics.render(&svc.broker).await;
+                let mut resp = Response::new(Full::new(Bytes::from(body)));
+                resp.headers_mut().insert(
+                    http::header::CONTENT_TYPE,
+                    HeaderValue::from_static(crate::metrics::CONTENT_TYPE),
+                );
+                return resp;
+            }
+            _ => {}
+        }
     }
+    let started = std::time::Instant::now();
     if req.method() != Method::POST && req.method() != Method::GET {
         return plain(
             StatusCode::METHOD_NOT_ALLOWED,
@@ -146,9 +159,20 @@ pub async fn handle<B: Broker>(svc: &Service<B>, req: Request<Incoming>) -> Resp
             if let Err(e) = &result {
                 tracing::debug!(action, code = e.code.query_code(), message = %e.message, "request failed");
             }
+            let code = result.as_ref().err().map_or("ok", |e| e.code.query_code());
+            svc.metrics
+                .record(&action, protocol.as_str(), code, started.elapsed());
             respond(protocol, result, &action, &request_id)
         }
-        Err(e) => respond(protocol, Err(e), "", &request_id),
+        Err(e) => {
+            svc.metrics.record(
+                "",
+                protocol.as_str(),
+                e.code.query_code(),
+                started.elapsed(),
+            );
+            respond(protocol, Err(e), "", &request_id)
+        }
     }
 }
 

@@ -6,6 +6,7 @@
 
 pub mod actions;
 pub mod http;
+pub mod metrics;
 pub mod service;
 
 pub use http::serve;

@@ -6,6 +6,8 @@ use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
 
 use sluice_broker::Broker;
+
+use crate::metrics::Metrics;
 use sluice_core::SqsError;
 use sluice_core::clock::{Clock, SystemClock};
 use sluice_core::queue_name::{Account, parse_queue_url};
@@ -31,6 +33,8 @@ pub struct Service<B> {
     clock: Arc<dyn Clock>,
     /// Cancel flags of the move tasks this process runs, by handle.
     move_task_cancels: Mutex<HashMap<String, Arc<AtomicBool>>>,
+    /// Request metrics.
+    pub metrics: Metrics,
 }
 
 /// Per-request facts actions may need.
@@ -55,6 +59,7 @@ impl<B: Broker> Service<B> {
             config,
             clock,
             move_task_cancels: Mutex::new(HashMap::new()),
+            metrics: Metrics::default(),
         }
     }
 

@@ -1,0 +1,155 @@
+//! `GET /metrics` (rule M1): Prometheus exposition that agrees with
+//! GetQueueAttributes after a scripted workload.
+
+use aws_sdk_sqs::types::QueueAttributeName as Attr;
+
+use crate::common::TestServer;
+
+/// The value of a sample line `name{labels} value`.
+fn sample(text: &str, name: &str, labels: &str) -> f64 {
+    let prefix = format!("{name}{{{labels}}} ");
+    text.lines()
+        .find_map(|l| l.strip_prefix(&prefix))
+        .unwrap_or_else(|| panic!("no sample {prefix}in\n{text}"))
+        .trim()
+        .parse()
+        .unwrap()
+}
+
+/// M1: queue gauges equal the approximate counts SQS clients read, counters
+/// follow the workload, request metrics count by action and outcome, and
+/// every advertised metric name is present.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn m1_metrics_agree_with_queue_attributes() {
+    let server = TestServer::start().await;
+    let sqs = server.sdk();
+    let url = sqs
+        .create_queue()
+        .queue_name("work")
+        .send()
+        .await
+        .unwrap()
+        .queue_url
+        .unwrap();
+    for i in 0..5 {
+        sqs.send_message()
+            .queue_url(&url)
+            .message_body(format!("body-{i}"))
+            .send()
+            .await
+            .unwrap();
+    }
+    sqs.send_message()
+        .queue_url(&url)
+        .message_body("later")
+        .delay_seconds(60)
+        .send()
+        .await
+        .unwrap();
+    let got = sqs
+        .receive_message()
+        .queue_url(&url)
+        .max_number_of_messages(3)
+        .send()
+        .await
+        .unwrap();
+    for m in &got.messages()[..2] {
+        sqs.delete_message()
+            .queue_url(&url)
+            .receipt_handle(m.receipt_handle().unwrap())
+            .send()
+            .await
+            .unwrap();
+    }
+    let idle = sqs
+        .create_queue()
+        .queue_name("idle")
+        .send()
+        .await
+        .unwrap()
+        .queue_url
+        .unwrap();
+    sqs.receive_message().queue_url(&idle).send().await.unwrap();
+    let _ = sqs.get_queue_url().queue_name("missing").send().await;
+    server.clock.advance_secs(10);
+
+    let attrs = sqs
+        .get_queue_attributes()
+        .queue_url(&url)
+        .attribute_names(Attr::All)
+        .send()
+        .await
+        .unwrap();
+    let attrs = attrs.attributes().unwrap();
+    let raw = server.raw();
+    let metrics = tokio::task::spawn_blocking(move || raw.request("GET", "/metrics", &[], b""))
+        .await
+        .unwrap();
+    assert_eq!(metrics.status, 200);
+    assert!(
+        metrics
+            .header("content-type")
+            .unwrap()
+            .starts_with("application/openmetrics-text")
+    );
+    let text = &metrics.body;
+    let q = r#"queue="work""#;
+    let attr = |a: Attr| attrs[&a].parse::<f64>().unwrap();
+    assert_eq!(
+        sample(text, "sluice_queue_messages_visible", q),
+        attr(Attr::ApproximateNumberOfMessages)
+    );
+    assert_eq!(
+        sample(text, "sluice_queue_messages_not_visible", q),
+        attr(Attr::ApproximateNumberOfMessagesNotVisible)
+    );
+    assert_eq!(
+        sample(text, "sluice_queue_messages_delayed", q),
+        attr(Attr::ApproximateNumberOfMessagesDelayed)
+    );
+    assert_eq!(
+        (
+            attr(Attr::ApproximateNumberOfMessages),
+            attr(Attr::ApproximateNumberOfMessagesNotVisible),
+            attr(Attr::ApproximateNumberOfMessagesDelayed)
+        ),
+        (2.0, 1.0, 1.0)
+    );
+    assert_eq!(sample(text, "sluice_queue_messages_sent_total", q), 6.0);
+    assert_eq!(
+        sample(text, "sluice_queue_sent_message_bytes_total", q),
+        (5 * 6 + 5) as f64
+    );
+    assert_eq!(sample(text, "sluice_queue_messages_received_total", q), 3.0);
+    assert_eq!(sample(text, "sluice_queue_messages_deleted_total", q), 2.0);
+    assert_eq!(
+        sample(text, "sluice_queue_empty_receives_total", r#"queue="idle""#),
+        1.0
+    );
+    assert_eq!(
+        sample(text, "sluice_queue_oldest_message_age_seconds", q),
+        10.0
+    );
+    assert_eq!(
+        sample(
+            text,
+            "sluice_requests_total",
+            r#"action="SendMessage",protocol="json",code="ok""#
+        ),
+        6.0
+    );
+    assert_eq!(
+        sample(
+            text,
+            "sluice_requests_total",
+            r#"action="GetQueueUrl",protocol="json",code="AWS.SimpleQueueService.NonExistentQueue""#
+        ),
+        1.0
+    );
+    for name in sluice_server::metrics::metric_names() {
+        assert!(
+            text.contains(&format!("\n{name}")),
+            "{name} missing from\n{text}"
+        );
+    }
+}

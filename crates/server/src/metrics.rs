@@ -1,0 +1,217 @@
+//! Prometheus metrics (rule M1): request counts and latency by action,
+//! protocol and outcome, and per-queue gauges and counters read from the
+//! broker at scrape time. Served as OpenMetrics text on `GET /metrics`.
+
+use std::time::Duration;
+
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::encoding::text::encode;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
+use prometheus_client::registry::Registry;
+use sluice_broker::{Broker, QueueStats};
+
+/// The content type of the exposition.
+pub const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct RequestLabels {
+    action: String,
+    protocol: String,
+    code: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct LatencyLabels {
+    action: String,
+    protocol: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct QueueLabels {
+    queue: String,
+}
+
+/// The server's request metrics.
+pub struct Metrics {
+    requests: Family<RequestLabels, Counter>,
+    latency: Family<LatencyLabels, Histogram>,
+}
+
+impl Default for Metrics {
+    fn default() -> Self {
+        Self {
+            requests: Family::default(),
+            latency: Family::new_with_constructor(|| {
+                // 0.1 ms to ~3.3 s: the range between a cached reply and a long fsync.
+                Histogram::new(exponential_buckets(0.0001, 2.0, 16))
+            }),
+        }
+    }
+}
+
+impl Metrics {
+    /// Records one request: its action, protocol, outcome (`ok` or the
+    /// error's code) and how long it took.
+    pub fn record(&self, action: &str, protocol: &str, code: &str, elapsed: Duration) {
+        let action = if action.is_empty() { "unknown" } else { action };
+        self.requests
+            .get_or_create(&RequestLabels {
+                action: action.to_string(),
+                protocol: protocol.to_string(),
+                code: code.to_string(),
+            })
+            .inc();
+        self.latency
+            .get_or_create(&LatencyLabels {
+                action: action.to_string(),
+                protocol: protocol.to_string(),
+            })
+            .observe(elapsed.as_secs_f64());
+    }
+
+    /// The whole exposition: request metrics and every queue's metrics.
+    pub async fn render<B: Broker>(&self, broker: &B) -> String {
+        let mut registry = Registry::default();
+        registry.register(
+            "sluice_requests",
+            "SQS requests by action, protocol and outcome (ok or the error code)",
+            self.requests.clone(),
+        );
+        registry.register(
+            "sluice_request_duration_seconds",
+            "Time to answer SQS requests, long polls included",
+            self.latency.clone(),
+        );
+        let mut stats = Vec::new();
+        for name in broker.list_queues().await.unwrap_or_default() {
+            if let Ok(s) = broker.queue_stats(&name).await {
+                stats.push((name, s));
+            }
+        }
+        register_queue_metrics(&mut registry, &stats);
+        let mut out = String::new();
+        if encode(&mut out, &registry).is_err() {
+            out.clear();
+        }
+        out
+    }
+}
+
+type Field = fn(&QueueStats) -> u64;
+
+/// Per-queue gauges: name, help, value.
+const GAUGES: &[(&str, &str, Field)] = &[
+    (
+        "sluice_queue_messages_visible",
+        "Messages available for retrieval (ApproximateNumberOfMessages)",
+        |s| s.counts.visible,
+    ),
+    (
+        "sluice_queue_messages_not_visible",
+        "Messages in flight (ApproximateNumberOfMessagesNotVisible)",
+        |s| s.counts.in_flight,
+    ),
+    (
+        "sluice_queue_messages_delayed",
+        "Messages waiting for their delay (ApproximateNumberOfMessagesDelayed)",
+        |s| s.counts.delayed,
+    ),
+];
+
+/// Per-queue counters: name (without `_total`), help, value.
+const COUNTERS: &[(&str, &str, Field)] = &[
+    (
+        "sluice_queue_messages_sent",
+        "Messages added to the queue (NumberOfMessagesSent)",
+        |s| s.sent,
+    ),
+    (
+        "sluice_queue_sent_message_bytes",
+        "Bytes of messages sent (SentMessageSize)",
+        |s| s.sent_bytes,
+    ),
+    (
+        "sluice_queue_messages_received",
+        "Messages delivered by receives (NumberOfMessagesReceived)",
+        |s| s.received,
+    ),
+    (
+        "sluice_queue_messages_deleted",
+        "Messages deleted by consumers (NumberOfMessagesDeleted)",
+        |s| s.deleted,
+    ),
+    (
+        "sluice_queue_empty_receives",
+        "Receives that returned no message (NumberOfEmptyReceives)",
+        |s| s.empty_receives,
+    ),
+    (
+        "sluice_queue_messages_dead_lettered",
+        "Messages moved from this queue to its dead-letter queue",
+        |s| s.dead_lettered,
+    ),
+    (
+        "sluice_queue_messages_redriven",
+        "Messages moved out of this queue by a redrive",
+        |s| s.redriven,
+    ),
+    (
+        "sluice_queue_messages_expired",
+        "Messages deleted by the retention period",
+        |s| s.expired,
+    ),
+];
+
+fn register_queue_metrics(registry: &mut Registry, stats: &[(String, QueueStats)]) {
+    for &(name, help, field) in GAUGES {
+        let family = Family::<QueueLabels, Gauge>::default();
+        for (queue, s) in stats {
+            family
+                .get_or_create(&QueueLabels {
+                    queue: queue.clone(),
+                })
+                .set(field(s) as i64);
+        }
+        registry.register(name, help, family);
+    }
+    let age = Family::<QueueLabels, Gauge<f64, std::sync::atomic::AtomicU64>>::default();
+    for (queue, s) in stats {
+        age.get_or_create(&QueueLabels {
+            queue: queue.clone(),
+        })
+        .set(s.oldest_age_ms as f64 / 1000.0);
+    }
+    registry.register(
+        "sluice_queue_oldest_message_age_seconds",
+        "Age of the oldest message in the queue (ApproximateAgeOfOldestMessage)",
+        age,
+    );
+    for &(name, help, field) in COUNTERS {
+        let family = Family::<QueueLabels, Counter>::default();
+        for (queue, s) in stats {
+            family
+                .get_or_create(&QueueLabels {
+                    queue: queue.clone(),
+                })
+                .inc_by(field(s));
+        }
+        registry.register(name, help, family);
+    }
+}
+
+/// Every metric name the exposition can contain (with the `_total`,
+/// `_bucket`, `_sum` and `_count` suffixes added), for checking dashboards
+/// and alert rules against.
+pub fn metric_names() -> Vec<String> {
+    let mut names: Vec<String> = GAUGES.iter().map(|(n, _, _)| n.to_string()).collect();
+    names.push("sluice_queue_oldest_message_age_seconds".into());
+    names.extend(COUNTERS.iter().map(|(n, _, _)| format!("{n}_total")));
+    names.push("sluice_requests_total".into());
+    for suffix in ["_bucket", "_sum", "_count"] {
+        names.push(format!("sluice_request_duration_seconds{suffix}"));
+    }
+    names
+}
