@@ -67,6 +67,8 @@ macro_rules! conformance_tests {
             r7_redrive_to_a_destination_in_steps,
             r7_unmovable_messages_stay,
             r7_move_tasks_are_kept,
+            x1_peek_changes_nothing_and_filters,
+            x2_nack_reason_retry_and_permanent_failure,
         );
     };
     // The in-flight limit needs 120,000 sequential receives: engines whose
@@ -1197,4 +1199,218 @@ pub async fn r7_move_tasks_are_kept<H: Harness>(h: &H) {
     assert_eq!(tasks.len(), 2);
     assert_eq!(tasks[0].handle, "new");
     assert_eq!(tasks[1], done);
+}
+
+fn with_attr(body: &str, name: &str, value: &str) -> NewMessage {
+    let mut m = msg(body);
+    m.attributes.insert(
+        name.into(),
+        MessageAttributeValue {
+            data_type: "String".into(),
+            value: AttributeValue::String(value.into()),
+        },
+    );
+    m
+}
+
+/// X1: peeking shows messages in every state without changing their
+/// receive count or visibility, filters them, and pages.
+pub async fn x1_peek_changes_nothing_and_filters<H: Harness>(h: &H) {
+    create(h, "q", &[]).await;
+    h.broker()
+        .send_messages(
+            "q",
+            vec![
+                with_attr("order 1 failed", "tenant", "a"),
+                with_attr("order 2", "tenant", "b"),
+            ],
+        )
+        .await
+        .unwrap();
+    h.clock().advance_secs(10);
+    let later = h.clock().now();
+    let mut delayed = msg("order 3 later");
+    delayed.delay_seconds = Some(60);
+    h.broker().send_messages("q", vec![delayed]).await.unwrap();
+    let taken = receive(h, "q", 1).await;
+    let before = counts(h, "q").await;
+    let all = h
+        .broker()
+        .peek_messages("q", &crate::MessageFilter::default(), None, 10)
+        .await
+        .unwrap();
+    assert_eq!(all.messages.len(), 3);
+    assert_eq!(all.next, None);
+    let states: Vec<&str> = all.messages.iter().map(|m| m.state).collect();
+    assert_eq!(states, ["in_flight", "visible", "delayed"]);
+    assert_eq!(all.messages[0].receive_count, 1);
+    assert_eq!(all.messages[0].message_id, taken[0].message_id);
+    assert_eq!(counts(h, "q").await, before, "a peek changes nothing");
+    let again = h
+        .broker()
+        .peek_messages("q", &crate::MessageFilter::default(), None, 10)
+        .await
+        .unwrap();
+    assert_eq!(
+        again.messages[0].receive_count, 1,
+        "a peek is not a receive"
+    );
+
+    let by = |f: crate::MessageFilter| async move {
+        let page = h.broker().peek_messages("q", &f, None, 10).await.unwrap();
+        page.messages
+            .into_iter()
+            .map(|m| m.body)
+            .collect::<Vec<_>>()
+    };
+    let f = crate::MessageFilter {
+        body_contains: Some("failed".into()),
+        ..Default::default()
+    };
+    assert_eq!(by(f).await, ["order 1 failed"]);
+    let f = crate::MessageFilter {
+        attribute: Some(("tenant".into(), "b".into())),
+        ..Default::default()
+    };
+    assert_eq!(by(f).await, ["order 2"]);
+    let f = crate::MessageFilter {
+        sent_after: Some(later),
+        ..Default::default()
+    };
+    assert_eq!(by(f).await, ["order 3 later"]);
+    let f = crate::MessageFilter {
+        sent_before: Some(later),
+        ..Default::default()
+    };
+    assert_eq!(by(f).await.len(), 2);
+
+    let first = h
+        .broker()
+        .peek_messages("q", &crate::MessageFilter::default(), None, 2)
+        .await
+        .unwrap();
+    assert_eq!(first.messages.len(), 2);
+    let rest = h
+        .broker()
+        .peek_messages("q", &crate::MessageFilter::default(), first.next, 2)
+        .await
+        .unwrap();
+    assert_eq!(rest.messages.len(), 1);
+    assert_eq!(rest.messages[0].body, "order 3 later");
+}
+
+/// X2: a nack keeps the consumer's reason, retries after the asked delay,
+/// and a permanent one moves the message to the DLQ at once with its
+/// provenance.
+pub async fn x2_nack_reason_retry_and_permanent_failure<H: Harness>(h: &H) {
+    create(h, "dlq", &[]).await;
+    create(h, "src", &[("RedrivePolicy", &redrive("dlq", 5))]).await;
+    create(h, "plain", &[]).await;
+    send(h, "src", &["payload"]).await;
+    let first = receive(h, "src", 1).await.remove(0);
+    let nack = |reason: &str, permanent, retry| crate::Nack {
+        reason: Some(reason.into()),
+        permanent,
+        retry_after_seconds: retry,
+    };
+    h.broker()
+        .nack_message(
+            "src",
+            &first.receipt_handle,
+            nack("timeout calling billing", false, Some(10)),
+        )
+        .await
+        .unwrap();
+    h.clock().advance_secs(9);
+    assert!(
+        receive(h, "src", 1).await.is_empty(),
+        "retry after 10 s, not before"
+    );
+    h.clock().advance_secs(1);
+    let second = receive(h, "src", 1).await.remove(0);
+    assert_eq!(second.receive_count, 2);
+    let e = h
+        .broker()
+        .nack_message("src", &first.receipt_handle, nack("stale", false, None))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        e.code,
+        ErrorCode::MessageNotInflight,
+        "only the current delivery can nack"
+    );
+    let peeked = h
+        .broker()
+        .peek_messages("src", &crate::MessageFilter::default(), None, 10)
+        .await
+        .unwrap();
+    assert_eq!(
+        peeked.messages[0].failure_reason.as_deref(),
+        Some("timeout calling billing")
+    );
+
+    h.broker()
+        .nack_message(
+            "src",
+            &second.receipt_handle,
+            nack("invalid JSON", true, None),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        counts(h, "src").await,
+        QueueCounts::default(),
+        "moved at once, no retry"
+    );
+    let dead = h
+        .broker()
+        .peek_messages("dlq", &crate::MessageFilter::default(), None, 10)
+        .await
+        .unwrap();
+    let m = &dead.messages[0];
+    assert_eq!(m.body, "payload");
+    assert_eq!(m.message_id, first.message_id);
+    assert_eq!(m.receive_count, 2);
+    assert_eq!(m.failure_reason.as_deref(), Some("invalid JSON"));
+    assert_eq!(m.first_receive_at, first.first_receive_at);
+    let attr = |name: &str| match m.system_attributes.get(name).map(|a| &a.value) {
+        Some(AttributeValue::String(s)) => s.clone(),
+        other => panic!("{name}: {other:?}"),
+    };
+    assert_eq!(
+        attr("DeadLetterQueueSourceArn"),
+        "arn:aws:sqs:us-east-1:000000000000:src"
+    );
+    assert_eq!(attr("Sluice.MovedAt"), h.clock().now().to_string());
+    assert_eq!(
+        attr("Sluice.LastReceiveAt"),
+        second.first_receive_at.max(h.clock().now()).to_string()
+    );
+    let f = crate::MessageFilter {
+        reason_contains: Some("JSON".into()),
+        ..Default::default()
+    };
+    assert_eq!(
+        h.broker()
+            .peek_messages("dlq", &f, None, 10)
+            .await
+            .unwrap()
+            .messages
+            .len(),
+        1
+    );
+
+    send(h, "plain", &["no dlq"]).await;
+    let m = receive(h, "plain", 1).await.remove(0);
+    let e = h
+        .broker()
+        .nack_message("plain", &m.receipt_handle, nack("x", true, None))
+        .await
+        .unwrap_err();
+    assert_eq!(e.code, ErrorCode::InvalidParameterValue);
+    assert_eq!(
+        counts(h, "plain").await.in_flight,
+        1,
+        "a refused nack changes nothing"
+    );
 }

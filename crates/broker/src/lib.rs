@@ -116,4 +116,25 @@ pub trait Broker: Clone + Send + Sync + 'static {
 
     /// Counts, oldest message age and activity counters (rule M1).
     fn queue_stats(&self, name: &str) -> impl Future<Output = Result<QueueStats, SqsError>> + Send;
+
+    /// Records a consumer's failure of an in-flight message (rule X2): the
+    /// reason is kept with the message; a permanent failure moves it to the
+    /// DLQ at once, otherwise it is visible again after `retry_after_seconds`.
+    fn nack_message(
+        &self,
+        name: &str,
+        receipt_handle: &str,
+        nack: Nack,
+    ) -> impl Future<Output = Result<(), SqsError>> + Send;
+
+    /// Reads messages without receiving them (rule X1): no receive count or
+    /// visibility changes. Up to `limit` messages matching `filter`, in queue
+    /// order, after position `after`.
+    fn peek_messages(
+        &self,
+        name: &str,
+        filter: &MessageFilter,
+        after: Option<u64>,
+        limit: usize,
+    ) -> impl Future<Output = Result<PeekPage, SqsError>> + Send;
 }

@@ -220,3 +220,97 @@ pub struct QueueStats {
     /// Messages deleted by retention.
     pub expired: u64,
 }
+
+/// A consumer's report that it failed to process a message (rule X2).
+#[derive(Debug, Clone, Default)]
+pub struct Nack {
+    /// Why, for the people who will read the DLQ.
+    pub reason: Option<String>,
+    /// Deterministic failure: move to the DLQ now instead of retrying.
+    pub permanent: bool,
+    /// Retry no sooner than this many seconds from now (0 when absent).
+    pub retry_after_seconds: Option<u32>,
+}
+
+/// Which messages a peek or a selective redrive takes (rules X1, X3).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct MessageFilter {
+    /// Sent at or after (ms).
+    pub sent_after: Option<Millis>,
+    /// Sent before (ms).
+    pub sent_before: Option<Millis>,
+    /// The body contains this text.
+    pub body_contains: Option<String>,
+    /// A message attribute with this name has this string value.
+    pub attribute: Option<(String, String)>,
+    /// Dead-lettered from this queue ARN.
+    pub source_arn: Option<String>,
+    /// The last failure reason contains this text.
+    pub reason_contains: Option<String>,
+}
+
+impl MessageFilter {
+    /// Does `m` pass every condition given?
+    pub fn matches(&self, m: &PeekedMessage) -> bool {
+        use sluice_core::message::AttributeValue;
+        self.sent_after.is_none_or(|t| m.sent_at >= t)
+            && self.sent_before.is_none_or(|t| m.sent_at < t)
+            && self
+                .body_contains
+                .as_ref()
+                .is_none_or(|s| m.body.contains(s.as_str()))
+            && self.attribute.as_ref().is_none_or(|(name, value)| {
+                m.attributes
+                    .get(name)
+                    .is_some_and(|a| matches!(&a.value, AttributeValue::String(v) if v == value))
+            })
+            && self.source_arn.as_ref().is_none_or(|arn| {
+                m.system_attributes
+                    .get("DeadLetterQueueSourceArn")
+                    .is_some_and(|a| matches!(&a.value, AttributeValue::String(v) if v == arn))
+            })
+            && self.reason_contains.as_ref().is_none_or(|s| {
+                m.failure_reason
+                    .as_deref()
+                    .is_some_and(|r| r.contains(s.as_str()))
+            })
+    }
+}
+
+/// A message seen without receiving it (rule X1).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PeekedMessage {
+    /// Position in the queue, for paging.
+    pub position: u64,
+    /// The message id.
+    pub message_id: String,
+    /// The body.
+    pub body: String,
+    /// User attributes.
+    pub attributes: MessageAttributes,
+    /// System attributes kept with the message, provenance included.
+    pub system_attributes: MessageAttributes,
+    /// When it was sent (ms).
+    pub sent_at: Millis,
+    /// Receives so far.
+    pub receive_count: u32,
+    /// First receive (ms), 0 before it.
+    pub first_receive_at: Millis,
+    /// Latest receive (ms), 0 before the first.
+    pub last_receive_at: Millis,
+    /// `visible`, `in_flight` or `delayed`.
+    pub state: &'static str,
+    /// The message group.
+    pub group_id: Option<String>,
+    /// The last failure reason a consumer gave.
+    pub failure_reason: Option<String>,
+}
+
+/// One page of a peek.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PeekPage {
+    /// Matching messages in queue order.
+    pub messages: Vec<PeekedMessage>,
+    /// Where the next page starts, when there may be more.
+    pub next: Option<u64>,
+}

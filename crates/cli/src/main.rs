@@ -20,6 +20,10 @@ struct Cli {
 enum Command {
     /// Run the server (durable storage in ./sluice-data by default).
     Serve(serve::ServeArgs),
+    /// Load-test an SQS endpoint (throughput, latency, lost and duplicate
+    /// messages), or run the null SQS server that measures the HTTP/JSON
+    /// ceiling of the machine (--null-server).
+    Bench(sluice_bench::BenchArgs),
 }
 
 fn main() -> anyhow::Result<()> {
@@ -33,5 +37,6 @@ fn main() -> anyhow::Result<()> {
         .init();
     match cli.command {
         Command::Serve(args) => serve::run(args),
+        Command::Bench(args) => Ok(sluice_bench::run(args)?),
     }
 }

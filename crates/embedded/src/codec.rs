@@ -56,26 +56,43 @@ pub fn decode_message(bytes: &[u8]) -> Result<MessageData, CorruptRecord> {
     })
 }
 
+/// Version of the state record; version 1 lacked the last receive time.
+const STATE_VERSION: u8 = 2;
+
+/// Length of an encoded state record.
+pub const STATE_LEN: usize = 29;
+
 /// Encodes a message's mutable delivery state.
-pub fn encode_state(s: &MessageState) -> [u8; 21] {
-    let mut out = [0u8; 21];
-    out[0] = VERSION;
+pub fn encode_state(s: &MessageState) -> [u8; STATE_LEN] {
+    let mut out = [0u8; STATE_LEN];
+    out[0] = STATE_VERSION;
     out[1..9].copy_from_slice(&s.visible_at.to_be_bytes());
     out[9..13].copy_from_slice(&s.receive_count.to_be_bytes());
     out[13..21].copy_from_slice(&s.first_receive_at.to_be_bytes());
+    out[21..29].copy_from_slice(&s.last_receive_at.to_be_bytes());
     out
 }
 
 /// Decodes what [`encode_state`] wrote.
 pub fn decode_state(bytes: &[u8]) -> Result<MessageState, CorruptRecord> {
     let mut r = Reader(bytes);
-    if r.u8()? != VERSION {
+    let version = r.u8()?;
+    if version != 1 && version != STATE_VERSION {
         return Err(CorruptRecord("state version"));
     }
+    let visible_at = r.u64()?;
+    let receive_count = r.u32()?;
+    let first_receive_at = r.u64()?;
+    let last_receive_at = if version == 1 {
+        first_receive_at
+    } else {
+        r.u64()?
+    };
     Ok(MessageState {
-        visible_at: r.u64()?,
-        receive_count: r.u32()?,
-        first_receive_at: r.u64()?,
+        visible_at,
+        receive_count,
+        first_receive_at,
+        last_receive_at,
     })
 }
 
@@ -210,6 +227,7 @@ mod tests {
             visible_at: 77,
             receive_count: 3,
             first_receive_at: 5,
+            last_receive_at: 9,
         };
         assert_eq!(decode_state(&encode_state(&s)).unwrap(), s);
     }

@@ -25,8 +25,9 @@ use std::time::Duration;
 
 use parking_lot::{Mutex, RwLock};
 use sluice_broker::{
-    Broker, CreateQueue, MoveTask, NewMessage, QueueCounts, QueueMeta, QueueStats, ReceiveOptions,
-    ReceivedMessage, RedriveOutcome, SentMessage, VisibilityChange,
+    Broker, CreateQueue, MessageFilter, MoveTask, Nack, NewMessage, PeekPage, PeekedMessage,
+    QueueCounts, QueueMeta, QueueStats, ReceiveOptions, ReceivedMessage, RedriveOutcome,
+    SentMessage, VisibilityChange,
 };
 use sluice_core::clock::{Clock, Millis};
 use sluice_core::limits::{MAX_INFLIGHT, MAX_TAGS, PURGE_INTERVAL_SECS};
@@ -116,6 +117,9 @@ impl EmbeddedBroker {
             }
             for (key, seen) in q.dedup {
                 state.dedup.insert(key, seen);
+            }
+            for (seq, reason) in q.failures {
+                state.set_failure(seq, reason.into());
             }
             queues.insert(record.name, Arc::new(QueueCell::new(q.id, state)));
         }
@@ -283,6 +287,31 @@ fn uuid_string(bytes: &[u8; 16]) -> String {
 /// Messages taken out of a queue's index, with their sequences.
 type Taken = Vec<(u64, queue_state::Entry)>;
 
+/// The sequence of the message `handle` holds in flight, with the errors
+/// ChangeMessageVisibility gives (rule V5).
+fn in_flight_seq(st: &QueueState, queue_id: u64, handle: &str) -> Result<u64, SqsError> {
+    let rh = ReceiptHandle::decode(handle)
+        .filter(|rh| rh.queue_id == queue_id && rh.receive > 0)
+        .ok_or_else(|| SqsError::bad_receipt(handle))?;
+    let Some(entry) = st.get(rh.seq) else {
+        return Err(SqsError::invalid_value(
+            "ReceiptHandle",
+            handle,
+            "Message does not exist or is not available for visibility timeout change.",
+        ));
+    };
+    if rh.receive > entry.state.receive_count {
+        return Err(SqsError::bad_receipt(handle));
+    }
+    if entry.phase != Phase::InFlight || rh.receive != entry.state.receive_count {
+        return Err(SqsError::new(
+            ErrorCode::MessageNotInflight,
+            "Message not inflight.",
+        ));
+    }
+    Ok(rh.seq)
+}
+
 /// A FIFO sequence number as SQS writes them: a decimal string.
 fn sequence_number(seq: u64) -> String {
     format!("{seq:020}")
@@ -316,6 +345,14 @@ fn sibling_arn(sibling_arn: &str, queue: &str) -> String {
 
 /// The system attribute that names a dead-lettered message's source (rule R4).
 pub const DEAD_LETTER_SOURCE_ARN: &str = "DeadLetterQueueSourceArn";
+/// Provenance kept with a dead-lettered message (rule X2): when it moved.
+pub const MOVED_AT: &str = "Sluice.MovedAt";
+/// Provenance: its first receive in the source (ms).
+pub const FIRST_RECEIVE_AT: &str = "Sluice.FirstReceiveAt";
+/// Provenance: its last receive in the source (ms).
+pub const LAST_RECEIVE_AT: &str = "Sluice.LastReceiveAt";
+/// Provenance: the last failure reason a consumer gave.
+pub const LAST_FAILURE_REASON: &str = "Sluice.LastFailureReason";
 
 impl Broker for EmbeddedBroker {
     async fn create_queue(&self, spec: CreateQueue) -> Result<QueueMeta, SqsError> {
@@ -580,6 +617,7 @@ impl Broker for EmbeddedBroker {
                     visible_at: now + delay_ms,
                     receive_count: 0,
                     first_receive_at: 0,
+                    last_receive_at: 0,
                 };
                 if durable {
                     changes.push(Change::PutMessage {
@@ -832,28 +870,12 @@ impl Broker for EmbeddedBroker {
             let results = changes_requested
                 .iter()
                 .map(|c| {
-                    let handle = &c.receipt_handle;
-                    let rh = ReceiptHandle::decode(handle)
-                        .filter(|rh| rh.queue_id == cell.id && rh.receive > 0)
-                        .ok_or_else(|| SqsError::bad_receipt(handle))?;
-                    let Some(entry) = st.get(rh.seq) else {
-                        return Err(SqsError::invalid_value(
-                            "ReceiptHandle",
-                            handle,
-                            "Message does not exist or is not available for visibility timeout change.",
-                        ));
-                    };
-                    if rh.receive > entry.state.receive_count {
-                        return Err(SqsError::bad_receipt(handle));
-                    }
-                    if entry.phase != Phase::InFlight || rh.receive != entry.state.receive_count {
-                        return Err(SqsError::new(ErrorCode::MessageNotInflight, "Message not inflight."));
-                    }
+                    let seq = in_flight_seq(&st, cell.id, &c.receipt_handle)?;
                     let visible_at = now + u64::from(c.visibility_timeout) * 1000;
-                    st.set_visibility(rh.seq, visible_at, now);
+                    st.set_visibility(seq, visible_at, now);
                     woke |= c.visibility_timeout == 0;
-                    if let Some(entry) = st.get(rh.seq) {
-                        inner.put_state(cell.id, rh.seq, &entry.state, &mut changes);
+                    if let Some(entry) = st.get(seq) {
+                        inner.put_state(cell.id, seq, &entry.state, &mut changes);
                     }
                     Ok(())
                 })
@@ -953,6 +975,142 @@ impl Broker for EmbeddedBroker {
         ticket.wait().await
     }
 
+    async fn nack_message(
+        &self,
+        name: &str,
+        receipt_handle: &str,
+        nack: Nack,
+    ) -> Result<(), SqsError> {
+        let cell = self.queue(name)?;
+        let inner = &self.inner;
+        let now = inner.now();
+        let (ticket, dead, visible_now) = {
+            let mut st = cell.state.lock();
+            if st.deleted {
+                return Err(deleted_error());
+            }
+            let mut changes = Vec::new();
+            inner.tick(&cell, &mut st, now, &mut changes);
+            drop(inner.journal.submit(std::mem::take(&mut changes)));
+            let seq = in_flight_seq(&st, cell.id, receipt_handle)?;
+            let dlq = if nack.permanent {
+                let policy = st.meta.config.redrive().ok_or_else(|| {
+                    SqsError::invalid_parameter("Permanent failure needs a dead-letter queue: the queue has no RedrivePolicy.")
+                })?;
+                let dlq = inner
+                    .queues
+                    .read()
+                    .get(name_of_arn(&policy.dead_letter_target_arn))
+                    .cloned()
+                    .ok_or_else(|| {
+                        SqsError::invalid_parameter("The queue's dead-letter queue does not exist.")
+                    })?;
+                Some((
+                    sibling_arn(&policy.dead_letter_target_arn, &st.meta.name),
+                    dlq,
+                ))
+            } else {
+                None
+            };
+            if let Some(reason) = nack.reason {
+                if inner.journal.is_durable() {
+                    changes.push(Change::PutFailure {
+                        queue: cell.id,
+                        seq,
+                        reason: reason.clone(),
+                    });
+                }
+                st.set_failure(seq, reason.into());
+            }
+            let (dead, visible_now) = match dlq {
+                Some((source_arn, dlq)) => {
+                    let entry = st.remove(seq);
+                    (entry.map(|e| (source_arn, dlq, vec![(seq, e)])), false)
+                }
+                None => {
+                    let retry = u64::from(nack.retry_after_seconds.unwrap_or(0)) * 1000;
+                    st.set_visibility(seq, now + retry, now);
+                    if let Some(entry) = st.get(seq) {
+                        inner.put_state(cell.id, seq, &entry.state, &mut changes);
+                    }
+                    (None, retry == 0)
+                }
+            };
+            (inner.journal.submit(changes), dead, visible_now)
+        };
+        ticket.wait().await?;
+        if let Some((source_arn, dlq, dead)) = dead {
+            self.move_to_dead_letter_queue(&cell, &source_arn, &dlq, dead, now)
+                .await?;
+        }
+        if visible_now {
+            cell.arrivals.notify_waiters();
+        }
+        Ok(())
+    }
+
+    async fn peek_messages(
+        &self,
+        name: &str,
+        filter: &MessageFilter,
+        after: Option<u64>,
+        limit: usize,
+    ) -> Result<PeekPage, SqsError> {
+        let cell = self.queue(name)?;
+        let inner = &self.inner;
+        let now = inner.now();
+        let mut st = cell.state.lock();
+        if st.deleted {
+            return Err(deleted_error());
+        }
+        let mut changes = Vec::new();
+        inner.tick(&cell, &mut st, now, &mut changes);
+        if !changes.is_empty() {
+            drop(inner.journal.submit(changes));
+        }
+        let mut page = PeekPage::default();
+        for (seq, entry) in st.iter_from(after.unwrap_or(0)) {
+            if page.messages.len() == limit {
+                page.next = page.messages.last().map(|m| m.position);
+                break;
+            }
+            let data = &entry.data;
+            let failure_reason =
+                entry.failure.as_deref().map(str::to_string).or_else(|| {
+                    match data
+                        .system_attributes
+                        .get(LAST_FAILURE_REASON)
+                        .map(|a| &a.value)
+                    {
+                        Some(AttributeValue::String(r)) => Some(r.clone()),
+                        _ => None,
+                    }
+                });
+            let peeked = PeekedMessage {
+                position: seq,
+                message_id: uuid_string(&data.message_id),
+                body: data.body.clone(),
+                attributes: data.attributes.clone(),
+                system_attributes: data.system_attributes.clone(),
+                sent_at: data.sent_at,
+                receive_count: entry.state.receive_count,
+                first_receive_at: entry.state.first_receive_at,
+                last_receive_at: entry.state.last_receive_at,
+                state: match entry.phase {
+                    Phase::Ready => "visible",
+                    Phase::InFlight => "in_flight",
+                    Phase::Delayed => "delayed",
+                },
+                group_id: data.group_id.clone(),
+                failure_reason,
+            };
+            if filter.matches(&peeked) {
+                page.messages.push(peeked);
+            }
+        }
+        Ok(page)
+    }
+
     async fn queue_stats(&self, name: &str) -> Result<QueueStats, SqsError> {
         let cell = self.queue(name)?;
         let inner = &self.inner;
@@ -1040,6 +1198,7 @@ impl EmbeddedBroker {
                     visible_at: now,
                     receive_count: 0,
                     first_receive_at: 0,
+                    last_receive_at: 0,
                 };
                 let seq = inner.next_seq.fetch_add(1, Ordering::SeqCst);
                 if durable {
@@ -1096,13 +1255,23 @@ impl EmbeddedBroker {
             let mut changes = Vec::with_capacity(dead.len() * 2);
             for (old_seq, entry) in dead {
                 let mut data = (*entry.data).clone();
-                data.system_attributes.insert(
-                    DEAD_LETTER_SOURCE_ARN.to_string(),
-                    MessageAttributeValue {
-                        data_type: "String".into(),
-                        value: AttributeValue::String(source_arn.to_string()),
-                    },
-                );
+                let mut note = |name: &str, value: String| {
+                    data.system_attributes.insert(
+                        name.to_string(),
+                        MessageAttributeValue {
+                            data_type: "String".into(),
+                            value: AttributeValue::String(value),
+                        },
+                    );
+                };
+                // Provenance (rules R4, X2): where it came from, when, and why.
+                note(DEAD_LETTER_SOURCE_ARN, source_arn.to_string());
+                note(MOVED_AT, now.to_string());
+                note(FIRST_RECEIVE_AT, entry.state.first_receive_at.to_string());
+                note(LAST_RECEIVE_AT, entry.state.last_receive_at.to_string());
+                if let Some(reason) = &entry.failure {
+                    note(LAST_FAILURE_REASON, reason.to_string());
+                }
                 if dst.meta.config.fifo {
                     // Rule R3: a FIFO DLQ restarts the retention clock and
                     // deduplicates by message id.

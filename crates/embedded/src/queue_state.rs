@@ -51,6 +51,8 @@ pub struct MessageState {
     pub receive_count: u32,
     /// Time of the first receive, 0 before it.
     pub first_receive_at: Millis,
+    /// Time of the latest receive, 0 before the first.
+    pub last_receive_at: Millis,
 }
 
 /// Where a message is in its life.
@@ -73,6 +75,8 @@ pub struct Entry {
     pub state: MessageState,
     /// Which index holds it.
     pub phase: Phase,
+    /// The last failure reason a consumer gave (rule X2).
+    pub failure: Option<Arc<str>>,
 }
 
 /// What [`QueueState::deliver`] did.
@@ -160,7 +164,12 @@ impl QueueState {
         if self.lanes.is_none() && self.fair.is_none() && data.group_id.is_some() {
             self.enable_fairness();
         }
-        let entry = Entry { data, state, phase };
+        let entry = Entry {
+            data,
+            state,
+            phase,
+            failure: None,
+        };
         self.place(seq, &entry);
         self.entries.insert(seq, entry);
     }
@@ -225,6 +234,26 @@ impl QueueState {
     /// The message with this sequence.
     pub fn get(&self, seq: u64) -> Option<&Entry> {
         self.entries.get(&seq)
+    }
+
+    /// Records the reason a consumer gave for failing a message (rule X2).
+    pub fn set_failure(&mut self, seq: u64, reason: Arc<str>) {
+        if let Some(entry) = self.entries.get_mut(&seq) {
+            entry.failure = Some(reason);
+        }
+    }
+
+    /// Messages in sequence order from `after` (exclusive), for peeking.
+    pub fn iter_from(&self, after: u64) -> impl Iterator<Item = (u64, &Entry)> {
+        let mut seqs: Vec<u64> = self
+            .entries
+            .keys()
+            .copied()
+            .filter(|&s| s > after)
+            .collect();
+        seqs.sort_unstable();
+        seqs.into_iter()
+            .filter_map(move |s| self.entries.get(&s).map(|e| (s, e)))
     }
 
     /// Moves due timers to ready and removes messages past retention.
@@ -411,6 +440,7 @@ impl QueueState {
         if entry.state.first_receive_at == 0 {
             entry.state.first_receive_at = now;
         }
+        entry.state.last_receive_at = now;
         entry.state.visible_at = now + visibility_ms;
         entry.phase = Phase::InFlight;
         self.place(seq, &entry);

@@ -26,6 +26,7 @@ const STATES: TableDefinition<(u64, u64), &[u8]> = TableDefinition::new("states"
 const META: TableDefinition<&str, u64> = TableDefinition::new("meta");
 const DEDUP: TableDefinition<(u64, &str), &[u8]> = TableDefinition::new("dedup");
 const TASKS: TableDefinition<&str, &[u8]> = TableDefinition::new("move_tasks");
+const FAILURES: TableDefinition<(u64, u64), &str> = TableDefinition::new("failures");
 
 const NEXT_SEQ: &str = "next_seq";
 const NEXT_QUEUE_ID: &str = "next_queue_id";
@@ -106,7 +107,7 @@ pub enum Change {
         /// Encoded [`MessageData`].
         data: Vec<u8>,
         /// Encoded [`MessageState`].
-        state: [u8; 21],
+        state: [u8; codec::STATE_LEN],
     },
     /// Updates a message's delivery state.
     PutState {
@@ -115,7 +116,7 @@ pub enum Change {
         /// Message sequence.
         seq: u64,
         /// Encoded [`MessageState`].
-        state: [u8; 21],
+        state: [u8; codec::STATE_LEN],
     },
     /// Deletes a message.
     DeleteMessage {
@@ -139,6 +140,15 @@ pub enum Change {
         queue: u64,
         /// The key in the queue's window.
         key: String,
+    },
+    /// Records a consumer's failure reason for a message.
+    PutFailure {
+        /// Queue id.
+        queue: u64,
+        /// Message sequence.
+        seq: u64,
+        /// The reason.
+        reason: String,
     },
     /// Creates or replaces a message move task record.
     PutTask {
@@ -180,6 +190,8 @@ pub struct RecoveredQueue {
     pub messages: Vec<(u64, MessageData, MessageState)>,
     /// Its FIFO deduplication window.
     pub dedup: Vec<(String, Seen)>,
+    /// Failure reasons consumers gave, by sequence.
+    pub failures: Vec<(u64, String)>,
 }
 
 /// The redb database.
@@ -199,6 +211,7 @@ impl Store {
             txn.open_table(META)?;
             txn.open_table(DEDUP)?;
             txn.open_table(TASKS)?;
+            txn.open_table(FAILURES)?;
         }
         txn.commit()?;
         Ok(Self { db })
@@ -215,6 +228,7 @@ impl Store {
             let mut meta = txn.open_table(META)?;
             let mut dedup = txn.open_table(DEDUP)?;
             let mut tasks = txn.open_table(TASKS)?;
+            let mut failures = txn.open_table(FAILURES)?;
             let mut max_seq = None::<u64>;
             let mut max_queue = None::<u64>;
             for change in changes {
@@ -229,12 +243,16 @@ impl Store {
                         messages.retain_in(range.clone(), |_, _| false)?;
                         states.retain_in(range, |_, _| false)?;
                         dedup.retain_in((*id, "")..(*id + 1, ""), |_, _| false)?;
+                        failures.retain_in((*id, 0)..=(*id, u64::MAX), |_, _| false)?;
                     }
                     Change::PutDedup { queue, key, seen } => {
                         dedup.insert((*queue, key.as_str()), seen.as_slice())?;
                     }
                     Change::DeleteDedup { queue, key } => {
                         dedup.remove((*queue, key.as_str()))?;
+                    }
+                    Change::PutFailure { queue, seq, reason } => {
+                        failures.insert((*queue, *seq), reason.as_str())?;
                     }
                     Change::PutTask { handle, record } => {
                         tasks.insert(handle.as_str(), record.as_slice())?;
@@ -255,11 +273,13 @@ impl Store {
                     Change::DeleteMessage { queue, seq } => {
                         messages.remove((*queue, *seq))?;
                         states.remove((*queue, *seq))?;
+                        failures.remove((*queue, *seq))?;
                     }
                     Change::Purge { queue, below } => {
                         let range = (*queue, 0)..(*queue, *below);
                         messages.retain_in(range.clone(), |_, _| false)?;
-                        states.retain_in(range, |_, _| false)?;
+                        states.retain_in(range.clone(), |_, _| false)?;
+                        failures.retain_in(range, |_, _| false)?;
                     }
                 }
             }
@@ -302,6 +322,7 @@ impl Store {
         let messages = txn.open_table(MESSAGES)?;
         let states = txn.open_table(STATES)?;
         let dedup = txn.open_table(DEDUP)?;
+        let failures = txn.open_table(FAILURES)?;
         for row in queues.iter()? {
             let (id, record) = row?;
             let id = id.value();
@@ -311,7 +332,14 @@ impl Store {
                 record,
                 messages: Vec::new(),
                 dedup: Vec::new(),
+                failures: Vec::new(),
             };
+            for row in failures.range((id, 0)..=(id, u64::MAX))? {
+                let (key, reason) = row?;
+                recovered
+                    .failures
+                    .push((key.value().1, reason.value().to_string()));
+            }
             for row in dedup.range((id, "")..(id + 1, ""))? {
                 let (key, value) = row?;
                 let (_, key) = key.value();

@@ -223,3 +223,50 @@ async fn d1_move_tasks_survive_restart() {
     let (b, _) = EmbeddedBroker::open(dir.path(), Arc::new(clock)).unwrap();
     assert_eq!(b.move_tasks().await.unwrap(), vec![task]);
 }
+
+/// D1, X2: a consumer's failure reason survives a restart.
+#[tokio::test]
+async fn d1_failure_reasons_survive_restart() {
+    use sluice_broker::{MessageFilter, Nack};
+    let dir = tempfile::tempdir().unwrap();
+    let clock = ManualClock::default();
+    {
+        let (b, _) = EmbeddedBroker::open(dir.path(), Arc::new(clock.clone())).unwrap();
+        create(&b, "q", &[]).await;
+        b.send_messages(
+            "q",
+            vec![NewMessage {
+                body: "x".into(),
+                ..Default::default()
+            }],
+        )
+        .await
+        .unwrap();
+        let opts = ReceiveOptions {
+            visibility_timeout: Some(30),
+            ..receive_opts()
+        };
+        let got = b.receive_messages("q", opts).await.unwrap();
+        let nack = Nack {
+            reason: Some("downstream 503".into()),
+            permanent: false,
+            retry_after_seconds: Some(60),
+        };
+        b.nack_message("q", &got[0].receipt_handle, nack)
+            .await
+            .unwrap();
+    }
+    let (b, _) = EmbeddedBroker::open(dir.path(), Arc::new(clock)).unwrap();
+    let page = b
+        .peek_messages("q", &MessageFilter::default(), None, 10)
+        .await
+        .unwrap();
+    assert_eq!(
+        page.messages[0].failure_reason.as_deref(),
+        Some("downstream 503")
+    );
+    assert_eq!(
+        page.messages[0].state, "in_flight",
+        "the retry delay survived too"
+    );
+}

@@ -11,10 +11,23 @@ pub const CONTENT_TYPE: &str = "application/x-amz-json-1.0";
 /// The target prefix of SQS actions.
 pub const TARGET_PREFIX: &str = "AmazonSQS.";
 
+/// The target prefix of sluice's own actions.
+pub const EXTENSION_PREFIX: &str = "Sluice.";
+
 /// Decodes a JSON-protocol request from its target header and body.
 pub fn decode(target: &str, body: &[u8]) -> Result<Request, SqsError> {
-    let action = target.strip_prefix(TARGET_PREFIX).unwrap_or(target);
-    if !crate::is_known_action(action) {
+    let (action, known) = match target.strip_prefix(EXTENSION_PREFIX) {
+        Some(action) => (action, crate::model::extension_operation(action).is_some()),
+        None => {
+            let action = target.strip_prefix(TARGET_PREFIX).unwrap_or(target);
+            (
+                action,
+                crate::model::extension_operation(action).is_none()
+                    && crate::is_known_action(action),
+            )
+        }
+    };
+    if !known {
         return Err(SqsError::new(
             ErrorCode::InvalidAction,
             format!("The action {action} is not valid for this endpoint."),
@@ -95,6 +108,15 @@ mod tests {
                 .input
                 .is_object()
         );
+        assert_eq!(
+            decode("Sluice.PeekMessages", b"{}").unwrap().action,
+            "PeekMessages"
+        );
+        assert!(
+            decode("AmazonSQS.PeekMessages", b"{}").is_err(),
+            "extensions use their own prefix"
+        );
+        assert!(decode("Sluice.SendMessage", b"{}").is_err());
     }
 
     #[test]

@@ -5,6 +5,7 @@ use std::sync::OnceLock;
 use serde_json::Value;
 
 const MODEL: &str = include_str!("../model/sqs-query-service-2.json");
+const EXTENSIONS: &str = include_str!("../model/sluice-extensions.json");
 
 fn model() -> &'static Value {
     static PARSED: OnceLock<Value> = OnceLock::new();
@@ -12,14 +13,30 @@ fn model() -> &'static Value {
     PARSED.get_or_init(|| serde_json::from_str(MODEL).unwrap_or(Value::Null))
 }
 
-/// An operation's definition.
-pub fn operation(action: &str) -> Option<&'static Value> {
-    model().get("operations")?.get(action)
+fn extensions() -> &'static Value {
+    static PARSED: OnceLock<Value> = OnceLock::new();
+    PARSED.get_or_init(|| serde_json::from_str(EXTENSIONS).unwrap_or(Value::Null))
 }
 
-/// A shape's definition.
+/// An operation's definition: an SQS action, or one of sluice's own.
+pub fn operation(action: &str) -> Option<&'static Value> {
+    model()
+        .get("operations")?
+        .get(action)
+        .or_else(|| extension_operation(action))
+}
+
+/// The definition of one of sluice's own actions.
+pub fn extension_operation(action: &str) -> Option<&'static Value> {
+    extensions().get("operations")?.get(action)
+}
+
+/// A shape's definition, from the SQS model or the extensions.
 pub fn shape(name: &str) -> Option<&'static Value> {
-    model().get("shapes")?.get(name)
+    model()
+        .get("shapes")?
+        .get(name)
+        .or_else(|| extensions().get("shapes")?.get(name))
 }
 
 /// A member reference resolved: its wire name, target shape and whether it
@@ -121,6 +138,9 @@ mod tests {
     #[test]
     fn model_parses_and_has_every_action() {
         assert!(model().is_object());
+        assert!(extensions().is_object());
+        assert!(extension_operation("NackMessage").is_some());
+        assert!(extension_operation("SendMessage").is_none());
         for action in [
             "CreateQueue",
             "SendMessage",

@@ -301,3 +301,45 @@ pub struct CancelMessageMoveTaskInput {
     /// Required.
     pub task_handle: Option<String>,
 }
+
+/// NackMessage (sluice's own action).
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct NackMessageInput {
+    /// Required.
+    pub queue_url: Option<String>,
+    /// Required: the delivery that failed.
+    pub receipt_handle: Option<String>,
+    /// Why it failed, up to 1,024 characters.
+    pub reason: Option<String>,
+    /// Deterministic failure: to the DLQ now.
+    pub permanent: Option<bool>,
+    /// Retry no sooner than this, 0–43,200 s.
+    pub retry_after_seconds: Option<i64>,
+}
+
+/// PeekMessages (sluice's own action).
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct PeekMessagesInput {
+    /// Required.
+    pub queue_url: Option<String>,
+    /// 1–100, default 10.
+    pub max_results: Option<i64>,
+    /// From a previous page.
+    pub next_token: Option<String>,
+    /// Sent at or after, ms since the epoch.
+    pub sent_after: Option<i64>,
+    /// Sent before, ms since the epoch.
+    pub sent_before: Option<i64>,
+    /// The body contains this text.
+    pub body_contains: Option<String>,
+    /// With `AttributeValue`: a message attribute's string value.
+    pub attribute_name: Option<String>,
+    /// See `AttributeName`.
+    pub attribute_value: Option<String>,
+    /// Dead-lettered from this queue.
+    pub source_queue_arn: Option<String>,
+    /// The last failure reason contains this text.
+    pub failure_reason_contains: Option<String>,
+}

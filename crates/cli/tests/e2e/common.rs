@@ -209,14 +209,19 @@ impl RawClient {
         self.request("GET", &format!("{path}?{qs}"), &[], b"")
     }
 
-    /// A JSON-protocol POST of `action` with a raw body.
+    /// A JSON-protocol POST of SQS `action` with a raw body.
     pub fn json(&self, action: &str, body: &str) -> RawResponse {
+        self.json_target(&format!("AmazonSQS.{action}"), body)
+    }
+
+    /// A JSON-protocol POST with any `X-Amz-Target`.
+    pub fn json_target(&self, target: &str, body: &str) -> RawResponse {
         self.request(
             "POST",
             "/",
             &[
                 ("Content-Type", "application/x-amz-json-1.0"),
-                ("X-Amz-Target", &format!("AmazonSQS.{action}")),
+                ("X-Amz-Target", target),
             ],
             body.as_bytes(),
         )

@@ -7,6 +7,7 @@ mod bad_input;
 mod common;
 mod config_file;
 mod crash;
+mod extensions;
 mod metrics;
 mod query_protocol;
 mod sdk_dead_letter;

@@ -12,6 +12,7 @@
 //! | ChangeMessageVisibility, ChangeMessageVisibilityBatch | `visibility.rs` |
 //! | ListDeadLetterSourceQueues | `dead_letter.rs` |
 //! | StartMessageMoveTask, ListMessageMoveTasks, CancelMessageMoveTask | `move_tasks.rs` |
+//! | NackMessage, PeekMessages (sluice's own) | `extensions.rs` |
 //!
 //! `batch.rs` holds the rules every batch action shares (rule L2).
 
@@ -19,6 +20,7 @@ mod attributes;
 mod batch;
 mod dead_letter;
 mod delete;
+mod extensions;
 pub mod move_tasks;
 mod permissions;
 mod queues;
@@ -72,6 +74,8 @@ pub async fn dispatch<B: Broker>(
         "StartMessageMoveTask" => move_tasks::start_message_move_task(svc, parse(input)?).await,
         "ListMessageMoveTasks" => move_tasks::list_message_move_tasks(svc, parse(input)?).await,
         "CancelMessageMoveTask" => move_tasks::cancel_message_move_task(svc, parse(input)?).await,
+        "NackMessage" => extensions::nack_message(svc, parse(input)?).await,
+        "PeekMessages" => extensions::peek_messages(svc, parse(input)?).await,
         other => Err(SqsError::new(
             ErrorCode::UnsupportedOperation,
             format!("{other} is not supported by this server yet."),

@@ -1,0 +1,132 @@
+//! The flags of `sluice bench`.
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use clap::Args;
+
+/// Duration of a run when neither `--duration` nor `--messages` is given.
+const DEFAULT_DURATION_SECS: u64 = 10;
+
+/// Flags of `sluice bench`.
+///
+/// Without `--null-server` it loads an SQS endpoint; with it, it is the null
+/// server and every load flag is ignored.
+#[derive(Args, Debug, Clone)]
+#[command(
+    after_help = "Measure sluice's efficiency: run `sluice bench --null-server` and the same \
+                  load against it and against `sluice serve`; efficiency = sluice's \
+                  end_to_end_per_sec / the null server's."
+)]
+pub struct BenchArgs {
+    /// Base URL of the SQS endpoint to load (plain HTTP only; any SQS JSON-protocol server).
+    #[arg(long, value_name = "URL", default_value = "http://127.0.0.1:9324")]
+    pub endpoint: String,
+
+    /// Queue to use, created if missing (with --queues N: NAME-0 .. NAME-{N-1}).
+    #[arg(long, value_name = "NAME", default_value = "sluice-bench")]
+    pub queue: String,
+
+    /// Spread the load over this many queues: each producer and consumer walks them in turn.
+    #[arg(long, value_name = "N", default_value_t = 1,
+          value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub queues: u32,
+
+    /// Use FIFO queues (names get the `.fifo` suffix). A server without FIFO support makes the run stop with its error.
+    #[arg(long)]
+    pub fifo: bool,
+
+    /// FIFO only: number of message groups; each producer spreads its messages round-robin over them.
+    #[arg(long, value_name = "N", default_value_t = 10, requires = "fifo",
+          value_parser = clap::value_parser!(u32).range(1..))]
+    pub groups: u32,
+
+    /// Size of each message body in bytes (an id, padded); at least 64.
+    #[arg(long, value_name = "BYTES", default_value_t = 1024,
+          value_parser = clap::value_parser!(u32).range(64..=1_048_576))]
+    pub message_size: u32,
+
+    /// Messages per SendMessageBatch, and the MaxNumberOfMessages of each receive (1 to 10).
+    #[arg(long, value_name = "N", default_value_t = 10,
+          value_parser = clap::value_parser!(u32).range(1..=10))]
+    pub batch_size: u32,
+
+    /// Number of concurrent producers, each with one SendMessageBatch in flight at a time.
+    #[arg(long, value_name = "N", default_value_t = 2,
+          value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    pub producers: u32,
+
+    /// Number of concurrent consumers, each looping ReceiveMessage then DeleteMessageBatch.
+    #[arg(long, value_name = "N", default_value_t = 2,
+          value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    pub consumers: u32,
+
+    /// Produce for this many seconds [default: 10 unless --messages is given].
+    #[arg(long, value_name = "SECONDS", conflicts_with = "messages",
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub duration: Option<u64>,
+
+    /// Produce exactly this many messages in total, instead of for a duration.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub messages: Option<u64>,
+
+    /// Cap the producers at this many messages per second in total (for latency at a given load); unlimited by default.
+    #[arg(long, value_name = "MSGS_PER_SEC")]
+    pub rate: Option<f64>,
+
+    /// WaitTimeSeconds of the consumers' receives (long polling), 0 to 20.
+    #[arg(long, value_name = "SECONDS", default_value_t = 1,
+          value_parser = clap::value_parser!(u32).range(0..=20))]
+    pub wait_time_seconds: u32,
+
+    /// After the producers stop, consumers go on until every acknowledged message is deleted; they give up after this many seconds without a successful delete (or 10 times this long in all), and what is still missing is reported as lost.
+    #[arg(long, value_name = "SECONDS", default_value_t = 10,
+          value_parser = clap::value_parser!(u64).range(1..=3600))]
+    pub drain_seconds: u64,
+
+    /// PurgeQueue each queue before the run (SQS allows one purge per queue per 60 s).
+    #[arg(long)]
+    pub purge: bool,
+
+    /// Do not check for lost and duplicate messages (automatic against the null server).
+    #[arg(long)]
+    pub no_verify: bool,
+
+    /// Print one JSON object instead of the table.
+    #[arg(long)]
+    pub json: bool,
+
+    /// Run the null SQS server instead of a load: it parses each request and answers canned, valid responses, to measure the HTTP/JSON ceiling of the machine.
+    #[arg(long)]
+    pub null_server: bool,
+
+    /// Null server only: address and port to listen on (port 0 picks a free one, printed on stdout).
+    #[arg(
+        long,
+        value_name = "ADDR:PORT",
+        default_value = "127.0.0.1:9325",
+        requires = "null_server"
+    )]
+    pub bind: SocketAddr,
+}
+
+/// When the producers stop.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum StopRule {
+    /// After this long.
+    Duration(Duration),
+    /// After this many messages in total.
+    Messages(u64),
+}
+
+impl BenchArgs {
+    /// When the producers stop, from `--duration` / `--messages`.
+    pub fn stop_rule(&self) -> StopRule {
+        match (self.messages, self.duration) {
+            (Some(n), _) => StopRule::Messages(n),
+            (None, secs) => {
+                StopRule::Duration(Duration::from_secs(secs.unwrap_or(DEFAULT_DURATION_SECS)))
+            }
+        }
+    }
+}

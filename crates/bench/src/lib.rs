@@ -1,0 +1,220 @@
+//! `sluice bench`: a load generator for any SQS endpoint (JSON 1.0 protocol),
+//! and a null SQS server that measures the machine's HTTP/JSON ceiling.
+//!
+//! A run creates its queues, starts producers (SendMessageBatch) and
+//! consumers (ReceiveMessage, then DeleteMessageBatch), stops the producers
+//! after a duration or a message count, lets consumers drain what was
+//! acknowledged (bounded), and reports throughput, latency percentiles and,
+//! unless the endpoint is the null server, lost and duplicate messages.
+
+pub mod args;
+pub mod body;
+pub mod client;
+pub mod error;
+pub mod latency;
+pub mod load;
+pub mod null_server;
+pub mod report;
+pub mod tracker;
+pub mod wire;
+
+use std::time::Duration;
+
+pub use args::BenchArgs;
+pub use error::BenchError;
+
+use client::SqsClient;
+use load::Plan;
+use report::Report;
+
+/// Runs `sluice bench` with `args`: the null server, or a load and its report.
+///
+/// Fails (so the process exits non-zero) when the queues cannot be prepared
+/// (a server without FIFO support, for one), when no send was acknowledged,
+/// or when acknowledged messages were lost.
+pub fn run(args: BenchArgs) -> Result<(), BenchError> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|source| BenchError::Io {
+            context: "cannot start the async runtime".into(),
+            source,
+        })?;
+    if args.null_server {
+        return runtime.block_on(null_server::serve(args.bind));
+    }
+    runtime.block_on(bench(args))
+}
+
+async fn bench(args: BenchArgs) -> Result<(), BenchError> {
+    if let Some(rate) = args.rate
+        && !(rate.is_finite() && rate > 0.0)
+    {
+        return Err(BenchError::Usage(format!(
+            "--rate must be a positive number of messages per second, got {rate}"
+        )));
+    }
+    let workers = (args.producers + args.consumers) as usize;
+    let client = SqsClient::new(&args.endpoint, workers)?;
+
+    let fifo_attributes: &[(&str, &str)] = if args.fifo {
+        &[("FifoQueue", "true")]
+    } else {
+        &[]
+    };
+    let mut queue_urls = Vec::new();
+    let mut null_server = false;
+    for name in queue_names(&args) {
+        let created = client
+            .create_queue(&name, fifo_attributes)
+            .await
+            .map_err(|source| BenchError::Setup {
+                queue: name.clone(),
+                source,
+            })?;
+        null_server |= created.null_server;
+        if args.purge {
+            client
+                .purge_queue(&created.url)
+                .await
+                .map_err(|source| BenchError::Setup {
+                    queue: name.clone(),
+                    source,
+                })?;
+        }
+        queue_urls.push(created.url);
+    }
+
+    let verify = !args.no_verify && !null_server;
+    let verification = if null_server {
+        "disabled: the endpoint is sluice's null server, whose receives return canned messages"
+            .to_string()
+    } else if args.no_verify {
+        "disabled by --no-verify".to_string()
+    } else {
+        "every acknowledged message must be received and deleted (ids in the bodies)".to_string()
+    };
+    let plan = Plan {
+        queue_urls,
+        message_size: args.message_size as usize,
+        batch_size: args.batch_size,
+        producers: args.producers,
+        consumers: args.consumers,
+        stop: args.stop_rule(),
+        rate: args.rate,
+        wait_time_seconds: args.wait_time_seconds,
+        drain: Duration::from_secs(args.drain_seconds),
+        fifo_groups: args.fifo.then_some(args.groups),
+        verify,
+        paced_consumers: null_server,
+    };
+    if !args.json {
+        eprintln!(
+            "sluice bench: loading {}{} ...",
+            args.endpoint,
+            if null_server { " (null server)" } else { "" }
+        );
+    }
+    let run_id = uuid::Uuid::new_v4().simple().to_string()[..8].to_string();
+    let outcome = load::run(client, plan, run_id).await;
+    let report = Report::new(&args, null_server, verification, &outcome);
+    if args.json {
+        let json = serde_json::to_string(&report).map_err(|e| BenchError::Io {
+            context: "cannot write the report".into(),
+            source: std::io::Error::other(e),
+        })?;
+        println!("{json}");
+    } else {
+        print!("{}", report.table());
+    }
+
+    if outcome.sent == 0 {
+        let why = outcome
+            .first_errors
+            .first()
+            .map(|e| format!(" (first error: {e})"))
+            .unwrap_or_default();
+        return Err(BenchError::NothingSent(why));
+    }
+    match outcome.verdict {
+        Some(v) if v.lost > 0 => Err(BenchError::Lost { lost: v.lost }),
+        _ => Ok(()),
+    }
+}
+
+/// The queue names of a run: the name alone, or NAME-0 .. NAME-{N-1}; FIFO
+/// names end in `.fifo`.
+fn queue_names(args: &BenchArgs) -> Vec<String> {
+    let base = if args.fifo {
+        args.queue.strip_suffix(".fifo").unwrap_or(&args.queue)
+    } else {
+        &args.queue
+    };
+    let suffix = if args.fifo { ".fifo" } else { "" };
+    if args.queues == 1 {
+        vec![format!("{base}{suffix}")]
+    } else {
+        (0..args.queues)
+            .map(|i| format!("{base}-{i}{suffix}"))
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        bench: BenchArgs,
+    }
+
+    fn parse(flags: &[&str]) -> BenchArgs {
+        Cli::try_parse_from(std::iter::once("bench").chain(flags.iter().copied()))
+            .map(|c| c.bench)
+            .unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    #[test]
+    fn queue_names_spread_and_fifo() {
+        assert_eq!(queue_names(&parse(&[])), ["sluice-bench"]);
+        assert_eq!(
+            queue_names(&parse(&["--queue", "q", "--queues", "2"])),
+            ["q-0", "q-1"]
+        );
+        assert_eq!(
+            queue_names(&parse(&["--queue", "q.fifo", "--fifo"])),
+            ["q.fifo"]
+        );
+        assert_eq!(
+            queue_names(&parse(&["--queue", "q", "--fifo", "--queues", "2"])),
+            ["q-0.fifo", "q-1.fifo"]
+        );
+    }
+
+    #[test]
+    fn flags_are_bounded() {
+        let bad = |flags: &[&str]| {
+            Cli::try_parse_from(std::iter::once("bench").chain(flags.iter().copied())).is_err()
+        };
+        assert!(bad(&["--batch-size", "11"]));
+        assert!(bad(&["--batch-size", "0"]));
+        assert!(bad(&["--duration", "5", "--messages", "10"]));
+        assert!(bad(&["--groups", "3"]), "--groups needs --fifo");
+        assert!(
+            bad(&["--bind", "127.0.0.1:0"]),
+            "--bind needs --null-server"
+        );
+        assert!(bad(&["--wait-time-seconds", "21"]));
+        assert_eq!(
+            parse(&["--messages", "100"]).stop_rule(),
+            args::StopRule::Messages(100)
+        );
+        assert_eq!(
+            parse(&[]).stop_rule(),
+            args::StopRule::Duration(Duration::from_secs(10))
+        );
+    }
+}

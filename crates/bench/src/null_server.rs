@@ -1,0 +1,438 @@
+//! The null server: an HTTP server that does everything an SQS JSON server
+//! does per request except keeping messages: it reads the body, parses the
+//! JSON, dispatches on `X-Amz-Target`, computes the MD5 of every sent body
+//! and writes valid responses. Its throughput under a load is the ceiling of
+//! HTTP and JSON work on the machine, against which a real server's
+//! throughput is compared.
+
+use std::borrow::Cow;
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, RwLock};
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full, Limited};
+use hyper::body::Incoming;
+use hyper::header::{CONTENT_TYPE, HOST, HeaderValue};
+use hyper::service::service_fn;
+use hyper::{Request, Response, StatusCode};
+use hyper_util::rt::TokioIo;
+use md5::{Digest, Md5};
+use serde::{Deserialize, Serialize};
+use tokio::net::TcpListener;
+
+use crate::client::NULL_SERVER_HEADER;
+use crate::error::BenchError;
+use crate::wire::{
+    DeleteMessageBatchRequest, DeleteMessageBatchResponse, IdEntry, ReceiveMessageRequest,
+    SendMessageBatchRequest, SendMessageBatchResponse, SendResultEntry,
+};
+
+/// Largest request body read, as in sluice.
+const MAX_BODY: usize = 4 * 1024 * 1024;
+/// Body size of canned messages until a send says otherwise.
+const DEFAULT_CANNED_SIZE: usize = 1024;
+/// The account in queue URLs, as in sluice's default.
+const ACCOUNT: &str = "000000000000";
+
+/// The body that receives return, matching the size of the latest send so a
+/// receive moves as many bytes as it would on a real queue.
+struct Canned {
+    body: String,
+    md5: String,
+}
+
+impl Canned {
+    fn of_size(size: usize) -> Self {
+        let body = "x".repeat(size);
+        let md5 = md5_hex(body.as_bytes());
+        Self { body, md5 }
+    }
+}
+
+/// What the null server keeps: the canned message and a counter for ids.
+struct NullState {
+    canned: RwLock<Arc<Canned>>,
+    deliveries: AtomicU64,
+}
+
+impl NullState {
+    fn canned(&self) -> Arc<Canned> {
+        self.canned
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// Follows the body size of the sends.
+    fn observe_size(&self, size: usize) {
+        if self.canned().body.len() != size {
+            *self.canned.write().unwrap_or_else(|p| p.into_inner()) =
+                Arc::new(Canned::of_size(size));
+        }
+    }
+}
+
+/// Serves until Ctrl-C or SIGTERM, printing
+/// `sluice null server listening on http://ADDR` first.
+pub async fn serve(bind: SocketAddr) -> Result<(), BenchError> {
+    let listener = TcpListener::bind(bind)
+        .await
+        .map_err(|source| BenchError::Io {
+            context: format!("cannot listen on {bind}"),
+            source,
+        })?;
+    let local = listener.local_addr().map_err(|source| BenchError::Io {
+        context: "cannot read the listening address".into(),
+        source,
+    })?;
+    // On stdout, so scripts and tests find a port chosen with :0.
+    println!("sluice null server listening on http://{local}");
+    let state = Arc::new(NullState {
+        canned: RwLock::new(Arc::new(Canned::of_size(DEFAULT_CANNED_SIZE))),
+        deliveries: AtomicU64::new(0),
+    });
+    let mut shutdown = std::pin::pin!(shutdown_signal());
+    loop {
+        let stream = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _)) => stream,
+                Err(_) => {
+                    // Out of descriptors and the like: back off, keep serving.
+                    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+            () = &mut shutdown => return Ok(()),
+        };
+        // As sluice does: small responses must not wait for Nagle.
+        let _ = stream.set_nodelay(true);
+        let state = state.clone();
+        tokio::spawn(async move {
+            let service = service_fn(move |req| {
+                let state = state.clone();
+                async move { Ok::<_, Infallible>(handle(&state, req).await) }
+            });
+            let _ = hyper::server::conn::http1::Builder::new()
+                .keep_alive(true)
+                .serve_connection(TokioIo::new(stream), service)
+                .await;
+        });
+    }
+}
+
+async fn shutdown_signal() {
+    #[cfg(unix)]
+    {
+        let mut term =
+            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+                Ok(term) => term,
+                Err(_) => {
+                    let _ = tokio::signal::ctrl_c().await;
+                    return;
+                }
+            };
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => {}
+            _ = term.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+}
+
+/// An SQS error: HTTP status, code, message.
+type Failure = (StatusCode, &'static str, String);
+
+async fn handle(state: &NullState, req: Request<Incoming>) -> Response<Full<Bytes>> {
+    let target = req
+        .headers()
+        .get("x-amz-target")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string);
+    let host = req
+        .headers()
+        .get(HOST)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("localhost")
+        .to_string();
+    let result = match Limited::new(req.into_body(), MAX_BODY).collect().await {
+        Ok(body) => {
+            let action = target
+                .as_deref()
+                .and_then(|t| t.strip_prefix("AmazonSQS."))
+                .unwrap_or("");
+            answer(state, action, &host, &body.to_bytes())
+        }
+        Err(_) => Err((
+            StatusCode::BAD_REQUEST,
+            "InvalidParameterValue",
+            "The request body is too large or could not be read.".into(),
+        )),
+    };
+    respond(result)
+}
+
+/// The output of one action, as JSON bytes.
+fn answer(state: &NullState, action: &str, host: &str, body: &[u8]) -> Result<Vec<u8>, Failure> {
+    match action {
+        "CreateQueue" | "GetQueueUrl" => {
+            let input: QueueNameInput = parse(body)?;
+            let url = format!("http://{host}/{ACCOUNT}/{}", input.queue_name);
+            encode(&serde_json::json!({ "QueueUrl": url }))
+        }
+        "SendMessageBatch" => {
+            let input: SendMessageBatchRequest = parse(body)?;
+            if let Some(first) = input.entries.first() {
+                state.observe_size(first.message_body.len());
+            }
+            let output = SendMessageBatchResponse {
+                successful: input
+                    .entries
+                    .iter()
+                    .map(|e| SendResultEntry {
+                        id: e.id.to_string(),
+                        message_id: uuid::Uuid::new_v4().to_string(),
+                        md5_of_message_body: md5_hex(e.message_body.as_bytes()),
+                    })
+                    .collect(),
+                failed: Vec::new(),
+            };
+            encode(&output)
+        }
+        "SendMessage" => {
+            let input: SendMessageInput = parse(body)?;
+            encode(&serde_json::json!({
+                "MessageId": uuid::Uuid::new_v4().to_string(),
+                "MD5OfMessageBody": md5_hex(input.message_body.as_bytes()),
+            }))
+        }
+        "ReceiveMessage" => {
+            let input: ReceiveMessageRequest = parse(body)?;
+            let count = input.max_number_of_messages.unwrap_or(1).clamp(1, 10);
+            let canned = state.canned();
+            let first = state
+                .deliveries
+                .fetch_add(u64::from(count), Ordering::Relaxed);
+            let messages: Vec<CannedMessage> = (0..u64::from(count))
+                .map(|i| CannedMessage {
+                    message_id: uuid::Uuid::new_v4().to_string(),
+                    // As long as sluice's handles (28 characters).
+                    receipt_handle: format!("null{:024}", first + i),
+                    md5_of_body: &canned.md5,
+                    body: &canned.body,
+                })
+                .collect();
+            encode(&CannedResponse { messages })
+        }
+        "DeleteMessageBatch" => {
+            let input: DeleteMessageBatchRequest = parse(body)?;
+            let output = DeleteMessageBatchResponse {
+                successful: input
+                    .entries
+                    .iter()
+                    .map(|e| IdEntry {
+                        id: e.id.to_string(),
+                    })
+                    .collect(),
+                failed: Vec::new(),
+            };
+            encode(&output)
+        }
+        "GetQueueAttributes" => {
+            let _: serde_json::Value = parse(body)?;
+            encode(&serde_json::json!({ "Attributes": {} }))
+        }
+        "ListQueues" => {
+            let _: serde_json::Value = parse(body)?;
+            encode(&serde_json::json!({ "QueueUrls": [] }))
+        }
+        "PurgeQueue"
+        | "DeleteQueue"
+        | "DeleteMessage"
+        | "ChangeMessageVisibility"
+        | "SetQueueAttributes" => {
+            let _: serde_json::Value = parse(body)?;
+            Ok(b"{}".to_vec())
+        }
+        "" => Err((
+            StatusCode::BAD_REQUEST,
+            "MissingAction",
+            "The null server speaks the AWS JSON 1.0 protocol: X-Amz-Target is required.".into(),
+        )),
+        other => Err((
+            StatusCode::BAD_REQUEST,
+            "InvalidAction",
+            format!("The null server does not implement {other}."),
+        )),
+    }
+}
+
+fn parse<'a, T: Deserialize<'a>>(body: &'a [u8]) -> Result<T, Failure> {
+    serde_json::from_slice(body).map_err(|e| {
+        (
+            StatusCode::BAD_REQUEST,
+            "InvalidParameterValue",
+            format!("The request body is not valid for the action: {e}"),
+        )
+    })
+}
+
+fn encode(output: &impl Serialize) -> Result<Vec<u8>, Failure> {
+    serde_json::to_vec(output).map_err(|e| {
+        (
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "InternalFailure",
+            e.to_string(),
+        )
+    })
+}
+
+fn respond(result: Result<Vec<u8>, Failure>) -> Response<Full<Bytes>> {
+    let (status, body, query_error) = match result {
+        Ok(body) => (StatusCode::OK, body, None),
+        Err((status, code, message)) => {
+            let body = serde_json::json!({
+                "__type": format!("com.amazonaws.sqs#{code}"),
+                "message": message,
+            });
+            let fault = if status.is_client_error() {
+                "Sender"
+            } else {
+                "Receiver"
+            };
+            (
+                status,
+                serde_json::to_vec(&body).unwrap_or_default(),
+                Some(format!("{code};{fault}")),
+            )
+        }
+    };
+    let mut response = Response::new(Full::new(Bytes::from(body)));
+    *response.status_mut() = status;
+    let headers = response.headers_mut();
+    headers.insert(
+        CONTENT_TYPE,
+        HeaderValue::from_static("application/x-amz-json-1.0"),
+    );
+    // A request id per response, as every SQS server sends.
+    if let Ok(id) = HeaderValue::from_str(&uuid::Uuid::new_v4().to_string()) {
+        headers.insert("x-amzn-requestid", id);
+    }
+    headers.insert(NULL_SERVER_HEADER, HeaderValue::from_static("1"));
+    if let Some(code) = query_error.and_then(|c| HeaderValue::from_str(&c).ok()) {
+        headers.insert("x-amzn-query-error", code);
+    }
+    response
+}
+
+fn md5_hex(bytes: &[u8]) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let digest = Md5::digest(bytes);
+    let mut hex = String::with_capacity(32);
+    for b in digest {
+        hex.push(char::from(DIGITS[usize::from(b >> 4)]));
+        hex.push(char::from(DIGITS[usize::from(b & 15)]));
+    }
+    hex
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "PascalCase")]
+struct QueueNameInput<'a> {
+    #[serde(borrow)]
+    queue_name: Cow<'a, str>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "PascalCase")]
+struct SendMessageInput<'a> {
+    #[serde(borrow)]
+    message_body: Cow<'a, str>,
+}
+
+/// A ReceiveMessage response borrowing the canned body.
+#[derive(Serialize)]
+struct CannedResponse<'a> {
+    #[serde(rename = "Messages")]
+    messages: Vec<CannedMessage<'a>>,
+}
+
+#[derive(Serialize)]
+struct CannedMessage<'a> {
+    #[serde(rename = "MessageId")]
+    message_id: String,
+    #[serde(rename = "ReceiptHandle")]
+    receipt_handle: String,
+    #[serde(rename = "MD5OfBody")]
+    md5_of_body: &'a str,
+    #[serde(rename = "Body")]
+    body: &'a str,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn state() -> NullState {
+        NullState {
+            canned: RwLock::new(Arc::new(Canned::of_size(DEFAULT_CANNED_SIZE))),
+            deliveries: AtomicU64::new(0),
+        }
+    }
+
+    #[test]
+    fn md5_is_the_real_digest() {
+        assert_eq!(md5_hex(b"hello"), "5d41402abc4b2a76b9719d911017c592");
+    }
+
+    #[test]
+    fn send_batch_answers_every_entry_with_its_md5() {
+        let s = state();
+        let body = br#"{"QueueUrl":"u","Entries":[{"Id":"0","MessageBody":"hello"},{"Id":"1","MessageBody":"hi"}]}"#;
+        let out = answer(&s, "SendMessageBatch", "h", body).unwrap();
+        let out: SendMessageBatchResponse = serde_json::from_slice(&out).unwrap();
+        assert_eq!(out.successful.len(), 2);
+        assert_eq!(
+            out.successful[0].md5_of_message_body,
+            "5d41402abc4b2a76b9719d911017c592"
+        );
+        assert_eq!(s.canned().body.len(), 5, "canned bodies follow the sends");
+    }
+
+    #[test]
+    fn receive_returns_the_asked_number_of_canned_messages() {
+        let s = state();
+        let out = answer(
+            &s,
+            "ReceiveMessage",
+            "h",
+            br#"{"QueueUrl":"u","MaxNumberOfMessages":10}"#,
+        )
+        .unwrap();
+        let out: crate::wire::ReceiveMessageResponse = serde_json::from_slice(&out).unwrap();
+        assert_eq!(out.messages.len(), 10);
+        assert_eq!(out.messages[0].body.len(), DEFAULT_CANNED_SIZE);
+        assert_eq!(
+            out.messages[0].md5_of_body,
+            md5_hex(out.messages[0].body.as_bytes())
+        );
+        assert_ne!(
+            out.messages[0].receipt_handle,
+            out.messages[1].receipt_handle
+        );
+    }
+
+    #[test]
+    fn create_queue_answers_a_url_and_bad_input_an_sqs_error() {
+        let s = state();
+        let out = answer(&s, "CreateQueue", "127.0.0.1:1", br#"{"QueueName":"q"}"#).unwrap();
+        let out: serde_json::Value = serde_json::from_slice(&out).unwrap();
+        assert_eq!(out["QueueUrl"], "http://127.0.0.1:1/000000000000/q");
+        assert!(answer(&s, "CreateQueue", "h", b"not json").is_err());
+        assert!(answer(&s, "Nope", "h", b"{}").is_err());
+    }
+}

@@ -1,0 +1,172 @@
+//! `sluice bench` through the real binary: against `sluice serve
+//! --in-memory` (every message verified) and against the null server
+//! (verification off, said so). Checks the tool's output, not its speed.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+/// The most a bench run may take here: 2 s of load, the drain, slack for a
+/// debug build on a busy machine.
+const RUN_LIMIT: Duration = Duration::from_secs(60);
+
+/// The figures every JSON report carries.
+const KEYS: &[&str] = &[
+    "end_to_end_per_sec",
+    "sent_per_sec",
+    "received_per_sec",
+    "deleted_per_sec",
+    "send_p50_ms",
+    "send_p99_ms",
+    "receive_p50_ms",
+    "receive_p99_ms",
+    "lost",
+    "duplicates",
+    "message_size",
+    "batch_size",
+    "producers",
+    "consumers",
+    "verified",
+];
+
+/// A child process killed when the test ends, however it ends.
+struct Server(Child);
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Starts `sluice ARGS` and returns it with the URL of its first stdout
+/// line, `PREFIX http://…`.
+fn start(args: &[&str], prefix: &str) -> (Server, String) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_sluice"))
+        .args(args)
+        .env("RUST_LOG", "warn")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("start sluice");
+    let stdout = child.stdout.take().expect("stdout");
+    let server = Server(child);
+    let mut line = String::new();
+    BufReader::new(stdout)
+        .read_line(&mut line)
+        .expect("read the listening line");
+    let endpoint = line
+        .trim()
+        .strip_prefix(prefix)
+        .unwrap_or_else(|| panic!("unexpected first line: {line:?}"))
+        .to_string();
+    (server, endpoint)
+}
+
+/// Runs `sluice bench --endpoint ENDPOINT --json EXTRA` to completion and
+/// returns its exit success and its JSON report.
+fn bench(endpoint: &str, extra: &[&str]) -> (bool, Value) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_sluice"))
+        .args(["bench", "--endpoint", endpoint, "--json"])
+        .args(extra)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("start sluice bench");
+    let began = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait for sluice bench") {
+            break status;
+        }
+        if began.elapsed() > RUN_LIMIT {
+            let _ = child.kill();
+            panic!("sluice bench ran past {RUN_LIMIT:?}");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let out = child.wait_with_output().expect("bench output");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let report: Value = serde_json::from_str(stdout.trim())
+        .unwrap_or_else(|e| panic!("not one JSON object ({e}): {stdout}"));
+    for key in KEYS {
+        assert!(report.get(key).is_some(), "no {key} in {report}");
+    }
+    (status.success(), report)
+}
+
+fn count(report: &Value, key: &str) -> u64 {
+    report[key]
+        .as_u64()
+        .unwrap_or_else(|| panic!("{key} is not a count in {report}"))
+}
+
+#[test]
+fn bench_against_in_memory_sluice_loses_and_duplicates_nothing() {
+    let (_server, endpoint) = start(
+        &["serve", "--in-memory", "--bind", "127.0.0.1:0"],
+        "sluice listening on ",
+    );
+    let (ok, report) = bench(&endpoint, &["--duration", "2"]);
+    assert!(ok, "bench failed: {report}");
+    assert_eq!(report["verified"], true, "{report}");
+    assert_eq!(report["null_server"], false, "{report}");
+    assert!(count(&report, "sent") > 0, "{report}");
+    assert_eq!(count(&report, "lost"), 0, "{report}");
+    assert_eq!(count(&report, "duplicates"), 0, "{report}");
+    assert_eq!(
+        count(&report, "end_to_end"),
+        count(&report, "sent"),
+        "everything sent is received and deleted: {report}"
+    );
+    assert!(report["end_to_end_per_sec"].as_f64().unwrap_or(0.0) > 0.0);
+    assert!(report["send_p50_ms"].as_f64().unwrap_or(0.0) > 0.0);
+}
+
+#[test]
+fn bench_against_the_null_server_reports_figures_without_verification() {
+    let (_server, endpoint) = start(
+        &["bench", "--null-server", "--bind", "127.0.0.1:0"],
+        "sluice null server listening on ",
+    );
+    let (ok, report) = bench(&endpoint, &["--duration", "2"]);
+    assert!(ok, "bench failed: {report}");
+    assert_eq!(report["null_server"], true, "{report}");
+    assert_eq!(report["verified"], false, "{report}");
+    assert!(
+        report["verification"]
+            .as_str()
+            .is_some_and(|v| v.contains("null server")),
+        "the report says why nothing was verified: {report}"
+    );
+    assert!(report["lost"].is_null() && report["duplicates"].is_null());
+    assert!(count(&report, "sent") > 0, "{report}");
+    assert!(count(&report, "deleted") > 0, "{report}");
+    assert!(report["end_to_end_per_sec"].as_f64().unwrap_or(0.0) > 0.0);
+}
+
+#[test]
+fn bench_counts_a_fixed_number_of_messages_through_fifo_queues() {
+    let (_server, endpoint) = start(
+        &["serve", "--in-memory", "--bind", "127.0.0.1:0"],
+        "sluice listening on ",
+    );
+    let (ok, report) = bench(
+        &endpoint,
+        &[
+            "--messages",
+            "300",
+            "--fifo",
+            "--groups",
+            "3",
+            "--queues",
+            "2",
+        ],
+    );
+    assert!(ok, "bench failed: {report}");
+    assert_eq!(count(&report, "sent"), 300, "{report}");
+    assert_eq!(count(&report, "end_to_end"), 300, "{report}");
+    assert_eq!(count(&report, "lost"), 0, "{report}");
+    assert_eq!(count(&report, "duplicates"), 0, "{report}");
+}

@@ -1,0 +1,161 @@
+//! sluice's own actions (JSON target `Sluice.<Action>`, Query
+//! `Action=<Action>`): NackMessage (rule X2) and PeekMessages (rule X1).
+//! Documented with examples in docs/extensions.md.
+
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD;
+use serde_json::{Map, Value, json};
+use sluice_broker::{Broker, MessageFilter, Nack};
+use sluice_core::SqsError;
+use sluice_core::digest::md5_of_body;
+use sluice_core::limits::MAX_VISIBILITY_TIMEOUT;
+use sluice_core::message::AttributeValue;
+use sluice_protocol::requests::{NackMessageInput, PeekMessagesInput, required};
+
+use super::in_range;
+use crate::service::Service;
+
+/// Longest failure reason kept.
+const MAX_REASON: usize = 1024;
+
+/// NackMessage: the consumer failed this delivery; keep why, and either
+/// retry after a delay or (Permanent) dead-letter it now.
+pub async fn nack_message<B: Broker>(
+    svc: &Service<B>,
+    input: NackMessageInput,
+) -> Result<Value, SqsError> {
+    let url = required(input.queue_url, "QueueUrl")?;
+    let handle = required(input.receipt_handle, "ReceiptHandle")?;
+    if let Some(r) = &input.reason
+        && r.chars().count() > MAX_REASON
+    {
+        return Err(SqsError::invalid_parameter(format!(
+            "Reason must be at most {MAX_REASON} characters."
+        )));
+    }
+    let retry = input
+        .retry_after_seconds
+        .map(|s| in_range("RetryAfterSeconds", s, 0, i64::from(MAX_VISIBILITY_TIMEOUT)))
+        .transpose()?;
+    let permanent = input.permanent.unwrap_or(false);
+    if permanent && retry.is_some() {
+        return Err(SqsError::new(
+            sluice_core::ErrorCode::InvalidParameterCombination,
+            "Permanent and RetryAfterSeconds cannot be given together.",
+        ));
+    }
+    let name = svc.queue_name(&url)?;
+    svc.broker
+        .nack_message(
+            name,
+            &handle,
+            Nack {
+                reason: input.reason,
+                permanent,
+                retry_after_seconds: retry,
+            },
+        )
+        .await?;
+    Ok(json!({}))
+}
+
+/// PeekMessages: read a queue's messages without receiving them.
+pub async fn peek_messages<B: Broker>(
+    svc: &Service<B>,
+    input: PeekMessagesInput,
+) -> Result<Value, SqsError> {
+    let url = required(input.queue_url, "QueueUrl")?;
+    let name = svc.queue_name(&url)?;
+    let limit = match input.max_results {
+        Some(m) => in_range("MaxResults", m, 1, 100)? as usize,
+        None => 10,
+    };
+    let after = input
+        .next_token
+        .map(|t| {
+            t.parse::<u64>()
+                .map_err(|_| SqsError::invalid_parameter("Invalid NextToken value."))
+        })
+        .transpose()?;
+    let attribute = match (input.attribute_name, input.attribute_value) {
+        (Some(n), Some(v)) => Some((n, v)),
+        (None, None) => None,
+        _ => {
+            return Err(SqsError::new(
+                sluice_core::ErrorCode::InvalidParameterCombination,
+                "AttributeName and AttributeValue go together.",
+            ));
+        }
+    };
+    let millis = |v: Option<i64>| v.map(|t| t.max(0) as u64);
+    let filter = MessageFilter {
+        sent_after: millis(input.sent_after),
+        sent_before: millis(input.sent_before),
+        body_contains: input.body_contains,
+        attribute,
+        source_arn: input.source_queue_arn,
+        reason_contains: input.failure_reason_contains,
+    };
+    let page = svc
+        .broker
+        .peek_messages(name, &filter, after, limit)
+        .await?;
+    let messages: Vec<Value> = page
+        .messages
+        .iter()
+        .map(|m| {
+            let mut out = json!({
+                "MessageId": m.message_id,
+                "Body": m.body,
+                "MD5OfBody": md5_of_body(&m.body),
+                "State": m.state,
+                "ReceiveCount": m.receive_count,
+                "SentTimestamp": m.sent_at,
+            });
+            if m.first_receive_at > 0 {
+                out["FirstReceiveTimestamp"] = json!(m.first_receive_at);
+                out["LastReceiveTimestamp"] = json!(m.last_receive_at);
+            }
+            if let Some(g) = &m.group_id {
+                out["MessageGroupId"] = json!(g);
+            }
+            if let Some(r) = &m.failure_reason {
+                out["FailureReason"] = json!(r);
+            }
+            let system: Map<String, Value> = m
+                .system_attributes
+                .iter()
+                .filter_map(|(k, v)| match &v.value {
+                    AttributeValue::String(s) => Some((k.clone(), json!(s))),
+                    AttributeValue::Binary(_) => None,
+                })
+                .collect();
+            if !system.is_empty() {
+                out["Attributes"] = Value::Object(system);
+            }
+            if !m.attributes.is_empty() {
+                let attrs: Map<String, Value> = m
+                    .attributes
+                    .iter()
+                    .map(|(n, v)| {
+                        let mut a = json!({ "DataType": v.data_type });
+                        match &v.value {
+                            AttributeValue::String(s) => a["StringValue"] = json!(s),
+                            AttributeValue::Binary(b) => {
+                                a["BinaryValue"] = json!(STANDARD.encode(b))
+                            }
+                        }
+                        (n.clone(), a)
+                    })
+                    .collect();
+                out["MessageAttributes"] = Value::Object(attrs);
+            }
+            out
+        })
+        .collect();
+    let mut out = json!({ "Messages": messages });
+    if let Some(next) = page.next {
+        out["NextToken"] = json!(next.to_string());
+    }
+    Ok(out)
+}
