@@ -1,0 +1,419 @@
+//! Dead-letter queues and redrive (rules R2–R7) and sluice's own DLQ
+//! tools: peek and nack (rules X1, X2).
+
+use sluice_core::message::{AttributeValue, MessageAttributeValue, MessageAttributes};
+use sluice_core::{Clock, ErrorCode};
+
+use super::*;
+use crate::{NewMessage, QueueCounts};
+
+/// R2, R4: the receive that would go past maxReceiveCount moves the message
+/// to the DLQ instead; it keeps its id, body, attributes and receive count
+/// and names its source.
+pub async fn r2_r4_message_moves_to_dlq_past_max_receive_count<H: Harness>(h: &H) {
+    create(h, "dlq", &[]).await;
+    create(h, "src", &[("RedrivePolicy", &redrive("dlq", 2))]).await;
+    let mut attributes = MessageAttributes::new();
+    attributes.insert(
+        "k".into(),
+        MessageAttributeValue {
+            data_type: "String".into(),
+            value: AttributeValue::String("v".into()),
+        },
+    );
+    let sent = h
+        .broker()
+        .send_messages(
+            "src",
+            vec![
+                NewMessage {
+                    body: "poison".into(),
+                    attributes: attributes.clone(),
+                    ..Default::default()
+                },
+                msg("healthy"),
+            ],
+        )
+        .await
+        .unwrap();
+    for round in 1..=2 {
+        let got = receive_vt(h, "src", 10, 0).await;
+        assert_eq!(got.len(), 2, "round {round}");
+    }
+    // Third receive: both messages have been received twice already.
+    let got = receive(h, "src", 10).await;
+    assert!(got.is_empty(), "both messages were over the limit: {got:?}");
+    assert_eq!(counts(h, "src").await, QueueCounts::default());
+    assert_eq!(counts(h, "dlq").await.visible, 2);
+    let dead = receive(h, "dlq", 10).await;
+    let poison = dead
+        .iter()
+        .find(|m| m.body == "poison")
+        .expect("poison in the DLQ");
+    assert_eq!(poison.message_id, sent[0].message_id);
+    assert_eq!(poison.attributes, attributes);
+    assert_eq!(
+        poison.receive_count, 3,
+        "two receives in the source, one here"
+    );
+    let source = poison
+        .system_attributes
+        .get("DeadLetterQueueSourceArn")
+        .expect("source ARN");
+    assert_eq!(
+        source.value,
+        AttributeValue::String("arn:aws:sqs:us-east-1:000000000000:src".into())
+    );
+}
+
+/// R2: with maxReceiveCount 1 the second receive moves the message.
+pub async fn r2_max_receive_count_one<H: Harness>(h: &H) {
+    create(h, "dlq", &[]).await;
+    create(h, "src", &[("RedrivePolicy", &redrive("dlq", 1))]).await;
+    send(h, "src", &["once"]).await;
+    assert_eq!(receive_vt(h, "src", 1, 5).await.len(), 1);
+    h.clock().advance_secs(5);
+    assert!(receive(h, "src", 1).await.is_empty());
+    assert_eq!(bodies(&receive(h, "dlq", 1).await), ["once"]);
+}
+
+/// R2: when the DLQ does not exist, nothing is moved and nothing is lost.
+pub async fn r2_without_its_dlq_a_message_stays<H: Harness>(h: &H) {
+    create(h, "dlq", &[]).await;
+    create(h, "src", &[("RedrivePolicy", &redrive("dlq", 1))]).await;
+    h.broker().delete_queue("dlq").await.unwrap();
+    send(h, "src", &["kept"]).await;
+    for expected_count in 1..=3 {
+        let got = receive_vt(h, "src", 1, 0).await;
+        assert_eq!(got.len(), 1);
+        assert_eq!(got[0].receive_count, expected_count);
+    }
+}
+
+/// R3: a standard DLQ keeps the original enqueue time: a message 1 day old
+/// entering a 4-day DLQ expires 3 days later (the seeds' example).
+pub async fn r3_standard_dlq_keeps_the_original_enqueue_time<H: Harness>(h: &H) {
+    const DAY: u64 = 86_400;
+    create(h, "dlq", &[("MessageRetentionPeriod", "345600")]).await;
+    create(
+        h,
+        "src",
+        &[
+            ("MessageRetentionPeriod", "1209600"),
+            ("RedrivePolicy", &redrive("dlq", 1)),
+        ],
+    )
+    .await;
+    send(h, "src", &["aging"]).await;
+    h.clock().advance_secs(DAY);
+    receive_vt(h, "src", 1, 0).await;
+    assert!(receive(h, "src", 1).await.is_empty(), "moved");
+    assert_eq!(counts(h, "dlq").await.visible, 1);
+    h.clock().advance_secs(3 * DAY - 1);
+    assert_eq!(
+        counts(h, "dlq").await.visible,
+        1,
+        "still there just before 4 days of age"
+    );
+    h.clock().advance_secs(1);
+    assert_eq!(
+        counts(h, "dlq").await,
+        QueueCounts::default(),
+        "gone at 4 days of age, 3 days after the move"
+    );
+}
+
+/// R7: a redrive without destination returns each message to its own
+/// source, as a new message (new id, no receives, no source ARN).
+pub async fn r7_redrive_returns_messages_to_their_sources<H: Harness>(h: &H) {
+    create(h, "dlq", &[]).await;
+    create(h, "s1", &[("RedrivePolicy", &redrive("dlq", 1))]).await;
+    create(h, "s2", &[("RedrivePolicy", &redrive("dlq", 1))]).await;
+    dead_letter(h, "s1", "one").await;
+    dead_letter(h, "s2", "two").await;
+    let before: Vec<String> = receive_vt(h, "dlq", 10, 0)
+        .await
+        .into_iter()
+        .map(|m| m.message_id)
+        .collect();
+    let outcome = h.broker().redrive_messages("dlq", None, 10).await.unwrap();
+    assert_eq!((outcome.moved, outcome.unmovable), (2, 0));
+    assert_eq!(counts(h, "dlq").await, QueueCounts::default());
+    for (q, body) in [("s1", "one"), ("s2", "two")] {
+        let got = receive(h, q, 10).await;
+        assert_eq!(bodies(&got), [body]);
+        assert_eq!(got[0].receive_count, 1, "a fresh message");
+        assert!(!before.contains(&got[0].message_id), "a new message id");
+        assert!(
+            !got[0]
+                .system_attributes
+                .contains_key("DeadLetterQueueSourceArn")
+        );
+    }
+}
+
+/// R7: with a destination every message goes there; `max` bounds a step.
+pub async fn r7_redrive_to_a_destination_in_steps<H: Harness>(h: &H) {
+    create(h, "dlq", &[]).await;
+    create(h, "src", &[("RedrivePolicy", &redrive("dlq", 1))]).await;
+    create(h, "elsewhere", &[]).await;
+    dead_letter(h, "src", "a").await;
+    dead_letter(h, "src", "b").await;
+    let step = h
+        .broker()
+        .redrive_messages("dlq", Some("elsewhere"), 1)
+        .await
+        .unwrap();
+    assert_eq!(step.moved, 1);
+    assert_eq!(counts(h, "dlq").await.visible, 1);
+    let step = h
+        .broker()
+        .redrive_messages("dlq", Some("elsewhere"), 1)
+        .await
+        .unwrap();
+    assert_eq!(step.moved, 1);
+    assert_eq!(bodies(&receive(h, "elsewhere", 10).await), ["a", "b"]);
+    assert_eq!(counts(h, "src").await, QueueCounts::default());
+}
+
+/// R7: a message with nowhere to go stays in the DLQ, and says why.
+pub async fn r7_unmovable_messages_stay<H: Harness>(h: &H) {
+    create(h, "dlq", &[]).await;
+    create(h, "src", &[("RedrivePolicy", &redrive("dlq", 1))]).await;
+    send(h, "dlq", &["sent straight to the DLQ"]).await;
+    let outcome = h.broker().redrive_messages("dlq", None, 10).await.unwrap();
+    assert_eq!((outcome.moved, outcome.unmovable), (0, 1));
+    assert!(outcome.reason.is_some());
+    dead_letter(h, "src", "orphan").await;
+    h.broker().delete_queue("src").await.unwrap();
+    let outcome = h.broker().redrive_messages("dlq", None, 10).await.unwrap();
+    assert_eq!((outcome.moved, outcome.unmovable), (0, 2));
+    assert_eq!(counts(h, "dlq").await.visible, 2, "nothing lost");
+}
+
+/// R7: move task records are kept and listed newest first.
+pub async fn r7_move_tasks_are_kept<H: Harness>(h: &H) {
+    let task = |handle: &str, started_at| crate::MoveTask {
+        handle: handle.into(),
+        source_arn: "arn:aws:sqs:us-east-1:000000000000:dlq".into(),
+        destination_arn: None,
+        max_per_second: Some(10),
+        status: crate::MoveTaskStatus::Running,
+        moved: 0,
+        to_move: 5,
+        failure_reason: None,
+        started_at,
+    };
+    h.broker().save_move_task(task("old", 1)).await.unwrap();
+    h.broker().save_move_task(task("new", 2)).await.unwrap();
+    let mut done = task("old", 1);
+    done.status = crate::MoveTaskStatus::Completed;
+    done.moved = 5;
+    h.broker().save_move_task(done.clone()).await.unwrap();
+    let tasks = h.broker().move_tasks().await.unwrap();
+    assert_eq!(tasks.len(), 2);
+    assert_eq!(tasks[0].handle, "new");
+    assert_eq!(tasks[1], done);
+}
+
+/// X1: peeking shows messages in every state without changing their
+/// receive count or visibility, filters them, and pages.
+pub async fn x1_peek_changes_nothing_and_filters<H: Harness>(h: &H) {
+    create(h, "q", &[]).await;
+    h.broker()
+        .send_messages(
+            "q",
+            vec![
+                with_attr("order 1 failed", "tenant", "a"),
+                with_attr("order 2", "tenant", "b"),
+            ],
+        )
+        .await
+        .unwrap();
+    h.clock().advance_secs(10);
+    let later = h.clock().now();
+    let mut delayed = msg("order 3 later");
+    delayed.delay_seconds = Some(60);
+    h.broker().send_messages("q", vec![delayed]).await.unwrap();
+    let taken = receive(h, "q", 1).await;
+    let before = counts(h, "q").await;
+    let all = h
+        .broker()
+        .peek_messages("q", &crate::MessageFilter::default(), None, 10)
+        .await
+        .unwrap();
+    assert_eq!(all.messages.len(), 3);
+    assert_eq!(all.next, None);
+    let states: Vec<&str> = all.messages.iter().map(|m| m.state).collect();
+    assert_eq!(states, ["in_flight", "visible", "delayed"]);
+    assert_eq!(all.messages[0].receive_count, 1);
+    assert_eq!(all.messages[0].message_id, taken[0].message_id);
+    assert_eq!(counts(h, "q").await, before, "a peek changes nothing");
+    let again = h
+        .broker()
+        .peek_messages("q", &crate::MessageFilter::default(), None, 10)
+        .await
+        .unwrap();
+    assert_eq!(
+        again.messages[0].receive_count, 1,
+        "a peek is not a receive"
+    );
+
+    let by = |f: crate::MessageFilter| async move {
+        let page = h.broker().peek_messages("q", &f, None, 10).await.unwrap();
+        page.messages
+            .into_iter()
+            .map(|m| m.body)
+            .collect::<Vec<_>>()
+    };
+    let f = crate::MessageFilter {
+        body_contains: Some("failed".into()),
+        ..Default::default()
+    };
+    assert_eq!(by(f).await, ["order 1 failed"]);
+    let f = crate::MessageFilter {
+        attribute: Some(("tenant".into(), "b".into())),
+        ..Default::default()
+    };
+    assert_eq!(by(f).await, ["order 2"]);
+    let f = crate::MessageFilter {
+        sent_after: Some(later),
+        ..Default::default()
+    };
+    assert_eq!(by(f).await, ["order 3 later"]);
+    let f = crate::MessageFilter {
+        sent_before: Some(later),
+        ..Default::default()
+    };
+    assert_eq!(by(f).await.len(), 2);
+
+    let first = h
+        .broker()
+        .peek_messages("q", &crate::MessageFilter::default(), None, 2)
+        .await
+        .unwrap();
+    assert_eq!(first.messages.len(), 2);
+    let rest = h
+        .broker()
+        .peek_messages("q", &crate::MessageFilter::default(), first.next, 2)
+        .await
+        .unwrap();
+    assert_eq!(rest.messages.len(), 1);
+    assert_eq!(rest.messages[0].body, "order 3 later");
+}
+
+/// X2: a nack keeps the consumer's reason, retries after the asked delay,
+/// and a permanent one moves the message to the DLQ at once with its
+/// provenance.
+pub async fn x2_nack_reason_retry_and_permanent_failure<H: Harness>(h: &H) {
+    create(h, "dlq", &[]).await;
+    create(h, "src", &[("RedrivePolicy", &redrive("dlq", 5))]).await;
+    create(h, "plain", &[]).await;
+    send(h, "src", &["payload"]).await;
+    let first = receive(h, "src", 1).await.remove(0);
+    let nack = |reason: &str, permanent, retry| crate::Nack {
+        reason: Some(reason.into()),
+        permanent,
+        retry_after_seconds: retry,
+    };
+    h.broker()
+        .nack_message(
+            "src",
+            &first.receipt_handle,
+            nack("timeout calling billing", false, Some(10)),
+        )
+        .await
+        .unwrap();
+    h.clock().advance_secs(9);
+    assert!(
+        receive(h, "src", 1).await.is_empty(),
+        "retry after 10 s, not before"
+    );
+    h.clock().advance_secs(1);
+    let second = receive(h, "src", 1).await.remove(0);
+    assert_eq!(second.receive_count, 2);
+    let e = h
+        .broker()
+        .nack_message("src", &first.receipt_handle, nack("stale", false, None))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        e.code,
+        ErrorCode::MessageNotInflight,
+        "only the current delivery can nack"
+    );
+    let peeked = h
+        .broker()
+        .peek_messages("src", &crate::MessageFilter::default(), None, 10)
+        .await
+        .unwrap();
+    assert_eq!(
+        peeked.messages[0].failure_reason.as_deref(),
+        Some("timeout calling billing")
+    );
+
+    h.broker()
+        .nack_message(
+            "src",
+            &second.receipt_handle,
+            nack("invalid JSON", true, None),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        counts(h, "src").await,
+        QueueCounts::default(),
+        "moved at once, no retry"
+    );
+    let dead = h
+        .broker()
+        .peek_messages("dlq", &crate::MessageFilter::default(), None, 10)
+        .await
+        .unwrap();
+    let m = &dead.messages[0];
+    assert_eq!(m.body, "payload");
+    assert_eq!(m.message_id, first.message_id);
+    assert_eq!(m.receive_count, 2);
+    assert_eq!(m.failure_reason.as_deref(), Some("invalid JSON"));
+    assert_eq!(m.first_receive_at, first.first_receive_at);
+    let attr = |name: &str| match m.system_attributes.get(name).map(|a| &a.value) {
+        Some(AttributeValue::String(s)) => s.clone(),
+        other => panic!("{name}: {other:?}"),
+    };
+    assert_eq!(
+        attr("DeadLetterQueueSourceArn"),
+        "arn:aws:sqs:us-east-1:000000000000:src"
+    );
+    assert_eq!(attr("Sluice.MovedAt"), h.clock().now().to_string());
+    assert_eq!(
+        attr("Sluice.LastReceiveAt"),
+        second.first_receive_at.max(h.clock().now()).to_string()
+    );
+    let f = crate::MessageFilter {
+        reason_contains: Some("JSON".into()),
+        ..Default::default()
+    };
+    assert_eq!(
+        h.broker()
+            .peek_messages("dlq", &f, None, 10)
+            .await
+            .unwrap()
+            .messages
+            .len(),
+        1
+    );
+
+    send(h, "plain", &["no dlq"]).await;
+    let m = receive(h, "plain", 1).await.remove(0);
+    let e = h
+        .broker()
+        .nack_message("plain", &m.receipt_handle, nack("x", true, None))
+        .await
+        .unwrap_err();
+    assert_eq!(e.code, ErrorCode::InvalidParameterValue);
+    assert_eq!(
+        counts(h, "plain").await.in_flight,
+        1,
+        "a refused nack changes nothing"
+    );
+}

@@ -1,0 +1,217 @@
+//! The behaviour every engine must show, written once against [`Broker`].
+//!
+//! Each function is one test and names the rule of SEMANTICS.md it proves:
+//! standard-queue behaviour in `standard`, FIFO in `fifo`, dead-letter
+//! queues, redrive and sluice's own DLQ tools in `dead_letter`.
+//! Engines instantiate the suite with [`conformance_tests!`](crate::conformance_tests),
+//! giving an expression that builds a fresh [`Harness`] per test. Time-based
+//! rules use the harness's manual clock; no test sleeps to prove a timeout
+//! except the long-poll ones, which say so in their names and stay short.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use sluice_core::attributes::QueueConfig;
+use sluice_core::message::{AttributeValue, MessageAttributeValue};
+use sluice_core::ManualClock;
+
+use crate::{Broker, CreateQueue, NewMessage, QueueCounts, ReceiveOptions, ReceivedMessage};
+
+/// A fresh engine and the manual clock it reads.
+pub trait Harness: Send + Sync + 'static {
+    /// The engine under test.
+    type B: Broker;
+    /// The engine.
+    fn broker(&self) -> &Self::B;
+    /// Its clock.
+    fn clock(&self) -> &ManualClock;
+}
+
+/// Generates one `#[tokio::test]` per conformance test for an engine.
+///
+/// `$make` is an expression that evaluates to a new [`Harness`].
+#[macro_export]
+macro_rules! conformance_tests {
+    ($make:expr) => {
+        $crate::conformance_tests!(@each $make;
+            v1_send_then_receive_returns_what_was_sent,
+            v1_delay_hides_a_message_until_due,
+            v2_receive_hides_for_the_visibility_timeout_and_counts,
+            v3_a_message_not_deleted_comes_back,
+            v4_delete_with_any_handle_and_twice,
+            v4_bad_handles_are_invalid,
+            v5_change_visibility_extends_and_zero_releases,
+            v5_change_visibility_needs_an_in_flight_message,
+            v6_long_poll_wakes_on_send_real_time,
+            v6_long_poll_ends_empty_at_deadline_real_time,
+            v7_retention_deletes_old_messages,
+            v8_purge_deletes_all_and_limits_rate,
+            v9_create_is_idempotent_and_delete_frees_the_name,
+            v11_counts_follow_the_lifecycle,
+            v11_set_attributes_and_tags,
+            l2_batch_results_are_per_entry,
+            r2_r4_message_moves_to_dlq_past_max_receive_count,
+            r2_max_receive_count_one,
+            r2_without_its_dlq_a_message_stays,
+            r3_standard_dlq_keeps_the_original_enqueue_time,
+            f1_order_within_a_group_and_blocking,
+            f1_redelivery_keeps_group_order,
+            f1_fifo_stale_handle_cannot_delete,
+            f2_deduplication_window_outlives_delete,
+            f2_deduplication_scope_message_group,
+            f3_sequence_numbers_increase,
+            f4_receive_attempt_id_replays,
+            r3_fifo_dlq_resets_enqueue_time,
+            v10_fair_queue_flooding_group_does_not_starve_others,
+            r7_redrive_returns_messages_to_their_sources,
+            r7_redrive_to_a_destination_in_steps,
+            r7_unmovable_messages_stay,
+            r7_move_tasks_are_kept,
+            x1_peek_changes_nothing_and_filters,
+            x2_nack_reason_retry_and_permanent_failure,
+        );
+    };
+    // The in-flight limit needs 120,000 sequential receives: engines whose
+    // every receive is a durable commit run it through this arm separately.
+    (heavy $make:expr) => {
+        $crate::conformance_tests!(@each $make; l4_in_flight_limit_is_over_limit);
+    };
+    (@each $make:expr; $($name:ident),* $(,)?) => {
+        $(
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn $name() {
+                let harness = $make;
+                $crate::conformance::$name(&harness).await;
+            }
+        )*
+    };
+}
+
+mod dead_letter;
+mod fifo;
+mod standard;
+
+pub use dead_letter::*;
+pub use fifo::*;
+pub use standard::*;
+
+pub(crate) fn attrs(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+    pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}
+
+pub(crate) async fn create<H: Harness>(h: &H, name: &str, pairs: &[(&str, &str)]) {
+    let requested = attrs(pairs);
+    let config = QueueConfig::for_create(name, &requested).expect("valid attributes");
+    h.broker()
+        .create_queue(CreateQueue {
+            name: name.into(),
+            config,
+            requested,
+            tags: BTreeMap::new(),
+        })
+        .await
+        .expect("create queue");
+}
+
+pub(crate) fn msg(body: &str) -> NewMessage {
+    NewMessage {
+        body: body.into(),
+        ..Default::default()
+    }
+}
+
+pub(crate) async fn send<H: Harness>(h: &H, q: &str, bodies: &[&str]) -> Vec<String> {
+    h.broker()
+        .send_messages(q, bodies.iter().map(|b| msg(b)).collect())
+        .await
+        .expect("send")
+        .into_iter()
+        .map(|s| s.message_id)
+        .collect()
+}
+
+pub(crate) fn opts(max: u32) -> ReceiveOptions {
+    ReceiveOptions {
+        max_messages: max,
+        visibility_timeout: None,
+        wait: Duration::ZERO,
+        attempt_id: None,
+    }
+}
+
+pub(crate) async fn receive<H: Harness>(h: &H, q: &str, max: u32) -> Vec<ReceivedMessage> {
+    h.broker()
+        .receive_messages(q, opts(max))
+        .await
+        .expect("receive")
+}
+
+pub(crate) async fn receive_vt<H: Harness>(
+    h: &H,
+    q: &str,
+    max: u32,
+    vt: u32,
+) -> Vec<ReceivedMessage> {
+    let mut o = opts(max);
+    o.visibility_timeout = Some(vt);
+    h.broker().receive_messages(q, o).await.expect("receive")
+}
+
+pub(crate) async fn counts<H: Harness>(h: &H, q: &str) -> QueueCounts {
+    h.broker().queue_counts(q).await.expect("counts")
+}
+
+pub(crate) fn bodies(msgs: &[ReceivedMessage]) -> Vec<String> {
+    let mut b: Vec<String> = msgs.iter().map(|m| m.body.clone()).collect();
+    b.sort();
+    b
+}
+
+pub(crate) fn redrive(dlq: &str, max: u32) -> String {
+    format!(
+        r#"{{"deadLetterTargetArn":"arn:aws:sqs:us-east-1:000000000000:{dlq}","maxReceiveCount":{max}}}"#
+    )
+}
+
+pub(crate) fn fifo_msg(group: &str, dedup: &str, body: &str) -> NewMessage {
+    NewMessage {
+        body: body.into(),
+        group_id: Some(group.into()),
+        dedup_id: Some(dedup.into()),
+        ..Default::default()
+    }
+}
+
+pub(crate) async fn create_fifo<H: Harness>(h: &H, name: &str, extra: &[(&str, &str)]) {
+    let mut pairs = vec![("FifoQueue", "true")];
+    pairs.extend_from_slice(extra);
+    create(h, name, &pairs).await;
+}
+
+pub(crate) fn in_order(msgs: &[ReceivedMessage]) -> Vec<&str> {
+    msgs.iter().map(|m| m.body.as_str()).collect()
+}
+
+pub(crate) async fn dead_letter<H: Harness>(h: &H, source: &str, body: &str) {
+    send(h, source, &[body]).await;
+    assert_eq!(receive_vt(h, source, 1, 0).await.len(), 1);
+    assert!(
+        receive(h, source, 1).await.is_empty(),
+        "{body} moved to the DLQ"
+    );
+}
+
+pub(crate) fn with_attr(body: &str, name: &str, value: &str) -> NewMessage {
+    let mut m = msg(body);
+    m.attributes.insert(
+        name.into(),
+        MessageAttributeValue {
+            data_type: "String".into(),
+            value: AttributeValue::String(value.into()),
+        },
+    );
+    m
+}

@@ -1,0 +1,570 @@
+//! Standard queues: the message lifecycle, limits and queue management
+//! (rules V1–V11, L2, L4) and fair queues.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use sluice_core::attributes::QueueConfig;
+use sluice_core::message::{AttributeValue, MessageAttributeValue, MessageAttributes};
+use sluice_core::{Clock, ErrorCode};
+
+use super::*;
+use crate::{CreateQueue, NewMessage, QueueCounts, VisibilityChange};
+
+/// V1, V2: what is sent comes back whole, with a new id, timestamps and count.
+pub async fn v1_send_then_receive_returns_what_was_sent<H: Harness>(h: &H) {
+    create(h, "q", &[]).await;
+    let mut attributes = MessageAttributes::new();
+    attributes.insert(
+        "bin".into(),
+        MessageAttributeValue {
+            data_type: "Binary".into(),
+            value: AttributeValue::Binary(vec![0, 1, 255]),
+        },
+    );
+    let sent = h
+        .broker()
+        .send_messages(
+            "q",
+            vec![NewMessage {
+                body: "hello ü".into(),
+                attributes: attributes.clone(),
+                ..Default::default()
+            }],
+        )
+        .await
+        .unwrap();
+    assert_eq!(sent.len(), 1);
+    assert_eq!(sent[0].message_id.len(), 36, "a UUID");
+    let now = h.clock().now();
+    let got = receive(h, "q", 10).await;
+    assert_eq!(got.len(), 1);
+    let m = &got[0];
+    assert_eq!(m.message_id, sent[0].message_id);
+    assert_eq!(m.body, "hello ü");
+    assert_eq!(m.attributes, attributes);
+    assert_eq!(m.receive_count, 1);
+    assert_eq!(m.sent_at, now);
+    assert_eq!(m.first_receive_at, now);
+    assert!(!m.receipt_handle.is_empty());
+}
+
+/// V1: queue DelaySeconds and per-message DelaySeconds hide a message until due.
+pub async fn v1_delay_hides_a_message_until_due<H: Harness>(h: &H) {
+    create(h, "q", &[("DelaySeconds", "10")]).await;
+    send(h, "q", &["queue-delay"]).await;
+    let mut m = msg("own-delay");
+    m.delay_seconds = Some(3);
+    h.broker().send_messages("q", vec![m]).await.unwrap();
+    assert!(receive(h, "q", 10).await.is_empty());
+    assert_eq!(
+        counts(h, "q").await,
+        QueueCounts {
+            visible: 0,
+            in_flight: 0,
+            delayed: 2
+        }
+    );
+    h.clock().advance_secs(3);
+    assert_eq!(bodies(&receive(h, "q", 10).await), ["own-delay"]);
+    h.clock().advance_secs(7);
+    assert_eq!(bodies(&receive(h, "q", 10).await), ["queue-delay"]);
+}
+
+/// V2: a received message is hidden for the visibility timeout (request
+/// value, else the queue's), and each receive counts.
+pub async fn v2_receive_hides_for_the_visibility_timeout_and_counts<H: Harness>(h: &H) {
+    create(h, "q", &[("VisibilityTimeout", "20")]).await;
+    send(h, "q", &["a"]).await;
+    let first = receive(h, "q", 1).await;
+    assert_eq!(first.len(), 1);
+    h.clock().advance_secs(19);
+    assert!(
+        receive(h, "q", 1).await.is_empty(),
+        "hidden for the queue's 20 s"
+    );
+    h.clock().advance_secs(1);
+    let second = receive_vt(h, "q", 1, 5).await;
+    assert_eq!(second.len(), 1);
+    assert_eq!(second[0].receive_count, 2);
+    assert_eq!(second[0].first_receive_at, first[0].first_receive_at);
+    assert_ne!(second[0].receipt_handle, first[0].receipt_handle);
+    h.clock().advance_secs(4);
+    assert!(
+        receive(h, "q", 1).await.is_empty(),
+        "hidden for the request's 5 s"
+    );
+    h.clock().advance_secs(1);
+    assert_eq!(receive(h, "q", 1).await[0].receive_count, 3);
+}
+
+/// V3: at-least-once: a message not deleted in time is delivered again.
+pub async fn v3_a_message_not_deleted_comes_back<H: Harness>(h: &H) {
+    create(h, "q", &[]).await;
+    let ids = send(h, "q", &["a", "b", "c"]).await;
+    assert_eq!(receive(h, "q", 10).await.len(), 3);
+    assert!(receive(h, "q", 10).await.is_empty());
+    h.clock().advance_secs(30);
+    let again = receive(h, "q", 10).await;
+    let mut again_ids: Vec<String> = again.iter().map(|m| m.message_id.clone()).collect();
+    let mut ids = ids;
+    again_ids.sort();
+    ids.sort();
+    assert_eq!(again_ids, ids);
+}
+
+/// V4: delete works with any handle of the message; deleting twice succeeds.
+pub async fn v4_delete_with_any_handle_and_twice<H: Harness>(h: &H) {
+    create(h, "q", &[]).await;
+    send(h, "q", &["a"]).await;
+    let old = receive_vt(h, "q", 1, 1).await.remove(0);
+    h.clock().advance_secs(1);
+    let new = receive(h, "q", 1).await.remove(0);
+    assert_ne!(old.receipt_handle, new.receipt_handle);
+    let r = h
+        .broker()
+        .delete_messages("q", vec![old.receipt_handle.clone()])
+        .await
+        .unwrap();
+    assert_eq!(r, vec![Ok(())]);
+    h.clock().advance_secs(60);
+    assert!(
+        receive(h, "q", 1).await.is_empty(),
+        "deleted by the older handle"
+    );
+    let r = h
+        .broker()
+        .delete_messages("q", vec![new.receipt_handle, old.receipt_handle])
+        .await
+        .unwrap();
+    assert_eq!(r, vec![Ok(()), Ok(())]);
+    assert_eq!(counts(h, "q").await, QueueCounts::default());
+}
+
+/// V4: a malformed handle, or one of another queue, is ReceiptHandleIsInvalid.
+pub async fn v4_bad_handles_are_invalid<H: Harness>(h: &H) {
+    create(h, "q", &[]).await;
+    create(h, "other", &[]).await;
+    send(h, "other", &["x"]).await;
+    let foreign = receive(h, "other", 1).await.remove(0).receipt_handle;
+    let r = h
+        .broker()
+        .delete_messages("q", vec!["garbage".into(), foreign.clone()])
+        .await
+        .unwrap();
+    for res in r {
+        assert_eq!(res.unwrap_err().code, ErrorCode::ReceiptHandleIsInvalid);
+    }
+    let r = h
+        .broker()
+        .change_visibility(
+            "q",
+            vec![VisibilityChange {
+                receipt_handle: foreign,
+                visibility_timeout: 5,
+            }],
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        r[0].as_ref().unwrap_err().code,
+        ErrorCode::ReceiptHandleIsInvalid
+    );
+    assert_eq!(
+        counts(h, "other").await.in_flight,
+        1,
+        "nothing changed in the other queue"
+    );
+}
+
+/// V5: ChangeMessageVisibility sets the remaining invisibility from now;
+/// 0 makes the message receivable at once.
+pub async fn v5_change_visibility_extends_and_zero_releases<H: Harness>(h: &H) {
+    create(h, "q", &[]).await;
+    send(h, "q", &["a"]).await;
+    let m = receive(h, "q", 1).await.remove(0);
+    h.clock().advance_secs(25);
+    let change = |t| VisibilityChange {
+        receipt_handle: m.receipt_handle.clone(),
+        visibility_timeout: t,
+    };
+    assert_eq!(
+        h.broker()
+            .change_visibility("q", vec![change(60)])
+            .await
+            .unwrap(),
+        vec![Ok(())]
+    );
+    h.clock().advance_secs(59);
+    assert!(
+        receive(h, "q", 1).await.is_empty(),
+        "extended to 60 s from the change"
+    );
+    assert_eq!(
+        h.broker()
+            .change_visibility("q", vec![change(0)])
+            .await
+            .unwrap(),
+        vec![Ok(())]
+    );
+    let again = receive(h, "q", 1).await;
+    assert_eq!(again.len(), 1, "released at once");
+    assert_eq!(again[0].receive_count, 2);
+}
+
+/// V5: only a message in flight under that handle can change visibility.
+pub async fn v5_change_visibility_needs_an_in_flight_message<H: Harness>(h: &H) {
+    create(h, "q", &[]).await;
+    send(h, "q", &["a"]).await;
+    let m = receive(h, "q", 1).await.remove(0);
+    let change = |t| VisibilityChange {
+        receipt_handle: m.receipt_handle.clone(),
+        visibility_timeout: t,
+    };
+    h.clock().advance_secs(30);
+    let r = h
+        .broker()
+        .change_visibility("q", vec![change(10)])
+        .await
+        .unwrap();
+    assert_eq!(
+        r[0].as_ref().unwrap_err().code,
+        ErrorCode::MessageNotInflight,
+        "visible again"
+    );
+    h.broker()
+        .delete_messages("q", vec![m.receipt_handle.clone()])
+        .await
+        .unwrap();
+    let r = h
+        .broker()
+        .change_visibility("q", vec![change(10)])
+        .await
+        .unwrap();
+    assert_eq!(
+        r[0].as_ref().unwrap_err().code,
+        ErrorCode::InvalidParameterValue,
+        "deleted"
+    );
+}
+
+/// V6: a long poll returns as soon as a message arrives (real time, short).
+pub async fn v6_long_poll_wakes_on_send_real_time<H: Harness>(h: &H) {
+    create(h, "q", &[]).await;
+    let started = std::time::Instant::now();
+    let mut o = opts(1);
+    o.wait = Duration::from_secs(10);
+    let poll = h.broker().receive_messages("q", o);
+    let sender = async {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        send(h, "q", &["wake"]).await;
+    };
+    let (got, ()) = tokio::join!(poll, sender);
+    assert_eq!(bodies(&got.unwrap()), ["wake"]);
+    // Not a latency check: only that it did not wait for the 10 s deadline.
+    assert!(started.elapsed() < Duration::from_secs(9));
+}
+
+/// V6: a long poll with nothing to receive ends empty at its deadline.
+pub async fn v6_long_poll_ends_empty_at_deadline_real_time<H: Harness>(h: &H) {
+    create(h, "q", &[]).await;
+    let started = std::time::Instant::now();
+    let mut o = opts(1);
+    o.wait = Duration::from_millis(300);
+    let got = h.broker().receive_messages("q", o).await.unwrap();
+    assert!(got.is_empty());
+    assert!(started.elapsed() >= Duration::from_millis(300));
+}
+
+/// V7: a message older than the retention period is deleted, received or not.
+pub async fn v7_retention_deletes_old_messages<H: Harness>(h: &H) {
+    create(h, "q", &[("MessageRetentionPeriod", "60")]).await;
+    send(h, "q", &["old"]).await;
+    receive(h, "q", 1).await;
+    h.clock().advance_secs(30);
+    send(h, "q", &["young"]).await;
+    h.clock().advance_secs(30);
+    assert_eq!(
+        counts(h, "q").await,
+        QueueCounts {
+            visible: 1,
+            in_flight: 0,
+            delayed: 0
+        }
+    );
+    assert_eq!(bodies(&receive(h, "q", 10).await), ["young"]);
+    h.clock().advance_secs(30);
+    assert_eq!(counts(h, "q").await, QueueCounts::default());
+}
+
+/// V8: purge deletes every message; a second purge within 60 s is refused.
+pub async fn v8_purge_deletes_all_and_limits_rate<H: Harness>(h: &H) {
+    create(h, "q", &[]).await;
+    send(h, "q", &["a", "b"]).await;
+    receive(h, "q", 1).await;
+    h.broker().purge_queue("q").await.unwrap();
+    assert_eq!(counts(h, "q").await, QueueCounts::default());
+    h.clock().advance_secs(59);
+    let e = h.broker().purge_queue("q").await.unwrap_err();
+    assert_eq!(e.code, ErrorCode::PurgeQueueInProgress);
+    send(h, "q", &["after"]).await;
+    assert_eq!(
+        bodies(&receive(h, "q", 10).await),
+        ["after"],
+        "a failed purge changes nothing"
+    );
+    h.clock().advance_secs(1);
+    h.broker().purge_queue("q").await.unwrap();
+    assert_eq!(counts(h, "q").await, QueueCounts::default());
+}
+
+/// V9: CreateQueue of an existing name: same attributes return it, other
+/// values are QueueNameExists; after DeleteQueue the name is free.
+pub async fn v9_create_is_idempotent_and_delete_frees_the_name<H: Harness>(h: &H) {
+    create(h, "q", &[("VisibilityTimeout", "40")]).await;
+    send(h, "q", &["kept"]).await;
+    create(h, "q", &[("VisibilityTimeout", "40")]).await;
+    create(h, "q", &[]).await;
+    let requested = attrs(&[("VisibilityTimeout", "41")]);
+    let e = h
+        .broker()
+        .create_queue(CreateQueue {
+            name: "q".into(),
+            config: QueueConfig::for_create("q", &requested).unwrap(),
+            requested,
+            tags: BTreeMap::new(),
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(e.code, ErrorCode::QueueNameExists);
+    assert_eq!(
+        counts(h, "q").await.visible,
+        1,
+        "the existing queue is untouched"
+    );
+    h.broker().delete_queue("q").await.unwrap();
+    assert_eq!(
+        h.broker().get_queue("q").await.unwrap_err().code,
+        ErrorCode::QueueDoesNotExist
+    );
+    assert_eq!(
+        h.broker()
+            .send_messages("q", vec![msg("x")])
+            .await
+            .unwrap_err()
+            .code,
+        ErrorCode::QueueDoesNotExist
+    );
+    assert_eq!(
+        h.broker().delete_queue("q").await.unwrap_err().code,
+        ErrorCode::QueueDoesNotExist
+    );
+    create(h, "q", &[]).await;
+    assert_eq!(
+        counts(h, "q").await,
+        QueueCounts::default(),
+        "a new, empty queue"
+    );
+    assert_eq!(h.broker().list_queues().await.unwrap(), ["q"]);
+}
+
+/// V11: visible, not visible and delayed counts follow each message.
+pub async fn v11_counts_follow_the_lifecycle<H: Harness>(h: &H) {
+    create(h, "q", &[]).await;
+    send(h, "q", &["a", "b", "c"]).await;
+    let mut delayed = msg("d");
+    delayed.delay_seconds = Some(5);
+    h.broker().send_messages("q", vec![delayed]).await.unwrap();
+    assert_eq!(
+        counts(h, "q").await,
+        QueueCounts {
+            visible: 3,
+            in_flight: 0,
+            delayed: 1
+        }
+    );
+    let got = receive(h, "q", 2).await;
+    assert_eq!(
+        counts(h, "q").await,
+        QueueCounts {
+            visible: 1,
+            in_flight: 2,
+            delayed: 1
+        }
+    );
+    h.broker()
+        .delete_messages("q", vec![got[0].receipt_handle.clone()])
+        .await
+        .unwrap();
+    assert_eq!(
+        counts(h, "q").await,
+        QueueCounts {
+            visible: 1,
+            in_flight: 1,
+            delayed: 1
+        }
+    );
+    h.clock().advance_secs(30);
+    assert_eq!(
+        counts(h, "q").await,
+        QueueCounts {
+            visible: 3,
+            in_flight: 0,
+            delayed: 0
+        }
+    );
+}
+
+/// V11: attributes set all-or-nothing, tags added and removed.
+pub async fn v11_set_attributes_and_tags<H: Harness>(h: &H) {
+    create(h, "q", &[]).await;
+    let before = h.broker().get_queue("q").await.unwrap();
+    h.clock().advance_secs(1);
+    let meta = h
+        .broker()
+        .set_queue_attributes(
+            "q",
+            attrs(&[("VisibilityTimeout", "5"), ("DelaySeconds", "2")]),
+        )
+        .await
+        .unwrap();
+    assert_eq!(meta.config.visibility_timeout, 5);
+    assert_eq!(meta.config.delay_seconds, 2);
+    assert!(meta.modified_at > before.modified_at);
+    let e = h
+        .broker()
+        .set_queue_attributes(
+            "q",
+            attrs(&[("DelaySeconds", "3"), ("VisibilityTimeout", "-1")]),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(e.code, ErrorCode::InvalidAttributeValue);
+    assert_eq!(
+        h.broker()
+            .get_queue("q")
+            .await
+            .unwrap()
+            .config
+            .delay_seconds,
+        2
+    );
+
+    h.broker()
+        .tag_queue("q", attrs(&[("team", "a"), ("env", "dev")]))
+        .await
+        .unwrap();
+    h.broker()
+        .tag_queue("q", attrs(&[("team", "b")]))
+        .await
+        .unwrap();
+    h.broker()
+        .untag_queue("q", vec!["env".into(), "missing".into()])
+        .await
+        .unwrap();
+    assert_eq!(
+        h.broker().get_queue("q").await.unwrap().tags,
+        attrs(&[("team", "b")])
+    );
+}
+
+/// L2: in a batch each entry succeeds or fails on its own.
+pub async fn l2_batch_results_are_per_entry<H: Harness>(h: &H) {
+    create(h, "q", &[]).await;
+    send(h, "q", &["a", "b"]).await;
+    let got = receive(h, "q", 10).await;
+    let r = h
+        .broker()
+        .delete_messages(
+            "q",
+            vec![
+                got[0].receipt_handle.clone(),
+                "bad".into(),
+                got[1].receipt_handle.clone(),
+            ],
+        )
+        .await
+        .unwrap();
+    assert!(r[0].is_ok() && r[2].is_ok());
+    assert_eq!(
+        r[1].as_ref().unwrap_err().code,
+        ErrorCode::ReceiptHandleIsInvalid
+    );
+    assert_eq!(counts(h, "q").await, QueueCounts::default());
+}
+
+/// L4: past 120,000 messages in flight, ReceiveMessage answers OverLimit.
+pub async fn l4_in_flight_limit_is_over_limit<H: Harness>(h: &H) {
+    create(h, "q", &[]).await;
+    let limit = sluice_core::limits::MAX_INFLIGHT;
+    for _ in 0..(limit / 10_000 + 1) {
+        let batch = (0..10_000).map(|_| msg("x")).collect();
+        h.broker().send_messages("q", batch).await.unwrap();
+    }
+    let mut received = 0;
+    let o = opts(10);
+    while received < limit {
+        let got = h.broker().receive_messages("q", o.clone()).await.unwrap();
+        assert!(!got.is_empty());
+        received += got.len();
+    }
+    let e = h
+        .broker()
+        .receive_messages("q", o.clone())
+        .await
+        .unwrap_err();
+    assert_eq!(e.code, ErrorCode::OverLimit);
+    h.clock().advance_secs(30);
+    assert_eq!(
+        h.broker().receive_messages("q", o).await.unwrap().len(),
+        10,
+        "limit lifts as messages return"
+    );
+}
+
+/// V10, fair queues: on a standard queue, a message group that floods the
+/// queue does not starve the others. A noisy tenant sends 1,000 messages,
+/// then ten quiet tenants one each; a consumer takes 10 per second. Every
+/// quiet message waits at most two receives, not a hundred.
+pub async fn v10_fair_queue_flooding_group_does_not_starve_others<H: Harness>(h: &H) {
+    create(h, "shared", &[]).await;
+    let grouped = |group: &str, body: String| NewMessage {
+        body,
+        group_id: Some(group.into()),
+        ..Default::default()
+    };
+    for chunk in 0..10 {
+        let batch = (0..100)
+            .map(|i| grouped("noisy", format!("n{}", chunk * 100 + i)))
+            .collect();
+        h.broker().send_messages("shared", batch).await.unwrap();
+    }
+    let sent_at = h.clock().now();
+    let quiet = (0..10)
+        .map(|i| grouped(&format!("quiet{i}"), format!("q{i}")))
+        .collect();
+    h.broker().send_messages("shared", quiet).await.unwrap();
+    let mut dwell_ms: BTreeMap<String, u64> = BTreeMap::new();
+    for _ in 0..5 {
+        let got = receive(h, "shared", 10).await;
+        let now = h.clock().now();
+        for m in &got {
+            let group = m.group_id.clone().unwrap();
+            if group.starts_with("quiet") {
+                dwell_ms.insert(group, now - sent_at);
+            }
+        }
+        let handles = got.into_iter().map(|m| m.receipt_handle).collect();
+        h.broker().delete_messages("shared", handles).await.unwrap();
+        h.clock().advance_secs(1);
+    }
+    assert_eq!(
+        dwell_ms.len(),
+        10,
+        "every quiet tenant was served: {dwell_ms:?}"
+    );
+    assert!(
+        dwell_ms.values().all(|&d| d <= 1_000),
+        "quiet tenants waited at most one extra receive: {dwell_ms:?}"
+    );
+}
