@@ -1,0 +1,199 @@
+//! Moving messages between queues: into a dead-letter queue when a receive
+//! goes past maxReceiveCount or a consumer fails a message permanently
+//! (rules R2–R4, X2), and back out of it by a redrive (rule R7).
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+use sluice_core::SqsError;
+use sluice_core::clock::Millis;
+use sluice_core::message::{AttributeValue, MessageAttributeValue};
+
+use crate::queue_state::MessageState;
+use crate::store::Change;
+use crate::{EmbeddedBroker, QueueCell, Taken, activity, codec, uuid_string};
+
+/// The queue name at the end of an ARN.
+pub(crate) fn name_of_arn(arn: &str) -> &str {
+    arn.rsplit(':').next().unwrap_or(arn)
+}
+
+/// The ARN of `queue` in the same account and region as `sibling_arn`.
+pub(crate) fn sibling_arn(sibling_arn: &str, queue: &str) -> String {
+    match sibling_arn.rsplit_once(':') {
+        Some((prefix, _)) => format!("{prefix}:{queue}"),
+        None => queue.to_string(),
+    }
+}
+
+/// The system attribute that names a dead-lettered message's source (rule R4).
+pub const DEAD_LETTER_SOURCE_ARN: &str = "DeadLetterQueueSourceArn";
+/// Provenance kept with a dead-lettered message (rule X2): when it moved.
+pub const MOVED_AT: &str = "Sluice.MovedAt";
+/// Provenance: its first receive in the source (ms).
+pub const FIRST_RECEIVE_AT: &str = "Sluice.FirstReceiveAt";
+/// Provenance: its last receive in the source (ms).
+pub const LAST_RECEIVE_AT: &str = "Sluice.LastReceiveAt";
+/// Provenance: the last failure reason a consumer gave.
+pub const LAST_FAILURE_REASON: &str = "Sluice.LastFailureReason";
+
+impl EmbeddedBroker {
+    /// Returns messages a redrive took but could not move.
+    pub(crate) fn put_back(&self, src: &QueueCell, entries: Taken, now: Millis) {
+        let mut st = src.state.lock();
+        if !st.deleted {
+            for (seq, entry) in entries {
+                st.insert(seq, entry.data, entry.state, now);
+            }
+        }
+    }
+
+    /// Moves messages from a DLQ into `dest` as new messages (rule R7): a new
+    /// message id, a fresh enqueue time, no receives yet. The DLQ's deletes
+    /// and the inserts are one journal submission. Gives the messages back
+    /// when `dest` was deleted meanwhile.
+    pub(crate) async fn redrive_into(
+        &self,
+        src: &QueueCell,
+        dest: &QueueCell,
+        entries: Taken,
+        now: Millis,
+    ) -> Result<Result<u64, Taken>, SqsError> {
+        let inner = &self.inner;
+        let durable = inner.journal.is_durable();
+        let (moved, ticket) = {
+            let mut dst = dest.state.lock();
+            if dst.deleted {
+                return Ok(Err(entries));
+            }
+            let fifo = dst.meta.config.fifo;
+            let mut changes = Vec::with_capacity(entries.len() * 2);
+            let moved = entries.len() as u64;
+            for (old_seq, entry) in entries {
+                let mut data = (*entry.data).clone();
+                data.message_id = *uuid::Uuid::new_v4().as_bytes();
+                data.sent_at = now;
+                data.enqueued_at = now;
+                data.system_attributes.remove(DEAD_LETTER_SOURCE_ARN);
+                if fifo {
+                    data.dedup_id = Some(uuid_string(&data.message_id));
+                }
+                let state = MessageState {
+                    visible_at: now,
+                    receive_count: 0,
+                    first_receive_at: 0,
+                    last_receive_at: 0,
+                };
+                let seq = inner.next_seq.fetch_add(1, Ordering::SeqCst);
+                if durable {
+                    changes.push(Change::DeleteMessage {
+                        queue: src.id,
+                        seq: old_seq,
+                    });
+                    changes.push(Change::PutMessage {
+                        queue: dest.id,
+                        seq,
+                        data: codec::encode_message(&data),
+                        state: codec::encode_state(&state),
+                    });
+                }
+                dst.insert(seq, Arc::new(data), state, now);
+            }
+            (moved, inner.journal.submit(changes))
+        };
+        ticket.wait().await?;
+        activity::add(&src.activity.redriven, moved);
+        activity::add(&dest.activity.sent, moved);
+        dest.arrivals.notify_waiters();
+        Ok(Ok(moved))
+    }
+
+    /// Moves messages taken out of `source` into its dead-letter queue
+    /// (rules R2–R4): same id, body, attributes, receive count; standard
+    /// queues keep the original enqueue time; `DeadLetterQueueSourceArn`
+    /// names the source. The source's deletes and the DLQ's inserts are one
+    /// journal submission, so they commit together or not at all.
+    pub(crate) async fn move_to_dead_letter_queue(
+        &self,
+        source: &QueueCell,
+        source_arn: &str,
+        dlq: &QueueCell,
+        dead: Taken,
+        now: Millis,
+    ) -> Result<(), SqsError> {
+        let inner = &self.inner;
+        let durable = inner.journal.is_durable();
+        let ticket = {
+            let mut dst = dlq.state.lock();
+            if dst.deleted {
+                // The DLQ went away since the lookup: keep the messages.
+                drop(dst);
+                let mut st = source.state.lock();
+                if !st.deleted {
+                    for (seq, entry) in dead {
+                        st.insert(seq, entry.data, entry.state, now);
+                    }
+                }
+                return Ok(());
+            }
+            let mut changes = Vec::with_capacity(dead.len() * 2);
+            for (old_seq, entry) in dead {
+                let mut data = (*entry.data).clone();
+                let mut note = |name: &str, value: String| {
+                    data.system_attributes.insert(
+                        name.to_string(),
+                        MessageAttributeValue {
+                            data_type: "String".into(),
+                            value: AttributeValue::String(value),
+                        },
+                    );
+                };
+                // Provenance (rules R4, X2): where it came from, when, and why.
+                note(DEAD_LETTER_SOURCE_ARN, source_arn.to_string());
+                note(MOVED_AT, now.to_string());
+                note(FIRST_RECEIVE_AT, entry.state.first_receive_at.to_string());
+                note(LAST_RECEIVE_AT, entry.state.last_receive_at.to_string());
+                if let Some(reason) = &entry.failure {
+                    note(LAST_FAILURE_REASON, reason.to_string());
+                }
+                if dst.meta.config.fifo {
+                    // Rule R3: a FIFO DLQ restarts the retention clock and
+                    // deduplicates by message id.
+                    data.enqueued_at = now;
+                    data.dedup_id = Some(uuid_string(&data.message_id));
+                }
+                let state = MessageState {
+                    visible_at: now,
+                    ..entry.state
+                };
+                let seq = inner.next_seq.fetch_add(1, Ordering::SeqCst);
+                if durable {
+                    changes.push(Change::DeleteMessage {
+                        queue: source.id,
+                        seq: old_seq,
+                    });
+                    changes.push(Change::PutMessage {
+                        queue: dlq.id,
+                        seq,
+                        data: codec::encode_message(&data),
+                        state: codec::encode_state(&state),
+                    });
+                }
+                tracing::info!(
+                    message_id = %uuid_string(&data.message_id),
+                    source = %source_arn,
+                    dead_letter_queue = %dst.meta.name,
+                    receive_count = state.receive_count,
+                    "moved message to dead-letter queue"
+                );
+                dst.insert(seq, Arc::new(data), state, now);
+                activity::add(&source.activity.dead_lettered, 1);
+                activity::add(&dlq.activity.sent, 1);
+            }
+            inner.journal.submit(changes)
+        };
+        ticket.wait().await?;
+        dlq.arrivals.notify_waiters();
+        Ok(())
+    }
+}
