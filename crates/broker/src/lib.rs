@@ -97,15 +97,15 @@ pub trait Broker: Clone + Send + Sync + 'static {
         changes: Vec<VisibilityChange>,
     ) -> impl Future<Output = Result<Vec<Result<(), SqsError>>, SqsError>> + Send;
 
-    /// Moves up to `max` receivable messages out of `source` (a dead-letter
-    /// queue) into `destination`, or each into the queue its
-    /// `DeadLetterQueueSourceArn` names (rule R7). Moved messages get a new
+    /// Moves receivable messages out of `source` (a dead-letter queue) into
+    /// the destination, or each into the queue its `DeadLetterQueueSourceArn`
+    /// names (rule R7): at most `max`, only those matching the filter, with
+    /// replay marks and limits when asked (rule X3). Moved messages get a new
     /// id and a fresh enqueue time; each move is atomic.
     fn redrive_messages(
         &self,
         source: &str,
-        destination: Option<&str>,
-        max: usize,
+        redrive: &Redrive,
     ) -> impl Future<Output = Result<RedriveOutcome, SqsError>> + Send;
 
     /// Creates or replaces a move task record.

@@ -192,8 +192,12 @@ pub struct RedriveOutcome {
     /// `DeadLetterQueueSourceArn` and no destination given, or a
     /// destination queue that does not exist.
     pub unmovable: u64,
-    /// Why the last unmovable message could not move.
+    /// Messages left in place because they were replayed too often.
+    pub refused: u64,
+    /// Why the last unmovable or refused message could not move.
     pub reason: Option<String>,
+    /// Ids of the messages moved (or, in a dry run, that would move).
+    pub message_ids: Vec<String>,
 }
 
 /// A queue's counts and activity since the server started (rule M1).
@@ -313,4 +317,25 @@ pub struct PeekPage {
     pub messages: Vec<PeekedMessage>,
     /// Where the next page starts, when there may be more.
     pub next: Option<u64>,
+}
+
+/// The message attribute counting how many times a message was redriven
+/// by a selective redrive (rule X3); its presence marks a replay.
+pub const REPLAY_COUNT_ATTRIBUTE: &str = "sluice.replay-count";
+
+/// What a redrive moves and how (rules R7, X3).
+#[derive(Debug, Clone, Default)]
+pub struct Redrive {
+    /// Destination queue name; each message's source when `None`.
+    pub destination: Option<String>,
+    /// Most messages to move.
+    pub max: usize,
+    /// Only messages matching this.
+    pub filter: MessageFilter,
+    /// Mark moved messages as replays and count their replays (rule X3).
+    pub mark_replay: bool,
+    /// Refuse messages already replayed this many times (rule X3).
+    pub max_replays: Option<u32>,
+    /// Report what would move and move nothing.
+    pub dry_run: bool,
 }

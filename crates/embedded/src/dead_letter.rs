@@ -9,6 +9,8 @@ use sluice_core::SqsError;
 use sluice_core::clock::Millis;
 use sluice_core::message::{AttributeValue, MessageAttributeValue};
 
+use sluice_broker::REPLAY_COUNT_ATTRIBUTE;
+
 use crate::queue_state::MessageState;
 use crate::store::Change;
 use crate::{EmbeddedBroker, QueueCell, Taken, activity, codec, uuid_string};
@@ -57,8 +59,9 @@ impl EmbeddedBroker {
         src: &QueueCell,
         dest: &QueueCell,
         entries: Taken,
+        mark_replay: bool,
         now: Millis,
-    ) -> Result<Result<u64, Taken>, SqsError> {
+    ) -> Result<Result<Vec<String>, Taken>, SqsError> {
         let inner = &self.inner;
         let durable = inner.journal.is_durable();
         let (moved, ticket) = {
@@ -68,9 +71,28 @@ impl EmbeddedBroker {
             }
             let fifo = dst.meta.config.fifo;
             let mut changes = Vec::with_capacity(entries.len() * 2);
-            let moved = entries.len() as u64;
+            let mut moved = Vec::with_capacity(entries.len());
             for (old_seq, entry) in entries {
                 let mut data = (*entry.data).clone();
+                moved.push(uuid_string(&data.message_id));
+                if mark_replay {
+                    // Rule X3: consumers can tell a replay, and loops are bounded.
+                    let count = match data
+                        .attributes
+                        .get(REPLAY_COUNT_ATTRIBUTE)
+                        .map(|a| &a.value)
+                    {
+                        Some(AttributeValue::String(n)) => n.parse::<u32>().unwrap_or(0) + 1,
+                        _ => 1,
+                    };
+                    data.attributes.insert(
+                        REPLAY_COUNT_ATTRIBUTE.to_string(),
+                        MessageAttributeValue {
+                            data_type: "Number".into(),
+                            value: AttributeValue::String(count.to_string()),
+                        },
+                    );
+                }
                 data.message_id = *uuid::Uuid::new_v4().as_bytes();
                 data.sent_at = now;
                 data.enqueued_at = now;
@@ -102,8 +124,8 @@ impl EmbeddedBroker {
             (moved, inner.journal.submit(changes))
         };
         ticket.wait().await?;
-        activity::add(&src.activity.redriven, moved);
-        activity::add(&dest.activity.sent, moved);
+        activity::add(&src.activity.redriven, moved.len() as u64);
+        activity::add(&dest.activity.sent, moved.len() as u64);
         dest.arrivals.notify_waiters();
         Ok(Ok(moved))
     }

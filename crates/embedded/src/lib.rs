@@ -27,8 +27,8 @@ use std::time::Duration;
 use parking_lot::{Mutex, RwLock};
 use sluice_broker::{
     Broker, CreateQueue, MessageFilter, MoveTask, Nack, NewMessage, PeekPage, PeekedMessage,
-    QueueCounts, QueueMeta, QueueStats, ReceiveOptions, ReceivedMessage, RedriveOutcome,
-    SentMessage, VisibilityChange,
+    QueueCounts, QueueMeta, QueueStats, REPLAY_COUNT_ATTRIBUTE, ReceiveOptions, ReceivedMessage,
+    Redrive, RedriveOutcome, SentMessage, VisibilityChange,
 };
 use sluice_core::clock::{Clock, Millis};
 use sluice_core::limits::{MAX_INFLIGHT, MAX_TAGS, PURGE_INTERVAL_SECS};
@@ -315,6 +315,51 @@ fn in_flight_seq(st: &QueueState, queue_id: u64, handle: &str) -> Result<u64, Sq
         ));
     }
     Ok(rh.seq)
+}
+
+/// How a message looks to a peek or a redrive filter (rules X1, X3).
+fn peeked(seq: u64, entry: &queue_state::Entry) -> PeekedMessage {
+    let data = &entry.data;
+    let failure_reason = entry.failure.as_deref().map(str::to_string).or_else(|| {
+        match data
+            .system_attributes
+            .get(LAST_FAILURE_REASON)
+            .map(|a| &a.value)
+        {
+            Some(AttributeValue::String(r)) => Some(r.clone()),
+            _ => None,
+        }
+    });
+    PeekedMessage {
+        position: seq,
+        message_id: uuid_string(&data.message_id),
+        body: data.body.clone(),
+        attributes: data.attributes.clone(),
+        system_attributes: data.system_attributes.clone(),
+        sent_at: data.sent_at,
+        receive_count: entry.state.receive_count,
+        first_receive_at: entry.state.first_receive_at,
+        last_receive_at: entry.state.last_receive_at,
+        state: match entry.phase {
+            Phase::Ready => "visible",
+            Phase::InFlight => "in_flight",
+            Phase::Delayed => "delayed",
+        },
+        group_id: data.group_id.clone(),
+        failure_reason,
+    }
+}
+
+/// How many times a selective redrive already replayed a message (rule X3).
+fn replay_count(data: &MessageData) -> u32 {
+    match data
+        .attributes
+        .get(REPLAY_COUNT_ATTRIBUTE)
+        .map(|a| &a.value)
+    {
+        Some(AttributeValue::String(n)) => n.parse().unwrap_or(0),
+        _ => 0,
+    }
 }
 
 /// A FIFO sequence number as SQS writes them: a decimal string.
@@ -873,26 +918,14 @@ impl Broker for EmbeddedBroker {
     async fn redrive_messages(
         &self,
         source: &str,
-        destination: Option<&str>,
-        max: usize,
+        redrive: &Redrive,
     ) -> Result<RedriveOutcome, SqsError> {
         let src = self.queue(source)?;
         let inner = &self.inner;
         let now = inner.now();
-        let taken = {
-            let mut st = src.state.lock();
-            if st.deleted {
-                return Err(deleted_error());
-            }
-            let mut changes = Vec::new();
-            inner.tick(&src, &mut st, now, &mut changes);
-            drop(inner.journal.submit(changes));
-            st.take_ready(max)
-        };
-        // Group by destination, keeping each group's order.
-        let mut by_destination: Vec<(Option<String>, Taken)> = Vec::new();
-        for (seq, entry) in taken {
-            let target = destination.map(str::to_string).or_else(|| {
+        let mut outcome = RedriveOutcome::default();
+        let destination = |entry: &queue_state::Entry| {
+            redrive.destination.clone().or_else(|| {
                 match entry
                     .data
                     .system_attributes
@@ -902,13 +935,71 @@ impl Broker for EmbeddedBroker {
                     Some(AttributeValue::String(arn)) => Some(name_of_arn(arn).to_string()),
                     _ => None,
                 }
-            });
+            })
+        };
+        let taken: Taken = {
+            let mut st = src.state.lock();
+            if st.deleted {
+                return Err(deleted_error());
+            }
+            let mut changes = Vec::new();
+            inner.tick(&src, &mut st, now, &mut changes);
+            if !changes.is_empty() {
+                drop(inner.journal.submit(changes));
+            }
+            let mut chosen = Vec::new();
+            for (seq, entry) in st.ready_entries() {
+                if chosen.len() + outcome.message_ids.len() >= redrive.max {
+                    break;
+                }
+                if redrive.filter != MessageFilter::default()
+                    && !redrive.filter.matches(&peeked(seq, entry))
+                {
+                    continue;
+                }
+                let replays = replay_count(&entry.data);
+                if redrive.max_replays.is_some_and(|limit| replays >= limit) {
+                    outcome.refused += 1;
+                    outcome.reason = Some(format!(
+                        "message {} was already replayed {replays} times; fix the consumer or raise the limit",
+                        uuid_string(&entry.data.message_id)
+                    ));
+                    continue;
+                }
+                if redrive.dry_run {
+                    let target = destination(entry);
+                    if target
+                        .as_deref()
+                        .is_some_and(|t| inner.queues.read().contains_key(t))
+                    {
+                        outcome
+                            .message_ids
+                            .push(uuid_string(&entry.data.message_id));
+                    } else {
+                        outcome.unmovable += 1;
+                    }
+                    continue;
+                }
+                chosen.push(seq);
+            }
+            chosen
+                .into_iter()
+                .filter_map(|seq| st.remove(seq).map(|e| (seq, e)))
+                .collect()
+        };
+        if redrive.dry_run {
+            outcome.moved = outcome.message_ids.len() as u64;
+            return Ok(outcome);
+        }
+        // Group by destination, keeping each group's order.
+        let mut by_destination: Vec<(Option<String>, Taken)> = Vec::new();
+        for (seq, entry) in taken {
+            let target = destination(&entry);
             match by_destination.iter_mut().find(|(t, _)| *t == target) {
                 Some((_, list)) => list.push((seq, entry)),
                 None => by_destination.push((target, vec![(seq, entry)])),
             }
         }
-        let mut outcome = RedriveOutcome::default();
         for (target, entries) in by_destination {
             let dest = target
                 .as_deref()
@@ -916,14 +1007,25 @@ impl Broker for EmbeddedBroker {
             let Some(dest) = dest else {
                 outcome.unmovable += entries.len() as u64;
                 outcome.reason = Some(match target {
-                    Some(t) => format!("AWS.SimpleQueueService.NonExistentQueue: the destination queue {t} does not exist"),
-                    None => "A message has no DeadLetterQueueSourceArn and the task has no DestinationArn".into(),
+                    Some(t) => format!(
+                        "AWS.SimpleQueueService.NonExistentQueue: the destination queue {t} does not exist"
+                    ),
+                    None => {
+                        "A message has no DeadLetterQueueSourceArn and no destination was given"
+                            .into()
+                    }
                 });
                 self.put_back(&src, entries, now);
                 continue;
             };
-            match self.redrive_into(&src, &dest, entries, now).await? {
-                Ok(n) => outcome.moved += n,
+            match self
+                .redrive_into(&src, &dest, entries, redrive.mark_replay, now)
+                .await?
+            {
+                Ok(ids) => {
+                    outcome.moved += ids.len() as u64;
+                    outcome.message_ids.extend(ids);
+                }
                 Err(entries) => {
                     outcome.unmovable += entries.len() as u64;
                     outcome.reason = Some("AWS.SimpleQueueService.NonExistentQueue: the destination queue was deleted".into());
@@ -1055,36 +1157,7 @@ impl Broker for EmbeddedBroker {
                 page.next = page.messages.last().map(|m| m.position);
                 break;
             }
-            let data = &entry.data;
-            let failure_reason =
-                entry.failure.as_deref().map(str::to_string).or_else(|| {
-                    match data
-                        .system_attributes
-                        .get(LAST_FAILURE_REASON)
-                        .map(|a| &a.value)
-                    {
-                        Some(AttributeValue::String(r)) => Some(r.clone()),
-                        _ => None,
-                    }
-                });
-            let peeked = PeekedMessage {
-                position: seq,
-                message_id: uuid_string(&data.message_id),
-                body: data.body.clone(),
-                attributes: data.attributes.clone(),
-                system_attributes: data.system_attributes.clone(),
-                sent_at: data.sent_at,
-                receive_count: entry.state.receive_count,
-                first_receive_at: entry.state.first_receive_at,
-                last_receive_at: entry.state.last_receive_at,
-                state: match entry.phase {
-                    Phase::Ready => "visible",
-                    Phase::InFlight => "in_flight",
-                    Phase::Delayed => "delayed",
-                },
-                group_id: data.group_id.clone(),
-                failure_reason,
-            };
+            let peeked = peeked(seq, entry);
             if filter.matches(&peeked) {
                 page.messages.push(peeked);
             }

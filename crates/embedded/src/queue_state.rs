@@ -358,13 +358,11 @@ impl QueueState {
         out
     }
 
-    /// Takes up to `max` ready messages out of the queue, oldest first, for
-    /// a redrive (rule R7).
-    pub fn take_ready(&mut self, max: usize) -> Vec<(u64, Entry)> {
-        let seqs: Vec<u64> = self.ready.iter().take(max).copied().collect();
-        seqs.into_iter()
-            .filter_map(|seq| self.remove(seq).map(|e| (seq, e)))
-            .collect()
+    /// Ready messages, oldest first, for a redrive to choose from (rule R7).
+    pub fn ready_entries(&self) -> impl Iterator<Item = (u64, &Entry)> {
+        self.ready
+            .iter()
+            .filter_map(|&seq| self.entries.get(&seq).map(|e| (seq, e)))
     }
 
     /// Starts taking turns between groups, from the messages ready now.

@@ -328,6 +328,15 @@ pub struct PeekMessagesInput {
     pub max_results: Option<i64>,
     /// From a previous page.
     pub next_token: Option<String>,
+    /// Which messages.
+    #[serde(flatten)]
+    pub filter: FilterInput,
+}
+
+/// The message filter of PeekMessages and RedriveMessages.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct FilterInput {
     /// Sent at or after, ms since the epoch.
     pub sent_after: Option<i64>,
     /// Sent before, ms since the epoch.
@@ -342,4 +351,23 @@ pub struct PeekMessagesInput {
     pub source_queue_arn: Option<String>,
     /// The last failure reason contains this text.
     pub failure_reason_contains: Option<String>,
+}
+
+/// RedriveMessages (sluice's own action).
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct RedriveMessagesInput {
+    /// Required: the dead-letter queue.
+    pub queue_url: Option<String>,
+    /// Where to; each message's source when absent.
+    pub destination_arn: Option<String>,
+    /// 1–1,000, default 100.
+    pub max_messages: Option<i64>,
+    /// Report what would move; move nothing.
+    pub dry_run: Option<bool>,
+    /// Refuse messages already replayed this many times (default 3).
+    pub max_replays: Option<i64>,
+    /// Which messages.
+    #[serde(flatten)]
+    pub filter: FilterInput,
 }

@@ -5,6 +5,24 @@ use sluice_core::message::{AttributeValue, MessageAttributeValue, MessageAttribu
 use sluice_core::{Clock, ErrorCode};
 
 use super::*;
+use crate::{MessageFilter, REPLAY_COUNT_ATTRIBUTE, Redrive};
+
+/// A redrive of up to `max` messages back to their sources.
+fn to_sources(max: usize) -> Redrive {
+    Redrive {
+        max,
+        ..Default::default()
+    }
+}
+
+/// A redrive of up to `max` messages into `queue`.
+fn to_queue(queue: &str, max: usize) -> Redrive {
+    Redrive {
+        destination: Some(queue.into()),
+        max,
+        ..Default::default()
+    }
+}
 use crate::{NewMessage, QueueCounts};
 
 /// R2, R4: the receive that would go past maxReceiveCount moves the message
@@ -136,7 +154,11 @@ pub async fn r7_redrive_returns_messages_to_their_sources<H: Harness>(h: &H) {
         .into_iter()
         .map(|m| m.message_id)
         .collect();
-    let outcome = h.broker().redrive_messages("dlq", None, 10).await.unwrap();
+    let outcome = h
+        .broker()
+        .redrive_messages("dlq", &to_sources(10))
+        .await
+        .unwrap();
     assert_eq!((outcome.moved, outcome.unmovable), (2, 0));
     assert_eq!(counts(h, "dlq").await, QueueCounts::default());
     for (q, body) in [("s1", "one"), ("s2", "two")] {
@@ -161,14 +183,14 @@ pub async fn r7_redrive_to_a_destination_in_steps<H: Harness>(h: &H) {
     dead_letter(h, "src", "b").await;
     let step = h
         .broker()
-        .redrive_messages("dlq", Some("elsewhere"), 1)
+        .redrive_messages("dlq", &to_queue("elsewhere", 1))
         .await
         .unwrap();
     assert_eq!(step.moved, 1);
     assert_eq!(counts(h, "dlq").await.visible, 1);
     let step = h
         .broker()
-        .redrive_messages("dlq", Some("elsewhere"), 1)
+        .redrive_messages("dlq", &to_queue("elsewhere", 1))
         .await
         .unwrap();
     assert_eq!(step.moved, 1);
@@ -181,12 +203,20 @@ pub async fn r7_unmovable_messages_stay<H: Harness>(h: &H) {
     create(h, "dlq", &[]).await;
     create(h, "src", &[("RedrivePolicy", &redrive("dlq", 1))]).await;
     send(h, "dlq", &["sent straight to the DLQ"]).await;
-    let outcome = h.broker().redrive_messages("dlq", None, 10).await.unwrap();
+    let outcome = h
+        .broker()
+        .redrive_messages("dlq", &to_sources(10))
+        .await
+        .unwrap();
     assert_eq!((outcome.moved, outcome.unmovable), (0, 1));
     assert!(outcome.reason.is_some());
     dead_letter(h, "src", "orphan").await;
     h.broker().delete_queue("src").await.unwrap();
-    let outcome = h.broker().redrive_messages("dlq", None, 10).await.unwrap();
+    let outcome = h
+        .broker()
+        .redrive_messages("dlq", &to_sources(10))
+        .await
+        .unwrap();
     assert_eq!((outcome.moved, outcome.unmovable), (0, 2));
     assert_eq!(counts(h, "dlq").await.visible, 2, "nothing lost");
 }
@@ -416,4 +446,94 @@ pub async fn x2_nack_reason_retry_and_permanent_failure<H: Harness>(h: &H) {
         1,
         "a refused nack changes nothing"
     );
+}
+
+/// X3: a selective redrive moves only matching messages, at most N, can
+/// dry-run, marks replays with a count, and refuses a message replayed too
+/// often so an unfixed bug cannot loop forever.
+pub async fn x3_selective_redrive_filters_marks_and_bounds_replays<H: Harness>(h: &H) {
+    create(h, "dlq", &[]).await;
+    create(h, "src", &[("RedrivePolicy", &redrive("dlq", 1))]).await;
+    for body in ["bug A one", "bug B", "bug A two", "bug A three"] {
+        dead_letter(h, "src", body).await;
+    }
+    let only_a = |max, dry_run| Redrive {
+        max,
+        dry_run,
+        mark_replay: true,
+        max_replays: Some(2),
+        filter: MessageFilter {
+            body_contains: Some("bug A".into()),
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    let dry = h
+        .broker()
+        .redrive_messages("dlq", &only_a(2, true))
+        .await
+        .unwrap();
+    assert_eq!(
+        (dry.moved, dry.message_ids.len()),
+        (2, 2),
+        "a dry run reports what would move"
+    );
+    assert_eq!(counts(h, "dlq").await.visible, 4, "and moves nothing");
+    let done = h
+        .broker()
+        .redrive_messages("dlq", &only_a(2, false))
+        .await
+        .unwrap();
+    assert_eq!(
+        done.message_ids, dry.message_ids,
+        "the same messages as the dry run"
+    );
+    assert_eq!(
+        bodies(&receive_vt(h, "src", 10, 0).await),
+        ["bug A one", "bug A two"]
+    );
+    assert_eq!(counts(h, "dlq").await.visible, 2);
+
+    // "bug A one" keeps failing: back to the DLQ and replayed until refused.
+    for replay in 1..=2u32 {
+        let m = receive_vt(h, "src", 10, 0).await;
+        assert!(
+            m.is_empty(),
+            "both were over maxReceiveCount and went back to the DLQ"
+        );
+        let marks: Vec<String> = h
+            .broker()
+            .peek_messages(
+                "dlq",
+                &MessageFilter {
+                    body_contains: Some("bug A o".into()),
+                    ..Default::default()
+                },
+                None,
+                10,
+            )
+            .await
+            .unwrap()
+            .messages
+            .iter()
+            .map(|m| match &m.attributes[REPLAY_COUNT_ATTRIBUTE].value {
+                AttributeValue::String(n) => n.clone(),
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        assert_eq!(marks, [replay.to_string()]);
+        let again = h
+            .broker()
+            .redrive_messages("dlq", &only_a(10, false))
+            .await
+            .unwrap();
+        if replay == 1 {
+            assert_eq!(again.moved, 3, "bug A one, two and three");
+        } else {
+            assert_eq!(again.refused, 2, "one and two were replayed twice already");
+            assert_eq!(again.moved, 1, "three had been replayed once");
+            assert!(again.reason.unwrap().contains("replayed 2 times"));
+        }
+        receive_vt(h, "src", 10, 0).await;
+    }
 }

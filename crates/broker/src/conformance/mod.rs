@@ -11,9 +11,9 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+use sluice_core::ManualClock;
 use sluice_core::attributes::QueueConfig;
 use sluice_core::message::{AttributeValue, MessageAttributeValue};
-use sluice_core::ManualClock;
 
 use crate::{Broker, CreateQueue, NewMessage, QueueCounts, ReceiveOptions, ReceivedMessage};
 
@@ -69,6 +69,7 @@ macro_rules! conformance_tests {
             r7_move_tasks_are_kept,
             x1_peek_changes_nothing_and_filters,
             x2_nack_reason_retry_and_permanent_failure,
+            x3_selective_redrive_filters_marks_and_bounds_replays,
         );
     };
     // The in-flight limit needs 120,000 sequential receives: engines whose

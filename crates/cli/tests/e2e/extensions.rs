@@ -98,3 +98,90 @@ async fn x1_x2_nack_then_peek_in_both_protocols() {
         "0"
     );
 }
+
+/// X3, W1: a selective redrive in JSON (dry run, then for real) and in
+/// Query; the replayed message carries its replay count, which the SDK sees.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn x3_selective_redrive_marks_replays() {
+    let server = TestServer::start().await;
+    let sqs = server.sdk();
+    sqs.create_queue().queue_name("dlq").send().await.unwrap();
+    let src = sqs
+        .create_queue()
+        .queue_name("src")
+        .attributes(Attr::RedrivePolicy, r#"{"deadLetterTargetArn":"arn:aws:sqs:us-east-1:000000000000:dlq","maxReceiveCount":1}"#)
+        .send()
+        .await
+        .unwrap()
+        .queue_url
+        .unwrap();
+    for body in ["bug-1 a", "bug-2 b", "bug-1 c"] {
+        sqs.send_message()
+            .queue_url(&src)
+            .message_body(body)
+            .send()
+            .await
+            .unwrap();
+    }
+    sqs.receive_message()
+        .queue_url(&src)
+        .max_number_of_messages(10)
+        .visibility_timeout(0)
+        .send()
+        .await
+        .unwrap();
+    sqs.receive_message()
+        .queue_url(&src)
+        .max_number_of_messages(10)
+        .send()
+        .await
+        .unwrap();
+    let raw = server.raw();
+    let (dry, real, query) = tokio::task::spawn_blocking(move || {
+        let req = |dry: bool| {
+            json!({"QueueUrl": "http://x/000000000000/dlq", "BodyContains": "bug-1", "DryRun": dry})
+                .to_string()
+        };
+        let dry = raw.json_target("Sluice.RedriveMessages", &req(true));
+        let real = raw.json_target("Sluice.RedriveMessages", &req(false));
+        let query = raw.query(
+            "/000000000000/dlq",
+            &[
+                ("Action", "RedriveMessages"),
+                ("BodyContains", "nothing matches"),
+            ],
+        );
+        (dry, real, query)
+    })
+    .await
+    .unwrap();
+    let dry: Value = serde_json::from_str(&dry.body).unwrap();
+    assert_eq!(
+        (dry["Moved"].as_u64(), dry["DryRun"].as_bool()),
+        (Some(2), Some(true)),
+        "{dry}"
+    );
+    let real: Value = serde_json::from_str(&real.body).unwrap();
+    assert_eq!(real["Moved"], 2, "{real}");
+    assert_eq!(real["MessageIds"], dry["MessageIds"]);
+    assert_eq!(query.status, 200, "{}", query.body);
+    assert_eq!(xml_values(&query.body, "Moved"), ["0"]);
+    let got = sqs
+        .receive_message()
+        .queue_url(&src)
+        .max_number_of_messages(10)
+        .message_attribute_names("All")
+        .send()
+        .await
+        .unwrap();
+    let mut bodies: Vec<&str> = got.messages().iter().filter_map(|m| m.body()).collect();
+    bodies.sort();
+    assert_eq!(bodies, ["bug-1 a", "bug-1 c"]);
+    for m in got.messages() {
+        let count = &m.message_attributes().unwrap()["sluice.replay-count"];
+        assert_eq!(
+            (count.data_type(), count.string_value()),
+            ("Number", Some("1"))
+        );
+    }
+}

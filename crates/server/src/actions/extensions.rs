@@ -1,16 +1,19 @@
 //! sluice's own actions (JSON target `Sluice.<Action>`, Query
-//! `Action=<Action>`): NackMessage (rule X2) and PeekMessages (rule X1).
+//! `Action=<Action>`): NackMessage (rule X2), PeekMessages (rule X1) and
+//! RedriveMessages (rule X3).
 //! Documented with examples in docs/extensions.md.
 
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 use serde_json::{Map, Value, json};
-use sluice_broker::{Broker, MessageFilter, Nack};
+use sluice_broker::{Broker, MessageFilter, Nack, Redrive};
 use sluice_core::SqsError;
 use sluice_core::digest::md5_of_body;
 use sluice_core::limits::MAX_VISIBILITY_TIMEOUT;
 use sluice_core::message::AttributeValue;
-use sluice_protocol::requests::{NackMessageInput, PeekMessagesInput, required};
+use sluice_protocol::requests::{
+    FilterInput, NackMessageInput, PeekMessagesInput, RedriveMessagesInput, required,
+};
 
 use super::in_range;
 use crate::service::Service;
@@ -77,25 +80,7 @@ pub async fn peek_messages<B: Broker>(
                 .map_err(|_| SqsError::invalid_parameter("Invalid NextToken value."))
         })
         .transpose()?;
-    let attribute = match (input.attribute_name, input.attribute_value) {
-        (Some(n), Some(v)) => Some((n, v)),
-        (None, None) => None,
-        _ => {
-            return Err(SqsError::new(
-                sluice_core::ErrorCode::InvalidParameterCombination,
-                "AttributeName and AttributeValue go together.",
-            ));
-        }
-    };
-    let millis = |v: Option<i64>| v.map(|t| t.max(0) as u64);
-    let filter = MessageFilter {
-        sent_after: millis(input.sent_after),
-        sent_before: millis(input.sent_before),
-        body_contains: input.body_contains,
-        attribute,
-        source_arn: input.source_queue_arn,
-        reason_contains: input.failure_reason_contains,
-    };
+    let filter = message_filter(input.filter)?;
     let page = svc
         .broker
         .peek_messages(name, &filter, after, limit)
@@ -156,6 +141,103 @@ pub async fn peek_messages<B: Broker>(
     let mut out = json!({ "Messages": messages });
     if let Some(next) = page.next {
         out["NextToken"] = json!(next.to_string());
+    }
+    Ok(out)
+}
+
+/// Turns the filter parameters into a broker filter.
+fn message_filter(input: FilterInput) -> Result<MessageFilter, SqsError> {
+    let attribute = match (input.attribute_name, input.attribute_value) {
+        (Some(n), Some(v)) => Some((n, v)),
+        (None, None) => None,
+        _ => {
+            return Err(SqsError::new(
+                sluice_core::ErrorCode::InvalidParameterCombination,
+                "AttributeName and AttributeValue go together.",
+            ));
+        }
+    };
+    let millis = |v: Option<i64>| v.map(|t| t.max(0) as u64);
+    Ok(MessageFilter {
+        sent_after: millis(input.sent_after),
+        sent_before: millis(input.sent_before),
+        body_contains: input.body_contains,
+        attribute,
+        source_arn: input.source_queue_arn,
+        reason_contains: input.failure_reason_contains,
+    })
+}
+
+/// Replays allowed by default before a message is refused (rule X3).
+const DEFAULT_MAX_REPLAYS: u32 = 3;
+
+/// RedriveMessages: selective redrive (rule X3). Moves up to MaxMessages
+/// matching messages out of a DLQ, back to their sources or to a
+/// destination, marking each as a replay; refuses messages replayed
+/// MaxReplays times; with DryRun reports what would move.
+pub async fn redrive_messages<B: Broker>(
+    svc: &Service<B>,
+    input: RedriveMessagesInput,
+) -> Result<Value, SqsError> {
+    let url = required(input.queue_url, "QueueUrl")?;
+    let name = svc.queue_name(&url)?;
+    let max = match input.max_messages {
+        Some(m) => in_range("MaxMessages", m, 1, 1000)? as usize,
+        None => 100,
+    };
+    let max_replays = match input.max_replays {
+        Some(m) => in_range("MaxReplays", m, 1, 1000)?,
+        None => DEFAULT_MAX_REPLAYS,
+    };
+    let destination = match &input.destination_arn {
+        Some(arn) => Some(
+            svc.config
+                .account
+                .name_from_arn(arn)
+                .ok_or_else(|| {
+                    SqsError::invalid_value(
+                        "DestinationArn",
+                        arn,
+                        "Not a queue ARN of this server.",
+                    )
+                })?
+                .to_string(),
+        ),
+        None => None,
+    };
+    if let Some(d) = &destination {
+        svc.broker.get_queue(d).await?;
+    }
+    let dry_run = input.dry_run.unwrap_or(false);
+    let redrive = Redrive {
+        destination,
+        max,
+        filter: message_filter(input.filter)?,
+        mark_replay: true,
+        max_replays: Some(max_replays),
+        dry_run,
+    };
+    let outcome = svc.broker.redrive_messages(name, &redrive).await?;
+    if !dry_run {
+        // Audit: every redrive is recorded with what it moved.
+        tracing::info!(
+            queue = name,
+            moved = outcome.moved,
+            refused = outcome.refused,
+            unmovable = outcome.unmovable,
+            message_ids = ?outcome.message_ids,
+            "selective redrive"
+        );
+    }
+    let mut out = json!({
+        "Moved": outcome.moved,
+        "Refused": outcome.refused,
+        "Unmovable": outcome.unmovable,
+        "MessageIds": outcome.message_ids,
+        "DryRun": dry_run,
+    });
+    if let Some(r) = outcome.reason {
+        out["Reason"] = json!(r);
     }
     Ok(out)
 }

@@ -12,7 +12,7 @@
 //! | ChangeMessageVisibility, ChangeMessageVisibilityBatch | `visibility.rs` |
 //! | ListDeadLetterSourceQueues | `dead_letter.rs` |
 //! | StartMessageMoveTask, ListMessageMoveTasks, CancelMessageMoveTask | `move_tasks.rs` |
-//! | NackMessage, PeekMessages (sluice's own) | `extensions.rs` |
+//! | NackMessage, PeekMessages, RedriveMessages (sluice's own) | `extensions.rs` |
 //!
 //! `batch.rs` holds the rules every batch action shares (rule L2).
 
@@ -76,6 +76,7 @@ pub async fn dispatch<B: Broker>(
         "CancelMessageMoveTask" => move_tasks::cancel_message_move_task(svc, parse(input)?).await,
         "NackMessage" => extensions::nack_message(svc, parse(input)?).await,
         "PeekMessages" => extensions::peek_messages(svc, parse(input)?).await,
+        "RedriveMessages" => extensions::redrive_messages(svc, parse(input)?).await,
         other => Err(SqsError::new(
             ErrorCode::UnsupportedOperation,
             format!("{other} is not supported by this server yet."),

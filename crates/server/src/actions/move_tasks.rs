@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use sluice_broker::{Broker, MoveTask, MoveTaskStatus};
+use sluice_broker::{Broker, MoveTask, MoveTaskStatus, Redrive};
 use sluice_core::{ErrorCode, SqsError};
 use sluice_protocol::requests::{
     CancelMessageMoveTaskInput, ListMessageMoveTasksInput, StartMessageMoveTaskInput, required,
@@ -241,14 +241,12 @@ async fn run<B: Broker>(
             task.status = MoveTaskStatus::Completed;
             break;
         }
-        match broker
-            .redrive_messages(
-                &source,
-                destination.as_deref(),
-                remaining.min(rate) as usize,
-            )
-            .await
-        {
+        let step = Redrive {
+            destination: destination.clone(),
+            max: remaining.min(rate) as usize,
+            ..Default::default()
+        };
+        match broker.redrive_messages(&source, &step).await {
             Err(e) => {
                 task.status = MoveTaskStatus::Failed;
                 task.failure_reason = Some(format!("{}: {}", e.code.query_code(), e.message));
