@@ -11,6 +11,7 @@ use sluice_core::message::{AttributeValue, MessageAttributeValue};
 
 use sluice_broker::REPLAY_COUNT_ATTRIBUTE;
 
+use crate::journal::Ticket;
 use crate::queue_state::MessageState;
 use crate::store::Change;
 use crate::{EmbeddedBroker, QueueCell, Taken, activity, codec, uuid_string};
@@ -54,20 +55,23 @@ impl EmbeddedBroker {
     /// message id, a fresh enqueue time, no receives yet. The DLQ's deletes
     /// and the inserts are one journal submission. Gives the messages back
     /// when `dest` was deleted meanwhile.
-    pub(crate) async fn redrive_into(
+    ///
+    /// Synchronous on purpose: the messages are in `dest` when it returns,
+    /// so a caller that stops waiting on the ticket loses nothing.
+    pub(crate) fn redrive_into(
         &self,
         src: &QueueCell,
         dest: &QueueCell,
         entries: Taken,
         mark_replay: bool,
         now: Millis,
-    ) -> Result<Result<Vec<String>, Taken>, SqsError> {
+    ) -> Result<(Vec<String>, Ticket), Taken> {
         let inner = &self.inner;
         let durable = inner.journal.is_durable();
         let (moved, ticket) = {
             let mut dst = dest.state.lock();
             if dst.deleted {
-                return Ok(Err(entries));
+                return Err(entries);
             }
             let fifo = dst.meta.config.fifo;
             let mut changes = Vec::with_capacity(entries.len() * 2);
@@ -123,11 +127,10 @@ impl EmbeddedBroker {
             }
             (moved, inner.journal.submit(changes))
         };
-        ticket.wait().await?;
         activity::add(&src.activity.redriven, moved.len() as u64);
         activity::add(&dest.activity.sent, moved.len() as u64);
         dest.arrivals.notify_waiters();
-        Ok(Ok(moved))
+        Ok((moved, ticket))
     }
 
     /// Moves messages taken out of `source` into its dead-letter queue

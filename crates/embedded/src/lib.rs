@@ -1000,6 +1000,9 @@ impl Broker for EmbeddedBroker {
                 None => by_destination.push((target, vec![(seq, entry)])),
             }
         }
+        // Every move is made before the first wait, so a caller that gives up
+        // waiting leaves no message taken out of the DLQ and not put anywhere.
+        let mut tickets = Vec::new();
         for (target, entries) in by_destination {
             let dest = target
                 .as_deref()
@@ -1018,13 +1021,11 @@ impl Broker for EmbeddedBroker {
                 self.put_back(&src, entries, now);
                 continue;
             };
-            match self
-                .redrive_into(&src, &dest, entries, redrive.mark_replay, now)
-                .await?
-            {
-                Ok(ids) => {
+            match self.redrive_into(&src, &dest, entries, redrive.mark_replay, now) {
+                Ok((ids, ticket)) => {
                     outcome.moved += ids.len() as u64;
                     outcome.message_ids.extend(ids);
+                    tickets.push(ticket);
                 }
                 Err(entries) => {
                     outcome.unmovable += entries.len() as u64;
@@ -1032,6 +1033,9 @@ impl Broker for EmbeddedBroker {
                     self.put_back(&src, entries, now);
                 }
             }
+        }
+        for ticket in tickets {
+            ticket.wait().await?;
         }
         Ok(outcome)
     }
@@ -1121,11 +1125,12 @@ impl Broker for EmbeddedBroker {
             };
             (inner.journal.submit(changes), dead, visible_now)
         };
-        ticket.wait().await?;
+        // Move before any wait: the message is out of its queue already.
         if let Some((source_arn, dlq, dead)) = dead {
             self.move_to_dead_letter_queue(&cell, &source_arn, &dlq, dead, now)
                 .await?;
         }
+        ticket.wait().await?;
         if visible_now {
             cell.arrivals.notify_waiters();
         }
