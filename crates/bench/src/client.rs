@@ -13,8 +13,8 @@ use hyper::{HeaderMap, Method, Request, Uri};
 use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
-use serde::Serialize;
 use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
 
 use crate::error::{BenchError, RequestError};
 use crate::wire::{
@@ -141,21 +141,22 @@ impl SqsClient {
     }
 
     /// ReceiveMessage of up to `max` messages, waiting up to `wait_seconds`.
+    /// The answer is parsed by [`ReceiveOutput::messages`], borrowing from it.
     pub async fn receive_message(
         &self,
         url: &str,
         max: u32,
         wait_seconds: u32,
-    ) -> Result<Vec<ReceivedMessage>, RequestError> {
+    ) -> Result<ReceiveOutput, RequestError> {
         let input = ReceiveMessageRequest {
             queue_url: Cow::Borrowed(url),
             max_number_of_messages: Some(max),
             wait_time_seconds: Some(wait_seconds),
         };
         let timeout = REQUEST_TIMEOUT + Duration::from_secs(u64::from(wait_seconds));
-        self.call::<ReceiveMessageResponse>("AmazonSQS.ReceiveMessage", &input, timeout)
+        self.exchange("AmazonSQS.ReceiveMessage", &input, timeout)
             .await
-            .map(|(output, _)| output.messages)
+            .map(|(bytes, _)| ReceiveOutput(bytes))
     }
 
     /// DeleteMessageBatch.
@@ -180,6 +181,18 @@ impl SqsClient {
         input: &impl Serialize,
         timeout: Duration,
     ) -> Result<(T, HeaderMap), RequestError> {
+        let (bytes, headers) = self.exchange(target, input, timeout).await?;
+        let output = decode(target, &bytes)?;
+        Ok((output, headers))
+    }
+
+    /// POSTs one action and returns the body of a 2xx answer, or its SQS error.
+    async fn exchange(
+        &self,
+        target: &'static str,
+        input: &impl Serialize,
+        timeout: Duration,
+    ) -> Result<(Bytes, HeaderMap), RequestError> {
         let body = serde_json::to_vec(input).map_err(|e| RequestError::Decode(e.to_string()))?;
         let request = Request::builder()
             .method(Method::POST)
@@ -208,14 +221,28 @@ impl SqsClient {
         if !parts.status.is_success() {
             return Err(service_error(parts.status.as_u16(), &parts.headers, &bytes));
         }
-        let output = serde_json::from_slice(&bytes).map_err(|e| {
-            RequestError::Decode(format!(
-                "{target}: {e}: {}",
-                String::from_utf8_lossy(&bytes)
-            ))
-        })?;
-        Ok((output, parts.headers))
+        Ok((bytes, parts.headers))
     }
+}
+
+/// The body of a ReceiveMessage answer, parsed on demand so the messages can
+/// borrow from it.
+pub struct ReceiveOutput(Bytes);
+
+impl ReceiveOutput {
+    /// The messages received (none when the queue had nothing ready).
+    pub fn messages(&self) -> Result<Vec<ReceivedMessage<'_>>, RequestError> {
+        decode::<ReceiveMessageResponse>("AmazonSQS.ReceiveMessage", &self.0)
+            .map(|output| output.messages)
+    }
+}
+
+/// Parses the JSON output of `target`.
+fn decode<'a, T: Deserialize<'a>>(target: &str, bytes: &'a [u8]) -> Result<T, RequestError> {
+    serde_json::from_slice(bytes).map_err(|e| {
+        let shown: String = String::from_utf8_lossy(bytes).chars().take(300).collect();
+        RequestError::Decode(format!("{target}: {e}: {shown}"))
+    })
 }
 
 /// The SQS error in a non-2xx response: the code from `x-amzn-query-error`

@@ -469,7 +469,15 @@ async fn consume(shared: Arc<Shared>, consumer: u32) -> (Samples, Samples) {
             _ = stop.changed() => break,
         };
         receive_samples.record(began.elapsed());
-        let mut messages = match result {
+        let output = match result {
+            Ok(output) => output,
+            Err(e) => {
+                shared.errors.record("ReceiveMessage", e);
+                tokio::time::sleep(ERROR_BACKOFF).await;
+                continue;
+            }
+        };
+        let mut messages = match output.messages() {
             Ok(messages) => messages,
             Err(e) => {
                 shared.errors.record("ReceiveMessage", e);
@@ -509,7 +517,7 @@ async fn consume(shared: Arc<Shared>, consumer: u32) -> (Samples, Samples) {
             .enumerate()
             .map(|(i, m)| DeleteEntry {
                 id: Cow::Borrowed(ENTRY_IDS[i]),
-                receipt_handle: Cow::Borrowed(&m.receipt_handle),
+                receipt_handle: Cow::Borrowed(m.receipt_handle.as_ref()),
             })
             .collect();
         let began = Instant::now();

@@ -95,30 +95,31 @@ pub struct ReceiveMessageRequest<'a> {
     pub wait_time_seconds: Option<u32>,
 }
 
-/// One message of a ReceiveMessage response.
+/// One message of a ReceiveMessage response, borrowing from the response
+/// bytes when it can (bodies are the bulk of a receive).
 #[derive(Debug, Serialize, Deserialize)]
-pub struct ReceivedMessage {
+pub struct ReceivedMessage<'a> {
     /// The server's id of the message.
-    #[serde(rename = "MessageId", default)]
-    pub message_id: String,
+    #[serde(rename = "MessageId", borrow, default)]
+    pub message_id: Cow<'a, str>,
     /// The handle that deletes this delivery.
-    #[serde(rename = "ReceiptHandle")]
-    pub receipt_handle: String,
+    #[serde(rename = "ReceiptHandle", borrow)]
+    pub receipt_handle: Cow<'a, str>,
     /// Hex MD5 of the body.
-    #[serde(rename = "MD5OfBody", default)]
-    pub md5_of_body: String,
+    #[serde(rename = "MD5OfBody", borrow, default)]
+    pub md5_of_body: Cow<'a, str>,
     /// The body.
-    #[serde(rename = "Body", default)]
-    pub body: String,
+    #[serde(rename = "Body", borrow, default)]
+    pub body: Cow<'a, str>,
 }
 
 /// ReceiveMessage output.
 #[derive(Debug, Default, Serialize, Deserialize)]
 #[serde(rename_all = "PascalCase")]
-pub struct ReceiveMessageResponse {
+pub struct ReceiveMessageResponse<'a> {
     /// The messages; absent when none was ready.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub messages: Vec<ReceivedMessage>,
+    #[serde(borrow, default, skip_serializing_if = "Vec::is_empty")]
+    pub messages: Vec<ReceivedMessage<'a>>,
 }
 
 /// One entry of a DeleteMessageBatch request.
