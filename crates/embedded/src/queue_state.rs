@@ -388,25 +388,31 @@ impl QueueState {
         visibility_ms: u64,
         max_receives: Option<u32>,
     ) {
-        // Taken so far in this receive, per group.
-        let mut taken: HashMap<String, usize> = HashMap::new();
-        let candidates: Vec<u64> = self.ready.iter().copied().collect();
-        for seq in candidates {
+        // Groups that can deliver now: none of theirs in flight and the head
+        // ready; the group with the oldest head goes first. This costs one
+        // step per group, not per message, however deep the backlog.
+        let Some(lanes) = &self.lanes else { return };
+        let mut groups: Vec<(u64, String)> = lanes
+            .heads()
+            .filter(|&(group, head)| !lanes.is_blocked(group) && self.ready.contains(&head))
+            .map(|(group, head)| (head, group.to_string()))
+            .collect();
+        groups.sort_unstable();
+        for (_, group) in groups {
+            // Consecutive ready messages from the head of the group.
+            let mut position = 0;
+            while out.delivered.len() < max {
+                let next = self.lanes.as_ref().and_then(|l| l.at(&group, position));
+                let Some(seq) = next.filter(|s| self.ready.contains(s)) else {
+                    break;
+                };
+                // A dead message leaves the lane, so the position stays.
+                if self.deliver_one(seq, out, now, visibility_ms, max_receives) {
+                    position += 1;
+                }
+            }
             if out.delivered.len() >= max {
                 break;
-            }
-            let Some(group) = self.entries.get(&seq).and_then(|e| e.data.group_id.clone()) else {
-                continue;
-            };
-            let Some(lanes) = &self.lanes else { return };
-            let position = taken.get(&group).copied().unwrap_or(0);
-            if (position == 0 && lanes.is_blocked(&group))
-                || lanes.at(&group, position) != Some(seq)
-            {
-                continue;
-            }
-            if self.deliver_one(seq, out, now, visibility_ms, max_receives) {
-                *taken.entry(group).or_default() += 1;
             }
         }
     }
