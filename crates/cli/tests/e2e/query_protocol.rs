@@ -1071,3 +1071,32 @@ async fn r7_message_move_tasks_real_time() {
     let r = sqs.with("CancelMessageMoveTask", &[("TaskHandle", "no-such-task")]);
     err_status(&r, 404, "ResourceNotFoundException");
 }
+
+/// F1, F2, F3, W1: FIFO queues in the Query protocol: group order, dedup
+/// by content, sequence numbers and FIFO system attributes in XML.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn f1_f3_fifo_in_the_query_protocol() {
+    let (_server, sqs) = setup(&[]).await;
+    let fields = attributes("FifoQueue=true&ContentBasedDeduplication=true");
+    sqs.create("jobs.fifo", &fields);
+    let q = sqs.queue("jobs.fifo");
+    q.fails("SendMessage&MessageBody=x", MISSING);
+    let first = q.ok("SendMessage&MessageBody=one&MessageGroupId=g");
+    let dup = q.ok("SendMessage&MessageBody=one&MessageGroupId=g");
+    assert_eq!(
+        text(&dup, "MessageId"),
+        text(&first, "MessageId"),
+        "deduplicated"
+    );
+    assert_eq!(text(&dup, "SequenceNumber"), text(&first, "SequenceNumber"));
+    q.ok("SendMessage&MessageBody=two&MessageGroupId=g");
+    let r = q.ok("ReceiveMessage&MaxNumberOfMessages=1&AttributeName.1=All");
+    assert_eq!(text(&r, "Body"), "one");
+    let attrs = pairs(&r.body, "Attribute", "Name");
+    assert_eq!(attrs["MessageGroupId"], "g");
+    assert_eq!(attrs["SequenceNumber"], text(&first, "SequenceNumber"));
+    assert!(
+        q.bodies("MaxNumberOfMessages=10").is_empty(),
+        "group g waits for 'one'"
+    );
+}
