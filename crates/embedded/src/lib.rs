@@ -230,6 +230,26 @@ impl Inner {
         }
     }
 
+    /// Locks a live queue with its timers and retention brought up to `now`.
+    /// Retention deletes go to the journal without a wait: nobody answers
+    /// from them.
+    fn lock_current<'a>(
+        &self,
+        cell: &'a QueueCell,
+        now: Millis,
+    ) -> Result<parking_lot::MutexGuard<'a, QueueState>, SqsError> {
+        let mut st = cell.state.lock();
+        if st.deleted {
+            return Err(deleted_error());
+        }
+        let mut changes = Vec::new();
+        self.tick(cell, &mut st, now, &mut changes);
+        if !changes.is_empty() {
+            drop(self.journal.submit(changes));
+        }
+        Ok(st)
+    }
+
     /// Advances one queue's timers and retention, recording the deletes.
     fn tick(
         &self,
@@ -469,13 +489,7 @@ impl Broker for EmbeddedBroker {
         let cell = self.queue(name)?;
         let inner = &self.inner;
         let now = inner.now();
-        let mut st = cell.state.lock();
-        if st.deleted {
-            return Err(deleted_error());
-        }
-        let mut changes = Vec::new();
-        inner.tick(&cell, &mut st, now, &mut changes);
-        drop(inner.journal.submit(changes));
+        let st = inner.lock_current(&cell, now)?;
         Ok(st.counts())
     }
 
@@ -938,15 +952,7 @@ impl Broker for EmbeddedBroker {
             })
         };
         let taken: Taken = {
-            let mut st = src.state.lock();
-            if st.deleted {
-                return Err(deleted_error());
-            }
-            let mut changes = Vec::new();
-            inner.tick(&src, &mut st, now, &mut changes);
-            if !changes.is_empty() {
-                drop(inner.journal.submit(changes));
-            }
+            let mut st = inner.lock_current(&src, now)?;
             let mut chosen = Vec::new();
             for (seq, entry) in st.ready_entries() {
                 if chosen.len() + outcome.message_ids.len() >= redrive.max {
@@ -1072,13 +1078,8 @@ impl Broker for EmbeddedBroker {
         let inner = &self.inner;
         let now = inner.now();
         let (ticket, dead, visible_now) = {
-            let mut st = cell.state.lock();
-            if st.deleted {
-                return Err(deleted_error());
-            }
+            let mut st = inner.lock_current(&cell, now)?;
             let mut changes = Vec::new();
-            inner.tick(&cell, &mut st, now, &mut changes);
-            drop(inner.journal.submit(std::mem::take(&mut changes)));
             let seq = in_flight_seq(&st, cell.id, receipt_handle)?;
             let dlq = if nack.permanent {
                 let policy = st.meta.config.redrive().ok_or_else(|| {
@@ -1147,15 +1148,7 @@ impl Broker for EmbeddedBroker {
         let cell = self.queue(name)?;
         let inner = &self.inner;
         let now = inner.now();
-        let mut st = cell.state.lock();
-        if st.deleted {
-            return Err(deleted_error());
-        }
-        let mut changes = Vec::new();
-        inner.tick(&cell, &mut st, now, &mut changes);
-        if !changes.is_empty() {
-            drop(inner.journal.submit(changes));
-        }
+        let st = inner.lock_current(&cell, now)?;
         let mut page = PeekPage::default();
         for (seq, entry) in st.iter_from(after.unwrap_or(0)) {
             if page.messages.len() == limit {
@@ -1175,15 +1168,7 @@ impl Broker for EmbeddedBroker {
         let inner = &self.inner;
         let now = inner.now();
         let (counts, oldest) = {
-            let mut st = cell.state.lock();
-            if st.deleted {
-                return Err(deleted_error());
-            }
-            let mut changes = Vec::new();
-            inner.tick(&cell, &mut st, now, &mut changes);
-            if !changes.is_empty() {
-                drop(inner.journal.submit(changes));
-            }
+            let st = inner.lock_current(&cell, now)?;
             (st.counts(), st.oldest_enqueued_at())
         };
         let a = &cell.activity;
