@@ -1,7 +1,7 @@
 //! Malformed requests get the SQS error a client expects and change
 //! nothing (rule W5).
 
-use crate::common::TestServer;
+use crate::common::{TestServer, create_queue};
 
 /// W5: wrong JSON types, oversize bodies, and unknown methods are refused
 /// with an error and leave stored messages alone.
@@ -9,14 +9,7 @@ use crate::common::TestServer;
 async fn w5_malformed_requests_change_nothing() {
     let server = TestServer::start().await;
     let sqs = server.sdk();
-    let url = sqs
-        .create_queue()
-        .queue_name("q")
-        .send()
-        .await
-        .unwrap()
-        .queue_url
-        .unwrap();
+    let url = create_queue(&sqs, "q").await;
     sqs.send_message()
         .queue_url(&url)
         .message_body("kept")

@@ -85,6 +85,23 @@ impl Drop for TestServer {
     }
 }
 
+/// Creates a queue with default attributes and returns its URL.
+pub async fn create_queue(sqs: &aws_sdk_sqs::Client, name: &str) -> String {
+    sqs.create_queue()
+        .queue_name(name)
+        .send()
+        .await
+        .expect("create queue")
+        .queue_url
+        .expect("queue URL")
+}
+
+/// The error code an SDK error carries (the Query code, from
+/// `x-amzn-query-error`), or "".
+pub fn code<E: aws_sdk_sqs::error::ProvideErrorMetadata>(e: &E) -> String {
+    e.code().unwrap_or_default().to_string()
+}
+
 /// The Rust SDK for `endpoint`, with dummy credentials and no retries (so a
 /// wrong answer is seen as it is).
 pub fn sdk_client(endpoint: &str) -> aws_sdk_sqs::Client {

@@ -4,7 +4,7 @@
 use aws_sdk_sqs::types::QueueAttributeName as Attr;
 use serde_json::{Value, json};
 
-use crate::common::{TestServer, xml_values};
+use crate::common::{TestServer, create_queue, xml_values};
 
 /// X1, X2, W1: a consumer nacks a poison message permanently with a reason;
 /// the DLQ shows it by peeking, with provenance, in JSON and in Query.
@@ -12,14 +12,7 @@ use crate::common::{TestServer, xml_values};
 async fn x1_x2_nack_then_peek_in_both_protocols() {
     let server = TestServer::start().await;
     let sqs = server.sdk();
-    let dlq = sqs
-        .create_queue()
-        .queue_name("orders-dlq")
-        .send()
-        .await
-        .unwrap()
-        .queue_url
-        .unwrap();
+    let dlq = create_queue(&sqs, "orders-dlq").await;
     let src = sqs
         .create_queue()
         .queue_name("orders")

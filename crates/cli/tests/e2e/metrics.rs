@@ -3,7 +3,7 @@
 
 use aws_sdk_sqs::types::QueueAttributeName as Attr;
 
-use crate::common::TestServer;
+use crate::common::{TestServer, create_queue};
 
 /// The value of a sample line `name{labels} value`.
 fn sample(text: &str, name: &str, labels: &str) -> f64 {
@@ -23,14 +23,7 @@ fn sample(text: &str, name: &str, labels: &str) -> f64 {
 async fn m1_metrics_agree_with_queue_attributes() {
     let server = TestServer::start().await;
     let sqs = server.sdk();
-    let url = sqs
-        .create_queue()
-        .queue_name("work")
-        .send()
-        .await
-        .unwrap()
-        .queue_url
-        .unwrap();
+    let url = create_queue(&sqs, "work").await;
     for i in 0..5 {
         sqs.send_message()
             .queue_url(&url)
@@ -61,14 +54,7 @@ async fn m1_metrics_agree_with_queue_attributes() {
             .await
             .unwrap();
     }
-    let idle = sqs
-        .create_queue()
-        .queue_name("idle")
-        .send()
-        .await
-        .unwrap()
-        .queue_url
-        .unwrap();
+    let idle = create_queue(&sqs, "idle").await;
     sqs.receive_message().queue_url(&idle).send().await.unwrap();
     let _ = sqs.get_queue_url().queue_name("missing").send().await;
     server.clock.advance_secs(10);

@@ -2,7 +2,7 @@
 
 use aws_sdk_sqs::types::{MessageSystemAttributeName as Sys, QueueAttributeName as Attr};
 
-use crate::common::TestServer;
+use crate::common::{TestServer, create_queue};
 
 /// R2, R4, R6: a poison message leaves its source after maxReceiveCount
 /// receives; the healthy one is processed; the DLQ holds the poison one with
@@ -11,14 +11,7 @@ use crate::common::TestServer;
 async fn r2_poison_message_is_dead_lettered() {
     let server = TestServer::start().await;
     let sqs = server.sdk();
-    let dlq = sqs
-        .create_queue()
-        .queue_name("orders-dlq")
-        .send()
-        .await
-        .unwrap()
-        .queue_url
-        .unwrap();
+    let dlq = create_queue(&sqs, "orders-dlq").await;
     let src = sqs
         .create_queue()
         .queue_name("orders")

@@ -1,15 +1,10 @@
 //! FIFO queues through the official Rust SDK.
 
-use aws_sdk_sqs::error::ProvideErrorMetadata;
 use aws_sdk_sqs::types::{
     MessageSystemAttributeName as Sys, QueueAttributeName as Attr, SendMessageBatchRequestEntry,
 };
 
-use crate::common::TestServer;
-
-fn code<E: ProvideErrorMetadata>(e: &E) -> String {
-    e.code().unwrap_or_default().to_string()
-}
+use crate::common::{TestServer, code, create_queue};
 
 /// F1–F4 end to end: creation rules, group order, dedup, system attributes,
 /// receive attempt ids.
@@ -199,14 +194,7 @@ async fn f1_f4_fifo_through_the_sdk() {
 async fn f2_standard_queue_group_id_and_dedup_id() {
     let server = TestServer::start().await;
     let sqs = server.sdk();
-    let url = sqs
-        .create_queue()
-        .queue_name("std")
-        .send()
-        .await
-        .unwrap()
-        .queue_url
-        .unwrap();
+    let url = create_queue(&sqs, "std").await;
     sqs.send_message()
         .queue_url(&url)
         .message_body("x")

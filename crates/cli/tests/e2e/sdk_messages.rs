@@ -2,7 +2,6 @@
 
 use std::time::{Duration, Instant};
 
-use aws_sdk_sqs::error::ProvideErrorMetadata;
 use aws_sdk_sqs::primitives::Blob;
 use aws_sdk_sqs::types::{
     ChangeMessageVisibilityBatchRequestEntry, DeleteMessageBatchRequestEntry,
@@ -13,23 +12,7 @@ use sluice_core::Clock;
 use sluice_core::digest::{md5_of_attributes, md5_of_body};
 use sluice_core::message::{AttributeValue, MessageAttributes};
 
-use crate::common::TestServer;
-
-fn code<E: ProvideErrorMetadata>(e: &E) -> String {
-    e.code().unwrap_or_default().to_string()
-}
-
-async fn queue(server: &TestServer, name: &str) -> String {
-    server
-        .sdk()
-        .create_queue()
-        .queue_name(name)
-        .send()
-        .await
-        .unwrap()
-        .queue_url
-        .unwrap()
-}
+use crate::common::{TestServer, code, create_queue};
 
 fn string_attr(v: &str) -> MessageAttributeValue {
     MessageAttributeValue::builder()
@@ -62,7 +45,7 @@ async fn counts(server: &TestServer, url: &str) -> (String, String, String) {
 async fn v2_send_receive_with_attributes_and_digests() {
     let server = TestServer::start().await;
     let sqs = server.sdk();
-    let url = queue(&server, "q").await;
+    let url = create_queue(&server.sdk(), "q").await;
     let sent = sqs
         .send_message()
         .queue_url(&url)
@@ -154,7 +137,7 @@ async fn v2_send_receive_with_attributes_and_digests() {
 async fn v2_message_attribute_selection() {
     let server = TestServer::start().await;
     let sqs = server.sdk();
-    let url = queue(&server, "q").await;
+    let url = create_queue(&server.sdk(), "q").await;
     sqs.send_message()
         .queue_url(&url)
         .message_body("b")
@@ -195,7 +178,7 @@ async fn v2_message_attribute_selection() {
 async fn v3_redelivery_after_visibility_timeout() {
     let server = TestServer::start().await;
     let sqs = server.sdk();
-    let url = queue(&server, "q").await;
+    let url = create_queue(&server.sdk(), "q").await;
     sqs.send_message()
         .queue_url(&url)
         .message_body("a")
@@ -243,7 +226,7 @@ async fn v3_redelivery_after_visibility_timeout() {
 async fn v1_delays() {
     let server = TestServer::start().await;
     let sqs = server.sdk();
-    let url = queue(&server, "q").await;
+    let url = create_queue(&server.sdk(), "q").await;
     sqs.send_message()
         .queue_url(&url)
         .message_body("later")
@@ -291,7 +274,7 @@ async fn v1_delays() {
 async fn v4_v5_delete_and_change_visibility_batches() {
     let server = TestServer::start().await;
     let sqs = server.sdk();
-    let url = queue(&server, "q").await;
+    let url = create_queue(&server.sdk(), "q").await;
     for b in ["a", "b", "c"] {
         sqs.send_message()
             .queue_url(&url)
@@ -425,7 +408,7 @@ async fn v4_v5_delete_and_change_visibility_batches() {
 async fn l2_send_message_batch_rules() {
     let server = TestServer::start().await;
     let sqs = server.sdk();
-    let url = queue(&server, "q").await;
+    let url = create_queue(&server.sdk(), "q").await;
     let entry = |id: &str, body: &str| {
         SendMessageBatchRequestEntry::builder()
             .id(id)
@@ -610,7 +593,7 @@ async fn l1_l3_bad_messages_and_parameters() {
 async fn v6_long_poll_wakes_on_send_real_time() {
     let server = TestServer::start().await;
     let sqs = server.sdk();
-    let url = queue(&server, "q").await;
+    let url = create_queue(&server.sdk(), "q").await;
     let started = Instant::now();
     let poll = {
         let (sqs, url) = (sqs.clone(), url.clone());

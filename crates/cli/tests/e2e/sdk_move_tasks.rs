@@ -6,21 +6,14 @@ use std::time::{Duration, Instant};
 use aws_sdk_sqs::error::ProvideErrorMetadata;
 use aws_sdk_sqs::types::QueueAttributeName as Attr;
 
-use crate::common::{SluiceProcess, TestServer};
+use crate::common::{SluiceProcess, TestServer, create_queue};
 
 const DLQ_ARN: &str = "arn:aws:sqs:us-east-1:000000000000:dlq";
 
 /// A DLQ, a source pointing at it with maxReceiveCount 1, and `n` messages
 /// dead-lettered into it. Returns (source URL, DLQ URL).
 async fn dead_lettered(sqs: &aws_sdk_sqs::Client, n: usize) -> (String, String) {
-    let dlq = sqs
-        .create_queue()
-        .queue_name("dlq")
-        .send()
-        .await
-        .unwrap()
-        .queue_url
-        .unwrap();
+    let dlq = create_queue(sqs, "dlq").await;
     let src = sqs
         .create_queue()
         .queue_name("src")
@@ -161,14 +154,7 @@ async fn r7_cancel_half_way_real_time() {
     let server = TestServer::start().await;
     let sqs = server.sdk();
     let (src, dlq) = dead_lettered(&sqs, 5).await;
-    let other = sqs
-        .create_queue()
-        .queue_name("other")
-        .send()
-        .await
-        .unwrap()
-        .queue_url
-        .unwrap();
+    let other = create_queue(&sqs, "other").await;
     let started = sqs
         .start_message_move_task()
         .source_arn(DLQ_ARN)

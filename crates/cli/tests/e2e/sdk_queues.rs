@@ -1,27 +1,15 @@
 //! Queue actions through the official Rust SDK (AWS JSON protocol).
 
-use aws_sdk_sqs::error::ProvideErrorMetadata;
 use aws_sdk_sqs::types::QueueAttributeName as Attr;
 
-use crate::common::TestServer;
-
-fn code<E: ProvideErrorMetadata>(e: &E) -> String {
-    e.code().unwrap_or_default().to_string()
-}
+use crate::common::{TestServer, code, create_queue};
 
 /// W1, W3, V9: create, find, list, delete; URLs name the host the client used.
 #[tokio::test]
 async fn w3_create_get_list_delete() {
     let server = TestServer::start().await;
     let sqs = server.sdk();
-    let url = sqs
-        .create_queue()
-        .queue_name("orders")
-        .send()
-        .await
-        .unwrap()
-        .queue_url
-        .unwrap();
+    let url = create_queue(&sqs, "orders").await;
     assert_eq!(url, format!("{}/000000000000/orders", server.endpoint));
     let got = sqs
         .get_queue_url()
@@ -308,14 +296,7 @@ async fn tags_round_trip() {
 async fn permissions_edit_the_policy() {
     let server = TestServer::start().await;
     let sqs = server.sdk();
-    let url = sqs
-        .create_queue()
-        .queue_name("q")
-        .send()
-        .await
-        .unwrap()
-        .queue_url
-        .unwrap();
+    let url = create_queue(&sqs, "q").await;
     sqs.add_permission()
         .queue_url(&url)
         .label("producers")
@@ -378,14 +359,7 @@ async fn permissions_edit_the_policy() {
 async fn v8_purge() {
     let server = TestServer::start().await;
     let sqs = server.sdk();
-    let url = sqs
-        .create_queue()
-        .queue_name("q")
-        .send()
-        .await
-        .unwrap()
-        .queue_url
-        .unwrap();
+    let url = create_queue(&sqs, "q").await;
     sqs.send_message()
         .queue_url(&url)
         .message_body("a")
@@ -420,14 +394,7 @@ async fn v8_purge() {
 async fn r1_r6_redrive_policy_and_sources() {
     let server = TestServer::start().await;
     let sqs = server.sdk();
-    let dlq = sqs
-        .create_queue()
-        .queue_name("dlq")
-        .send()
-        .await
-        .unwrap()
-        .queue_url
-        .unwrap();
+    let dlq = create_queue(&sqs, "dlq").await;
     let policy =
         r#"{"deadLetterTargetArn":"arn:aws:sqs:us-east-1:000000000000:dlq","maxReceiveCount":"3"}"#;
     let missing =
