@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{ErrorCode, SqsError};
 use crate::limits::*;
+use crate::retry_backoff::RetryBackoff;
 
 /// Attribute names a client may set with CreateQueue or SetQueueAttributes.
 pub const SETTABLE: &[&str] = &[
@@ -25,6 +26,7 @@ pub const SETTABLE: &[&str] = &[
     "ContentBasedDeduplication",
     "DeduplicationScope",
     "FifoThroughputLimit",
+    crate::retry_backoff::ATTRIBUTE,
 ];
 
 /// Attribute names only the server sets.
@@ -83,6 +85,10 @@ pub struct QueueConfig {
     pub deduplication_scope: String,
     /// FIFO: `perQueue` or `perMessageGroupId`.
     pub fifo_throughput_limit: String,
+    /// sluice's retry backoff policy document, normalised (absent in
+    /// records written before it existed).
+    #[serde(default)]
+    pub retry_backoff: Option<String>,
 }
 
 impl Default for QueueConfig {
@@ -103,6 +109,7 @@ impl Default for QueueConfig {
             content_based_deduplication: false,
             deduplication_scope: "queue".into(),
             fifo_throughput_limit: "perQueue".into(),
+            retry_backoff: None,
         }
     }
 }
@@ -415,6 +422,13 @@ impl QueueConfig {
                 "perQueue" | "perMessageGroupId" => self.fifo_throughput_limit = value.into(),
                 _ => return Err(invalid_value(name)),
             },
+            crate::retry_backoff::ATTRIBUTE => {
+                self.retry_backoff = if value.is_empty() {
+                    None
+                } else {
+                    Some(RetryBackoff::parse(value)?.to_document())
+                }
+            }
             _ => return Err(unknown_attribute(name)),
         }
         Ok(())
@@ -425,6 +439,13 @@ impl QueueConfig {
         self.redrive_policy
             .as_deref()
             .and_then(|d| RedrivePolicy::parse(d).ok())
+    }
+
+    /// The parsed retry backoff policy, if one is set.
+    pub fn backoff(&self) -> Option<RetryBackoff> {
+        self.retry_backoff
+            .as_deref()
+            .and_then(|d| RetryBackoff::parse(d).ok())
     }
 
     /// The settable attributes as GetQueueAttributes shows them; unset
@@ -461,6 +482,9 @@ impl QueueConfig {
                 "KmsDataKeyReusePeriodSeconds",
                 self.kms_data_key_reuse_period_seconds.to_string(),
             );
+        }
+        if let Some(p) = &self.retry_backoff {
+            out.insert(crate::retry_backoff::ATTRIBUTE, p.clone());
         }
         if self.fifo {
             out.insert("FifoQueue", "true".into());

@@ -13,6 +13,7 @@ pub mod limits;
 pub mod message;
 pub mod queue_name;
 pub mod receipt;
+pub mod retry_backoff;
 
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use error::{ErrorCode, SqsError};

@@ -5,17 +5,28 @@
 
 use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
 
-/// Ready messages by group and the order in which groups take turns.
-#[derive(Debug, Default)]
-pub struct FairReady {
-    by_group: HashMap<String, BTreeSet<u64>>,
+/// Ready messages (by their place in the queue, `K`) by group, and the
+/// order in which groups take turns.
+#[derive(Debug)]
+pub struct FairReady<K> {
+    by_group: HashMap<String, BTreeSet<K>>,
     turns: VecDeque<String>,
     queued: HashSet<String>,
 }
 
-impl FairReady {
+impl<K> Default for FairReady<K> {
+    fn default() -> Self {
+        Self {
+            by_group: HashMap::new(),
+            turns: VecDeque::new(),
+            queued: HashSet::new(),
+        }
+    }
+}
+
+impl<K: Ord + Copy> FairReady<K> {
     /// A message became ready.
-    pub fn add(&mut self, group: &str, seq: u64) {
+    pub fn add(&mut self, group: &str, seq: K) {
         self.by_group
             .entry(group.to_string())
             .or_default()
@@ -26,7 +37,7 @@ impl FairReady {
     }
 
     /// A message stopped being ready.
-    pub fn remove(&mut self, group: &str, seq: u64) {
+    pub fn remove(&mut self, group: &str, seq: K) {
         if let Some(set) = self.by_group.get_mut(group) {
             set.remove(&seq);
             if set.is_empty() {
@@ -38,7 +49,7 @@ impl FairReady {
 
     /// The oldest ready message of the group whose turn it is; that group
     /// goes to the back of the line.
-    pub fn next(&mut self) -> Option<u64> {
+    pub fn next(&mut self) -> Option<K> {
         while let Some(group) = self.turns.pop_front() {
             match self
                 .by_group
@@ -71,7 +82,7 @@ mod tests {
 
     #[test]
     fn groups_take_turns() {
-        let mut f = FairReady::default();
+        let mut f = FairReady::<u64>::default();
         for seq in 1..=5 {
             f.add("noisy", seq);
         }

@@ -44,7 +44,9 @@ pub use dead_letter::{
 use dead_letter::{name_of_arn, sibling_arn};
 use dedup::{DedupWindow, Seen};
 use journal::{Journal, Ticket};
-use queue_state::{Attempt, MessageData, MessageState, Phase, QueueState};
+use queue_state::{
+    Attempt, DeliveryRules, MessageData, MessageState, Phase, QueueState, retry_delay_ms,
+};
 pub use store::StoreError;
 use store::{Change, QueueRecord, Store};
 
@@ -744,12 +746,12 @@ impl Broker for EmbeddedBroker {
                     .unwrap_or(st.meta.config.visibility_timeout);
                 let room = MAX_INFLIGHT - st.in_flight();
                 let max = (options.max_messages as usize).min(room);
-                let delivery = st.deliver(
-                    max,
-                    now,
+                let rules = DeliveryRules::new(
+                    &st.meta.config,
                     u64::from(visibility) * 1000,
                     redrive.as_ref().map(|(p, _)| p.max_receive_count),
                 );
+                let delivery = st.deliver(max, now, &rules);
                 let mut delivered = Vec::with_capacity(delivery.delivered.len());
                 for seq in delivery.delivered {
                     let Some(entry) = st.get(seq) else { continue };
@@ -1116,7 +1118,15 @@ impl Broker for EmbeddedBroker {
                     (entry.map(|e| (source_arn, dlq, vec![(seq, e)])), false)
                 }
                 None => {
-                    let retry = u64::from(nack.retry_after_seconds.unwrap_or(0)) * 1000;
+                    // An explicit wait wins; otherwise the queue's backoff
+                    // for this attempt applies.
+                    let retry = match (nack.retry_after_seconds, st.meta.config.backoff()) {
+                        (Some(seconds), _) => u64::from(seconds) * 1000,
+                        (None, Some(backoff)) => st.get(seq).map_or(0, |e| {
+                            retry_delay_ms(&backoff, seq, e.state.receive_count, now)
+                        }),
+                        (None, None) => 0,
+                    };
                     st.set_visibility(seq, now + retry, now);
                     if let Some(entry) = st.get(seq) {
                         inner.put_state(cell.id, seq, &entry.state, &mut changes);

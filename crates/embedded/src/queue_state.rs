@@ -5,7 +5,7 @@
 //! no I/O, so the engine can hold its lock only for these calls and hand the
 //! resulting changes to the journal.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 
 use sluice_broker::{QueueCounts, QueueMeta};
@@ -20,6 +20,63 @@ fn fair_group(entry: &Entry) -> &str {
 }
 use sluice_core::clock::Millis;
 use sluice_core::message::MessageAttributes;
+use sluice_core::retry_backoff::RetryBackoff;
+
+/// A ready message's place in its queue: `(sequence, 0)` normally, and
+/// `(newest sequence so far, n)` for a message sent to the back (rule V12),
+/// so it comes after every message already there and before later sends.
+pub type Order = (u64, u64);
+
+/// How a receive treats the messages it takes.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct DeliveryRules {
+    /// How long a delivered message stays hidden, milliseconds.
+    pub visibility_ms: u64,
+    /// A redrive policy's maxReceiveCount: a message received that many
+    /// times is taken out for the dead-letter queue instead (rule R2).
+    pub max_receives: Option<u32>,
+    /// The queue's retry backoff: each failed attempt stays hidden longer.
+    pub backoff: Option<RetryBackoff>,
+    /// Standard queues whose maxReceiveCount is above 3: a message received
+    /// this many times goes to the back of the queue when it is ready again
+    /// (rule V12).
+    pub back_after: Option<u32>,
+}
+
+impl DeliveryRules {
+    /// The rules for a queue of this configuration.
+    pub fn new(
+        config: &sluice_core::attributes::QueueConfig,
+        visibility_ms: u64,
+        max_receives: Option<u32>,
+    ) -> Self {
+        Self {
+            visibility_ms,
+            max_receives,
+            backoff: config.backoff(),
+            back_after: (!config.fifo && max_receives.is_some_and(|n| n > V12_RECEIVES))
+                .then_some(V12_RECEIVES),
+        }
+    }
+}
+
+/// Receives after which a standard queue sends a message to the back (V12).
+const V12_RECEIVES: u32 = 3;
+
+/// The retry backoff of a message's `count`-th attempt, drawing its jitter
+/// from the message and the time, so the index stays deterministic for a
+/// given history.
+pub fn retry_delay_ms(backoff: &RetryBackoff, seq: u64, count: u32, now: Millis) -> u64 {
+    backoff.delay_ms(count, spread(seq ^ now.rotate_left(17) ^ u64::from(count)))
+}
+
+/// A cheap, well-spread hash (splitmix64).
+fn spread(mut x: u64) -> u64 {
+    x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    x ^ (x >> 31)
+}
 
 /// What never changes about a stored message.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -77,6 +134,10 @@ pub struct Entry {
     pub phase: Phase,
     /// The last failure reason a consumer gave (rule X2).
     pub failure: Option<Arc<str>>,
+    /// Its place among the ready messages.
+    pub order: Order,
+    /// Received often enough to go to the back when ready again (V12).
+    pub at_back: bool,
 }
 
 /// What [`QueueState::deliver`] did.
@@ -98,8 +159,8 @@ pub struct QueueState {
     /// Set when the queue is deleted; operations that still hold it fail.
     pub deleted: bool,
     entries: HashMap<u64, Entry>,
-    /// Ready messages by sequence: oldest first, best effort (rule V10).
-    ready: BTreeSet<u64>,
+    /// Ready messages by their place: oldest first, best effort (rule V10).
+    ready: BTreeMap<Order, u64>,
     /// Delayed and in-flight messages by the time they become ready.
     timers: BTreeSet<(Millis, u64)>,
     /// All messages by the start of their retention clock (rule V7).
@@ -109,7 +170,11 @@ pub struct QueueState {
     /// FIFO queues: each group's order and in-flight count.
     lanes: Option<Lanes>,
     /// Standard queues once a message carries a group: turns between groups.
-    fair: Option<FairReady>,
+    fair: Option<FairReady<Order>>,
+    /// The highest sequence inserted, and how many messages went to the
+    /// back after it (rule V12).
+    newest_seq: u64,
+    sent_back: u64,
     /// FIFO queues: deduplication ids of the last five minutes.
     pub dedup: DedupWindow,
     /// FIFO queues: receives by ReceiveRequestAttemptId, for retries.
@@ -136,13 +201,15 @@ impl QueueState {
             last_purge: None,
             deleted: false,
             entries: HashMap::new(),
-            ready: BTreeSet::new(),
+            ready: BTreeMap::new(),
             timers: BTreeSet::new(),
             by_age: BTreeSet::new(),
             in_flight: 0,
             delayed: 0,
             lanes: meta_is_fifo.then(Lanes::default),
             fair: None,
+            newest_seq: 0,
+            sent_back: 0,
             dedup: DedupWindow::default(),
             attempts: HashMap::new(),
         }
@@ -164,11 +231,14 @@ impl QueueState {
         if self.lanes.is_none() && self.fair.is_none() && data.group_id.is_some() {
             self.enable_fairness();
         }
+        self.newest_seq = self.newest_seq.max(seq);
         let entry = Entry {
             data,
             state,
             phase,
             failure: None,
+            order: (seq, 0),
+            at_back: false,
         };
         self.place(seq, &entry);
         self.entries.insert(seq, entry);
@@ -177,9 +247,9 @@ impl QueueState {
     fn place(&mut self, seq: u64, entry: &Entry) {
         match entry.phase {
             Phase::Ready => {
-                self.ready.insert(seq);
+                self.ready.insert(entry.order, seq);
                 if let Some(fair) = &mut self.fair {
-                    fair.add(fair_group(entry), seq);
+                    fair.add(fair_group(entry), entry.order);
                 }
             }
             Phase::Delayed => {
@@ -203,9 +273,9 @@ impl QueueState {
     fn unplace(&mut self, seq: u64, entry: &Entry) {
         match entry.phase {
             Phase::Ready => {
-                self.ready.remove(&seq);
+                self.ready.remove(&entry.order);
                 if let Some(fair) = &mut self.fair {
-                    fair.remove(fair_group(entry), seq);
+                    fair.remove(fair_group(entry), entry.order);
                 }
             }
             Phase::Delayed => {
@@ -284,13 +354,22 @@ impl QueueState {
                     }
                     Phase::Ready => {}
                 }
-                entry.phase = Phase::Ready;
+                self.make_ready(&mut entry);
                 self.place(seq, &entry);
                 self.entries.insert(seq, entry);
                 woke = true;
             }
         }
         (expired, woke)
+    }
+
+    /// Marks a message ready, at the back of the queue if it has earned it.
+    fn make_ready(&mut self, entry: &mut Entry) {
+        entry.phase = Phase::Ready;
+        if entry.at_back {
+            self.sent_back += 1;
+            entry.order = (self.newest_seq, self.sent_back);
+        }
     }
 
     /// When the next delayed or in-flight message becomes ready.
@@ -307,9 +386,14 @@ impl QueueState {
         }
     }
 
-    /// The start of the oldest message's retention clock.
+    /// The start of the oldest message's retention clock, leaving out the
+    /// messages sent to the back (rules V12, M3), as SQS's
+    /// ApproximateAgeOfOldestMessage does.
     pub fn oldest_enqueued_at(&self) -> Option<Millis> {
-        self.by_age.first().map(|&(at, _)| at)
+        self.by_age
+            .iter()
+            .find(|(_, seq)| self.entries.get(seq).is_some_and(|e| !e.at_back))
+            .map(|&(at, _)| at)
     }
 
     /// Number of messages in flight.
@@ -323,54 +407,54 @@ impl QueueState {
     }
 
     /// Delivers up to `max` ready messages: each is hidden until
-    /// `now + visibility_ms`, its receive count goes up and its first
-    /// receive time is set (rule V2).
+    /// `now + visibility_ms` (plus the retry backoff of its attempt), its
+    /// receive count goes up and its first receive time is set (rule V2).
     ///
     /// With `max_receives` (a redrive policy's maxReceiveCount), a ready
     /// message already received that many times is not delivered but taken
     /// out of the queue and returned in [`Delivery::dead`] for the caller to
     /// move to the dead-letter queue (rule R2).
-    pub fn deliver(
-        &mut self,
-        max: usize,
-        now: Millis,
-        visibility_ms: u64,
-        max_receives: Option<u32>,
-    ) -> Delivery {
+    pub fn deliver(&mut self, max: usize, now: Millis, rules: &DeliveryRules) -> Delivery {
         let mut out = Delivery {
             delivered: Vec::with_capacity(max),
             dead: Vec::new(),
         };
         if self.lanes.is_some() {
-            self.deliver_fifo(&mut out, max, now, visibility_ms, max_receives);
+            self.deliver_fifo(&mut out, max, now, rules);
             return out;
         }
         while out.delivered.len() < max {
             let next = match &mut self.fair {
                 Some(fair) => fair.next(),
-                None => self.ready.first().copied(),
+                None => self.ready.first_key_value().map(|(&order, _)| order),
             };
-            let Some(seq) = next else {
+            let Some(seq) = next.and_then(|order| self.ready.get(&order).copied()) else {
                 break;
             };
-            self.deliver_one(seq, &mut out, now, visibility_ms, max_receives);
+            self.deliver_one(seq, &mut out, now, rules);
         }
         out
+    }
+
+    fn is_ready(&self, seq: u64) -> bool {
+        self.entries
+            .get(&seq)
+            .is_some_and(|e| e.phase == Phase::Ready)
     }
 
     /// Ready messages, oldest first, for a redrive to choose from (rule R7).
     pub fn ready_entries(&self) -> impl Iterator<Item = (u64, &Entry)> {
         self.ready
-            .iter()
+            .values()
             .filter_map(|&seq| self.entries.get(&seq).map(|e| (seq, e)))
     }
 
     /// Starts taking turns between groups, from the messages ready now.
     fn enable_fairness(&mut self) {
         let mut fair = FairReady::default();
-        for &seq in &self.ready {
+        for &seq in self.ready.values() {
             if let Some(entry) = self.entries.get(&seq) {
-                fair.add(fair_group(entry), seq);
+                fair.add(fair_group(entry), entry.order);
             }
         }
         self.fair = Some(fair);
@@ -380,21 +464,14 @@ impl QueueState {
     /// when it is the next of its group and no message of its group is in
     /// flight from an earlier receive; one receive may take several
     /// consecutive messages of a group.
-    fn deliver_fifo(
-        &mut self,
-        out: &mut Delivery,
-        max: usize,
-        now: Millis,
-        visibility_ms: u64,
-        max_receives: Option<u32>,
-    ) {
+    fn deliver_fifo(&mut self, out: &mut Delivery, max: usize, now: Millis, rules: &DeliveryRules) {
         // Groups that can deliver now: none of theirs in flight and the head
         // ready; the group with the oldest head goes first. This costs one
         // step per group, not per message, however deep the backlog.
         let Some(lanes) = &self.lanes else { return };
         let mut groups: Vec<(u64, String)> = lanes
             .heads()
-            .filter(|&(group, head)| !lanes.is_blocked(group) && self.ready.contains(&head))
+            .filter(|&(group, head)| !lanes.is_blocked(group) && self.is_ready(head))
             .map(|(group, head)| (head, group.to_string()))
             .collect();
         groups.sort_unstable();
@@ -403,11 +480,11 @@ impl QueueState {
             let mut position = 0;
             while out.delivered.len() < max {
                 let next = self.lanes.as_ref().and_then(|l| l.at(&group, position));
-                let Some(seq) = next.filter(|s| self.ready.contains(s)) else {
+                let Some(seq) = next.filter(|&s| self.is_ready(s)) else {
                     break;
                 };
                 // A dead message leaves the lane, so the position stays.
-                if self.deliver_one(seq, out, now, visibility_ms, max_receives) {
+                if self.deliver_one(seq, out, now, rules) {
                     position += 1;
                 }
             }
@@ -423,14 +500,15 @@ impl QueueState {
         seq: u64,
         out: &mut Delivery,
         now: Millis,
-        visibility_ms: u64,
-        max_receives: Option<u32>,
+        rules: &DeliveryRules,
     ) -> bool {
         let Some(receive_count) = self.entries.get(&seq).map(|e| e.state.receive_count) else {
-            self.ready.remove(&seq);
             return false;
         };
-        if max_receives.is_some_and(|limit| receive_count >= limit) {
+        if rules
+            .max_receives
+            .is_some_and(|limit| receive_count >= limit)
+        {
             if let Some(entry) = self.remove(seq) {
                 out.dead.push((seq, entry));
             }
@@ -445,7 +523,12 @@ impl QueueState {
             entry.state.first_receive_at = now;
         }
         entry.state.last_receive_at = now;
-        entry.state.visible_at = now + visibility_ms;
+        let count = entry.state.receive_count;
+        let backoff = rules
+            .backoff
+            .map_or(0, |b| retry_delay_ms(&b, seq, count, now));
+        entry.state.visible_at = now + rules.visibility_ms + backoff;
+        entry.at_back |= rules.back_after.is_some_and(|n| count >= n);
         entry.phase = Phase::InFlight;
         self.place(seq, &entry);
         self.entries.insert(seq, entry);
@@ -461,11 +544,11 @@ impl QueueState {
         };
         self.unplace(seq, &entry);
         entry.state.visible_at = visible_at;
-        entry.phase = if visible_at <= now {
-            Phase::Ready
+        if visible_at <= now {
+            self.make_ready(&mut entry);
         } else {
-            Phase::InFlight
-        };
+            entry.phase = Phase::InFlight;
+        }
         self.place(seq, &entry);
         self.entries.insert(seq, entry);
     }

@@ -70,6 +70,9 @@ macro_rules! conformance_tests {
             x1_peek_changes_nothing_and_filters,
             x2_nack_reason_retry_and_permanent_failure,
             x3_selective_redrive_filters_marks_and_bounds_replays,
+            x_retry_backoff_doubles_each_attempt_up_to_the_cap,
+            x_retry_backoff_jitter_nack_and_removal,
+            v12_thrice_received_message_goes_to_the_back,
         );
     };
     // The in-flight limit needs 120,000 sequential receives: engines whose
@@ -90,10 +93,12 @@ macro_rules! conformance_tests {
 
 mod dead_letter;
 mod fifo;
+mod retries;
 mod standard;
 
 pub use dead_letter::*;
 pub use fifo::*;
+pub use retries::*;
 pub use standard::*;
 
 pub(crate) fn attrs(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {

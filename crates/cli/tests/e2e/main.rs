@@ -15,3 +15,4 @@ mod sdk_fifo;
 mod sdk_messages;
 mod sdk_move_tasks;
 mod sdk_queues;
+mod seed_story;
