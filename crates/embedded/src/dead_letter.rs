@@ -145,6 +145,7 @@ impl EmbeddedBroker {
         dlq: &QueueCell,
         dead: Taken,
         now: Millis,
+        trigger: &'static str,
     ) -> Result<(), SqsError> {
         let inner = &self.inner;
         let durable = inner.journal.is_durable();
@@ -205,10 +206,13 @@ impl EmbeddedBroker {
                     });
                 }
                 tracing::info!(
+                    target: "sluice::audit",
                     message_id = %uuid_string(&data.message_id),
                     source = %source_arn,
                     dead_letter_queue = %dst.meta.name,
                     receive_count = state.receive_count,
+                    trigger,
+                    reason = entry.failure.as_deref().unwrap_or(""),
                     "moved message to dead-letter queue"
                 );
                 dst.insert(seq, Arc::new(data), state, now);

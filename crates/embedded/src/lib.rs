@@ -807,8 +807,15 @@ impl Broker for EmbeddedBroker {
                 )
             };
             if let Some((source_arn, dlq, dead)) = dead {
-                self.move_to_dead_letter_queue(&cell, &source_arn, &dlq, dead, now)
-                    .await?;
+                self.move_to_dead_letter_queue(
+                    &cell,
+                    &source_arn,
+                    &dlq,
+                    dead,
+                    now,
+                    "maxReceiveCount",
+                )
+                .await?;
             }
             if !delivered.is_empty() {
                 ticket.wait().await?;
@@ -1138,7 +1145,7 @@ impl Broker for EmbeddedBroker {
         };
         // Move before any wait: the message is out of its queue already.
         if let Some((source_arn, dlq, dead)) = dead {
-            self.move_to_dead_letter_queue(&cell, &source_arn, &dlq, dead, now)
+            self.move_to_dead_letter_queue(&cell, &source_arn, &dlq, dead, now, "permanent nack")
                 .await?;
         }
         ticket.wait().await?;

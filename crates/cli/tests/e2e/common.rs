@@ -179,6 +179,15 @@ pub struct RawClient {
 }
 
 impl RawClient {
+    /// A client for a server at `endpoint` (`http://ADDR:PORT`).
+    pub fn at(endpoint: &str) -> Self {
+        let addr = endpoint
+            .trim_start_matches("http://")
+            .parse()
+            .expect("endpoint is http://ADDR:PORT");
+        Self { addr }
+    }
+
     /// Sends a request and reads the whole response.
     pub fn request(
         &self,

@@ -360,3 +360,137 @@ async fn x_retry_backoff_policy_through_real_clients() {
     server.clock.advance_secs(1);
     assert_eq!(receive().await, 1);
 }
+
+/// Audit (issue: "every move to a DLQ and every redrive is recorded"): the
+/// real binary logs each move with its message id, queues, trigger and
+/// reason, and each redrive with the ids it moved, under the
+/// `sluice::audit` target that `RUST_LOG=sluice::audit=info` selects.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn x_audit_log_records_every_move_and_redrive() {
+    use std::io::{BufRead, BufReader};
+    use std::process::{Command, Stdio};
+
+    let log = tempfile::NamedTempFile::new().unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_sluice"))
+        .args(["serve", "--in-memory", "--bind", "127.0.0.1:0"])
+        .env("RUST_LOG", "warn,sluice::audit=info")
+        .env("NO_COLOR", "1")
+        .stdout(Stdio::piped())
+        .stderr(log.reopen().unwrap())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let endpoint = line
+        .trim()
+        .strip_prefix("sluice listening on ")
+        .unwrap()
+        .to_string();
+    let sqs = crate::common::sdk_client(&endpoint);
+    create_queue(&sqs, "audit-dlq").await;
+    let src = sqs
+        .create_queue()
+        .queue_name("audited")
+        .attributes(
+            Attr::RedrivePolicy,
+            r#"{"deadLetterTargetArn":"arn:aws:sqs:us-east-1:000000000000:audit-dlq","maxReceiveCount":1}"#,
+        )
+        .send()
+        .await
+        .unwrap()
+        .queue_url
+        .unwrap();
+    let mut ids = Vec::new();
+    for body in ["overused", "nacked"] {
+        let sent = sqs
+            .send_message()
+            .queue_url(&src)
+            .message_body(body)
+            .send()
+            .await
+            .unwrap();
+        ids.push(sent.message_id().unwrap().to_string());
+    }
+    let got = sqs
+        .receive_message()
+        .queue_url(&src)
+        .max_number_of_messages(10)
+        .visibility_timeout(30)
+        .send()
+        .await
+        .unwrap();
+    let nacked = got
+        .messages()
+        .iter()
+        .find(|m| m.body() == Some("nacked"))
+        .unwrap();
+    let handle = nacked.receipt_handle().unwrap().to_string();
+    let body = json!({"QueueUrl": src, "ReceiptHandle": handle, "Reason": "schema v3 unknown", "Permanent": true});
+    let raw = crate::common::RawClient::at(&endpoint);
+    let http = |target: &'static str, body: Value| async move {
+        tokio::task::spawn_blocking(move || raw.json_target(target, &body.to_string()))
+            .await
+            .unwrap()
+    };
+    let nack = http("Sluice.NackMessage", body).await;
+    assert_eq!(nack.status, 200, "{}", nack.body);
+    let over = got
+        .messages()
+        .iter()
+        .find(|m| m.body() == Some("overused"))
+        .unwrap();
+    sqs.change_message_visibility()
+        .queue_url(&src)
+        .receipt_handle(over.receipt_handle().unwrap())
+        .visibility_timeout(0)
+        .send()
+        .await
+        .unwrap();
+    // The other one goes past maxReceiveCount on the next receive.
+    let got = sqs.receive_message().queue_url(&src).send().await.unwrap();
+    assert!(got.messages().is_empty());
+    let dlq_url = src.replace("audited", "audit-dlq");
+    let redrive = http(
+        "Sluice.RedriveMessages",
+        json!({"QueueUrl": dlq_url, "BodyContains": "overused"}),
+    )
+    .await;
+    assert_eq!(redrive.status, 200, "{}", redrive.body);
+    let _ = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status();
+    child.wait().unwrap();
+
+    let text = std::fs::read_to_string(log.path()).unwrap();
+    let audit: Vec<&str> = text
+        .lines()
+        .filter(|l| l.contains("sluice::audit"))
+        .collect();
+    let moved = |id: &str| {
+        audit
+            .iter()
+            .find(|l| l.contains("moved message to dead-letter queue") && l.contains(id))
+            .unwrap_or_else(|| panic!("no move of {id} in {audit:#?}"))
+    };
+    let over = moved(&ids[0]);
+    assert!(
+        over.contains("trigger=\"maxReceiveCount\"")
+            && over.contains("dead_letter_queue=audit-dlq"),
+        "{over}"
+    );
+    let nack = moved(&ids[1]);
+    assert!(
+        nack.contains("trigger=\"permanent nack\"") && nack.contains("schema v3 unknown"),
+        "{nack}"
+    );
+    let redrive = audit
+        .iter()
+        .find(|l| l.contains("selective redrive"))
+        .unwrap_or_else(|| panic!("no redrive in {audit:#?}"));
+    assert!(
+        redrive.contains("moved=1") && redrive.contains("queue=\"audit-dlq\""),
+        "{redrive}"
+    );
+}

@@ -221,7 +221,9 @@ pub async fn redrive_messages<B: Broker>(
     if !dry_run {
         // Audit: every redrive is recorded with what it moved.
         tracing::info!(
+            target: "sluice::audit",
             queue = name,
+            destination = redrive.destination.as_deref().unwrap_or("each message's source"),
             moved = outcome.moved,
             refused = outcome.refused,
             unmovable = outcome.unmovable,

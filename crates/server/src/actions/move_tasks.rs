@@ -253,6 +253,17 @@ async fn run<B: Broker>(
                 break;
             }
             Ok(step) => {
+                if step.moved > 0 {
+                    tracing::info!(
+                        target: "sluice::audit",
+                        task = %task.handle,
+                        queue = %source,
+                        destination = destination.as_deref().unwrap_or("each message's source"),
+                        moved = step.moved,
+                        message_ids = ?step.message_ids,
+                        "message move task step"
+                    );
+                }
                 task.moved += step.moved;
                 if step.unmovable > 0 {
                     task.status = MoveTaskStatus::Failed;
