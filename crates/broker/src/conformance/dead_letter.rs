@@ -537,3 +537,107 @@ pub async fn x3_selective_redrive_filters_marks_and_bounds_replays<H: Harness>(h
         receive_vt(h, "src", 10, 0).await;
     }
 }
+
+/// R2, R4, R7: a chain of DLQs. A message that fails in its source and then
+/// in the first DLQ (which has its own RedrivePolicy) reaches the second,
+/// naming the first as its source; a redrive to sources sends it back one
+/// step, to the first DLQ.
+pub async fn r2_r7_dead_letter_queue_chain<H: Harness>(h: &H) {
+    create(h, "last", &[]).await;
+    create(h, "first", &[("RedrivePolicy", &redrive("last", 3))]).await;
+    create(h, "src", &[("RedrivePolicy", &redrive("first", 1))]).await;
+    dead_letter(h, "src", "doomed").await;
+    assert_eq!(counts(h, "first").await.visible, 1);
+    let id = receive_vt(h, "first", 1, 0).await.remove(0).message_id;
+    // Its receive count came along (rule R4): 2 now, so one more receive
+    // in the first DLQ and the next moves it on.
+    assert_eq!(receive_vt(h, "first", 1, 0).await.len(), 1);
+    assert!(receive(h, "first", 1).await.is_empty());
+    assert_eq!(counts(h, "first").await, QueueCounts::default());
+    let peeked = h
+        .broker()
+        .peek_messages("last", &MessageFilter::default(), None, 10)
+        .await
+        .unwrap();
+    assert_eq!(peeked.messages.len(), 1);
+    let m = &peeked.messages[0];
+    assert_eq!(m.message_id, id, "the id survives both moves");
+    assert_eq!(
+        m.system_attributes
+            .get("DeadLetterQueueSourceArn")
+            .map(|v| &v.value),
+        Some(&AttributeValue::String(
+            "arn:aws:sqs:us-east-1:000000000000:first".into()
+        )),
+        "the source is the queue it last failed in"
+    );
+    let outcome = h
+        .broker()
+        .redrive_messages("last", &to_sources(10))
+        .await
+        .unwrap();
+    assert_eq!(outcome.moved, 1);
+    assert_eq!(counts(h, "first").await.visible, 1);
+    assert_eq!(counts(h, "src").await, QueueCounts::default());
+}
+
+/// X1: peeks racing receives and deletes never change what consumers see:
+/// every message is received exactly once, receive counts count receives
+/// only, and a peek shows each message at most once per page.
+pub async fn x1_peek_racing_receives_changes_nothing<H: Harness>(h: &H) {
+    create(h, "busy", &[]).await;
+    let names: Vec<String> = (0..200).map(|i| format!("m{i:03}")).collect();
+    for chunk in names.chunks(10) {
+        let refs: Vec<&str> = chunk.iter().map(String::as_str).collect();
+        send(h, "busy", &refs).await;
+    }
+    let peeker = {
+        let broker = h.broker().clone();
+        tokio::spawn(async move {
+            let mut pages = 0;
+            loop {
+                let page = broker
+                    .peek_messages("busy", &MessageFilter::default(), None, 1000)
+                    .await
+                    .expect("peek");
+                let mut ids: Vec<&str> = page
+                    .messages
+                    .iter()
+                    .map(|m| m.message_id.as_str())
+                    .collect();
+                let n = ids.len();
+                ids.sort_unstable();
+                ids.dedup();
+                assert_eq!(ids.len(), n, "a page shows a message once");
+                assert!(
+                    page.messages.iter().all(|m| m.receive_count <= 1),
+                    "peeks add no receives"
+                );
+                pages += 1;
+                if page.messages.is_empty() {
+                    return pages;
+                }
+                tokio::task::yield_now().await;
+            }
+        })
+    };
+    let mut received = Vec::new();
+    loop {
+        let got = receive_vt(h, "busy", 10, 300).await;
+        if got.is_empty() {
+            break;
+        }
+        for m in &got {
+            assert_eq!(m.receive_count, 1, "{} received once", m.body);
+        }
+        let handles = got.iter().map(|m| m.receipt_handle.clone()).collect();
+        let deleted = h.broker().delete_messages("busy", handles).await.unwrap();
+        assert!(deleted.iter().all(Result::is_ok));
+        received.extend(got.into_iter().map(|m| m.body));
+        tokio::task::yield_now().await;
+    }
+    let pages = peeker.await.expect("peeker");
+    assert!(pages >= 1);
+    received.sort();
+    assert_eq!(received, names, "each message received exactly once");
+}

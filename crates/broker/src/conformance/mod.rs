@@ -73,6 +73,8 @@ macro_rules! conformance_tests {
             x_retry_backoff_doubles_each_attempt_up_to_the_cap,
             x_retry_backoff_jitter_nack_and_removal,
             v12_thrice_received_message_goes_to_the_back,
+            r2_r7_dead_letter_queue_chain,
+            x1_peek_racing_receives_changes_nothing,
         );
     };
     // The in-flight limit needs 120,000 sequential receives: engines whose
