@@ -62,6 +62,9 @@ pub struct NewMessage {
     pub group_id: Option<String>,
     /// The deduplication id (FIFO).
     pub dedup_id: Option<String>,
+    /// The body's MD5 when the sender already computed it: an engine may
+    /// keep it and return it with receives, which then skip hashing.
+    pub body_md5: Option<[u8; 16]>,
 }
 
 /// What a send assigned to a message.
@@ -111,6 +114,8 @@ pub struct ReceivedMessage {
     pub dedup_id: Option<String>,
     /// FIFO sequence number.
     pub sequence_number: Option<String>,
+    /// The body's MD5 if the engine kept it (see [`NewMessage::body_md5`]).
+    pub body_md5: Option<[u8; 16]>,
 }
 
 /// One ChangeMessageVisibility entry.

@@ -6,7 +6,18 @@ use crate::message::{AttributeValue, MessageAttributes};
 
 /// Hex MD5 of the UTF-8 body.
 pub fn md5_of_body(body: &str) -> String {
-    hex(&Md5::digest(body.as_bytes()))
+    hex(&body_digest(body))
+}
+
+/// The raw MD5 of a body, for engines that keep it with the message so
+/// that a receive need not hash the body again.
+pub fn body_digest(body: &str) -> [u8; 16] {
+    Md5::digest(body.as_bytes()).into()
+}
+
+/// A raw digest from [`body_digest`] as `MD5OfBody` shows it.
+pub fn digest_hex(digest: &[u8; 16]) -> String {
+    hex(digest)
 }
 
 /// MD5 of message attributes as SQS computes it: sorted by name; for each,

@@ -53,6 +53,7 @@ pub fn decode_message(bytes: &[u8]) -> Result<MessageData, CorruptRecord> {
         system_attributes,
         group_id,
         dedup_id,
+        body_md5: None,
     })
 }
 
@@ -219,6 +220,7 @@ mod tests {
             system_attributes: MessageAttributes::new(),
             group_id: Some("g".into()),
             dedup_id: None,
+            body_md5: None,
         };
         let bytes = encode_message(&m);
         assert_eq!(decode_message(&bytes).unwrap(), m);

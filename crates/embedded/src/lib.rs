@@ -598,6 +598,7 @@ impl Broker for EmbeddedBroker {
                     system_attributes: m.system_attributes,
                     group_id: m.group_id,
                     dedup_id: m.dedup_id,
+                    body_md5: m.body_md5,
                 };
                 let encoded = if durable {
                     codec::encode_message(&data)
@@ -774,6 +775,7 @@ impl Broker for EmbeddedBroker {
                         group_id: data.group_id.clone(),
                         dedup_id: data.dedup_id.clone(),
                         sequence_number: fifo.then(|| sequence_number(seq)),
+                        body_md5: data.body_md5,
                     });
                 }
                 if let (true, Some(id), false) = (fifo, &options.attempt_id, delivered.is_empty()) {

@@ -5,7 +5,7 @@ use std::time::Duration;
 use serde_json::{Map, Value, json};
 use sluice_broker::{Broker, ReceiveOptions, ReceivedMessage};
 use sluice_core::SqsError;
-use sluice_core::digest::{md5_of_attributes, md5_of_body};
+use sluice_core::digest::{digest_hex, md5_of_attributes, md5_of_body};
 use sluice_core::limits::{MAX_RECEIVE_BATCH, MAX_VISIBILITY_TIMEOUT, MAX_WAIT_TIME};
 use sluice_core::message::{AttributeValue, MessageAttributes, attribute_selected};
 use sluice_protocol::requests::{ReceiveMessageInput, required};
@@ -87,7 +87,10 @@ fn render<B>(
     let mut out = json!({
         "MessageId": m.message_id,
         "ReceiptHandle": m.receipt_handle,
-        "MD5OfBody": md5_of_body(&m.body),
+        "MD5OfBody": match &m.body_md5 {
+            Some(digest) => digest_hex(digest),
+            None => md5_of_body(&m.body),
+        },
         "Body": m.body,
     });
     let all = system_names.iter().any(|n| n == "All");

@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 use sluice_broker::{Broker, NewMessage};
 use sluice_core::SqsError;
 use sluice_core::attributes::QueueConfig;
-use sluice_core::digest::{md5_of_attributes, md5_of_body};
+use sluice_core::digest::{body_digest, digest_hex, md5_of_attributes};
 use sluice_core::limits::{MAX_DELAY, MAX_MESSAGE_SIZE};
 use sluice_core::message::{
     AttributeValue, BaseType, MessageAttributeValue, MessageAttributes, base_type, message_size,
@@ -167,8 +167,9 @@ fn check_message(mut input: MessageInput, config: &QueueConfig) -> Result<Checke
         None => None,
     };
     let (group_id, dedup_id) = check_fifo_ids(&input, config, &body, delay_seconds)?;
+    let body_md5 = body_digest(&body);
     Ok(Checked {
-        md5_body: md5_of_body(&body),
+        md5_body: digest_hex(&body_md5),
         md5_attributes: md5_of_attributes(&attributes),
         md5_system: md5_of_attributes(&system_attributes),
         message: NewMessage {
@@ -178,6 +179,7 @@ fn check_message(mut input: MessageInput, config: &QueueConfig) -> Result<Checke
             delay_seconds,
             group_id,
             dedup_id,
+            body_md5: Some(body_md5),
         },
     })
 }
