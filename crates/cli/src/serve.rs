@@ -165,7 +165,7 @@ async fn declare_queues<B: Broker>(service: &Service<B>, file: &FileConfig) -> a
 fn sluice_protocol_request(action: &str, input: serde_json::Value) -> sluice_protocol::Request {
     sluice_protocol::Request {
         action: action.to_string(),
-        input,
+        input: input.into(),
     }
 }
 

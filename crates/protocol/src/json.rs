@@ -3,7 +3,7 @@
 use serde_json::Value;
 use sluice_core::{ErrorCode, SqsError};
 
-use crate::{Encoded, Request};
+use crate::{Encoded, Input, Request};
 
 /// The `Content-Type` of JSON requests and responses.
 pub const CONTENT_TYPE: &str = "application/x-amz-json-1.0";
@@ -33,22 +33,19 @@ pub fn decode(target: &str, body: &[u8]) -> Result<Request, SqsError> {
             format!("The action {action} is not valid for this endpoint."),
         ));
     }
-    let input = if body.iter().all(u8::is_ascii_whitespace) {
-        Value::Object(Default::default())
-    } else {
-        serde_json::from_slice::<Value>(body).map_err(|e| {
-            SqsError::new(
+    // The body is parsed once, into the action's typed input; here only
+    // its outer shape is checked. Bad JSON inside is reported by
+    // `requests::parse` with the same code.
+    let input = match body.iter().find(|b| !b.is_ascii_whitespace()) {
+        None => Input::Value(Value::Object(Default::default())),
+        Some(b'{') => Input::Json(body.to_vec()),
+        Some(_) => {
+            return Err(SqsError::new(
                 ErrorCode::SerializationException,
-                format!("The request body is not valid JSON: {e}"),
-            )
-        })?
+                "The request body must be a JSON object.",
+            ));
+        }
     };
-    if !input.is_object() {
-        return Err(SqsError::new(
-            ErrorCode::SerializationException,
-            "The request body must be a JSON object.",
-        ));
-    }
     Ok(Request {
         action: action.to_string(),
         input,
@@ -61,7 +58,11 @@ pub fn encode_response(output: &Value) -> Encoded {
         status: 200,
         content_type: CONTENT_TYPE,
         headers: Vec::new(),
-        body: serde_json::to_vec(output).unwrap_or_else(|_| b"{}".to_vec()),
+        body: {
+            let mut body = Vec::with_capacity(256);
+            crate::json_writer::write_value(&mut body, output);
+            body
+        },
     }
 }
 
@@ -101,13 +102,11 @@ mod tests {
         )
         .unwrap();
         assert_eq!(r.action, "SendMessage");
-        assert_eq!(r.input["MessageBody"], "b");
-        assert!(
-            decode("AmazonSQS.ListQueues", b"")
-                .unwrap()
-                .input
-                .is_object()
-        );
+        let input: Value = crate::requests::parse(r.input).unwrap();
+        assert_eq!(input["MessageBody"], "b");
+        let empty: Value =
+            crate::requests::parse(decode("AmazonSQS.ListQueues", b" ").unwrap().input).unwrap();
+        assert!(empty.is_object());
         assert_eq!(
             decode("Sluice.PeekMessages", b"{}").unwrap().action,
             "PeekMessages"
@@ -125,10 +124,9 @@ mod tests {
             decode("AmazonSQS.Nope", b"{}").unwrap_err().code,
             ErrorCode::InvalidAction
         );
+        let bad = decode("AmazonSQS.ListQueues", b"{not json").unwrap().input;
         assert_eq!(
-            decode("AmazonSQS.ListQueues", b"{not json")
-                .unwrap_err()
-                .code,
+            crate::requests::parse::<Value>(bad).unwrap_err().code,
             ErrorCode::SerializationException
         );
         assert_eq!(

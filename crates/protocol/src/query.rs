@@ -58,7 +58,7 @@ pub fn decode(params: &[(String, String)]) -> Result<Request, SqsError> {
     };
     Ok(Request {
         action: action.to_string(),
-        input,
+        input: input.into(),
     })
 }
 
@@ -392,7 +392,7 @@ mod tests {
         .unwrap();
         assert_eq!(r.action, "SendMessageBatch");
         assert_eq!(
-            r.input,
+            crate::requests::parse::<Value>(r.input).unwrap(),
             json!({
                 "QueueUrl": "http://h/000000000000/q",
                 "Entries": [
@@ -417,7 +417,7 @@ mod tests {
         ]))
         .unwrap();
         assert_eq!(
-            r.input,
+            crate::requests::parse::<Value>(r.input).unwrap(),
             json!({"QueueName": "q", "Attributes": {"VisibilityTimeout": "40"}, "tags": {"team": "a"}})
         );
         let r = decode(&params(&[
@@ -429,7 +429,7 @@ mod tests {
         ]))
         .unwrap();
         assert_eq!(
-            r.input,
+            crate::requests::parse::<Value>(r.input).unwrap(),
             json!({"QueueUrl": "u", "AttributeNames": ["All"], "MessageSystemAttributeNames": ["All"],
                 "MessageAttributeNames": ["foo.*"], "MaxNumberOfMessages": 10})
         );

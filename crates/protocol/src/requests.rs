@@ -10,13 +10,21 @@ use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use sluice_core::{ErrorCode, SqsError};
 
+use crate::Input;
+
 /// Parses an action's input into its typed form.
-pub fn parse<T: DeserializeOwned>(input: serde_json::Value) -> Result<T, SqsError> {
-    serde_json::from_value(input).map_err(|e| {
-        SqsError::new(
-            ErrorCode::SerializationException,
-            format!("The request does not match the action's input: {e}"),
-        )
+pub fn parse<T: DeserializeOwned>(input: Input) -> Result<T, SqsError> {
+    let parsed = match input {
+        Input::Json(body) => serde_json::from_slice(&body),
+        Input::Value(value) => serde_json::from_value(value),
+    };
+    parsed.map_err(|e| {
+        let why = if e.is_syntax() || e.is_eof() {
+            "The request body is not valid JSON"
+        } else {
+            "The request does not match the action's input"
+        };
+        SqsError::new(ErrorCode::SerializationException, format!("{why}: {e}"))
     })
 }
 

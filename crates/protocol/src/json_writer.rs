@@ -1,0 +1,157 @@
+//! Writes a `serde_json::Value` as compact JSON, byte for byte as
+//! `serde_json::to_vec` does, but faster for the strings that dominate
+//! sluice's responses: message bodies.
+//!
+//! serde_json escapes a string by looking up every byte in a table. Bodies
+//! of kilobytes rarely hold a byte that needs escaping, so this writer checks
+//! eight bytes at a time for one (a quote, a backslash or a control byte) and
+//! copies clean runs whole. Profiling a send/receive/delete load put
+//! serde_json's string escaping at 13% of the server's instructions.
+
+use serde_json::Value;
+
+/// Appends `value` to `out` as compact JSON.
+pub fn write_value(out: &mut Vec<u8>, value: &Value) {
+    match value {
+        Value::Null => out.extend_from_slice(b"null"),
+        Value::Bool(true) => out.extend_from_slice(b"true"),
+        Value::Bool(false) => out.extend_from_slice(b"false"),
+        Value::Number(n) => out.extend_from_slice(n.to_string().as_bytes()),
+        Value::String(s) => write_str(out, s),
+        Value::Array(items) => {
+            out.push(b'[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                write_value(out, item);
+            }
+            out.push(b']');
+        }
+        Value::Object(map) => {
+            out.push(b'{');
+            for (i, (key, item)) in map.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                write_str(out, key);
+                out.push(b':');
+                write_value(out, item);
+            }
+            out.push(b'}');
+        }
+    }
+}
+
+/// Appends a JSON string literal.
+fn write_str(out: &mut Vec<u8>, s: &str) {
+    out.reserve(s.len() + 2);
+    out.push(b'"');
+    let bytes = s.as_bytes();
+    let mut start = 0;
+    while let Some(at) = next_escape(bytes, start) {
+        out.extend_from_slice(&bytes[start..at]);
+        escape_byte(out, bytes[at]);
+        start = at + 1;
+    }
+    out.extend_from_slice(&bytes[start..]);
+    out.push(b'"');
+}
+
+/// The position of the next byte at or after `from` that must be escaped.
+fn next_escape(bytes: &[u8], from: usize) -> Option<usize> {
+    const LO: u64 = 0x0101_0101_0101_0101;
+    const HI: u64 = 0x8080_8080_8080_8080;
+    let has_zero = |x: u64| x.wrapping_sub(LO) & !x & HI;
+    let mut i = from;
+    while i + 8 <= bytes.len() {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(&bytes[i..i + 8]);
+        let w = u64::from_le_bytes(word);
+        // A byte below 0x20, or equal to '"' or '\\', flags its word.
+        let control = w.wrapping_sub(LO * 0x20) & !w & HI;
+        let quote = has_zero(w ^ (LO * u64::from(b'"')));
+        let backslash = has_zero(w ^ (LO * u64::from(b'\\')));
+        if control | quote | backslash != 0 {
+            break;
+        }
+        i += 8;
+    }
+    bytes[i..]
+        .iter()
+        .position(|&b| needs_escape(b))
+        .map(|p| i + p)
+}
+
+fn needs_escape(b: u8) -> bool {
+    b < 0x20 || b == b'"' || b == b'\\'
+}
+
+/// Writes the escape of one byte the way serde_json does.
+fn escape_byte(out: &mut Vec<u8>, b: u8) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    match b {
+        b'"' => out.extend_from_slice(b"\\\""),
+        b'\\' => out.extend_from_slice(b"\\\\"),
+        b'\n' => out.extend_from_slice(b"\\n"),
+        b'\r' => out.extend_from_slice(b"\\r"),
+        b'\t' => out.extend_from_slice(b"\\t"),
+        0x08 => out.extend_from_slice(b"\\b"),
+        0x0C => out.extend_from_slice(b"\\f"),
+        _ => out.extend_from_slice(&[
+            b'\\',
+            b'u',
+            b'0',
+            b'0',
+            HEX[usize::from(b >> 4)],
+            HEX[usize::from(b & 0xF)],
+        ]),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn same_as_serde_json(value: &Value) {
+        let mut ours = Vec::new();
+        write_value(&mut ours, value);
+        assert_eq!(
+            String::from_utf8(ours).unwrap(),
+            serde_json::to_string(value).unwrap()
+        );
+    }
+
+    #[test]
+    fn every_byte_value_in_every_position_is_written_as_serde_json_does() {
+        // Each ASCII byte (controls, quote, backslash included) and some
+        // multi-byte characters, at every offset of a 17-byte string so
+        // both the word scan and the tail see them.
+        let specials: Vec<String> = (0u8..0x80)
+            .map(|b| (b as char).to_string())
+            .chain(["é", "😀", "\u{7f}", "\u{2028}", "\u{FEFF}"].map(String::from))
+            .collect();
+        for special in &specials {
+            for at in 0..17 {
+                let mut s = "a".repeat(at);
+                s.push_str(special);
+                s.push_str(&"b".repeat(16 - at));
+                same_as_serde_json(&Value::String(s));
+            }
+        }
+    }
+
+    #[test]
+    fn nested_values_match_serde_json() {
+        same_as_serde_json(&json!({
+            "Messages": [
+                {"MessageId": "id", "Body": "line\n\"quoted\"\t\\ end", "n": 12, "f": -1.5,
+                 "Attributes": {"SentTimestamp": "1", "empty": {}}, "list": [], "t": true, "no": false, "z": null},
+                {"Body": ""}
+            ],
+            "u64": u64::MAX,
+            "i64": i64::MIN,
+        }));
+    }
+}
