@@ -8,6 +8,7 @@ mod doctor;
 mod exposition;
 mod inventory;
 mod serve;
+mod stats;
 mod table;
 mod timefmt;
 
@@ -39,6 +40,9 @@ enum Command {
     /// the known DLQ pitfalls; findings with severity and the fix.
     /// Exit 0: nothing at or above --fail-on; 1: findings; 2: error.
     Doctor(doctor::DoctorArgs),
+    /// Queue depths, messages in flight and delayed, oldest message age,
+    /// and send/receive/delete rates of a running server; --watch redraws.
+    Stats(stats::StatsArgs),
 }
 
 fn main() -> anyhow::Result<()> {
@@ -55,5 +59,6 @@ fn main() -> anyhow::Result<()> {
         Command::Bench(args) => Ok(sluice_bench::run(args)?),
         Command::Dlq(args) => admin::finish(dlq::run(args), admin::EXIT_ERROR),
         Command::Doctor(args) => admin::finish(doctor::run(args), doctor::EXIT_ERROR),
+        Command::Stats(args) => admin::finish(stats::run(args), admin::EXIT_ERROR),
     }
 }
