@@ -144,6 +144,12 @@ pub struct CancelArgs {
 
 /// `dlq export`.
 #[derive(Args, Debug)]
+#[command(after_help = "\
+Each line is one message as PeekMessages shows it: MessageId, Body, MD5OfBody,
+State, ReceiveCount, SentTimestamp, FirstReceiveTimestamp, LastReceiveTimestamp,
+MessageGroupId (FIFO), FailureReason, Attributes (system attributes, provenance
+included) and MessageAttributes (DataType with StringValue, or BinaryValue in
+base64). `sluice dlq import` reads the same format.")]
 pub struct ExportArgs {
     /// The queue: name, URL or ARN.
     queue: String,
@@ -156,6 +162,12 @@ pub struct ExportArgs {
 
 /// `dlq import`.
 #[derive(Args, Debug)]
+#[command(after_help = "\
+Sends Body, MessageAttributes, the AWSTraceHeader system attribute and
+MessageGroupId. Into a FIFO queue, MessageDeduplicationId is the exported one
+or else the original MessageId, so importing the same file twice within five
+minutes adds nothing. Every line is checked before the first send. Exit status
+1 when any message was refused (each listed with its line).")]
 pub struct ImportArgs {
     /// The queue to send to: name, URL or ARN.
     queue: String,

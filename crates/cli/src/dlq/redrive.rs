@@ -195,6 +195,8 @@ fn report(
         if max > MAX_STEP {
             println!("(a dry run looks at the first {MAX_STEP} matches only)");
         }
+    } else if t.moved == 0 {
+        println!("moved nothing from {queue}");
     } else {
         println!(
             "moved {} message(s) from {queue} to {to} in {} step(s) (ids as they were in {queue}; \

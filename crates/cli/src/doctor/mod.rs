@@ -20,6 +20,21 @@ pub const EXIT_ERROR: u8 = 2;
 
 /// `sluice doctor`.
 #[derive(Args, Debug)]
+#[command(after_help = "\
+Checks (docs/doctor.md has the why and the fix of each):
+  dlq-missing         a RedrivePolicy names a queue that does not exist   critical
+  dlq-retention       DLQ retention not longer than a source's            critical/warning/info
+  max-receive-count   maxReceiveCount of 1, or above 10                   warning
+  redrive-policy      a queue (not a DLQ) without a RedrivePolicy         warning
+  visibility-timeout  VisibilityTimeout under 6x the consumer timeout     critical/warning
+                      (declared in the queue tag sluice:consumer-timeout-seconds)
+  fifo-ordering       a FIFO queue with a DLQ loses order for moved ones  info
+  dlq-alarm           a DLQ without a depth alarm (live; skipped when     warning
+                      the server has no Sluice.DescribeAlarms)
+  dlq-expiring        a DLQ message expires within a day (live)           critical/warning
+  inflight-limit      in flight near the 120,000 limit (live)             critical/warning
+
+Exit status: 0 no finding at or above --fail-on, 1 findings, 2 usage or connection error.")]
 pub struct DoctorArgs {
     #[command(flatten)]
     connection: Connection,
