@@ -164,11 +164,14 @@ async fn x1_x2_dlq_list_peek_and_show() {
     );
     let body = peek(&["--body-contains", "order 3"]).await;
     assert_eq!(body[0]["FailureReason"], "timeout calling inventory");
-    let future = peek(&["--since", "2h"]).await;
+    // The test server's clock stands at 2026-01-01T00:00:00Z.
+    let later = peek(&["--since", "2026-01-01T00:00:01Z"]).await;
+    assert_eq!(later.as_array().unwrap().len(), 0);
+    let ago = peek(&["--until", "2h"]).await;
     assert_eq!(
-        future.as_array().unwrap().len(),
-        0,
-        "the test server's clock is at 2026-01-01, long before 2h ago"
+        ago.as_array().unwrap().len(),
+        4,
+        "sent long before 2 hours ago"
     );
     let window = peek(&["--since", "2025-12-31", "--until", "2026-01-02"]).await;
     assert_eq!(window.as_array().unwrap().len(), 4);

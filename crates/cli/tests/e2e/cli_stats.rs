@@ -78,21 +78,23 @@ async fn m1_stats_watch_rates_follow_the_counters() {
     let server = TestServer::start().await;
     let sqs = server.sdk();
     let q = create_queue(&sqs, "orders").await;
-    let mut child = Command::new(env!("CARGO_BIN_EXE_sluice"))
-        .args([
-            "stats",
-            "--watch",
-            "1",
-            "--json",
-            "--endpoint",
-            &server.endpoint,
-        ])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .unwrap();
+    let mut child = Killed(
+        Command::new(env!("CARGO_BIN_EXE_sluice"))
+            .args([
+                "stats",
+                "--watch",
+                "1",
+                "--json",
+                "--endpoint",
+                &server.endpoint,
+            ])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .unwrap(),
+    );
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<Value>();
-    let stdout = child.stdout.take().unwrap();
+    let stdout = child.0.stdout.take().unwrap();
     std::thread::spawn(move || {
         for line in BufReader::new(stdout).lines() {
             let Ok(line) = line else { break };
@@ -129,6 +131,14 @@ async fn m1_stats_watch_rates_follow_the_counters() {
         }
     }
     assert_eq!(seen, 5);
-    let _ = child.kill();
-    let _ = child.wait();
+}
+
+/// A child process killed when the test ends, passed or failed.
+struct Killed(std::process::Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
 }
