@@ -48,6 +48,7 @@ where
         .and_then(|rt| rt.block_on(command));
     let code = match outcome {
         Ok(code) => code,
+        Err(e) if is_broken_pipe(&e) => 0,
         Err(e) => {
             let _ = std::io::stdout().flush();
             eprintln!("error: {e:#}");
@@ -58,8 +59,45 @@ where
     std::process::exit(i32::from(code))
 }
 
+/// Whether the error is a write to a closed stdout (`| head`).
+fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        c.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+            || c.downcast_ref::<serde_json::Error>()
+                .is_some_and(|j| j.io_error_kind() == Some(std::io::ErrorKind::BrokenPipe))
+    })
+}
+
 /// Prints one JSON document on stdout.
 pub fn print_json(value: &Value) {
     let text = serde_json::to_string_pretty(value).unwrap_or_else(|_| "null".into());
-    println!("{text}");
+    write_out(format_args!("{text}\n"));
 }
+
+/// Writes to stdout. When stdout was closed (`sluice dlq peek … | head`),
+/// the command ends quietly instead of panicking like `print!` does.
+pub fn write_out(text: std::fmt::Arguments<'_>) {
+    let mut out = std::io::stdout().lock();
+    if let Err(e) = out.write_fmt(text)
+        && e.kind() == std::io::ErrorKind::BrokenPipe
+    {
+        std::process::exit(0);
+    }
+}
+
+/// `print!` through [`write_out`].
+macro_rules! out {
+    ($($arg:tt)*) => { $crate::admin::write_out(format_args!($($arg)*)) };
+}
+
+/// `println!` through [`write_out`].
+macro_rules! outln {
+    () => { $crate::admin::write_out(format_args!("\n")) };
+    ($($arg:tt)*) => {{
+        $crate::admin::write_out(format_args!($($arg)*));
+        $crate::admin::write_out(format_args!("\n"));
+    }};
+}
+
+pub(crate) use {out, outln};

@@ -10,7 +10,7 @@ use clap::Args;
 use serde::Serialize;
 use serde_json::json;
 
-use crate::admin::{Connection, print_json};
+use crate::admin::{Connection, out, outln, print_json};
 use crate::client::AdminClient;
 use crate::exposition::{self, QueueSample};
 use crate::table::{Table, duration};
@@ -155,14 +155,14 @@ fn draw(args: &StatsArgs, rows: &[Row], elapsed: Duration, clear: bool) {
         });
         if args.watch.is_some() {
             // One document per line, so a script can read them as they come.
-            println!("{doc}");
+            outln!("{doc}");
         } else {
             print_json(&doc);
         }
         return;
     }
     if clear {
-        print!("\x1b[2J\x1b[H");
+        out!("\x1b[2J\x1b[H");
     }
     let rate = |r: Option<f64>| r.map_or("-".to_string(), |r| format!("{r:.1}"));
     let mut table = Table::new(&[
@@ -188,21 +188,21 @@ fn draw(args: &StatsArgs, rows: &[Row], elapsed: Duration, clear: bool) {
         ]);
     }
     if rows.is_empty() {
-        println!("no queues");
+        outln!("no queues");
     } else {
-        print!("{}", table.render());
+        out!("{}", table.render());
     }
     if elapsed.is_zero() {
-        println!("{}  rates from the next refresh", rfc3339(now_ms()));
+        outln!("{}  rates from the next refresh", rfc3339(now_ms()));
     } else {
-        println!(
+        outln!(
             "{}  rates over the last {:.1} s",
             rfc3339(now_ms()),
             elapsed.as_secs_f64()
         );
     }
     if args.watch.is_some() && !clear {
-        println!();
+        outln!();
     }
 }
 

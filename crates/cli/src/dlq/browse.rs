@@ -4,7 +4,7 @@
 use serde_json::{Map, Value, json};
 
 use super::{PeekArgs, ShowArgs};
-use crate::admin::print_json;
+use crate::admin::{out, outln, print_json};
 use crate::client::AdminClient;
 use crate::inventory::name_of;
 use crate::table::{Table, duration, shorten};
@@ -89,7 +89,7 @@ pub async fn peek(client: &AdminClient, args: PeekArgs) -> anyhow::Result<u8> {
         return Ok(0);
     }
     if messages.is_empty() {
-        println!("no matching messages in {}", name_of(&url));
+        outln!("no matching messages in {}", name_of(&url));
         return Ok(0);
     }
     let now = now_ms();
@@ -119,9 +119,9 @@ pub async fn peek(client: &AdminClient, args: PeekArgs) -> anyhow::Result<u8> {
             shorten(m["Body"].as_str().unwrap_or(""), 50),
         ]);
     }
-    print!("{}", table.render());
+    out!("{}", table.render());
     if limit.is_some_and(|l| messages.len() >= l) {
-        println!(
+        outln!(
             "(first {} shown: --limit N for more, --all for every one)",
             messages.len()
         );
@@ -156,7 +156,7 @@ pub async fn show(client: &AdminClient, args: ShowArgs) -> anyhow::Result<u8> {
         print_json(&json!({ "QueueUrl": url, "Message": message, "Provenance": provenance }));
         return Ok(0);
     }
-    print!("{}", render_message(&message, &provenance));
+    out!("{}", render_message(&message, &provenance));
     Ok(0)
 }
 

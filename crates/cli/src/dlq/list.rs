@@ -3,7 +3,7 @@
 use serde_json::{Value, json};
 
 use super::ListArgs;
-use crate::admin::print_json;
+use crate::admin::{out, outln, print_json};
 use crate::client::AdminClient;
 use crate::exposition;
 use crate::inventory::{self, QueueInfo};
@@ -32,7 +32,7 @@ pub async fn run(client: &AdminClient, args: ListArgs) -> anyhow::Result<u8> {
         return Ok(0);
     }
     if dlqs.is_empty() {
-        println!("no dead-letter queues (no queue has a RedrivePolicy)");
+        outln!("no dead-letter queues (no queue has a RedrivePolicy)");
         return Ok(0);
     }
     let mut table = Table::new(&[
@@ -68,7 +68,7 @@ pub async fn run(client: &AdminClient, args: ListArgs) -> anyhow::Result<u8> {
             sources.join(", "),
         ]);
     }
-    print!("{}", table.render());
+    out!("{}", table.render());
     Ok(0)
 }
 

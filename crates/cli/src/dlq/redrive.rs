@@ -8,7 +8,7 @@ use serde_json::{Map, Value, json};
 
 use super::browse::{peek_page, replay_count};
 use super::{CancelArgs, RedriveArgs, TasksArgs};
-use crate::admin::print_json;
+use crate::admin::{out, outln, print_json};
 use crate::client::{AdminClient, strings};
 use crate::inventory::{self, name_of};
 use crate::table::Table;
@@ -188,38 +188,39 @@ fn report(
         name_of(d).to_string()
     });
     if args.dry_run {
-        println!(
+        outln!(
             "dry run: would move {} message(s) from {queue} to {to}",
             t.moved
         );
         if max > MAX_STEP {
-            println!("(a dry run looks at the first {MAX_STEP} matches only)");
+            outln!("(a dry run looks at the first {MAX_STEP} matches only)");
         }
     } else if t.moved == 0 {
-        println!("moved nothing from {queue}");
+        outln!("moved nothing from {queue}");
     } else {
-        println!(
+        outln!(
             "moved {} message(s) from {queue} to {to} in {} step(s) (ids as they were in {queue}; \
              the redriven copies get new ids and a replay count):",
-            t.moved, t.steps
+            t.moved,
+            t.steps
         );
     }
     for id in &t.message_ids {
-        println!("  {id}");
+        outln!("  {id}");
     }
     let refused_count = t.refused.max(refused.len() as u64);
     if refused_count > 0 {
-        println!(
+        outln!(
             "refused {refused_count} message(s) already replayed {} time(s) or more: they stay in {queue}; \
              fix the consumer, or raise --max-replays:",
             args.max_replays
         );
         for (id, n) in refused {
-            println!("  {id} (replayed {n} times)");
+            outln!("  {id} (replayed {n} times)");
         }
     }
     if t.unmovable > 0 {
-        println!(
+        outln!(
             "unmovable {} message(s), they stay in {queue}: {}",
             t.unmovable,
             t.reason.as_deref().unwrap_or("nowhere to go (give --to)")
@@ -254,9 +255,9 @@ async fn start_task(
     if args.json {
         print_json(&json!({ "QueueUrl": url, "TaskHandle": handle }));
     } else {
-        println!("started a message move task on {}", name_of(url));
-        println!("task handle: {handle}");
-        println!("follow it with `sluice dlq tasks {}`", name_of(url));
+        outln!("started a message move task on {}", name_of(url));
+        outln!("task handle: {handle}");
+        outln!("follow it with `sluice dlq tasks {}`", name_of(url));
     }
     Ok(0)
 }
@@ -288,7 +289,7 @@ pub async fn tasks(client: &AdminClient, args: TasksArgs) -> anyhow::Result<u8> 
         return Ok(0);
     }
     if all.is_empty() {
-        println!("no message move tasks");
+        outln!("no message move tasks");
         return Ok(0);
     }
     let mut table = Table::new(&[
@@ -321,7 +322,7 @@ pub async fn tasks(client: &AdminClient, args: TasksArgs) -> anyhow::Result<u8> 
                 .to_string(),
         ]);
     }
-    print!("{}", table.render());
+    out!("{}", table.render());
     Ok(0)
 }
 
@@ -336,7 +337,7 @@ pub async fn cancel(client: &AdminClient, args: CancelArgs) -> anyhow::Result<u8
     if args.json {
         print_json(&out);
     } else {
-        println!(
+        outln!(
             "cancelled; {} message(s) had been moved (they stay moved)",
             out["ApproximateNumberOfMessagesMoved"]
         );

@@ -14,7 +14,7 @@ use serde_json::{Map, Value, json};
 
 use super::browse::peek_page;
 use super::{ExportArgs, ImportArgs};
-use crate::admin::print_json;
+use crate::admin::{outln, print_json};
 use crate::client::AdminClient;
 use crate::inventory::name_of;
 
@@ -119,9 +119,9 @@ pub async fn import(client: &AdminClient, args: ImportArgs) -> anyhow::Result<u8
     if args.json {
         print_json(&json!({ "QueueUrl": url, "Sent": sent, "Failed": failed }));
     } else {
-        println!("sent {sent} message(s) from {source} to {}", name_of(&url));
+        outln!("sent {sent} message(s) from {source} to {}", name_of(&url));
         for f in &failed {
-            println!(
+            outln!(
                 "  line {}: {}: {}",
                 f["Line"],
                 f["Code"].as_str().unwrap_or(""),

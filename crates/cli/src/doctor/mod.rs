@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use clap::{Args, ValueEnum};
 use serde_json::json;
 
-use crate::admin::{Connection, print_json};
+use crate::admin::{Connection, out, print_json};
 use checks::{Report, Severity};
 
 /// Exit code when a finding reaches `--fail-on`.
@@ -95,7 +95,7 @@ pub async fn run(args: DoctorArgs) -> anyhow::Result<u8> {
             "Failed": failed,
         }));
     } else {
-        print!("{}", render(&source, setup.queues.len(), &report));
+        out!("{}", render(&source, setup.queues.len(), &report));
     }
     Ok(if failed { EXIT_FINDINGS } else { 0 })
 }
