@@ -93,7 +93,9 @@ pub async fn peek(client: &AdminClient, args: PeekArgs) -> anyhow::Result<u8> {
         return Ok(0);
     }
     let now = now_ms();
-    let mut table = Table::new(&[
+    // FIFO (and fair) queues: show the group, which decides the order.
+    let grouped = messages.iter().any(|m| m["MessageGroupId"].is_string());
+    let mut columns = vec![
         "MESSAGE ID",
         "AGE>",
         "STATE",
@@ -102,10 +104,14 @@ pub async fn peek(client: &AdminClient, args: PeekArgs) -> anyhow::Result<u8> {
         "SOURCE",
         "FAILURE REASON",
         "BODY",
-    ]);
+    ];
+    if grouped {
+        columns.insert(3, "GROUP");
+    }
+    let mut table = Table::new(&columns);
     for m in &messages {
         let sent = m["SentTimestamp"].as_u64().unwrap_or(0);
-        table.row(vec![
+        let mut row = vec![
             m["MessageId"].as_str().unwrap_or("").to_string(),
             duration(now.saturating_sub(sent) / 1000),
             m["State"].as_str().unwrap_or("").to_string(),
@@ -117,7 +123,11 @@ pub async fn peek(client: &AdminClient, args: PeekArgs) -> anyhow::Result<u8> {
                 .unwrap_or_else(|| "-".into()),
             shorten(m["FailureReason"].as_str().unwrap_or("-"), 40),
             shorten(m["Body"].as_str().unwrap_or(""), 50),
-        ]);
+        ];
+        if grouped {
+            row.insert(3, shorten(m["MessageGroupId"].as_str().unwrap_or("-"), 20));
+        }
+        table.row(row);
     }
     out!("{}", table.render());
     if limit.is_some_and(|l| messages.len() >= l) {

@@ -661,6 +661,15 @@ async fn x4_fifo_export_import_keeps_groups() {
         .await
         .expect_code(0);
     let exported = lines(&std::fs::read_to_string(&file).unwrap());
+    let table = sluice(ep, &["dlq", "peek", "events.fifo"])
+        .await
+        .expect_code(0);
+    assert!(
+        table.stdout.lines().next().unwrap().contains("GROUP"),
+        "{}",
+        table.stdout
+    );
+    assert!(table.stdout.contains("group-1"), "{}", table.stdout);
     let groups: Vec<&Value> = exported.iter().map(|m| &m["MessageGroupId"]).collect();
     assert_eq!(
         groups,
