@@ -1,7 +1,16 @@
 //! `sluice`: a self-hosted message queue server that speaks the Amazon SQS API.
 
+mod admin;
+mod client;
 mod config;
+mod dlq;
+mod doctor;
+mod exposition;
+mod inventory;
 mod serve;
+mod stats;
+mod table;
+mod timefmt;
 
 use clap::{Parser, Subcommand};
 
@@ -24,6 +33,16 @@ enum Command {
     /// messages), or run the null SQS server that measures the HTTP/JSON
     /// ceiling of the machine (--null-server).
     Bench(sluice_bench::BenchArgs),
+    /// Inspect and operate the dead-letter queues of a running server:
+    /// list, peek, show, redrive, move tasks, export and import.
+    Dlq(dlq::DlqArgs),
+    /// Check every queue of a running server (or of a config file) against
+    /// the known DLQ pitfalls; findings with severity and the fix.
+    /// Exit 0: nothing at or above --fail-on; 1: findings; 2: error.
+    Doctor(doctor::DoctorArgs),
+    /// Queue depths, messages in flight and delayed, oldest message age,
+    /// and send/receive/delete rates of a running server; --watch redraws.
+    Stats(stats::StatsArgs),
 }
 
 fn main() -> anyhow::Result<()> {
@@ -38,5 +57,8 @@ fn main() -> anyhow::Result<()> {
     match cli.command {
         Command::Serve(args) => serve::run(args),
         Command::Bench(args) => Ok(sluice_bench::run(args)?),
+        Command::Dlq(args) => admin::finish(dlq::run(args), admin::EXIT_ERROR),
+        Command::Doctor(args) => admin::finish(doctor::run(args), doctor::EXIT_ERROR),
+        Command::Stats(args) => admin::finish(stats::run(args), admin::EXIT_ERROR),
     }
 }

@@ -4,6 +4,10 @@
 //! SDK is linked once.
 
 mod bad_input;
+mod cli_dlq;
+mod cli_doctor;
+mod cli_run;
+mod cli_stats;
 mod common;
 mod config_file;
 mod crash;

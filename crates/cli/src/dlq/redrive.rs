@@ -1,0 +1,387 @@
+//! `dlq redrive` (selective redrive, rule X3, or a message move task, rule
+//! R7), `dlq tasks` and `dlq cancel`.
+
+use std::io::{IsTerminal, Write};
+use std::time::{Duration, Instant};
+
+use serde_json::{Map, Value, json};
+
+use super::browse::{peek_page, replay_count};
+use super::{CancelArgs, RedriveArgs, TasksArgs};
+use crate::admin::{out, outln, print_json};
+use crate::client::{AdminClient, strings};
+use crate::inventory::{self, name_of};
+use crate::table::Table;
+use crate::timefmt::rfc3339;
+
+/// The most messages one RedriveMessages call moves.
+const MAX_STEP: u64 = 1000;
+
+/// Messages looked at when listing the refused ones.
+const REFUSED_SCAN: usize = 1000;
+
+/// What a (possibly multi-step) selective redrive did.
+#[derive(Debug, Default)]
+struct Totals {
+    moved: u64,
+    message_ids: Vec<String>,
+    refused: u64,
+    unmovable: u64,
+    reason: Option<String>,
+    steps: u32,
+}
+
+impl Totals {
+    /// Adds one RedriveMessages answer. Refused and unmovable messages stay
+    /// in the DLQ and are seen again by the next step: they are not summed.
+    fn add(&mut self, out: &Value) -> u64 {
+        let moved = out["Moved"].as_u64().unwrap_or(0);
+        self.moved += moved;
+        self.message_ids.extend(strings(&out["MessageIds"]));
+        self.refused = self.refused.max(out["Refused"].as_u64().unwrap_or(0));
+        self.unmovable = self.unmovable.max(out["Unmovable"].as_u64().unwrap_or(0));
+        if let Some(r) = out["Reason"].as_str() {
+            self.reason = Some(r.to_string());
+        }
+        self.steps += 1;
+        moved
+    }
+}
+
+/// `dlq redrive`.
+pub async fn run(client: &AdminClient, args: RedriveArgs) -> anyhow::Result<u8> {
+    let url = client.queue_url(&args.queue).await?;
+    let destination = match &args.to {
+        Some(q) => Some(
+            client
+                .queue_arn(q)
+                .await
+                .map_err(|e| anyhow::anyhow!("--to {q}: {e}"))?,
+        ),
+        None => None,
+    };
+    if args.task {
+        return start_task(client, &url, destination, &args).await;
+    }
+    let filter = args.filter.to_params(client).await?;
+    let max = args
+        .max
+        .unwrap_or(if args.rate.is_some() { u64::MAX } else { 100 });
+    let mut base = filter.clone();
+    base.insert("QueueUrl".into(), json!(url));
+    base.insert("MaxReplays".into(), json!(args.max_replays));
+    if let Some(d) = &destination {
+        base.insert("DestinationArn".into(), json!(d));
+    }
+    let mut totals = Totals::default();
+    if args.dry_run {
+        let mut input = base.clone();
+        input.insert("MaxMessages".into(), json!(max.min(MAX_STEP)));
+        input.insert("DryRun".into(), json!(true));
+        let out = client
+            .sluice("RedriveMessages", Value::Object(input))
+            .await?;
+        totals.add(&out);
+    } else {
+        redrive_in_steps(client, &url, &base, max, args.rate, &mut totals).await?;
+    }
+    let refused = refused_messages(client, &url, &filter, args.max_replays).await?;
+    report(&url, &args, destination.as_deref(), max, &totals, &refused);
+    Ok(0)
+}
+
+/// Moves up to `max` messages, at most `rate` a second, one
+/// RedriveMessages call a step, until nothing more matches.
+async fn redrive_in_steps(
+    client: &AdminClient,
+    url: &str,
+    base: &Map<String, Value>,
+    max: u64,
+    rate: Option<u32>,
+    totals: &mut Totals,
+) -> anyhow::Result<()> {
+    let progress = Progress::new(name_of(url), (max != u64::MAX).then_some(max));
+    let started = Instant::now();
+    while totals.moved < max {
+        let step_started = Instant::now();
+        let step = (max - totals.moved)
+            .min(MAX_STEP)
+            .min(rate.map_or(MAX_STEP, u64::from));
+        let mut input = base.clone();
+        input.insert("MaxMessages".into(), json!(step));
+        let out = client
+            .sluice("RedriveMessages", Value::Object(input))
+            .await?;
+        let moved = totals.add(&out);
+        progress.show(totals, started.elapsed());
+        // Fewer than asked and none put back: nothing more matches.
+        let exhausted = moved < step && out["Unmovable"].as_u64().unwrap_or(0) == 0;
+        if moved == 0 || exhausted {
+            break;
+        }
+        if rate.is_some() && totals.moved < max {
+            let wait = Duration::from_secs(1).saturating_sub(step_started.elapsed());
+            tokio::time::sleep(wait).await;
+        }
+    }
+    progress.finish();
+    Ok(())
+}
+
+/// The matching messages a redrive refuses (replayed `max_replays` times
+/// or more), with their replay counts; looks at the first messages only.
+async fn refused_messages(
+    client: &AdminClient,
+    url: &str,
+    filter: &Map<String, Value>,
+    max_replays: u32,
+) -> anyhow::Result<Vec<(String, u64)>> {
+    let mut out = Vec::new();
+    let mut token: Option<String> = None;
+    let mut seen = 0;
+    while seen < REFUSED_SCAN {
+        let (page, next) = peek_page(client, url, filter, 100, token.as_deref()).await?;
+        seen += page.len();
+        for m in &page {
+            let replays = replay_count(m);
+            if replays >= u64::from(max_replays) {
+                out.push((m["MessageId"].as_str().unwrap_or("").to_string(), replays));
+            }
+        }
+        match next {
+            Some(t) => token = Some(t),
+            None => break,
+        }
+    }
+    Ok(out)
+}
+
+fn report(
+    url: &str,
+    args: &RedriveArgs,
+    destination: Option<&str>,
+    max: u64,
+    t: &Totals,
+    refused: &[(String, u64)],
+) {
+    let queue = name_of(url);
+    if args.json {
+        print_json(&json!({
+            "QueueUrl": url,
+            "DryRun": args.dry_run,
+            "DestinationArn": destination,
+            "Moved": t.moved,
+            "MessageIds": t.message_ids,
+            "Refused": t.refused.max(refused.len() as u64),
+            "RefusedMessages": refused.iter().map(|(id, n)| json!({
+                "MessageId": id,
+                "ReplayCount": n,
+                "Reason": format!("already replayed {n} times (limit {})", args.max_replays),
+            })).collect::<Vec<_>>(),
+            "Unmovable": t.unmovable,
+            "Reason": t.reason,
+            "Steps": t.steps,
+        }));
+        return;
+    }
+    let to = destination.map_or("their source queues".to_string(), |d| {
+        name_of(d).to_string()
+    });
+    if args.dry_run {
+        outln!(
+            "dry run: would move {} message(s) from {queue} to {to}",
+            t.moved
+        );
+        if max > MAX_STEP {
+            outln!("(a dry run looks at the first {MAX_STEP} matches only)");
+        }
+    } else if t.moved == 0 {
+        outln!("moved nothing from {queue}");
+    } else {
+        outln!(
+            "moved {} message(s) from {queue} to {to} in {} step(s) (ids as they were in {queue}; \
+             the redriven copies get new ids and a replay count):",
+            t.moved,
+            t.steps
+        );
+    }
+    for id in &t.message_ids {
+        outln!("  {id}");
+    }
+    let refused_count = t.refused.max(refused.len() as u64);
+    if refused_count > 0 {
+        outln!(
+            "refused {refused_count} message(s) already replayed {} time(s) or more: they stay in {queue}; \
+             fix the consumer, or raise --max-replays:",
+            args.max_replays
+        );
+        for (id, n) in refused {
+            outln!("  {id} (replayed {n} times)");
+        }
+    }
+    if t.unmovable > 0 {
+        outln!(
+            "unmovable {} message(s), they stay in {queue}: {}",
+            t.unmovable,
+            t.reason.as_deref().unwrap_or("nowhere to go (give --to)")
+        );
+    }
+}
+
+/// StartMessageMoveTask: moves every message of the DLQ (rule R7).
+async fn start_task(
+    client: &AdminClient,
+    url: &str,
+    destination: Option<String>,
+    args: &RedriveArgs,
+) -> anyhow::Result<u8> {
+    if !args.filter.is_empty() {
+        anyhow::bail!(
+            "--task moves every message of the queue and takes no filters; \
+             leave out --task for a selective redrive"
+        );
+    }
+    let attrs = client.queue_attributes(url, &["QueueArn"]).await?;
+    let source = attrs.get("QueueArn").cloned().unwrap_or_default();
+    let mut input = json!({ "SourceArn": source });
+    if let Some(d) = &destination {
+        input["DestinationArn"] = json!(d);
+    }
+    if let Some(r) = args.rate {
+        input["MaxNumberOfMessagesPerSecond"] = json!(r);
+    }
+    let out = client.sqs("StartMessageMoveTask", input).await?;
+    let handle = out["TaskHandle"].as_str().unwrap_or_default();
+    if args.json {
+        print_json(&json!({ "QueueUrl": url, "TaskHandle": handle }));
+    } else {
+        outln!("started a message move task on {}", name_of(url));
+        outln!("task handle: {handle}");
+        outln!("follow it with `sluice dlq tasks {}`", name_of(url));
+    }
+    Ok(0)
+}
+
+/// `dlq tasks`.
+pub async fn tasks(client: &AdminClient, args: TasksArgs) -> anyhow::Result<u8> {
+    let arns: Vec<String> = match &args.queue {
+        Some(q) => vec![client.queue_arn(q).await?],
+        None => {
+            let queues = inventory::all_queues(client, false).await?;
+            inventory::dead_letter_queues(&queues)
+                .into_iter()
+                .map(|(d, _)| queues[d].arn.clone())
+                .collect()
+        }
+    };
+    let mut all = Vec::new();
+    for arn in &arns {
+        let out = client
+            .sqs(
+                "ListMessageMoveTasks",
+                json!({ "SourceArn": arn, "MaxResults": 10 }),
+            )
+            .await?;
+        all.extend(out["Results"].as_array().cloned().unwrap_or_default());
+    }
+    if args.json {
+        print_json(&json!({ "Tasks": all }));
+        return Ok(0);
+    }
+    if all.is_empty() {
+        outln!("no message move tasks");
+        return Ok(0);
+    }
+    let mut table = Table::new(&[
+        "DLQ",
+        "STATUS",
+        "MOVED>",
+        "TO MOVE>",
+        "RATE>",
+        "DESTINATION",
+        "STARTED",
+        "TASK HANDLE / FAILURE",
+    ]);
+    for t in &all {
+        table.row(vec![
+            name_of(t["SourceArn"].as_str().unwrap_or("")).to_string(),
+            t["Status"].as_str().unwrap_or("").to_string(),
+            t["ApproximateNumberOfMessagesMoved"].to_string(),
+            t["ApproximateNumberOfMessagesToMove"].to_string(),
+            t["MaxNumberOfMessagesPerSecond"]
+                .as_u64()
+                .map_or("-".into(), |r| format!("{r}/s")),
+            t["DestinationArn"]
+                .as_str()
+                .map_or("(sources)".into(), |d| name_of(d).to_string()),
+            t["StartedTimestamp"].as_u64().map_or("-".into(), rfc3339),
+            t["TaskHandle"]
+                .as_str()
+                .or(t["FailureReason"].as_str())
+                .unwrap_or("")
+                .to_string(),
+        ]);
+    }
+    out!("{}", table.render());
+    Ok(0)
+}
+
+/// `dlq cancel`.
+pub async fn cancel(client: &AdminClient, args: CancelArgs) -> anyhow::Result<u8> {
+    let out = client
+        .sqs(
+            "CancelMessageMoveTask",
+            json!({ "TaskHandle": args.task_handle }),
+        )
+        .await?;
+    if args.json {
+        print_json(&out);
+    } else {
+        outln!(
+            "cancelled; {} message(s) had been moved (they stay moved)",
+            out["ApproximateNumberOfMessagesMoved"]
+        );
+    }
+    Ok(0)
+}
+
+/// A one-line progress report on stderr, redrawn in place, only when
+/// stderr is a terminal.
+struct Progress {
+    queue: String,
+    max: Option<u64>,
+    on: bool,
+}
+
+impl Progress {
+    fn new(queue: &str, max: Option<u64>) -> Self {
+        Self {
+            queue: queue.to_string(),
+            max,
+            on: std::io::stderr().is_terminal(),
+        }
+    }
+
+    fn show(&self, t: &Totals, elapsed: Duration) {
+        if !self.on {
+            return;
+        }
+        let of = self
+            .max
+            .map_or(String::new(), |m| format!(" of at most {m}"));
+        let rate = t.moved as f64 / elapsed.as_secs_f64().max(0.001);
+        let mut err = std::io::stderr().lock();
+        let _ = write!(
+            err,
+            "\rredriving {}: {} moved{of}, {} refused, {rate:.0}/s   ",
+            self.queue, t.moved, t.refused
+        );
+        let _ = err.flush();
+    }
+
+    fn finish(&self) {
+        if self.on {
+            eprintln!();
+        }
+    }
+}

@@ -1,0 +1,801 @@
+//! The checks of `sluice doctor` (rule X5): the pitfalls of the seed
+//! documents as pure functions over a snapshot of the queues. Each finding
+//! says what is wrong, why (with the arithmetic where there is some) and
+//! the fix. docs/doctor.md lists them.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use serde::Serialize;
+use sluice_core::limits::{MAX_INFLIGHT, MAX_RETENTION};
+
+use crate::table::{duration, signed_duration};
+use crate::timefmt::rfc3339;
+
+/// The queue tag that declares how long a consumer may take on one message,
+/// in seconds (e.g. a Lambda function's timeout).
+pub const CONSUMER_TIMEOUT_TAG: &str = "sluice:consumer-timeout-seconds";
+
+/// Seconds in a day: DLQ messages closer than this to expiry are reported.
+const DAY: u64 = 86_400;
+
+/// How bad a finding is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    /// Worth knowing; a trade-off, not a fault.
+    Info,
+    /// Will hurt on a bad day.
+    Warning,
+    /// Loses messages or is about to.
+    Critical,
+}
+
+impl fmt::Display for Severity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::Info => "info",
+            Self::Warning => "warning",
+            Self::Critical => "critical",
+        })
+    }
+}
+
+/// One queue as the checks see it.
+#[derive(Debug, Clone, Default)]
+pub struct QueueSnapshot {
+    /// Queue name.
+    pub name: String,
+    /// Queue ARN.
+    pub arn: String,
+    /// A FIFO queue.
+    pub fifo: bool,
+    /// MessageRetentionPeriod, seconds.
+    pub retention_secs: u64,
+    /// VisibilityTimeout, seconds.
+    pub visibility_timeout_secs: u64,
+    /// The RedrivePolicy: DLQ ARN and maxReceiveCount.
+    pub redrive: Option<(String, u32)>,
+    /// Tags.
+    pub tags: BTreeMap<String, String>,
+    /// What only a running server knows.
+    pub live: Option<LiveState>,
+}
+
+/// A queue's live state.
+#[derive(Debug, Clone, Default)]
+pub struct LiveState {
+    /// ApproximateNumberOfMessagesNotVisible.
+    pub in_flight: u64,
+    /// For a DLQ: the start of the retention clock (ms since the epoch) of
+    /// the message that expires first, among those looked at.
+    pub first_expiry_start_ms: Option<u64>,
+}
+
+/// An alarm the server knows (Sluice.DescribeAlarms).
+#[derive(Debug, Clone)]
+pub struct AlarmInfo {
+    /// Alarm name.
+    pub name: String,
+    /// The queue it watches (name).
+    pub queue: String,
+    /// The metric it watches.
+    pub metric: String,
+    /// Whether it notifies anyone.
+    pub has_actions: bool,
+}
+
+/// What is known of alarms.
+#[derive(Debug, Clone)]
+pub enum Alarms {
+    /// Nothing can be known: the alarm check is skipped, with this reason.
+    Unknown(String),
+    /// Every alarm of the server.
+    Known(Vec<AlarmInfo>),
+}
+
+/// Everything the checks look at.
+#[derive(Debug, Clone)]
+pub struct Setup {
+    /// Every queue.
+    pub queues: Vec<QueueSnapshot>,
+    /// The alarms.
+    pub alarms: Alarms,
+    /// Now, ms since the epoch (for expiry).
+    pub now_ms: u64,
+}
+
+/// Something wrong (or worth knowing) about a queue.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct Finding {
+    /// The check's id, e.g. `dlq-retention`.
+    pub check: &'static str,
+    /// How bad.
+    pub severity: Severity,
+    /// The queue concerned.
+    pub queue: String,
+    /// What is wrong and why.
+    pub problem: String,
+    /// What to do.
+    pub fix: String,
+}
+
+/// A check that could not run, and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct Skipped {
+    /// The check's id.
+    pub check: &'static str,
+    /// Why it did not run.
+    pub reason: String,
+}
+
+/// The outcome of every check.
+#[derive(Debug, Default, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct Report {
+    /// Findings, worst first.
+    pub findings: Vec<Finding>,
+    /// Checks that could not run.
+    pub skipped: Vec<Skipped>,
+}
+
+impl Report {
+    fn add(
+        &mut self,
+        check: &'static str,
+        severity: Severity,
+        queue: &str,
+        problem: String,
+        fix: String,
+    ) {
+        self.findings.push(Finding {
+            check,
+            severity,
+            queue: queue.to_string(),
+            problem,
+            fix,
+        });
+    }
+
+    fn skip(&mut self, check: &'static str, reason: &str) {
+        self.skipped.push(Skipped {
+            check,
+            reason: reason.to_string(),
+        });
+    }
+
+    /// The worst severity found, if any.
+    pub fn worst(&self) -> Option<Severity> {
+        self.findings.iter().map(|f| f.severity).max()
+    }
+}
+
+/// Runs every check.
+pub fn check(setup: &Setup) -> Report {
+    let mut report = Report::default();
+    let live = setup.queues.iter().any(|q| q.live.is_some());
+    missing_dlq(setup, &mut report);
+    dlq_retention(setup, &mut report);
+    max_receive_count(setup, &mut report);
+    redrive_policy(setup, &mut report);
+    visibility_timeout(setup, &mut report);
+    fifo_ordering(setup, &mut report);
+    dlq_alarm(setup, &mut report);
+    if live {
+        dlq_expiring(setup, &mut report);
+        inflight_limit(setup, &mut report);
+    } else {
+        let why = "needs a running server (--endpoint), not a config file";
+        report.skip("dlq-expiring", why);
+        report.skip("inflight-limit", why);
+    }
+    report
+        .findings
+        .sort_by(|a, b| b.severity.cmp(&a.severity).then(a.queue.cmp(&b.queue)));
+    report
+}
+
+/// The queues some queue's RedrivePolicy targets (present in the setup).
+fn is_dlq(setup: &Setup, q: &QueueSnapshot) -> bool {
+    setup
+        .queues
+        .iter()
+        .any(|s| s.redrive.as_ref().is_some_and(|(arn, _)| *arn == q.arn))
+}
+
+fn find<'a>(setup: &'a Setup, arn: &str) -> Option<&'a QueueSnapshot> {
+    setup.queues.iter().find(|q| q.arn == arn)
+}
+
+/// `dlq-missing`: a RedrivePolicy names a queue that does not exist.
+fn missing_dlq(setup: &Setup, report: &mut Report) {
+    for q in &setup.queues {
+        if let Some((arn, n)) = &q.redrive
+            && find(setup, arn).is_none()
+        {
+            report.add(
+                "dlq-missing",
+                Severity::Critical,
+                &q.name,
+                format!(
+                    "its RedrivePolicy names {arn}, which does not exist: a message received \
+                     {n} times has no dead-letter queue to go to"
+                ),
+                format!(
+                    "create the queue {}, or point the RedrivePolicy at an existing DLQ",
+                    tail(arn)
+                ),
+            );
+        }
+    }
+}
+
+/// `dlq-retention` (seed 001 trap 1, seed 003; rule R3): a standard DLQ
+/// keeps a message's original enqueue time, so a message that reaches it
+/// aged up to the source's retention may stay only DLQ retention − age.
+fn dlq_retention(setup: &Setup, report: &mut Report) {
+    for src in &setup.queues {
+        let Some((arn, _)) = &src.redrive else {
+            continue;
+        };
+        let Some(dlq) = find(setup, arn) else {
+            continue;
+        };
+        if dlq.retention_secs > src.retention_secs {
+            continue;
+        }
+        let left = dlq.retention_secs as i64 - src.retention_secs as i64;
+        let fix = if src.retention_secs >= u64::from(MAX_RETENTION) {
+            format!(
+                "{} already keeps messages the longest SQS allows (14d): lower its \
+                 MessageRetentionPeriod so the DLQ can keep them longer",
+                src.name
+            )
+        } else {
+            format!(
+                "set MessageRetentionPeriod of {} above the {} s of {}; the longest, {MAX_RETENTION} \
+                 (14d), gives the most time to investigate",
+                dlq.name, src.retention_secs, src.name
+            )
+        };
+        if src.fifo {
+            report.add(
+                "dlq-retention",
+                Severity::Info,
+                &dlq.name,
+                format!(
+                    "keeps messages {} while its source {} keeps them {}; a FIFO DLQ restarts the \
+                     retention clock on the move (R3), so a dead-lettered message still gets {}, \
+                     but no longer than the source would have kept it",
+                    duration(dlq.retention_secs),
+                    src.name,
+                    duration(src.retention_secs),
+                    duration(dlq.retention_secs)
+                ),
+                fix,
+            );
+            continue;
+        }
+        report.add(
+            "dlq-retention",
+            if left < 0 {
+                Severity::Critical
+            } else {
+                Severity::Warning
+            },
+            &dlq.name,
+            format!(
+                "keeps messages {} but its source {} keeps them {}: a standard DLQ keeps the \
+                 original enqueue time (R3), so a message that reaches it aged up to {} may stay \
+                 only {} − {} = {} before it expires",
+                duration(dlq.retention_secs),
+                src.name,
+                duration(src.retention_secs),
+                duration(src.retention_secs),
+                duration(dlq.retention_secs),
+                duration(src.retention_secs),
+                signed_duration(left)
+            ),
+            fix,
+        );
+    }
+}
+
+/// `max-receive-count` (seed 000, seed 001 "Cuándo NO usarlo").
+fn max_receive_count(setup: &Setup, report: &mut Report) {
+    for q in &setup.queues {
+        let Some((_, n)) = &q.redrive else { continue };
+        if *n == 1 {
+            report.add(
+                "max-receive-count",
+                Severity::Warning,
+                &q.name,
+                "maxReceiveCount is 1: one transient failure (a timeout of the service next door) \
+                 dead-letters a message that a second attempt would have processed"
+                    .into(),
+                "set maxReceiveCount to 3–5 in the RedrivePolicy; fail deterministic errors at once \
+                 with Sluice.NackMessage Permanent=true instead"
+                    .into(),
+            );
+        } else if *n > 10 {
+            report.add(
+                "max-receive-count",
+                Severity::Warning,
+                &q.name,
+                format!(
+                    "maxReceiveCount is {n}: a broken message circulates {n} times in the queue, \
+                     costing receives and firing error alarms again and again, before it is set aside"
+                ),
+                "set maxReceiveCount to 3–5 in the RedrivePolicy".into(),
+            );
+        }
+    }
+}
+
+/// `redrive-policy` (seed 001 "Cuándo usarlo: siempre"; seed 003).
+fn redrive_policy(setup: &Setup, report: &mut Report) {
+    for q in &setup.queues {
+        if q.redrive.is_some() || is_dlq(setup, q) {
+            continue;
+        }
+        report.add(
+            "redrive-policy",
+            Severity::Warning,
+            &q.name,
+            format!(
+                "no RedrivePolicy: a poison message is retried until its retention ends ({}), \
+                 costing a receive every visibility timeout, and then disappears without a trace",
+                duration(q.retention_secs)
+            ),
+            format!(
+                "create a DLQ (say {}-dlq, retention 14d) and set RedrivePolicy \
+                 {{\"deadLetterTargetArn\":\"<its ARN>\",\"maxReceiveCount\":5}}",
+                q.name.trim_end_matches(".fifo")
+            ),
+        );
+    }
+}
+
+/// `visibility-timeout` (seed 000, seed 003): at least 6× the consumer's
+/// timeout, declared in the `sluice:consumer-timeout-seconds` tag.
+fn visibility_timeout(setup: &Setup, report: &mut Report) {
+    for q in &setup.queues {
+        let Some(raw) = q.tags.get(CONSUMER_TIMEOUT_TAG) else {
+            continue;
+        };
+        let Some(consumer) = crate::timefmt::parse_duration_secs(raw).filter(|&s| s > 0) else {
+            report.add(
+                "visibility-timeout",
+                Severity::Info,
+                &q.name,
+                format!(
+                    "tag {CONSUMER_TIMEOUT_TAG}={raw:?} is not a number of seconds: not checked"
+                ),
+                format!("set {CONSUMER_TIMEOUT_TAG} to the consumer's timeout in seconds, e.g. 30"),
+            );
+            continue;
+        };
+        let wanted = consumer * 6;
+        if q.visibility_timeout_secs >= wanted {
+            continue;
+        }
+        let severity = if q.visibility_timeout_secs < consumer {
+            Severity::Critical
+        } else {
+            Severity::Warning
+        };
+        report.add(
+            "visibility-timeout",
+            severity,
+            &q.name,
+            format!(
+                "VisibilityTimeout is {} s but the consumer may take {consumer} s (tag \
+                 {CONSUMER_TIMEOUT_TAG}); under 6 × {consumer} = {wanted} s a message can reappear \
+                 while it is still being processed: a second consumer processes it too and its \
+                 receive count rises without a failure",
+                q.visibility_timeout_secs
+            ),
+            format!("set VisibilityTimeout to at least {wanted}"),
+        );
+    }
+}
+
+/// `fifo-ordering` (rule F5; seed 001 "Cuándo NO usarlo").
+fn fifo_ordering(setup: &Setup, report: &mut Report) {
+    for q in &setup.queues {
+        if !q.fifo || q.redrive.is_none() {
+            continue;
+        }
+        report.add(
+            "fifo-ordering",
+            Severity::Info,
+            &q.name,
+            "a FIFO queue with a DLQ: a message moved to the DLQ unblocks its group, and the \
+             messages behind it are then processed before it, out of order"
+                .into(),
+            "keep the DLQ if unblocking the group matters more than order; if strict order is \
+             the requirement, remove the RedrivePolicy and handle poison messages in the consumer \
+             (a redrive puts the message at the back of its group)"
+                .into(),
+        );
+    }
+}
+
+/// `dlq-alarm` (rule M2; seed 000, seed 001: a DLQ nobody watches).
+fn dlq_alarm(setup: &Setup, report: &mut Report) {
+    let alarms = match &setup.alarms {
+        Alarms::Unknown(why) => {
+            report.skip("dlq-alarm", why);
+            return;
+        }
+        Alarms::Known(alarms) => alarms,
+    };
+    for q in setup.queues.iter().filter(|q| is_dlq(setup, q)) {
+        let on_queue: Vec<&AlarmInfo> = alarms.iter().filter(|a| a.queue == q.name).collect();
+        let depth: Vec<&&AlarmInfo> = on_queue
+            .iter()
+            .filter(|a| a.metric == "ApproximateNumberOfMessagesVisible")
+            .collect();
+        let fix = format!(
+            "add an alarm on {}'s ApproximateNumberOfMessagesVisible >= 1 (Sluice.PutAlarm) \
+             with an action that reaches a person",
+            q.name
+        );
+        if depth.is_empty() {
+            let problem = if on_queue.is_empty() {
+                "a DLQ without an alarm: messages pile up and expire and nobody hears of it \
+                 (a DLQ nobody watches gives a false sense of safety)"
+                    .to_string()
+            } else {
+                format!(
+                    "alarms on this DLQ ({}) but none on its depth \
+                     (ApproximateNumberOfMessagesVisible): any message here needs a person",
+                    on_queue
+                        .iter()
+                        .map(|a| a.name.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
+            };
+            report.add("dlq-alarm", Severity::Warning, &q.name, problem, fix);
+        } else if depth.iter().all(|a| !a.has_actions) {
+            report.add(
+                "dlq-alarm",
+                Severity::Info,
+                &q.name,
+                format!(
+                    "the depth alarm {} has no actions: it changes state but tells nobody",
+                    depth[0].name
+                ),
+                "add an action (webhook) to the alarm that reaches the on-call channel".into(),
+            );
+        }
+    }
+}
+
+/// `dlq-expiring` (seed 001 trap 1): the DLQ message that expires first
+/// does so within a day.
+fn dlq_expiring(setup: &Setup, report: &mut Report) {
+    for q in setup.queues.iter().filter(|q| is_dlq(setup, q)) {
+        let Some(start) = q.live.as_ref().and_then(|l| l.first_expiry_start_ms) else {
+            continue;
+        };
+        let expires = start + q.retention_secs * 1000;
+        let left_ms = expires as i64 - setup.now_ms as i64;
+        if left_ms >= (DAY * 1000) as i64 {
+            continue;
+        }
+        let severity = if left_ms < 3_600_000 {
+            Severity::Critical
+        } else {
+            Severity::Warning
+        };
+        report.add(
+            "dlq-expiring",
+            severity,
+            &q.name,
+            format!(
+                "a message expires in {} (retention clock started {}, retention {}, expiry {}): \
+                 once expired it is gone, with the evidence of the failure",
+                signed_duration(left_ms / 1000),
+                rfc3339(start),
+                duration(q.retention_secs),
+                rfc3339(expires)
+            ),
+            format!(
+                "look now: `sluice dlq peek {n}`; keep a copy: `sluice dlq export {n} --out {n}.jsonl`; \
+                 redrive once fixed: `sluice dlq redrive {n}`; and raise its retention",
+                n = q.name
+            ),
+        );
+    }
+}
+
+/// `inflight-limit` (seed 003; limits.rs): receives fail with OverLimit
+/// at 120,000 messages in flight.
+fn inflight_limit(setup: &Setup, report: &mut Report) {
+    let limit = MAX_INFLIGHT as u64;
+    for q in &setup.queues {
+        let Some(live) = &q.live else { continue };
+        let share = live.in_flight as f64 / limit as f64;
+        if share < 0.75 {
+            continue;
+        }
+        report.add(
+            "inflight-limit",
+            if share >= 0.9 {
+                Severity::Critical
+            } else {
+                Severity::Warning
+            },
+            &q.name,
+            format!(
+                "{} messages in flight, {:.0}% of the {limit} limit: at the limit receives fail \
+                 with OverLimit",
+                live.in_flight,
+                share * 100.0
+            ),
+            "make consumers delete what they processed (DeleteMessageBatch), shorten the \
+             VisibilityTimeout of abandoned receives, or spread the load over more queues"
+                .into(),
+        );
+    }
+}
+
+fn tail(arn: &str) -> &str {
+    arn.rsplit(':').next().unwrap_or(arn)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const NOW: u64 = 1_767_225_600_000;
+
+    fn arn(name: &str) -> String {
+        format!("arn:aws:sqs:us-east-1:000000000000:{name}")
+    }
+
+    fn queue(name: &str) -> QueueSnapshot {
+        QueueSnapshot {
+            name: name.into(),
+            arn: arn(name),
+            fifo: name.ends_with(".fifo"),
+            retention_secs: 345_600,
+            visibility_timeout_secs: 180,
+            redrive: None,
+            tags: BTreeMap::new(),
+            live: Some(LiveState::default()),
+        }
+    }
+
+    /// The seeds' recommended setup: source 4d, DLQ 14d, maxReceiveCount 5,
+    /// visibility 6× the consumer's 30 s, an alarm with an action on the DLQ.
+    fn clean() -> Setup {
+        let mut src = queue("orders");
+        src.redrive = Some((arn("orders-dlq"), 5));
+        src.tags.insert(CONSUMER_TIMEOUT_TAG.into(), "30".into());
+        let mut dlq = queue("orders-dlq");
+        dlq.retention_secs = 1_209_600;
+        dlq.live = Some(LiveState {
+            in_flight: 0,
+            first_expiry_start_ms: Some(NOW - 3_600_000),
+        });
+        Setup {
+            queues: vec![src, dlq],
+            alarms: Alarms::Known(vec![AlarmInfo {
+                name: "orders-dlq-not-empty".into(),
+                queue: "orders-dlq".into(),
+                metric: "ApproximateNumberOfMessagesVisible".into(),
+                has_actions: true,
+            }]),
+            now_ms: NOW,
+        }
+    }
+
+    fn checks(setup: &Setup) -> Vec<(&'static str, Severity, String)> {
+        check(setup)
+            .findings
+            .into_iter()
+            .map(|f| (f.check, f.severity, f.queue))
+            .collect()
+    }
+
+    #[test]
+    fn x5_a_clean_setup_has_no_findings() {
+        let report = check(&clean());
+        assert_eq!(report.findings, vec![]);
+        assert!(report.skipped.is_empty());
+        assert_eq!(report.worst(), None);
+    }
+
+    #[test]
+    fn x5_dlq_retention_equal_to_the_source_leaves_no_time() {
+        let mut s = clean();
+        s.queues[1].retention_secs = 345_600;
+        let report = check(&s);
+        assert_eq!(report.findings.len(), 1, "{:?}", report.findings);
+        let f = &report.findings[0];
+        assert_eq!(
+            (f.check, f.severity, f.queue.as_str()),
+            ("dlq-retention", Severity::Warning, "orders-dlq")
+        );
+        assert!(f.problem.contains("4d − 4d = 0s"), "{}", f.problem);
+        assert!(f.fix.contains("1209600"), "{}", f.fix);
+    }
+
+    #[test]
+    fn x5_dlq_retention_shorter_than_the_source_is_critical_with_the_arithmetic() {
+        let mut s = clean();
+        s.queues[1].retention_secs = 86_400;
+        let f = &check(&s).findings[0];
+        assert_eq!((f.check, f.severity), ("dlq-retention", Severity::Critical));
+        assert!(f.problem.contains("1d − 4d = -3d"), "{}", f.problem);
+    }
+
+    #[test]
+    fn x5_fifo_dlq_retention_is_only_info_since_fifo_restarts_the_clock() {
+        let mut s = clean();
+        s.queues[0].name = "orders.fifo".into();
+        s.queues[0].fifo = true;
+        s.queues[1].retention_secs = 345_600;
+        let found = checks(&s);
+        assert!(
+            found.contains(&("dlq-retention", Severity::Info, "orders-dlq".into())),
+            "{found:?}"
+        );
+    }
+
+    #[test]
+    fn x5_max_receive_count_of_one_or_above_ten() {
+        for (n, expect) in [(1, true), (2, false), (10, false), (11, true), (1000, true)] {
+            let mut s = clean();
+            s.queues[0].redrive = Some((arn("orders-dlq"), n));
+            let found = checks(&s);
+            assert_eq!(
+                found == vec![("max-receive-count", Severity::Warning, "orders".into())],
+                expect,
+                "maxReceiveCount {n}: {found:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn x5_a_dlq_without_a_depth_alarm() {
+        let mut s = clean();
+        s.alarms = Alarms::Known(vec![]);
+        assert_eq!(
+            checks(&s),
+            vec![("dlq-alarm", Severity::Warning, "orders-dlq".into())]
+        );
+        s.alarms = Alarms::Known(vec![AlarmInfo {
+            name: "old".into(),
+            queue: "orders-dlq".into(),
+            metric: "ApproximateAgeOfOldestMessage".into(),
+            has_actions: true,
+        }]);
+        assert_eq!(
+            checks(&s),
+            vec![("dlq-alarm", Severity::Warning, "orders-dlq".into())]
+        );
+        s.alarms = Alarms::Known(vec![AlarmInfo {
+            name: "silent".into(),
+            queue: "orders-dlq".into(),
+            metric: "ApproximateNumberOfMessagesVisible".into(),
+            has_actions: false,
+        }]);
+        assert_eq!(
+            checks(&s),
+            vec![("dlq-alarm", Severity::Info, "orders-dlq".into())]
+        );
+    }
+
+    #[test]
+    fn x5_alarms_unknown_skip_the_alarm_check() {
+        let mut s = clean();
+        s.alarms = Alarms::Unknown("the server has no Sluice.DescribeAlarms".into());
+        let report = check(&s);
+        assert!(report.findings.is_empty());
+        assert_eq!(report.skipped[0].check, "dlq-alarm");
+    }
+
+    #[test]
+    fn x5_a_queue_without_redrive_policy_but_not_its_dlq() {
+        let mut s = clean();
+        s.queues.push(queue("emails"));
+        assert_eq!(
+            checks(&s),
+            vec![("redrive-policy", Severity::Warning, "emails".into())]
+        );
+    }
+
+    #[test]
+    fn x5_visibility_timeout_under_six_times_the_consumer_timeout() {
+        let mut s = clean();
+        s.queues[0].visibility_timeout_secs = 179;
+        assert_eq!(
+            checks(&s),
+            vec![("visibility-timeout", Severity::Warning, "orders".into())]
+        );
+        s.queues[0].visibility_timeout_secs = 20;
+        let report = check(&s);
+        assert_eq!(report.findings[0].severity, Severity::Critical);
+        assert!(report.findings[0].fix.contains("180"));
+        s.queues[0]
+            .tags
+            .insert(CONSUMER_TIMEOUT_TAG.into(), "soon".into());
+        assert_eq!(
+            checks(&s),
+            vec![("visibility-timeout", Severity::Info, "orders".into())]
+        );
+    }
+
+    #[test]
+    fn f5_a_fifo_queue_with_a_dlq_loses_order() {
+        let mut s = clean();
+        s.queues[0].name = "orders.fifo".into();
+        s.queues[0].fifo = true;
+        assert_eq!(
+            checks(&s),
+            vec![("fifo-ordering", Severity::Info, "orders.fifo".into())]
+        );
+    }
+
+    #[test]
+    fn x5_dlq_messages_expiring_within_a_day() {
+        let mut s = clean();
+        // Sent 13.5 days ago into a 14-day DLQ: 12 h left.
+        s.queues[1].live.as_mut().unwrap().first_expiry_start_ms =
+            Some(NOW - (1_209_600 - 43_200) * 1000);
+        let report = check(&s);
+        assert_eq!(report.findings.len(), 1);
+        let f = &report.findings[0];
+        assert_eq!((f.check, f.severity), ("dlq-expiring", Severity::Warning));
+        assert!(f.problem.contains("expires in 12h"), "{}", f.problem);
+        s.queues[1].live.as_mut().unwrap().first_expiry_start_ms =
+            Some(NOW - (1_209_600 - 60) * 1000);
+        assert_eq!(check(&s).findings[0].severity, Severity::Critical);
+    }
+
+    #[test]
+    fn x5_messages_near_the_in_flight_limit() {
+        let mut s = clean();
+        s.queues[0].live.as_mut().unwrap().in_flight = 89_999;
+        assert!(checks(&s).is_empty());
+        s.queues[0].live.as_mut().unwrap().in_flight = 90_000;
+        assert_eq!(
+            checks(&s),
+            vec![("inflight-limit", Severity::Warning, "orders".into())]
+        );
+        s.queues[0].live.as_mut().unwrap().in_flight = 119_000;
+        assert_eq!(
+            checks(&s),
+            vec![("inflight-limit", Severity::Critical, "orders".into())]
+        );
+    }
+
+    #[test]
+    fn x5_a_redrive_policy_to_a_missing_queue() {
+        let mut s = clean();
+        s.queues[0].redrive = Some((arn("gone"), 5));
+        s.queues.retain(|q| q.name != "orders-dlq");
+        assert_eq!(
+            checks(&s),
+            vec![("dlq-missing", Severity::Critical, "orders".into())]
+        );
+    }
+
+    #[test]
+    fn x5_offline_setups_skip_the_live_checks() {
+        let mut s = clean();
+        for q in &mut s.queues {
+            q.live = None;
+        }
+        let report = check(&s);
+        assert!(report.findings.is_empty());
+        let skipped: Vec<_> = report.skipped.iter().map(|k| k.check).collect();
+        assert_eq!(skipped, ["dlq-expiring", "inflight-limit"]);
+    }
+}

@@ -1,0 +1,157 @@
+//! The snapshot `doctor` checks: read from a running server, or from the
+//! `[[queues]]` of a config file.
+
+use std::path::Path;
+
+use serde_json::{Map, Value, json};
+use sluice_core::attributes::QueueConfig;
+use sluice_core::queue_name::Account;
+
+use super::checks::{AlarmInfo, Alarms, LiveState, QueueSnapshot, Setup};
+use crate::client::AdminClient;
+use crate::config;
+use crate::dlq::browse::peek_page;
+use crate::inventory::{self, QueueInfo, name_of};
+use crate::timefmt::now_ms;
+
+/// DLQ messages looked at for the one that expires first.
+const EXPIRY_SCAN: usize = 1000;
+
+/// Every queue of a running server, with live counts, the first expiry of
+/// each DLQ and the server's alarms.
+pub async fn live(client: &AdminClient) -> anyhow::Result<Setup> {
+    let queues = inventory::all_queues(client, true).await?;
+    let dlqs: Vec<usize> = inventory::dead_letter_queues(&queues)
+        .into_iter()
+        .map(|(d, _)| d)
+        .collect();
+    let mut snapshots = Vec::new();
+    for (i, q) in queues.iter().enumerate() {
+        let mut s = from_attributes(q);
+        let first_expiry_start_ms = if dlqs.contains(&i) {
+            first_expiry_start(client, q).await?
+        } else {
+            None
+        };
+        s.live = Some(LiveState {
+            in_flight: q.number("ApproximateNumberOfMessagesNotVisible"),
+            first_expiry_start_ms,
+        });
+        snapshots.push(s);
+    }
+    Ok(Setup {
+        queues: snapshots,
+        alarms: alarms(client).await?,
+        now_ms: now_ms(),
+    })
+}
+
+fn from_attributes(q: &QueueInfo) -> QueueSnapshot {
+    QueueSnapshot {
+        name: q.name.clone(),
+        arn: q.arn.clone(),
+        fifo: q.fifo(),
+        retention_secs: q.number("MessageRetentionPeriod"),
+        visibility_timeout_secs: q.number("VisibilityTimeout"),
+        redrive: q
+            .redrive()
+            .map(|r| (r.dead_letter_target_arn, r.max_receive_count)),
+        tags: q.tags.clone(),
+        live: None,
+    }
+}
+
+/// The earliest start of a retention clock among the DLQ's first
+/// messages: a standard DLQ keeps the original enqueue time (the sent
+/// timestamp), a FIFO DLQ restarts it on the move (rule R3).
+async fn first_expiry_start(client: &AdminClient, q: &QueueInfo) -> anyhow::Result<Option<u64>> {
+    let mut earliest: Option<u64> = None;
+    let mut token: Option<String> = None;
+    let mut seen = 0;
+    while seen < EXPIRY_SCAN {
+        let (page, next) = peek_page(client, &q.url, &Map::new(), 100, token.as_deref()).await?;
+        seen += page.len();
+        for m in &page {
+            let sent = m["SentTimestamp"].as_u64();
+            let moved = m["Attributes"]["Sluice.MovedAt"]
+                .as_str()
+                .and_then(|v| v.parse::<u64>().ok());
+            let start = if q.fifo() { moved.or(sent) } else { sent };
+            if let Some(s) = start {
+                earliest = Some(earliest.map_or(s, |e| e.min(s)));
+            }
+        }
+        match next {
+            Some(t) => token = Some(t),
+            None => break,
+        }
+    }
+    Ok(earliest)
+}
+
+/// The server's alarms, or why they cannot be known.
+async fn alarms(client: &AdminClient) -> anyhow::Result<Alarms> {
+    let out = match client.sluice("DescribeAlarms", json!({})).await {
+        Ok(out) => out,
+        Err(e) if e.is_unknown_action() => {
+            return Ok(Alarms::Unknown(format!(
+                "this server has no alarms (Sluice.DescribeAlarms: {e})"
+            )));
+        }
+        Err(e) => return Err(e.into()),
+    };
+    let list = out["Alarms"].as_array().cloned().unwrap_or_default();
+    Ok(Alarms::Known(list.iter().map(alarm_info).collect()))
+}
+
+fn alarm_info(a: &Value) -> AlarmInfo {
+    let text = |k: &str| a[k].as_str().unwrap_or_default().to_string();
+    let queue = a["QueueName"]
+        .as_str()
+        .or(a["QueueUrl"].as_str())
+        .map(|q| name_of(q).to_string())
+        .unwrap_or_default();
+    AlarmInfo {
+        name: text("AlarmName"),
+        queue,
+        metric: text("MetricName"),
+        has_actions: a["Actions"].as_array().is_some_and(|l| !l.is_empty()),
+    }
+}
+
+/// The queues declared in a config file, as `sluice serve --config` would
+/// create them (same validation, same account and region in ARNs).
+pub fn from_config(path: &Path) -> anyhow::Result<Setup> {
+    let file = config::load(path)?;
+    let mut account = Account::default();
+    if let Some(id) = &file.account_id {
+        account.id = id.clone();
+    }
+    if let Some(region) = &file.region {
+        account.region = region.clone();
+    }
+    let mut queues = Vec::new();
+    for decl in &file.queues {
+        let config = QueueConfig::for_create(&decl.name, &decl.attribute_strings())
+            .map_err(|e| anyhow::anyhow!("queue {} in {}: {e}", decl.name, path.display()))?;
+        queues.push(QueueSnapshot {
+            name: decl.name.clone(),
+            arn: account.queue_arn(&decl.name),
+            fifo: config.fifo,
+            retention_secs: u64::from(config.message_retention_period),
+            visibility_timeout_secs: u64::from(config.visibility_timeout),
+            redrive: config
+                .redrive()
+                .map(|r| (r.dead_letter_target_arn, r.max_receive_count)),
+            tags: decl.tags.clone(),
+            live: None,
+        });
+    }
+    Ok(Setup {
+        queues,
+        alarms: Alarms::Unknown(
+            "alarms are known only to a running server: run doctor with --endpoint".into(),
+        ),
+        now_ms: now_ms(),
+    })
+}

@@ -1,0 +1,250 @@
+//! `sluice stats`: every queue's depth, messages in flight and delayed, the
+//! age of its oldest message, and its send/receive/delete rates, computed
+//! from the counters of two scrapes of `/metrics` (docs/metrics.md).
+
+use std::collections::BTreeMap;
+use std::io::IsTerminal;
+use std::time::{Duration, Instant};
+
+use clap::Args;
+use serde::Serialize;
+use serde_json::json;
+
+use crate::admin::{Connection, out, outln, print_json};
+use crate::client::AdminClient;
+use crate::exposition::{self, QueueSample};
+use crate::table::{Table, duration};
+use crate::timefmt::{now_ms, rfc3339};
+
+/// `sluice stats`.
+#[derive(Args, Debug)]
+pub struct StatsArgs {
+    #[command(flatten)]
+    connection: Connection,
+    /// Redraw every SECS seconds (default 2) until Ctrl-C; with --json,
+    /// print one JSON document per line at each refresh.
+    #[arg(long, value_name = "SECS", num_args = 0..=1, default_missing_value = "2",
+          value_parser = clap::value_parser!(u64).range(1..))]
+    watch: Option<u64>,
+    /// Seconds between the two samples the rates are computed from
+    /// (without --watch).
+    #[arg(long, value_name = "SECS", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=3600))]
+    interval: u64,
+    /// Print one JSON document instead of a table.
+    #[arg(long)]
+    json: bool,
+}
+
+/// One queue's line.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct Row {
+    /// Queue name.
+    pub name: String,
+    /// Messages available.
+    pub visible: u64,
+    /// Messages in flight.
+    pub in_flight: u64,
+    /// Messages delayed.
+    pub delayed: u64,
+    /// Age of the oldest message, seconds.
+    pub oldest_message_age_seconds: f64,
+    /// Messages sent between the two samples (None without a previous one).
+    pub sent: Option<u64>,
+    /// Messages received between the two samples.
+    pub received: Option<u64>,
+    /// Messages deleted between the two samples.
+    pub deleted: Option<u64>,
+    /// Sends per second.
+    pub sent_per_second: Option<f64>,
+    /// Receives per second.
+    pub received_per_second: Option<f64>,
+    /// Deletes per second.
+    pub deleted_per_second: Option<f64>,
+}
+
+/// The rows of `current`, with rates against `previous` taken `elapsed`
+/// earlier. A queue new since then, or whose counters went back (a server
+/// restart), has no rates.
+pub fn rows(
+    previous: Option<(&BTreeMap<String, QueueSample>, Duration)>,
+    current: &BTreeMap<String, QueueSample>,
+) -> Vec<Row> {
+    current
+        .iter()
+        .map(|(name, s)| {
+            let before = previous.and_then(|(p, e)| p.get(name).map(|b| (b, e)));
+            let delta = |f: fn(&QueueSample) -> f64| {
+                before.and_then(|(b, _)| {
+                    let d = f(s) - f(b);
+                    (d >= 0.0).then_some(d as u64)
+                })
+            };
+            let rate = |d: Option<u64>| {
+                d.zip(before)
+                    .map(|(d, (_, e))| d as f64 / e.as_secs_f64().max(0.001))
+            };
+            let (sent, received, deleted) = (
+                delta(|s| s.sent),
+                delta(|s| s.received),
+                delta(|s| s.deleted),
+            );
+            Row {
+                name: name.clone(),
+                visible: s.visible as u64,
+                in_flight: s.in_flight as u64,
+                delayed: s.delayed as u64,
+                oldest_message_age_seconds: s.oldest_age_secs,
+                sent,
+                received,
+                deleted,
+                sent_per_second: rate(sent),
+                received_per_second: rate(received),
+                deleted_per_second: rate(deleted),
+            }
+        })
+        .collect()
+}
+
+/// Runs `stats`; returns the exit code.
+pub async fn run(args: StatsArgs) -> anyhow::Result<u8> {
+    let client = args.connection.client()?;
+    let mut previous = scrape(&client).await?;
+    let Some(every) = args.watch else {
+        tokio::time::sleep(Duration::from_secs(args.interval)).await;
+        let current = scrape(&client).await?;
+        let elapsed = current.1 - previous.1;
+        draw(
+            &args,
+            &rows(Some((&previous.0, elapsed)), &current.0),
+            elapsed,
+            false,
+        );
+        return Ok(0);
+    };
+    let clear = !args.json && std::io::stdout().is_terminal();
+    draw(&args, &rows(None, &previous.0), Duration::ZERO, clear);
+    loop {
+        tokio::select! {
+            () = tokio::time::sleep(Duration::from_secs(every)) => {}
+            _ = tokio::signal::ctrl_c() => return Ok(0),
+        }
+        let current = scrape(&client).await?;
+        let elapsed = current.1 - previous.1;
+        draw(
+            &args,
+            &rows(Some((&previous.0, elapsed)), &current.0),
+            elapsed,
+            clear,
+        );
+        previous = current;
+    }
+}
+
+async fn scrape(client: &AdminClient) -> anyhow::Result<(BTreeMap<String, QueueSample>, Instant)> {
+    let text = client.metrics().await?;
+    Ok((exposition::queue_samples(&text), Instant::now()))
+}
+
+fn draw(args: &StatsArgs, rows: &[Row], elapsed: Duration, clear: bool) {
+    if args.json {
+        let doc = json!({
+            "SampledAt": rfc3339(now_ms()),
+            "IntervalSeconds": elapsed.as_secs_f64(),
+            "Queues": rows,
+        });
+        if args.watch.is_some() {
+            // One document per line, so a script can read them as they come.
+            outln!("{doc}");
+        } else {
+            print_json(&doc);
+        }
+        return;
+    }
+    if clear {
+        out!("\x1b[2J\x1b[H");
+    }
+    let rate = |r: Option<f64>| r.map_or("-".to_string(), |r| format!("{r:.1}"));
+    let mut table = Table::new(&[
+        "QUEUE",
+        "VISIBLE>",
+        "IN FLIGHT>",
+        "DELAYED>",
+        "OLDEST>",
+        "SENT/S>",
+        "RECEIVED/S>",
+        "DELETED/S>",
+    ]);
+    for r in rows {
+        table.row(vec![
+            r.name.clone(),
+            r.visible.to_string(),
+            r.in_flight.to_string(),
+            r.delayed.to_string(),
+            duration(r.oldest_message_age_seconds as u64),
+            rate(r.sent_per_second),
+            rate(r.received_per_second),
+            rate(r.deleted_per_second),
+        ]);
+    }
+    if rows.is_empty() {
+        outln!("no queues");
+    } else {
+        out!("{}", table.render());
+    }
+    if elapsed.is_zero() {
+        outln!("{}  rates from the next refresh", rfc3339(now_ms()));
+    } else {
+        outln!(
+            "{}  rates over the last {:.1} s",
+            rfc3339(now_ms()),
+            elapsed.as_secs_f64()
+        );
+    }
+    if args.watch.is_some() && !clear {
+        outln!();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample(sent: f64, received: f64, deleted: f64) -> QueueSample {
+        QueueSample {
+            visible: 4.0,
+            in_flight: 2.0,
+            sent,
+            received,
+            deleted,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn m1_rates_are_counter_deltas_over_the_interval() {
+        let before = BTreeMap::from([("orders".to_string(), sample(10.0, 5.0, 1.0))]);
+        let after = BTreeMap::from([
+            ("orders".to_string(), sample(30.0, 9.0, 1.0)),
+            ("new".to_string(), sample(3.0, 0.0, 0.0)),
+        ]);
+        let r = rows(Some((&before, Duration::from_secs(2))), &after);
+        let orders = r.iter().find(|r| r.name == "orders").unwrap();
+        assert_eq!(orders.sent, Some(20));
+        assert_eq!(orders.sent_per_second, Some(10.0));
+        assert_eq!(orders.received_per_second, Some(2.0));
+        assert_eq!(orders.deleted_per_second, Some(0.0));
+        assert_eq!((orders.visible, orders.in_flight), (4, 2));
+        let new = r.iter().find(|r| r.name == "new").unwrap();
+        assert_eq!(new.sent_per_second, None, "no previous sample, no rate");
+    }
+
+    #[test]
+    fn m1_a_counter_that_went_back_has_no_rate() {
+        let before = BTreeMap::from([("q".to_string(), sample(100.0, 0.0, 0.0))]);
+        let after = BTreeMap::from([("q".to_string(), sample(3.0, 0.0, 0.0))]);
+        let r = rows(Some((&before, Duration::from_secs(1))), &after);
+        assert_eq!(r[0].sent_per_second, None);
+        assert_eq!(rows(None, &after)[0].sent, None);
+    }
+}

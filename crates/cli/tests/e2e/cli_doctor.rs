@@ -1,0 +1,376 @@
+//! `sluice doctor` (issue 5, rule X5) run as the real binary: a config with
+//! every pitfall gets every finding, live and offline; a clean config gets
+//! none and exit 0.
+
+use aws_sdk_sqs::types::QueueAttributeName as Attr;
+use serde_json::{Value, json};
+
+use crate::cli_run::sluice;
+use crate::common::SluiceProcess;
+
+/// Every pitfall of the seeds, one queue each (comments say which).
+const PITFALLS: &str = r#"
+# dlq-retention (critical: 1 h against the source's 4 days) and, with a
+# message in it, dlq-expiring.
+[[queues]]
+name = "short-dlq"
+attributes = { MessageRetentionPeriod = 3600 }
+
+# max-receive-count 1; visibility-timeout 30 s against a 10 s consumer (< 60).
+[[queues]]
+name = "orders"
+attributes = { VisibilityTimeout = 30, RedrivePolicy = '{"deadLetterTargetArn":"arn:aws:sqs:us-east-1:000000000000:short-dlq","maxReceiveCount":1}' }
+tags = { "sluice:consumer-timeout-seconds" = "10" }
+
+[[queues]]
+name = "retries-dlq"
+attributes = { MessageRetentionPeriod = 1209600 }
+
+# max-receive-count above 10.
+[[queues]]
+name = "retries"
+attributes = { RedrivePolicy = '{"deadLetterTargetArn":"arn:aws:sqs:us-east-1:000000000000:retries-dlq","maxReceiveCount":50}' }
+
+# redrive-policy: none.
+[[queues]]
+name = "emails"
+
+[[queues]]
+name = "events-dlq.fifo"
+attributes = { FifoQueue = true, MessageRetentionPeriod = 1209600 }
+
+# fifo-ordering.
+[[queues]]
+name = "events.fifo"
+attributes = { FifoQueue = true, RedrivePolicy = '{"deadLetterTargetArn":"arn:aws:sqs:us-east-1:000000000000:events-dlq.fifo","maxReceiveCount":5}' }
+"#;
+
+/// The seeds' recommended setup: DLQ 14 days against 4, maxReceiveCount
+/// 3–5, visibility 6× the consumer's timeout, no FIFO queue with a DLQ.
+const CLEAN: &str = r#"
+[[queues]]
+name = "orders-dlq"
+attributes = { MessageRetentionPeriod = 1209600 }
+
+[[queues]]
+name = "orders"
+attributes = { VisibilityTimeout = 180, RedrivePolicy = '{"deadLetterTargetArn":"arn:aws:sqs:us-east-1:000000000000:orders-dlq","maxReceiveCount":5}' }
+tags = { "sluice:consumer-timeout-seconds" = "30" }
+
+[[queues]]
+name = "emails"
+attributes = { RedrivePolicy = '{"deadLetterTargetArn":"arn:aws:sqs:us-east-1:000000000000:orders-dlq","maxReceiveCount":3}' }
+"#;
+
+fn findings(doc: &Value) -> Vec<(String, String, String)> {
+    doc["Findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            (
+                f["Check"].as_str().unwrap().to_string(),
+                f["Severity"].as_str().unwrap().to_string(),
+                f["Queue"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+fn skipped(doc: &Value) -> Vec<String> {
+    doc["Skipped"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["Check"].as_str().unwrap().to_string())
+        .collect()
+}
+
+fn has(found: &[(String, String, String)], check: &str, severity: &str, queue: &str) -> bool {
+    found
+        .iter()
+        .any(|(c, s, q)| c == check && s == severity && q == queue)
+}
+
+/// The findings every pitfall config gets, live or offline.
+fn assert_static_pitfalls(doc: &Value) {
+    let found = findings(doc);
+    for (check, severity, queue) in [
+        ("dlq-retention", "critical", "short-dlq"),
+        ("max-receive-count", "warning", "orders"),
+        ("max-receive-count", "warning", "retries"),
+        ("visibility-timeout", "warning", "orders"),
+        ("redrive-policy", "warning", "emails"),
+        ("fifo-ordering", "info", "events.fifo"),
+    ] {
+        assert!(
+            has(&found, check, severity, queue),
+            "{check} {severity} {queue} in {found:?}"
+        );
+    }
+    // DLQs are not asked for a RedrivePolicy of their own.
+    assert!(
+        !found
+            .iter()
+            .any(|(c, _, q)| c == "redrive-policy" && q.contains("dlq")),
+        "{found:?}"
+    );
+    let problem = doc["Findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["Check"] == "dlq-retention")
+        .unwrap()["Problem"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        problem.contains("1h − 4d = -3d23h"),
+        "the arithmetic: {problem}"
+    );
+}
+
+/// The DLQs of a setup have an alarm finding each, unless the server has
+/// no alarms, in which case the check is reported as skipped.
+fn assert_alarm_check(doc: &Value, dlqs: &[&str]) {
+    if skipped(doc).iter().any(|s| s == "dlq-alarm") {
+        return;
+    }
+    let found = findings(doc);
+    for dlq in dlqs {
+        assert!(
+            has(&found, "dlq-alarm", "warning", dlq),
+            "dlq-alarm {dlq} in {found:?}"
+        );
+    }
+}
+
+/// X5: offline, from the config file: the static checks find every
+/// pitfall; the live ones are skipped; exit 1 at the default --fail-on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn x5_doctor_config_finds_every_static_pitfall() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("pitfalls.toml");
+    std::fs::write(&config, PITFALLS).unwrap();
+    let c = config.to_str().unwrap();
+    let doc = sluice("http://127.0.0.1:1", &["doctor", "--config", c, "--json"])
+        .await
+        .expect_code(1)
+        .json();
+    assert_eq!(doc["QueuesChecked"], 7);
+    assert_static_pitfalls(&doc);
+    assert_eq!(
+        skipped(&doc),
+        ["dlq-alarm", "dlq-expiring", "inflight-limit"]
+    );
+    let text = sluice("http://127.0.0.1:1", &["doctor", "--config", c])
+        .await
+        .expect_code(1);
+    assert!(
+        text.stdout.contains("CRITICAL  short-dlq  [dlq-retention]"),
+        "{}",
+        text.stdout
+    );
+    assert!(
+        text.stdout.contains("fix: set MaxReceiveCount")
+            || text.stdout.contains("fix: set maxReceiveCount"),
+        "{}",
+        text.stdout
+    );
+
+    // --fail-on: only a warning (emails), so critical passes, warning fails.
+    let only_warning = dir.path().join("warning.toml");
+    std::fs::write(&only_warning, "[[queues]]\nname = \"emails\"\n").unwrap();
+    let w = only_warning.to_str().unwrap();
+    sluice(
+        "http://127.0.0.1:1",
+        &["doctor", "--config", w, "--fail-on", "critical"],
+    )
+    .await
+    .expect_code(0);
+    sluice("http://127.0.0.1:1", &["doctor", "--config", w])
+        .await
+        .expect_code(1);
+    let fifo = dir.path().join("fifo.toml");
+    std::fs::write(
+        &fifo,
+        &PITFALLS[PITFALLS
+            .find("[[queues]]\nname = \"events-dlq.fifo\"")
+            .unwrap()..],
+    )
+    .unwrap();
+    let f = fifo.to_str().unwrap();
+    sluice("http://127.0.0.1:1", &["doctor", "--config", f])
+        .await
+        .expect_code(0);
+    sluice(
+        "http://127.0.0.1:1",
+        &["doctor", "--config", f, "--fail-on", "info"],
+    )
+    .await
+    .expect_code(1);
+
+    // Usage and connection errors exit 2.
+    let r = sluice(
+        "http://127.0.0.1:1",
+        &["doctor", "--config", "/no/such.toml"],
+    )
+    .await
+    .expect_code(2);
+    assert!(r.stderr.contains("cannot read config file"), "{r:?}");
+    let r = sluice("http://127.0.0.1:1", &["doctor"])
+        .await
+        .expect_code(2);
+    assert!(r.stderr.contains("cannot reach the server"), "{r:?}");
+    sluice("http://127.0.0.1:1", &["doctor", "--fail-on", "sometimes"])
+        .await
+        .expect_code(2);
+}
+
+/// X5: live, against the real binary serving the pitfall config, with a
+/// message in the short DLQ: every pitfall, and the message about to expire.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn x5_doctor_live_finds_every_pitfall() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("pitfalls.toml");
+    std::fs::write(&config, PITFALLS).unwrap();
+    let server = SluiceProcess::start(&["--in-memory", "--config", config.to_str().unwrap()]);
+    let sqs = server.sdk();
+    let dlq = sqs
+        .get_queue_url()
+        .queue_name("short-dlq")
+        .send()
+        .await
+        .unwrap()
+        .queue_url
+        .unwrap();
+    sqs.send_message()
+        .queue_url(&dlq)
+        .message_body("evidence")
+        .send()
+        .await
+        .unwrap();
+    let doc = sluice(&server.endpoint, &["doctor", "--json"])
+        .await
+        .expect_code(1)
+        .json();
+    assert_eq!(doc["QueuesChecked"], 7);
+    assert_static_pitfalls(&doc);
+    let found = findings(&doc);
+    assert!(
+        has(&found, "dlq-expiring", "critical", "short-dlq"),
+        "{found:?}"
+    );
+    assert!(
+        !found
+            .iter()
+            .any(|(c, _, q)| c == "dlq-expiring" && q != "short-dlq"),
+        "{found:?}"
+    );
+    assert_alarm_check(&doc, &["short-dlq", "retries-dlq", "events-dlq.fifo"]);
+    assert!(!skipped(&doc).contains(&"dlq-expiring".to_string()));
+    // The same config with retention set right: the retention finding goes.
+    sqs.set_queue_attributes()
+        .queue_url(&dlq)
+        .attributes(Attr::MessageRetentionPeriod, "1209600")
+        .send()
+        .await
+        .unwrap();
+    let doc = sluice(&server.endpoint, &["doctor", "--json"])
+        .await
+        .expect_code(1)
+        .json();
+    let found = findings(&doc);
+    assert!(
+        !found
+            .iter()
+            .any(|(c, _, _)| c == "dlq-retention" || c == "dlq-expiring"),
+        "{found:?}"
+    );
+}
+
+/// X5: a clean setup has no findings, offline and live, and exits 0. When
+/// the server has alarms, each DLQ gets its depth alarm first.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn x5_doctor_clean_setup_has_no_findings() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("clean.toml");
+    std::fs::write(&config, CLEAN).unwrap();
+    let c = config.to_str().unwrap();
+    let doc = sluice(
+        "http://127.0.0.1:1",
+        &["doctor", "--config", c, "--json", "--fail-on", "info"],
+    )
+    .await
+    .expect_code(0)
+    .json();
+    assert_eq!(findings(&doc), vec![]);
+    assert_eq!(doc["Failed"], false);
+
+    let server = SluiceProcess::start(&["--in-memory", "--config", c]);
+    let raw_alarm = json!({
+        "AlarmName": "orders-dlq-not-empty",
+        "QueueUrl": format!("{}/000000000000/orders-dlq", server.endpoint),
+        "MetricName": "ApproximateNumberOfMessagesVisible",
+        "Threshold": 1,
+        "ComparisonOperator": "GreaterThanOrEqualToThreshold",
+        "Actions": ["http://127.0.0.1:9/on-call"],
+    });
+    // A server with alarms (Sluice.PutAlarm) gets the DLQ's depth alarm; one
+    // without has the check skipped.
+    let put = put_alarm(&server.endpoint, &raw_alarm).await;
+    let sqs = server.sdk();
+    let dlq = sqs
+        .get_queue_url()
+        .queue_name("orders-dlq")
+        .send()
+        .await
+        .unwrap()
+        .queue_url
+        .unwrap();
+    sqs.send_message()
+        .queue_url(&dlq)
+        .message_body("fresh")
+        .send()
+        .await
+        .unwrap();
+    let doc = sluice(&server.endpoint, &["doctor", "--json", "--fail-on", "info"])
+        .await
+        .expect_code(0)
+        .json();
+    assert_eq!(findings(&doc), vec![], "{doc}");
+    if put {
+        assert!(!skipped(&doc).contains(&"dlq-alarm".to_string()), "{doc}");
+    } else {
+        assert_eq!(skipped(&doc), ["dlq-alarm"]);
+    }
+    let text = sluice(&server.endpoint, &["doctor"]).await.expect_code(0);
+    assert!(text.stdout.contains("0 finding(s)"), "{}", text.stdout);
+}
+
+/// Sluice.PutAlarm through the JSON protocol; false when the server does
+/// not know the action.
+async fn put_alarm(endpoint: &str, alarm: &Value) -> bool {
+    let addr: std::net::SocketAddr = endpoint.trim_start_matches("http://").parse().unwrap();
+    let body = alarm.to_string();
+    let r = tokio::task::spawn_blocking(move || {
+        use std::io::{Read, Write};
+        let mut s = std::net::TcpStream::connect(addr).unwrap();
+        write!(
+            s,
+            "POST / HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Type: application/x-amz-json-1.0\r\nX-Amz-Target: Sluice.PutAlarm\r\nContent-Length: {}\r\n\r\n{body}",
+            body.len()
+        )
+        .unwrap();
+        let mut out = String::new();
+        s.read_to_string(&mut out).unwrap();
+        out
+    })
+    .await
+    .unwrap();
+    if r.starts_with("HTTP/1.1 200") {
+        return true;
+    }
+    assert!(r.contains("InvalidAction"), "PutAlarm failed: {r}");
+    false
+}
