@@ -74,6 +74,7 @@ async fn serve(args: ServeArgs, file: FileConfig) -> anyhow::Result<()> {
     let config = ServiceConfig {
         account,
         base_url: file.base_url.clone(),
+        ..ServiceConfig::default()
     };
 
     let clock = Arc::new(SystemClock);
