@@ -26,6 +26,66 @@ pub struct FileConfig {
     /// Queues to create at start-up.
     #[serde(default)]
     pub queues: Vec<QueueDecl>,
+    /// How often alarms sample queues and are evaluated, seconds (default 10).
+    pub alarm_sample_seconds: Option<u64>,
+    /// Give every dead-letter queue an alarm on visible depth >= 1.
+    pub dlq_alarms: Option<DlqAlarmsDecl>,
+    /// Alarms on queue metrics.
+    #[serde(default)]
+    pub alarms: Vec<AlarmDecl>,
+}
+
+/// The `[dlq_alarms]` table: every queue some RedrivePolicy targets,
+/// including queues created later, gets the alarm `dlq-depth:<queue>`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DlqAlarmsDecl {
+    /// Off switch (default on when the table is present).
+    #[serde(default = "yes")]
+    pub enabled: bool,
+    /// Webhook URLs and queue ARNs to notify.
+    #[serde(default)]
+    pub actions: Vec<String>,
+    /// Seconds per period (default 60).
+    pub period: Option<u32>,
+    /// Periods that must breach (default 1).
+    pub evaluation_periods: Option<u32>,
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// An alarm declared in the config file (`[[alarms]]`): the fields of
+/// PutAlarm, with the queue by name.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AlarmDecl {
+    /// Unique name.
+    pub name: String,
+    /// The queue watched.
+    pub queue: String,
+    /// A queue metric, e.g. `ApproximateNumberOfMessagesVisible`.
+    pub metric: String,
+    /// Average, Sum, Minimum, Maximum (default) or SampleCount.
+    pub statistic: Option<String>,
+    /// Seconds per period (default 60).
+    pub period: Option<i64>,
+    /// Periods evaluated (default 1).
+    pub evaluation_periods: Option<i64>,
+    /// Breaching periods needed (default: all evaluated).
+    pub datapoints_to_alarm: Option<i64>,
+    /// The value compared with.
+    pub threshold: f64,
+    /// e.g. `GreaterThanOrEqualToThreshold`.
+    pub comparison: String,
+    /// missing (default), notBreaching, breaching or ignore.
+    pub treat_missing_data: Option<String>,
+    /// Webhook URLs and queue ARNs to notify.
+    #[serde(default)]
+    pub actions: Vec<String>,
+    /// Free text.
+    pub description: Option<String>,
 }
 
 /// A queue declared in the config file.
