@@ -125,3 +125,46 @@ pub fn load(path: &std::path::Path) -> anyhow::Result<FileConfig> {
     toml::from_str(&text)
         .map_err(|e| anyhow::anyhow!("invalid config file {}: {e}", path.display()))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The ```toml blocks of a document.
+    fn toml_blocks(doc: &str) -> Vec<String> {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../..")
+            .join(doc);
+        let text = std::fs::read_to_string(&path).unwrap();
+        text.split("```toml\n")
+            .skip(1)
+            .map(|b| b.split("```").next().unwrap().to_string())
+            .collect()
+    }
+
+    /// M2: the config examples of the README and docs/alarms.md parse, alarms included.
+    #[test]
+    fn m2_documented_config_examples_parse() {
+        let mut alarms = 0;
+        let mut dlq = 0;
+        for doc in ["README.md", "docs/alarms.md"] {
+            let blocks = toml_blocks(doc);
+            assert!(!blocks.is_empty(), "{doc}");
+            for b in blocks {
+                let c: FileConfig =
+                    toml::from_str(&b).unwrap_or_else(|e| panic!("{doc}: {e}\n{b}"));
+                alarms += c.alarms.len();
+                dlq += usize::from(c.dlq_alarms.is_some_and(|d| d.enabled));
+            }
+        }
+        assert!(alarms >= 2 && dlq >= 2, "{alarms} alarms, {dlq} dlq_alarms");
+    }
+
+    #[test]
+    fn unknown_alarm_keys_are_refused() {
+        let bad = "[[alarms]]\nname = \"a\"\nqueue = \"q\"\nmetric = \"m\"\nthreshold = 1\ncomparison = \"c\"\nthreshhold = 2\n";
+        assert!(toml::from_str::<FileConfig>(bad).is_err());
+        let off: FileConfig = toml::from_str("[dlq_alarms]\nenabled = false\n").unwrap();
+        assert!(!off.dlq_alarms.unwrap().enabled);
+    }
+}

@@ -513,8 +513,8 @@ mod tests {
             ("QueueUrl", "http://h/000000000000/q"),
             ("Threshold", "0.5"),
             ("Period", "60"),
-            ("Action.1", "http://hooks.test/a"),
-            ("Action.2", "arn:aws:sqs:us-east-1:000000000000:ops"),
+            ("AlarmAction.1", "http://hooks.test/a"),
+            ("AlarmAction.2", "arn:aws:sqs:us-east-1:000000000000:ops"),
         ]))
         .unwrap();
         assert_eq!(r.action, "PutAlarm");
@@ -544,6 +544,6 @@ mod tests {
             "r",
         );
         let body = String::from_utf8(e.body).unwrap();
-        assert!(body.contains("<DescribeAlarmsResult><Alarm><AlarmName>dlq</AlarmName><Threshold>1.0</Threshold><Action>http://h/</Action><StateValue>ALARM</StateValue><HistoryItem><Timestamp>5</Timestamp><OldState>OK</OldState><NewState>ALARM</NewState><Reason>r</Reason></HistoryItem></Alarm></DescribeAlarmsResult>"), "{body}");
+        assert!(body.contains("<DescribeAlarmsResult><Alarm><AlarmName>dlq</AlarmName><Threshold>1.0</Threshold><AlarmAction>http://h/</AlarmAction><StateValue>ALARM</StateValue><HistoryItem><Timestamp>5</Timestamp><OldState>OK</OldState><NewState>ALARM</NewState><Reason>r</Reason></HistoryItem></Alarm></DescribeAlarmsResult>"), "{body}");
     }
 }

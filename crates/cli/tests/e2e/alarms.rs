@@ -302,7 +302,7 @@ async fn m2_alarm_transitions_notify_once_each() {
     assert_eq!(x.status, 200, "{}", x.body);
     assert_eq!(x.xml("StateValue").as_deref(), Some("OK"));
     assert_eq!(xml_values(&x.body, "NewState"), vec!["OK", "ALARM", "OK"]);
-    assert_eq!(x.xml_all("Action").len(), 2);
+    assert_eq!(x.xml_all("AlarmAction").len(), 2);
 }
 
 /// M2, W2: PutAlarm/DescribeAlarms/DeleteAlarms in Query, and bad input

@@ -242,7 +242,7 @@ async fn post(
         .map_err(|e| Failure::Permanent(e.to_string()))?;
     let response = match tokio::time::timeout(timeout, client.request(request)).await {
         Err(_) => return Err(Failure::Retry("timed out".into())),
-        Ok(Err(e)) => return Err(Failure::Retry(e.to_string())),
+        Ok(Err(e)) => return Err(Failure::Retry(chain(&e))),
         Ok(Ok(r)) => r,
     };
     let status = response.status();
@@ -255,6 +255,18 @@ async fn post(
     } else {
         Err(Failure::Permanent(format!("HTTP {status}")))
     }
+}
+
+/// An error with its causes: `client error (Connect): Connection refused`.
+fn chain(e: &dyn std::error::Error) -> String {
+    let mut out = e.to_string();
+    let mut cause = e.source();
+    while let Some(c) = cause {
+        out.push_str(": ");
+        out.push_str(&c.to_string());
+        cause = c.source();
+    }
+    out
 }
 
 #[cfg(test)]
