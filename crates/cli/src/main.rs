@@ -1,5 +1,6 @@
 //! `sluice`: a self-hosted message queue server that speaks the Amazon SQS API.
 
+mod alarms_cmd;
 mod config;
 mod serve;
 
@@ -24,6 +25,9 @@ enum Command {
     /// messages), or run the null SQS server that measures the HTTP/JSON
     /// ceiling of the machine (--null-server).
     Bench(sluice_bench::BenchArgs),
+    /// List a server's alarms with their state, or show one alarm and its
+    /// state history (see docs/alarms.md).
+    Alarms(alarms_cmd::AlarmsArgs),
 }
 
 fn main() -> anyhow::Result<()> {
@@ -38,5 +42,6 @@ fn main() -> anyhow::Result<()> {
     match cli.command {
         Command::Serve(args) => serve::run(args),
         Command::Bench(args) => Ok(sluice_bench::run(args)?),
+        Command::Alarms(args) => alarms_cmd::run(args),
     }
 }

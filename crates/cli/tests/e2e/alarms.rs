@@ -613,7 +613,8 @@ async fn m2_webhook_retried_until_the_receiver_is_up_real_time() {
 
 /// M2: alarms from the config file and the `[dlq_alarms]` setting in the
 /// real binary; an API alarm survives a restart (saved in the data
-/// directory), a config alarm cannot be changed through the API.
+/// directory), a config alarm cannot be changed through the API;
+/// `sluice alarms` shows them.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn m2_config_alarms_and_saved_api_alarms_across_restart() {
     let dir = tempfile::tempdir().unwrap();
@@ -701,6 +702,51 @@ treat_missing_data = "notBreaching"
     assert_eq!(a["Period"], 3600);
     assert_eq!(a["StateValue"], "INSUFFICIENT_DATA");
     assert_eq!(describe(raw, "orders-backlog").await["Source"], "config");
+    // `sluice alarms` lists them with their state, and shows one with its history.
+    let cli = |args: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_sluice"))
+            .arg("alarms")
+            .args(args)
+            .args(["--endpoint", &server.endpoint])
+            .output()
+            .unwrap()
+    };
+    let list = cli(&[]);
+    assert!(list.status.success());
+    let list = String::from_utf8(list.stdout).unwrap();
+    assert!(list.starts_with("ALARM "), "{list}");
+    let rows: Vec<&str> = list.lines().skip(1).collect();
+    assert!(
+        rows.iter().any(|r| r.starts_with("orders-backlog ")
+            && r.contains(" orders ")
+            && r.ends_with(
+                "Maximum ApproximateNumberOfMessagesVisible >= 1000 in 3 of 5 periods of 60 s"
+            )),
+        "{list}"
+    );
+    assert!(
+        rows.iter()
+            .any(|r| r.starts_with("orders-idle ") && r.contains(" INSUFFICIENT_DATA ")),
+        "{list}"
+    );
+    let one = cli(&["orders-idle"]);
+    assert!(one.status.success());
+    let one = String::from_utf8(one.stdout).unwrap();
+    assert!(one.contains("defined by        api\n"), "{one}");
+    assert!(
+        one.contains("Sum NumberOfMessagesSent < 1 in 1 of 1 periods of 3600 s"),
+        "{one}"
+    );
+    assert!(
+        one.ends_with("history (newest first):\n  no state changes yet\n"),
+        "{one}"
+    );
+    let missing = cli(&["ghost"]);
+    assert!(!missing.status.success());
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("no alarm named \"ghost\""));
+    let bad = cli(&["--state", "RED"]);
+    assert!(!bad.status.success());
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("InvalidParameterValue"));
     let (status, _, _) = sluice(raw, "DeleteAlarms", json!({"AlarmNames": ["orders-idle"]})).await;
     assert_eq!(status, 200);
     assert!(server.terminate().success());
