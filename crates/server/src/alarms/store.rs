@@ -120,7 +120,17 @@ impl AlarmStore {
                     }
                 }
                 Err(e) => {
-                    tracing::error!(file = %path.display(), error = %e, "cannot read saved alarms")
+                    // Keep the unreadable file for a person; the next save
+                    // would otherwise overwrite it.
+                    let aside = path.with_extension("json.unreadable");
+                    let moved = std::fs::rename(path, &aside).is_ok();
+                    tracing::error!(
+                        file = %path.display(),
+                        error = %e,
+                        kept_as = %aside.display(),
+                        moved,
+                        "cannot read saved alarms; starting without them"
+                    );
                 }
             }
         }
@@ -151,6 +161,8 @@ impl AlarmStore {
         source: AlarmSource,
         now: Millis,
     ) -> Result<(), StoreError> {
+        // An API change that cannot be saved is undone, so the answer tells the truth.
+        let before = (source == AlarmSource::Api).then(|| self.alarms.clone());
         match self.alarms.get_mut(&def.name) {
             Some(e) if source == AlarmSource::Api && e.source != AlarmSource::Api => {
                 return Err(StoreError::NotApiAlarm(def.name, e.source));
@@ -164,8 +176,11 @@ impl AlarmStore {
                     .insert(def.name.clone(), AlarmEntry::new(def, source, now));
             }
         }
-        if source == AlarmSource::Api {
-            self.save()?;
+        if let Some(before) = before
+            && let Err(e) = self.save()
+        {
+            self.alarms = before;
+            return Err(e);
         }
         Ok(())
     }
@@ -181,10 +196,11 @@ impl AlarmStore {
                 Some(_) => {}
             }
         }
+        let before = self.alarms.clone();
         for n in names {
             self.alarms.remove(n);
         }
-        self.save()
+        self.save().inspect_err(|_| self.alarms = before)
     }
 
     /// Removes an alarm whatever its source (the DLQ setting's, when its
@@ -312,6 +328,22 @@ mod tests {
         assert_eq!(names, vec!["api"]);
         assert_eq!(reopened.get("api").unwrap().def, def("api"));
         s.delete_api(&["api".into()]).unwrap();
-        assert_eq!(AlarmStore::open(Some(path), 5).entries().count(), 0);
+        assert_eq!(AlarmStore::open(Some(path.clone()), 5).entries().count(), 0);
+
+        // A change that cannot be saved is refused and undone.
+        let mut s = AlarmStore::open(Some(dir.path().join("gone/alarms.json")), 0);
+        assert!(matches!(
+            s.put(def("x"), AlarmSource::Api, 0),
+            Err(StoreError::Save(_))
+        ));
+        assert!(s.get("x").is_none());
+        // An unreadable file is kept aside, not overwritten.
+        std::fs::write(&path, b"{not json").unwrap();
+        let s = AlarmStore::open(Some(path.clone()), 0);
+        assert_eq!(s.entries().count(), 0);
+        assert_eq!(
+            std::fs::read(path.with_extension("json.unreadable")).unwrap(),
+            b"{not json"
+        );
     }
 }
