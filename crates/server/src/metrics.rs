@@ -39,6 +39,11 @@ struct QueueLabels {
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct OutcomeLabels {
+    outcome: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct AlarmLabels {
     alarm: String,
     queue: String,
@@ -139,6 +144,19 @@ impl Metrics {
                     .set(i64::from(e.state == s));
             }
         }
+        let outcomes = Family::<OutcomeLabels, Counter>::default();
+        for (outcome, n) in alarms.notification_counts() {
+            outcomes
+                .get_or_create(&OutcomeLabels {
+                    outcome: outcome.to_string(),
+                })
+                .inc_by(n);
+        }
+        registry.register(
+            "sluice_alarm_notifications",
+            "Alarm notifications by outcome: delivered, retried (a failed try to be repeated), failed (given up), dropped (too many waiting)",
+            outcomes,
+        );
         registry.register(
             "sluice_alarm_state",
             "1 for the state each alarm is in (OK, ALARM, INSUFFICIENT_DATA), 0 for the others",
@@ -262,6 +280,7 @@ pub fn metric_names() -> Vec<String> {
     names.push("sluice_queue_oldest_message_age_seconds".into());
     names.push("sluice_queue_dead_letter_sources".into());
     names.push("sluice_alarm_state".into());
+    names.push("sluice_alarm_notifications_total".into());
     names.extend(COUNTERS.iter().map(|(n, _, _)| format!("{n}_total")));
     names.push("sluice_requests_total".into());
     for suffix in ["_bucket", "_sum", "_count"] {

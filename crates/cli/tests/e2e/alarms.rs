@@ -303,6 +303,28 @@ async fn m2_alarm_transitions_notify_once_each() {
     assert_eq!(x.xml("StateValue").as_deref(), Some("OK"));
     assert_eq!(xml_values(&x.body, "NewState"), vec!["OK", "ALARM", "OK"]);
     assert_eq!(x.xml_all("AlarmAction").len(), 2);
+    // Two changes, two actions each: four deliveries, nothing else.
+    let m = metrics(raw).await;
+    for (outcome, n) in [
+        ("delivered", 4),
+        ("retried", 0),
+        ("failed", 0),
+        ("dropped", 0),
+    ] {
+        assert!(
+            m.contains(&format!(
+                "sluice_alarm_notifications_total{{outcome=\"{outcome}\"}} {n}\n"
+            )),
+            "{outcome} {n}\n{m}"
+        );
+    }
+}
+
+/// The `/metrics` text.
+async fn metrics(raw: RawClient) -> String {
+    tokio::task::spawn_blocking(move || raw.request("GET", "/metrics", &[], b"").body)
+        .await
+        .unwrap()
 }
 
 /// M2, W2: PutAlarm/DescribeAlarms/DeleteAlarms in Query, and bad input
@@ -609,6 +631,19 @@ async fn m2_webhook_retried_until_the_receiver_is_up_real_time() {
     assert_eq!(n["alarm_name"], "dlq-not-empty");
     assert_eq!(n["new_state"], "ALARM");
     assert_quiet(&hook).await;
+    let m = metrics(raw).await;
+    assert!(
+        m.contains("sluice_alarm_notifications_total{outcome=\"delivered\"} 1\n"),
+        "{m}"
+    );
+    assert!(
+        !m.contains("sluice_alarm_notifications_total{outcome=\"retried\"} 0\n"),
+        "the first tries failed: {m}"
+    );
+    assert!(
+        m.contains("sluice_alarm_notifications_total{outcome=\"failed\"} 0\n"),
+        "{m}"
+    );
 }
 
 /// M2: alarms from the config file and the `[dlq_alarms]` setting in the

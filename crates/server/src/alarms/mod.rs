@@ -33,7 +33,7 @@ use definition::{
     AlarmAction, AlarmDefinition, AlarmSource, AlarmState, Comparison, Metric, Statistic,
     TreatMissingData,
 };
-use notify::{WebhookPolicy, WebhookSender};
+use notify::{NotificationCounters, WebhookPolicy, WebhookSender};
 use series::QueueSeries;
 use store::{AlarmStore, StoreError, Transition};
 
@@ -115,6 +115,11 @@ impl Alarms {
     pub fn store(&self) -> MutexGuard<'_, AlarmStore> {
         // A panic elsewhere cannot leave the store half-written: recover it.
         self.store.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// What became of notifications, by outcome.
+    pub fn notification_counts(&self) -> [(&'static str, u64); 4] {
+        self.webhooks.counters().snapshot()
     }
 
     fn series(&self) -> MutexGuard<'_, HashMap<String, QueueSeries>> {
@@ -307,8 +312,13 @@ impl<B: Broker> Service<B> {
                             .then(|| format!("{}:{}:{}", def.name, t.at, t.new.as_str())),
                         ..Default::default()
                     };
-                    if let Err(e) = self.broker.send_messages(&queue, vec![message]).await {
-                        tracing::error!(alarm = def.name, queue, error = %e, "alarm notification not sent to its queue");
+                    let counters = self.alarms.webhooks.counters();
+                    match self.broker.send_messages(&queue, vec![message]).await {
+                        Ok(_) => NotificationCounters::add(&counters.delivered),
+                        Err(e) => {
+                            NotificationCounters::add(&counters.failed);
+                            tracing::error!(alarm = def.name, queue, error = %e, "alarm notification not sent to its queue");
+                        }
                     }
                 }
             }

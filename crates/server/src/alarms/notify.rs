@@ -7,7 +7,8 @@
 //! so one dead receiver delays only its own notifications.
 
 use std::collections::HashMap;
-use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -122,6 +123,37 @@ pub fn rfc3339(ms: Millis) -> String {
     )
 }
 
+/// What became of notifications since the server started, by outcome
+/// (exported as `sluice_alarm_notifications_total`).
+#[derive(Debug, Default)]
+pub struct NotificationCounters {
+    /// Accepted by a webhook (2xx) or sent to a queue.
+    pub delivered: AtomicU64,
+    /// Webhook tries that failed and will be tried again.
+    pub retried: AtomicU64,
+    /// Given up: refused by the receiver, out of tries, or the queue send failed.
+    pub failed: AtomicU64,
+    /// Dropped because too many were waiting.
+    pub dropped: AtomicU64,
+}
+
+impl NotificationCounters {
+    /// Adds one to `counter`.
+    pub fn add(counter: &AtomicU64) {
+        counter.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// (outcome, count) pairs.
+    pub fn snapshot(&self) -> [(&'static str, u64); 4] {
+        [
+            ("delivered", self.delivered.load(Ordering::Relaxed)),
+            ("retried", self.retried.load(Ordering::Relaxed)),
+            ("failed", self.failed.load(Ordering::Relaxed)),
+            ("dropped", self.dropped.load(Ordering::Relaxed)),
+        ]
+    }
+}
+
 /// One webhook delivery.
 #[derive(Debug)]
 struct Delivery {
@@ -133,6 +165,7 @@ struct Delivery {
 pub struct WebhookSender {
     policy: WebhookPolicy,
     queue: OnceLock<mpsc::Sender<Delivery>>,
+    counters: Arc<NotificationCounters>,
 }
 
 impl WebhookSender {
@@ -141,7 +174,13 @@ impl WebhookSender {
         Self {
             policy,
             queue: OnceLock::new(),
+            counters: Arc::default(),
         }
+    }
+
+    /// The outcome counters, shared with the queue notifications.
+    pub fn counters(&self) -> &NotificationCounters {
+        &self.counters
     }
 
     /// Queues `body` for `url` without waiting. Must be called inside a
@@ -149,7 +188,7 @@ impl WebhookSender {
     pub fn send(&self, url: &str, body: &Value) {
         let queue = self.queue.get_or_init(|| {
             let (tx, rx) = mpsc::channel(self.policy.queue_capacity.max(1));
-            tokio::spawn(dispatch(rx, self.policy.clone()));
+            tokio::spawn(dispatch(rx, self.policy.clone(), self.counters.clone()));
             tx
         });
         let delivery = Delivery {
@@ -157,13 +196,18 @@ impl WebhookSender {
             body: Bytes::from(serde_json::to_vec(body).unwrap_or_default()),
         };
         if let Err(e) = queue.try_send(delivery) {
+            NotificationCounters::add(&self.counters.dropped);
             tracing::error!(url, error = %e, "alarm notification dropped: the webhook queue is full");
         }
     }
 }
 
 /// Hands each delivery to its receiver's worker.
-async fn dispatch(mut rx: mpsc::Receiver<Delivery>, policy: WebhookPolicy) {
+async fn dispatch(
+    mut rx: mpsc::Receiver<Delivery>,
+    policy: WebhookPolicy,
+    counters: Arc<NotificationCounters>,
+) {
     let mut connector = HttpConnector::new();
     connector.set_connect_timeout(Some(policy.timeout));
     let client: Client<HttpConnector, Full<Bytes>> =
@@ -177,10 +221,12 @@ async fn dispatch(mut rx: mpsc::Receiver<Delivery>, policy: WebhookPolicy) {
                 d.url.clone(),
                 rx,
                 policy.clone(),
+                counters.clone(),
             ));
             tx
         });
         if let Err(e) = worker.try_send(d.body) {
+            NotificationCounters::add(&counters.dropped);
             tracing::error!(url = d.url, error = %e, "alarm notification dropped: too many waiting for this receiver");
         }
     }
@@ -192,22 +238,29 @@ async fn deliver_all(
     url: String,
     mut rx: mpsc::Receiver<Bytes>,
     policy: WebhookPolicy,
+    counters: Arc<NotificationCounters>,
 ) {
     while let Some(body) = rx.recv().await {
         let mut failures = 0;
         loop {
             match post(&client, &url, body.clone(), policy.timeout).await {
-                Ok(()) => break,
+                Ok(()) => {
+                    NotificationCounters::add(&counters.delivered);
+                    break;
+                }
                 Err(Failure::Permanent(e)) => {
+                    NotificationCounters::add(&counters.failed);
                     tracing::error!(url, error = e, "alarm webhook refused the notification");
                     break;
                 }
                 Err(Failure::Retry(e)) => {
                     failures += 1;
                     if failures >= policy.max_attempts {
+                        NotificationCounters::add(&counters.failed);
                         tracing::error!(url, error = e, tries = failures, "alarm webhook gave up");
                         break;
                     }
+                    NotificationCounters::add(&counters.retried);
                     let wait = policy.backoff(failures);
                     tracing::warn!(
                         url,
