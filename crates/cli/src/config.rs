@@ -26,6 +26,66 @@ pub struct FileConfig {
     /// Queues to create at start-up.
     #[serde(default)]
     pub queues: Vec<QueueDecl>,
+    /// How often alarms sample queues and are evaluated, seconds (default 10).
+    pub alarm_sample_seconds: Option<u64>,
+    /// Give every dead-letter queue an alarm on visible depth >= 1.
+    pub dlq_alarms: Option<DlqAlarmsDecl>,
+    /// Alarms on queue metrics.
+    #[serde(default)]
+    pub alarms: Vec<AlarmDecl>,
+}
+
+/// The `[dlq_alarms]` table: every queue some RedrivePolicy targets,
+/// including queues created later, gets the alarm `dlq-depth:<queue>`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DlqAlarmsDecl {
+    /// Off switch (default on when the table is present).
+    #[serde(default = "yes")]
+    pub enabled: bool,
+    /// Webhook URLs and queue ARNs to notify.
+    #[serde(default)]
+    pub actions: Vec<String>,
+    /// Seconds per period (default 60).
+    pub period: Option<u32>,
+    /// Periods that must breach (default 1).
+    pub evaluation_periods: Option<u32>,
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// An alarm declared in the config file (`[[alarms]]`): the fields of
+/// PutAlarm, with the queue by name.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AlarmDecl {
+    /// Unique name.
+    pub name: String,
+    /// The queue watched.
+    pub queue: String,
+    /// A queue metric, e.g. `ApproximateNumberOfMessagesVisible`.
+    pub metric: String,
+    /// Average, Sum, Minimum, Maximum (default) or SampleCount.
+    pub statistic: Option<String>,
+    /// Seconds per period (default 60).
+    pub period: Option<i64>,
+    /// Periods evaluated (default 1).
+    pub evaluation_periods: Option<i64>,
+    /// Breaching periods needed (default: all evaluated).
+    pub datapoints_to_alarm: Option<i64>,
+    /// The value compared with.
+    pub threshold: f64,
+    /// e.g. `GreaterThanOrEqualToThreshold`.
+    pub comparison: String,
+    /// missing (default), notBreaching, breaching or ignore.
+    pub treat_missing_data: Option<String>,
+    /// Webhook URLs and queue ARNs to notify.
+    #[serde(default)]
+    pub actions: Vec<String>,
+    /// Free text.
+    pub description: Option<String>,
 }
 
 /// A queue declared in the config file.
@@ -64,4 +124,47 @@ pub fn load(path: &std::path::Path) -> anyhow::Result<FileConfig> {
         .map_err(|e| anyhow::anyhow!("cannot read config file {}: {e}", path.display()))?;
     toml::from_str(&text)
         .map_err(|e| anyhow::anyhow!("invalid config file {}: {e}", path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The ```toml blocks of a document.
+    fn toml_blocks(doc: &str) -> Vec<String> {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../..")
+            .join(doc);
+        let text = std::fs::read_to_string(&path).unwrap();
+        text.split("```toml\n")
+            .skip(1)
+            .map(|b| b.split("```").next().unwrap().to_string())
+            .collect()
+    }
+
+    /// M2: the config examples of the README and docs/alarms.md parse, alarms included.
+    #[test]
+    fn m2_documented_config_examples_parse() {
+        let mut alarms = 0;
+        let mut dlq = 0;
+        for doc in ["README.md", "docs/alarms.md"] {
+            let blocks = toml_blocks(doc);
+            assert!(!blocks.is_empty(), "{doc}");
+            for b in blocks {
+                let c: FileConfig =
+                    toml::from_str(&b).unwrap_or_else(|e| panic!("{doc}: {e}\n{b}"));
+                alarms += c.alarms.len();
+                dlq += usize::from(c.dlq_alarms.is_some_and(|d| d.enabled));
+            }
+        }
+        assert!(alarms >= 2 && dlq >= 2, "{alarms} alarms, {dlq} dlq_alarms");
+    }
+
+    #[test]
+    fn unknown_alarm_keys_are_refused() {
+        let bad = "[[alarms]]\nname = \"a\"\nqueue = \"q\"\nmetric = \"m\"\nthreshold = 1\ncomparison = \"c\"\nthreshhold = 2\n";
+        assert!(toml::from_str::<FileConfig>(bad).is_err());
+        let off: FileConfig = toml::from_str("[dlq_alarms]\nenabled = false\n").unwrap();
+        assert!(!off.dlq_alarms.unwrap().enabled);
+    }
 }

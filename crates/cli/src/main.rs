@@ -1,6 +1,7 @@
 //! `sluice`: a self-hosted message queue server that speaks the Amazon SQS API.
 
 mod admin;
+mod alarms_cmd;
 mod client;
 mod config;
 mod dlq;
@@ -43,6 +44,9 @@ enum Command {
     /// Queue depths, messages in flight and delayed, oldest message age,
     /// and send/receive/delete rates of a running server; --watch redraws.
     Stats(stats::StatsArgs),
+    /// List a server's alarms with their state, or show one alarm and its
+    /// state history (see docs/alarms.md).
+    Alarms(alarms_cmd::AlarmsArgs),
 }
 
 fn main() -> anyhow::Result<()> {
@@ -60,5 +64,6 @@ fn main() -> anyhow::Result<()> {
         Command::Dlq(args) => admin::finish(dlq::run(args), admin::EXIT_ERROR),
         Command::Doctor(args) => admin::finish(doctor::run(args), doctor::EXIT_ERROR),
         Command::Stats(args) => admin::finish(stats::run(args), admin::EXIT_ERROR),
+        Command::Alarms(args) => alarms_cmd::run(args),
     }
 }

@@ -12,6 +12,9 @@ use sluice_core::ErrorCode;
 use sluice_core::clock::SystemClock;
 use sluice_core::queue_name::Account;
 use sluice_embedded::EmbeddedBroker;
+use sluice_protocol::requests::PutAlarmInput;
+use sluice_server::alarms::definition::{AlarmDefinition, AlarmSource};
+use sluice_server::alarms::{AlarmSettings, DlqAlarmSettings};
 use sluice_server::service::RequestContext;
 use sluice_server::{Service, ServiceConfig};
 
@@ -32,7 +35,8 @@ pub struct ServeArgs {
     /// Keep everything in memory: NOT durable, everything is lost at exit.
     #[arg(long)]
     in_memory: bool,
-    /// TOML config file: account, region, base URL, queues to create.
+    /// TOML config file: account, region, base URL, queues to create,
+    /// alarms and the `[dlq_alarms]` setting (see docs/alarms.md).
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
 }
@@ -72,6 +76,7 @@ async fn serve(args: ServeArgs, file: FileConfig) -> anyhow::Result<()> {
         account.region = region.clone();
     }
     let config = ServiceConfig {
+        alarms: alarm_settings(&file, (!in_memory).then(|| data_dir.join("alarms.json")))?,
         account,
         base_url: file.base_url.clone(),
     };
@@ -105,6 +110,8 @@ async fn serve(args: ServeArgs, file: FileConfig) -> anyhow::Result<()> {
     }
     let service = Arc::new(Service::new(broker, config));
     declare_queues(&service, &file).await?;
+    declare_alarms(&service, &file).await?;
+    let _alarm_monitor = sluice_server::alarms::spawn_alarm_monitor(service.clone());
 
     let listener = tokio::net::TcpListener::bind(bind)
         .await
@@ -158,6 +165,78 @@ async fn declare_queues<B: Broker>(service: &Service<B>, file: &FileConfig) -> a
                 .await
                 .map_err(|e| anyhow::anyhow!("queue {} in the config file: {e}", q.name))?;
         }
+    }
+    Ok(())
+}
+
+/// The alarm settings of the config file; API alarms are saved in
+/// `alarms_file` (none in memory mode).
+fn alarm_settings(
+    file: &FileConfig,
+    alarms_file: Option<PathBuf>,
+) -> anyhow::Result<AlarmSettings> {
+    let mut settings = AlarmSettings {
+        file: alarms_file,
+        ..AlarmSettings::default()
+    };
+    if let Some(secs) = file.alarm_sample_seconds {
+        anyhow::ensure!(
+            (1..=3600).contains(&secs),
+            "alarm_sample_seconds must be 1 to 3600, got {secs}"
+        );
+        settings.sample_interval = std::time::Duration::from_secs(secs);
+    }
+    if let Some(d) = &file.dlq_alarms
+        && d.enabled
+    {
+        let defaults = DlqAlarmSettings::default();
+        settings.dlq_alarms = Some(DlqAlarmSettings {
+            actions: d.actions.clone(),
+            period_secs: d.period.unwrap_or(defaults.period_secs),
+            evaluation_periods: d.evaluation_periods.unwrap_or(defaults.evaluation_periods),
+        });
+    }
+    Ok(settings)
+}
+
+/// Defines the alarms of the config file, and checks the `[dlq_alarms]`
+/// table by defining its alarm on a would-be queue.
+async fn declare_alarms<B: Broker>(service: &Service<B>, file: &FileConfig) -> anyhow::Result<()> {
+    let ctx = RequestContext::default();
+    if let Some(dlq) = &service.config.alarms.dlq_alarms {
+        let def = sluice_server::alarms::dlq_alarm("example-dlq", dlq);
+        let input = PutAlarmInput {
+            alarm_name: Some(def.name),
+            metric_name: Some(def.metric.as_str().into()),
+            period: Some(i64::from(def.period_secs)),
+            evaluation_periods: Some(i64::from(def.evaluation_periods)),
+            threshold: Some(def.threshold),
+            comparison_operator: Some(def.comparison.as_str().into()),
+            actions: Some(def.actions),
+            ..Default::default()
+        };
+        AlarmDefinition::from_input(input, "example-dlq", &service.config.account)
+            .map_err(|e| anyhow::anyhow!("[dlq_alarms] in the config file: {}", e.message))?;
+    }
+    for a in &file.alarms {
+        let input = PutAlarmInput {
+            alarm_name: Some(a.name.clone()),
+            queue_url: Some(service.queue_url(&ctx, &a.queue)),
+            metric_name: Some(a.metric.clone()),
+            statistic: a.statistic.clone(),
+            period: a.period,
+            evaluation_periods: a.evaluation_periods,
+            datapoints_to_alarm: a.datapoints_to_alarm,
+            threshold: Some(a.threshold),
+            comparison_operator: Some(a.comparison.clone()),
+            treat_missing_data: a.treat_missing_data.clone(),
+            actions: Some(a.actions.clone()),
+            alarm_description: a.description.clone(),
+        };
+        service
+            .put_alarm(input, AlarmSource::Config)
+            .await
+            .map_err(|e| anyhow::anyhow!("alarm {} in the config file: {e}", a.name))?;
     }
     Ok(())
 }

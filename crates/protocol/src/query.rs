@@ -179,6 +179,14 @@ fn scalar_value(key: &str, raw: &str, ty: &str) -> Result<Value, SqsError> {
             .parse::<i64>()
             .map(Value::from)
             .map_err(|_| SqsError::invalid_value(name, raw, "Must be an integer.")),
+        "double" | "float" => raw
+            .trim()
+            .parse::<f64>()
+            .ok()
+            .filter(|f| f.is_finite())
+            .and_then(serde_json::Number::from_f64)
+            .map(Value::Number)
+            .ok_or_else(|| SqsError::invalid_value(name, raw, "Must be a number.")),
         "boolean" => match raw {
             "true" => Ok(Value::Bool(true)),
             "false" => Ok(Value::Bool(false)),
@@ -493,5 +501,53 @@ mod tests {
             )
         );
         assert!(body.contains("<RequestId>r</RequestId></ErrorResponse>"));
+    }
+
+    /// M2: the alarm extensions travel in Query too: a double threshold,
+    /// flattened action and name lists, and nested history in the answer.
+    #[test]
+    fn m2_alarm_actions_in_query() {
+        let r = decode(&params(&[
+            ("Action", "PutAlarm"),
+            ("AlarmName", "dlq"),
+            ("QueueUrl", "http://h/000000000000/q"),
+            ("Threshold", "0.5"),
+            ("Period", "60"),
+            ("AlarmAction.1", "http://hooks.test/a"),
+            ("AlarmAction.2", "arn:aws:sqs:us-east-1:000000000000:ops"),
+        ]))
+        .unwrap();
+        assert_eq!(r.action, "PutAlarm");
+        let input = crate::requests::parse::<Value>(r.input).unwrap();
+        assert_eq!(input["Threshold"], json!(0.5));
+        assert_eq!(input["Period"], json!(60));
+        assert_eq!(
+            input["Actions"],
+            json!([
+                "http://hooks.test/a",
+                "arn:aws:sqs:us-east-1:000000000000:ops"
+            ])
+        );
+        let bad = decode(&params(&[("Action", "PutAlarm"), ("Threshold", "lots")]));
+        assert_eq!(bad.unwrap_err().code, ErrorCode::InvalidParameterValue);
+        let r = decode(&params(&[
+            ("Action", "DeleteAlarms"),
+            ("AlarmName.1", "a"),
+            ("AlarmName.2", "b"),
+        ]))
+        .unwrap();
+        assert_eq!(
+            crate::requests::parse::<Value>(r.input).unwrap()["AlarmNames"],
+            json!(["a", "b"])
+        );
+        let e = encode_response(
+            "DescribeAlarms",
+            &json!({"Alarms": [{"AlarmName": "dlq", "Threshold": 1.0, "StateValue": "ALARM",
+                "Actions": ["http://h/"],
+                "History": [{"Timestamp": 5, "OldState": "OK", "NewState": "ALARM", "Reason": "r"}]}]}),
+            "r",
+        );
+        let body = String::from_utf8(e.body).unwrap();
+        assert!(body.contains("<DescribeAlarmsResult><Alarm><AlarmName>dlq</AlarmName><Threshold>1.0</Threshold><AlarmAction>http://h/</AlarmAction><StateValue>ALARM</StateValue><HistoryItem><Timestamp>5</Timestamp><OldState>OK</OldState><NewState>ALARM</NewState><Reason>r</Reason></HistoryItem></Alarm></DescribeAlarmsResult>"), "{body}");
     }
 }

@@ -379,3 +379,55 @@ pub struct RedriveMessagesInput {
     #[serde(flatten)]
     pub filter: FilterInput,
 }
+
+/// PutAlarm (sluice's own action): create or replace an alarm on a queue
+/// metric (rule M2).
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct PutAlarmInput {
+    /// Required: unique name; an existing alarm of this name is replaced.
+    pub alarm_name: Option<String>,
+    /// Required: the queue whose metric is watched.
+    pub queue_url: Option<String>,
+    /// Required: a CloudWatch SQS metric name, or one of sluice's own.
+    pub metric_name: Option<String>,
+    /// Average, Sum, Minimum, Maximum or SampleCount (default Maximum).
+    pub statistic: Option<String>,
+    /// Seconds per period (default 60).
+    pub period: Option<i64>,
+    /// How many recent periods are evaluated (default 1).
+    pub evaluation_periods: Option<i64>,
+    /// How many of them must breach to alarm (default: all).
+    pub datapoints_to_alarm: Option<i64>,
+    /// Required: the value compared with.
+    pub threshold: Option<f64>,
+    /// Required: GreaterThanOrEqualToThreshold, GreaterThanThreshold,
+    /// LessThanThreshold or LessThanOrEqualToThreshold.
+    pub comparison_operator: Option<String>,
+    /// missing (default), notBreaching, breaching or ignore.
+    pub treat_missing_data: Option<String>,
+    /// Webhook URLs and queue ARNs notified on state changes.
+    pub actions: Option<Vec<String>>,
+    /// Free text for the people who get the notification.
+    pub alarm_description: Option<String>,
+}
+
+/// DescribeAlarms (sluice's own action).
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct DescribeAlarmsInput {
+    /// Only these alarms.
+    pub alarm_names: Option<Vec<String>>,
+    /// Only alarms on this queue.
+    pub queue_url: Option<String>,
+    /// Only alarms in this state.
+    pub state_value: Option<String>,
+}
+
+/// DeleteAlarms (sluice's own action).
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct DeleteAlarmsInput {
+    /// Required: the alarms to delete; unknown names are ignored.
+    pub alarm_names: Option<Vec<String>>,
+}

@@ -80,7 +80,7 @@ pub async fn handle<B: Broker>(svc: &Service<B>, req: Request<Incoming>) -> Resp
         match req.uri().path() {
             "/health" => return plain(StatusCode::OK, "ok\n"),
             "/metrics" => {
-                let body = svc.metrics.render(&svc.broker).await;
+                let body = svc.metrics.render(&svc.broker, &svc.alarms).await;
                 let mut resp = Response::new(Full::new(Bytes::from(body)));
                 resp.headers_mut().insert(
                     http::header::CONTENT_TYPE,

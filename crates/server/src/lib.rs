@@ -5,6 +5,7 @@
 //! per SQS action, each validating its input and calling the broker.
 
 pub mod actions;
+pub mod alarms;
 pub mod http;
 pub mod metrics;
 pub mod service;

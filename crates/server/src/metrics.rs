@@ -2,6 +2,7 @@
 //! protocol and outcome, and per-queue gauges and counters read from the
 //! broker at scrape time. Served as OpenMetrics text on `GET /metrics`.
 
+use std::collections::HashMap;
 use std::time::Duration;
 
 use prometheus_client::encoding::EncodeLabelSet;
@@ -12,6 +13,9 @@ use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::Registry;
 use sluice_broker::{Broker, QueueStats};
+
+use crate::alarms::Alarms;
+use crate::alarms::definition::AlarmState;
 
 /// The content type of the exposition.
 pub const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
@@ -32,6 +36,18 @@ struct LatencyLabels {
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct QueueLabels {
     queue: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct OutcomeLabels {
+    outcome: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct AlarmLabels {
+    alarm: String,
+    queue: String,
+    state: String,
 }
 
 /// The server's request metrics.
@@ -72,8 +88,9 @@ impl Metrics {
             .observe(elapsed.as_secs_f64());
     }
 
-    /// The whole exposition: request metrics and every queue's metrics.
-    pub async fn render<B: Broker>(&self, broker: &B) -> String {
+    /// The whole exposition: request metrics, every queue's metrics and
+    /// every alarm's state.
+    pub async fn render<B: Broker>(&self, broker: &B, alarms: &Alarms) -> String {
         let mut registry = Registry::default();
         registry.register(
             "sluice_requests",
@@ -86,12 +103,65 @@ impl Metrics {
             self.latency.clone(),
         );
         let mut stats = Vec::new();
+        let mut sources: HashMap<String, i64> = HashMap::new();
         for name in broker.list_queues().await.unwrap_or_default() {
+            if let Ok(meta) = broker.get_queue(&name).await
+                && let Some(policy) = meta.config.redrive()
+                && let Some(dlq) = policy.dead_letter_target_arn.rsplit(':').next()
+            {
+                *sources.entry(dlq.to_string()).or_default() += 1;
+            }
             if let Ok(s) = broker.queue_stats(&name).await {
                 stats.push((name, s));
             }
         }
         register_queue_metrics(&mut registry, &stats);
+        let dlq = Family::<QueueLabels, Gauge>::default();
+        for (queue, _) in &stats {
+            dlq.get_or_create(&QueueLabels {
+                queue: queue.clone(),
+            })
+            .set(sources.get(queue).copied().unwrap_or(0));
+        }
+        registry.register(
+            "sluice_queue_dead_letter_sources",
+            "Queues whose RedrivePolicy targets this queue (above 0: a dead-letter queue)",
+            dlq,
+        );
+        let states = Family::<AlarmLabels, Gauge>::default();
+        for e in alarms.store().entries() {
+            for s in [
+                AlarmState::Ok,
+                AlarmState::Alarm,
+                AlarmState::InsufficientData,
+            ] {
+                states
+                    .get_or_create(&AlarmLabels {
+                        alarm: e.def.name.clone(),
+                        queue: e.def.queue.clone(),
+                        state: s.as_str().to_string(),
+                    })
+                    .set(i64::from(e.state == s));
+            }
+        }
+        let outcomes = Family::<OutcomeLabels, Counter>::default();
+        for (outcome, n) in alarms.notification_counts() {
+            outcomes
+                .get_or_create(&OutcomeLabels {
+                    outcome: outcome.to_string(),
+                })
+                .inc_by(n);
+        }
+        registry.register(
+            "sluice_alarm_notifications",
+            "Alarm notifications by outcome: delivered, retried (a failed try to be repeated), failed (given up), dropped (too many waiting)",
+            outcomes,
+        );
+        registry.register(
+            "sluice_alarm_state",
+            "1 for the state each alarm is in (OK, ALARM, INSUFFICIENT_DATA), 0 for the others",
+            states,
+        );
         let mut out = String::new();
         if encode(&mut out, &registry).is_err() {
             out.clear();
@@ -208,6 +278,9 @@ fn register_queue_metrics(registry: &mut Registry, stats: &[(String, QueueStats)
 pub fn metric_names() -> Vec<String> {
     let mut names: Vec<String> = GAUGES.iter().map(|(n, _, _)| n.to_string()).collect();
     names.push("sluice_queue_oldest_message_age_seconds".into());
+    names.push("sluice_queue_dead_letter_sources".into());
+    names.push("sluice_alarm_state".into());
+    names.push("sluice_alarm_notifications_total".into());
     names.extend(COUNTERS.iter().map(|(n, _, _)| format!("{n}_total")));
     names.push("sluice_requests_total".into());
     for suffix in ["_bucket", "_sum", "_count"] {

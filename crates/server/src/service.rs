@@ -7,6 +7,7 @@ use std::sync::{Arc, Mutex};
 
 use sluice_broker::Broker;
 
+use crate::alarms::{AlarmSettings, Alarms};
 use crate::metrics::Metrics;
 use sluice_core::SqsError;
 use sluice_core::clock::{Clock, SystemClock};
@@ -21,6 +22,8 @@ pub struct ServiceConfig {
     /// Public base URL for queue URLs (e.g. `https://sqs.example.com`);
     /// without it, URLs use the `Host` header of each request.
     pub base_url: Option<String>,
+    /// Alarm sampling, the DLQ alarm setting, webhook delivery, saved alarms.
+    pub alarms: AlarmSettings,
 }
 
 /// The SQS service over one broker.
@@ -35,6 +38,8 @@ pub struct Service<B> {
     move_task_cancels: Mutex<HashMap<String, Arc<AtomicBool>>>,
     /// Request metrics.
     pub metrics: Metrics,
+    /// Alarms on queue metrics (rule M2).
+    pub alarms: Alarms,
 }
 
 /// Per-request facts actions may need.
@@ -54,9 +59,11 @@ impl<B: Broker> Service<B> {
 
     /// A service over `broker` reading `clock`.
     pub fn with_clock(broker: B, config: ServiceConfig, clock: Arc<dyn Clock>) -> Self {
+        let alarms = Alarms::new(config.alarms.clone(), clock.now());
         Self {
             broker,
             config,
+            alarms,
             clock,
             move_task_cancels: Mutex::new(HashMap::new()),
             metrics: Metrics::default(),

@@ -23,6 +23,8 @@ pub struct TestServer {
     pub addr: SocketAddr,
     /// The clock the engine reads: advance it to move time.
     pub clock: ManualClock,
+    /// The service, for what has no HTTP door (ticking alarms by hand).
+    pub service: Arc<Service<EmbeddedBroker>>,
     stop: Option<oneshot::Sender<()>>,
 }
 
@@ -41,19 +43,31 @@ impl TestServer {
         Self::with_broker(broker, clock).await
     }
 
+    /// An in-memory server with a manual clock and these settings.
+    pub async fn start_with(config: ServiceConfig) -> Self {
+        let clock = ManualClock::default();
+        let broker = EmbeddedBroker::in_memory(Arc::new(clock.clone()));
+        Self::with_broker_and_config(broker, clock, config).await
+    }
+
     async fn with_broker(broker: EmbeddedBroker, clock: ManualClock) -> Self {
+        Self::with_broker_and_config(broker, clock, ServiceConfig::default()).await
+    }
+
+    async fn with_broker_and_config(
+        broker: EmbeddedBroker,
+        clock: ManualClock,
+        config: ServiceConfig,
+    ) -> Self {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
             .expect("bind");
         let addr = listener.local_addr().expect("addr");
-        let service = Arc::new(Service::with_clock(
-            broker,
-            ServiceConfig::default(),
-            Arc::new(clock.clone()),
-        ));
+        let service = Arc::new(Service::with_clock(broker, config, Arc::new(clock.clone())));
         let (stop, stopped) = oneshot::channel::<()>();
+        let served = service.clone();
         tokio::spawn(async move {
-            let _ = sluice_server::serve(listener, service, async {
+            let _ = sluice_server::serve(listener, served, async {
                 let _ = stopped.await;
             })
             .await;
@@ -62,6 +76,7 @@ impl TestServer {
             endpoint: format!("http://{addr}"),
             addr,
             clock,
+            service,
             stop: Some(stop),
         }
     }
@@ -347,6 +362,16 @@ impl SluiceProcess {
     /// The SDK pointed at this process.
     pub fn sdk(&self) -> aws_sdk_sqs::Client {
         sdk_client(&self.endpoint)
+    }
+
+    /// A raw HTTP client for this process.
+    pub fn raw(&self) -> RawClient {
+        let addr = self
+            .endpoint
+            .trim_start_matches("http://")
+            .parse()
+            .expect("endpoint is http://ADDR:PORT");
+        RawClient { addr }
     }
 }
 

@@ -3,6 +3,7 @@
 //! itself for restarts and crashes. One test binary, many modules, so the
 //! SDK is linked once.
 
+mod alarms;
 mod bad_input;
 mod cli_dlq;
 mod cli_doctor;

@@ -16,13 +16,82 @@ fn sample(text: &str, name: &str, labels: &str) -> f64 {
         .unwrap()
 }
 
-/// M1: queue gauges equal the approximate counts SQS clients read, counters
-/// follow the workload, request metrics count by action and outcome, and
-/// every advertised metric name is present.
+/// M1, M2: queue gauges equal the approximate counts SQS clients read (a
+/// DLQ's too), counters follow the workload (dead-letter moves and a
+/// redrive included), request metrics count by action and outcome, alarm
+/// states are exported, and every advertised metric name is present.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn m1_metrics_agree_with_queue_attributes() {
     let server = TestServer::start().await;
     let sqs = server.sdk();
+    let dlq = create_queue(&sqs, "src-dlq").await;
+    let src = sqs
+        .create_queue()
+        .queue_name("src")
+        .attributes(
+            Attr::RedrivePolicy,
+            r#"{"deadLetterTargetArn":"arn:aws:sqs:us-east-1:000000000000:src-dlq","maxReceiveCount":1}"#,
+        )
+        .attributes(Attr::VisibilityTimeout, "5")
+        .send()
+        .await
+        .unwrap()
+        .queue_url
+        .unwrap();
+    for i in 0..3 {
+        sqs.send_message()
+            .queue_url(&src)
+            .message_body(format!("poison-{i}"))
+            .send()
+            .await
+            .unwrap();
+    }
+    let first = sqs
+        .receive_message()
+        .queue_url(&src)
+        .max_number_of_messages(10)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(first.messages().len(), 3);
+    server.clock.advance_secs(6);
+    let again = sqs
+        .receive_message()
+        .queue_url(&src)
+        .max_number_of_messages(10)
+        .send()
+        .await
+        .unwrap();
+    assert!(again.messages().is_empty(), "all three went to the DLQ");
+    let raw = server.raw();
+    let dlq2 = dlq.clone();
+    let redrive = tokio::task::spawn_blocking(move || {
+        raw.json_target(
+            "Sluice.RedriveMessages",
+            &serde_json::json!({"QueueUrl": dlq2, "MaxMessages": 1}).to_string(),
+        )
+    })
+    .await
+    .unwrap();
+    assert_eq!(redrive.status, 200, "{}", redrive.body);
+    let raw = server.raw();
+    let dlq2 = dlq.clone();
+    let put = tokio::task::spawn_blocking(move || {
+        raw.json_target(
+            "Sluice.PutAlarm",
+            &serde_json::json!({"AlarmName": "src-dlq-depth", "QueueUrl": dlq2,
+                "MetricName": "ApproximateNumberOfMessagesVisible", "Threshold": 1,
+                "ComparisonOperator": "GreaterThanOrEqualToThreshold"})
+            .to_string(),
+        )
+    })
+    .await
+    .unwrap();
+    assert_eq!(put.status, 200, "{}", put.body);
+    server.service.alarm_tick().await;
+    server.clock.advance_secs(60);
+    assert_eq!(server.service.alarm_tick().await.len(), 1);
+
     let url = create_queue(&sqs, "work").await;
     for i in 0..5 {
         sqs.send_message()
@@ -122,7 +191,8 @@ async fn m1_metrics_agree_with_queue_attributes() {
             "sluice_requests_total",
             r#"action="SendMessage",protocol="json",code="ok""#
         ),
-        6.0
+        9.0,
+        "6 to work, 3 to src"
     );
     assert_eq!(
         sample(
@@ -132,6 +202,80 @@ async fn m1_metrics_agree_with_queue_attributes() {
         ),
         1.0
     );
+    for (queue, url) in [("src", &src), ("src-dlq", &dlq)] {
+        let attrs = sqs
+            .get_queue_attributes()
+            .queue_url(url)
+            .attribute_names(Attr::All)
+            .send()
+            .await
+            .unwrap();
+        let attrs = attrs.attributes().unwrap();
+        let q = format!(r#"queue="{queue}""#);
+        for (metric, attr) in [
+            (
+                "sluice_queue_messages_visible",
+                Attr::ApproximateNumberOfMessages,
+            ),
+            (
+                "sluice_queue_messages_not_visible",
+                Attr::ApproximateNumberOfMessagesNotVisible,
+            ),
+            (
+                "sluice_queue_messages_delayed",
+                Attr::ApproximateNumberOfMessagesDelayed,
+            ),
+        ] {
+            assert_eq!(
+                sample(text, metric, &q),
+                attrs[&attr].parse::<f64>().unwrap(),
+                "{metric} of {queue}"
+            );
+        }
+    }
+    assert_eq!(
+        sample(text, "sluice_queue_messages_visible", r#"queue="src-dlq""#),
+        2.0
+    );
+    assert_eq!(
+        sample(text, "sluice_queue_messages_visible", r#"queue="src""#),
+        1.0
+    );
+    assert_eq!(
+        sample(
+            text,
+            "sluice_queue_messages_dead_lettered_total",
+            r#"queue="src""#
+        ),
+        3.0
+    );
+    assert_eq!(
+        sample(
+            text,
+            "sluice_queue_messages_redriven_total",
+            r#"queue="src-dlq""#
+        ),
+        1.0
+    );
+    assert_eq!(
+        sample(
+            text,
+            "sluice_queue_dead_letter_sources",
+            r#"queue="src-dlq""#
+        ),
+        1.0
+    );
+    assert_eq!(sample(text, "sluice_queue_dead_letter_sources", q), 0.0);
+    for (state, value) in [("ALARM", 1.0), ("OK", 0.0), ("INSUFFICIENT_DATA", 0.0)] {
+        assert_eq!(
+            sample(
+                text,
+                "sluice_alarm_state",
+                &format!(r#"alarm="src-dlq-depth",queue="src-dlq",state="{state}""#)
+            ),
+            value
+        );
+    }
     for name in sluice_server::metrics::metric_names() {
         assert!(
             text.contains(&format!("\n{name}")),

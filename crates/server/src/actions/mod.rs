@@ -13,9 +13,11 @@
 //! | ListDeadLetterSourceQueues | `dead_letter.rs` |
 //! | StartMessageMoveTask, ListMessageMoveTasks, CancelMessageMoveTask | `move_tasks.rs` |
 //! | NackMessage, PeekMessages, RedriveMessages (sluice's own) | `extensions.rs` |
+//! | PutAlarm, DescribeAlarms, DeleteAlarms (sluice's own) | `alarms.rs` |
 //!
 //! `batch.rs` holds the rules every batch action shares (rule L2).
 
+mod alarms;
 mod attributes;
 mod batch;
 mod dead_letter;
@@ -77,6 +79,9 @@ pub async fn dispatch<B: Broker>(
         "NackMessage" => extensions::nack_message(svc, parse(input)?).await,
         "PeekMessages" => extensions::peek_messages(svc, parse(input)?).await,
         "RedriveMessages" => extensions::redrive_messages(svc, parse(input)?).await,
+        "PutAlarm" => alarms::put_alarm(svc, parse(input)?).await,
+        "DescribeAlarms" => alarms::describe_alarms(svc, parse(input)?).await,
+        "DeleteAlarms" => alarms::delete_alarms(svc, parse(input)?).await,
         other => Err(SqsError::new(
             ErrorCode::UnsupportedOperation,
             format!("{other} is not supported by this server yet."),
