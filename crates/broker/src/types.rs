@@ -311,6 +311,10 @@ pub struct PeekedMessage {
     pub state: &'static str,
     /// The message group.
     pub group_id: Option<String>,
+    /// The deduplication id (FIFO), so an export can keep it.
+    pub dedup_id: Option<String>,
+    /// The sequence number (FIFO).
+    pub sequence_number: Option<String>,
     /// The last failure reason a consumer gave.
     pub failure_reason: Option<String>,
 }

@@ -100,7 +100,17 @@ impl EmbeddedBroker {
                 data.message_id = *uuid::Uuid::new_v4().as_bytes();
                 data.sent_at = now;
                 data.enqueued_at = now;
-                data.system_attributes.remove(DEAD_LETTER_SOURCE_ARN);
+                // A fresh message: the provenance of its time in the DLQ
+                // stays behind (its replay count tells it was replayed).
+                for name in [
+                    DEAD_LETTER_SOURCE_ARN,
+                    MOVED_AT,
+                    FIRST_RECEIVE_AT,
+                    LAST_RECEIVE_AT,
+                    LAST_FAILURE_REASON,
+                ] {
+                    data.system_attributes.remove(name);
+                }
                 if fifo {
                     data.dedup_id = Some(uuid_string(&data.message_id));
                 }

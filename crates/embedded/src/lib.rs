@@ -340,7 +340,7 @@ fn in_flight_seq(st: &QueueState, queue_id: u64, handle: &str) -> Result<u64, Sq
 }
 
 /// How a message looks to a peek or a redrive filter (rules X1, X3).
-fn peeked(seq: u64, entry: &queue_state::Entry) -> PeekedMessage {
+fn peeked(seq: u64, entry: &queue_state::Entry, fifo: bool) -> PeekedMessage {
     let data = &entry.data;
     let failure_reason = entry.failure.as_deref().map(str::to_string).or_else(|| {
         match data
@@ -368,7 +368,19 @@ fn peeked(seq: u64, entry: &queue_state::Entry) -> PeekedMessage {
             Phase::Delayed => "delayed",
         },
         group_id: data.group_id.clone(),
+        dedup_id: data.dedup_id.clone(),
+        sequence_number: fifo.then(|| sequence_number(seq)),
         failure_reason,
+    }
+}
+
+/// Why a redrive could not move a message.
+fn unmovable_reason(target: Option<&str>) -> String {
+    match target {
+        Some(t) => format!(
+            "AWS.SimpleQueueService.NonExistentQueue: the destination queue {t} does not exist"
+        ),
+        None => "A message has no DeadLetterQueueSourceArn and no destination was given".into(),
     }
 }
 
@@ -970,7 +982,9 @@ impl Broker for EmbeddedBroker {
                     break;
                 }
                 if redrive.filter != MessageFilter::default()
-                    && !redrive.filter.matches(&peeked(seq, entry))
+                    && !redrive
+                        .filter
+                        .matches(&peeked(seq, entry, st.meta.config.fifo))
                 {
                     continue;
                 }
@@ -983,18 +997,21 @@ impl Broker for EmbeddedBroker {
                     ));
                     continue;
                 }
+                // A message with nowhere to go stays, is reported, and does
+                // not count against `max`: the same in a dry run and a real one.
+                let target = destination(entry);
+                if !target
+                    .as_deref()
+                    .is_some_and(|t| inner.queues.read().contains_key(t))
+                {
+                    outcome.unmovable += 1;
+                    outcome.reason = Some(unmovable_reason(target.as_deref()));
+                    continue;
+                }
                 if redrive.dry_run {
-                    let target = destination(entry);
-                    if target
-                        .as_deref()
-                        .is_some_and(|t| inner.queues.read().contains_key(t))
-                    {
-                        outcome
-                            .message_ids
-                            .push(uuid_string(&entry.data.message_id));
-                    } else {
-                        outcome.unmovable += 1;
-                    }
+                    outcome
+                        .message_ids
+                        .push(uuid_string(&entry.data.message_id));
                     continue;
                 }
                 chosen.push(seq);
@@ -1025,16 +1042,9 @@ impl Broker for EmbeddedBroker {
                 .as_deref()
                 .and_then(|t| inner.queues.read().get(t).cloned());
             let Some(dest) = dest else {
+                // Deleted since the choice.
                 outcome.unmovable += entries.len() as u64;
-                outcome.reason = Some(match target {
-                    Some(t) => format!(
-                        "AWS.SimpleQueueService.NonExistentQueue: the destination queue {t} does not exist"
-                    ),
-                    None => {
-                        "A message has no DeadLetterQueueSourceArn and no destination was given"
-                            .into()
-                    }
-                });
+                outcome.reason = Some(unmovable_reason(target.as_deref()));
                 self.put_back(&src, entries, now);
                 continue;
             };
@@ -1174,7 +1184,7 @@ impl Broker for EmbeddedBroker {
                 page.next = page.messages.last().map(|m| m.position);
                 break;
             }
-            let peeked = peeked(seq, entry);
+            let peeked = peeked(seq, entry, st.meta.config.fifo);
             if filter.matches(&peeked) {
                 page.messages.push(peeked);
             }

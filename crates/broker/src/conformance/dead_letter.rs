@@ -167,9 +167,12 @@ pub async fn r7_redrive_returns_messages_to_their_sources<H: Harness>(h: &H) {
         assert_eq!(got[0].receive_count, 1, "a fresh message");
         assert!(!before.contains(&got[0].message_id), "a new message id");
         assert!(
-            !got[0]
+            got[0]
                 .system_attributes
-                .contains_key("DeadLetterQueueSourceArn")
+                .keys()
+                .all(|k| k != "DeadLetterQueueSourceArn" && !k.starts_with("Sluice.")),
+            "the DLQ's provenance stays behind: {:?}",
+            got[0].system_attributes
         );
     }
 }
@@ -219,6 +222,28 @@ pub async fn r7_unmovable_messages_stay<H: Harness>(h: &H) {
         .unwrap();
     assert_eq!((outcome.moved, outcome.unmovable), (0, 2));
     assert_eq!(counts(h, "dlq").await.visible, 2, "nothing lost");
+    // A movable message behind the unmovable ones still moves, within
+    // `max`, and a dry run reports exactly what the real run does.
+    create(h, "src2", &[("RedrivePolicy", &redrive("dlq", 1))]).await;
+    dead_letter(h, "src2", "movable").await;
+    let mut dry = to_sources(1);
+    dry.dry_run = true;
+    let preview = h.broker().redrive_messages("dlq", &dry).await.unwrap();
+    let real = h
+        .broker()
+        .redrive_messages("dlq", &to_sources(1))
+        .await
+        .unwrap();
+    assert_eq!(
+        (preview.moved, preview.unmovable, preview.reason.is_some()),
+        (1, 2, true)
+    );
+    assert_eq!(
+        (real.moved, real.unmovable),
+        (preview.moved, preview.unmovable)
+    );
+    assert_eq!(counts(h, "src2").await.visible, 1);
+    assert_eq!(counts(h, "dlq").await.visible, 2);
 }
 
 /// R7: move task records are kept and listed newest first.

@@ -141,6 +141,18 @@ pub async fn f3_sequence_numbers_increase<H: Harness>(h: &H) {
         .map(|s| s.sequence_number.as_ref().unwrap().parse().unwrap())
         .collect();
     assert!(seqs.windows(2).all(|w| w[0] < w[1]), "{seqs:?}");
+    // A peek (rule X1) shows the same numbers and the dedup ids, so an
+    // export keeps them.
+    let peeked = h
+        .broker()
+        .peek_messages("q.fifo", &crate::MessageFilter::default(), None, 10)
+        .await
+        .unwrap();
+    for (i, m) in peeked.messages.iter().enumerate() {
+        let s = sent.iter().find(|s| s.message_id == m.message_id).unwrap();
+        assert_eq!(m.sequence_number, s.sequence_number);
+        assert_eq!(m.dedup_id.as_deref(), Some(i.to_string().as_str()));
+    }
     let got = receive(h, "q.fifo", 10).await;
     for m in &got {
         let s = sent.iter().find(|s| s.message_id == m.message_id).unwrap();

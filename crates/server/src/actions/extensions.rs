@@ -104,6 +104,12 @@ pub async fn peek_messages<B: Broker>(
             if let Some(g) = &m.group_id {
                 out["MessageGroupId"] = json!(g);
             }
+            if let Some(d) = &m.dedup_id {
+                out["MessageDeduplicationId"] = json!(d);
+            }
+            if let Some(n) = &m.sequence_number {
+                out["SequenceNumber"] = json!(n);
+            }
             if let Some(r) = &m.failure_reason {
                 out["FailureReason"] = json!(r);
             }
