@@ -1,24 +1,43 @@
-//! `sluice alarms`: list a server's alarms with their state, or show one
-//! alarm with its history, through the DescribeAlarms action (rule M2).
+//! `sluice alarms`: list a server's alarms with their state, show one with
+//! its history, define and delete alarms, through the PutAlarm,
+//! DescribeAlarms and DeleteAlarms actions (rule M2).
 
-use std::io::{Read, Write};
-use std::net::{TcpStream, ToSocketAddrs};
-use std::time::Duration;
-
-use anyhow::{Context, bail};
-use clap::Args;
+use anyhow::Context;
+use clap::{Args, Subcommand};
 use serde_json::{Value, json};
 use sluice_server::alarms::notify::rfc3339;
 
-/// Flags of `sluice alarms`.
+use crate::admin::{Connection, out, outln, print_json};
+use crate::table::Table;
+
+/// `sluice alarms …`.
 #[derive(Args, Debug)]
+#[command(args_conflicts_with_subcommands = true)]
 pub struct AlarmsArgs {
-    /// Show this alarm with its definition and state history.
-    #[arg(value_name = "ALARM")]
-    name: Option<String>,
-    /// The server [default: http://127.0.0.1:9324].
-    #[arg(long, value_name = "URL", default_value = "http://127.0.0.1:9324")]
-    endpoint: String,
+    #[command(flatten)]
+    connection: Connection,
+    #[command(subcommand)]
+    command: Option<AlarmsCommand>,
+    /// With no subcommand: list the alarms (as `list`).
+    #[command(flatten)]
+    list: ListArgs,
+}
+
+#[derive(Subcommand, Debug)]
+enum AlarmsCommand {
+    /// Every alarm with its state, since when, and its condition (the default).
+    List(ListArgs),
+    /// One alarm: definition, state, reason, and its state history.
+    Show(ShowArgs),
+    /// Define an alarm, or replace the one of that name (it keeps its state
+    /// and history). Alarms of the config file cannot be replaced here.
+    Put(PutArgs),
+    /// Delete alarms defined through the API (all or none).
+    Delete(DeleteArgs),
+}
+
+#[derive(Args, Debug)]
+struct ListArgs {
     /// Only alarms in this state: OK, ALARM or INSUFFICIENT_DATA.
     #[arg(long, value_name = "STATE")]
     state: Option<String>,
@@ -27,69 +46,157 @@ pub struct AlarmsArgs {
     json: bool,
 }
 
-/// Runs the command; exits non-zero when the server cannot be asked.
-pub fn run(args: AlarmsArgs) -> anyhow::Result<()> {
-    let mut request = json!({});
-    if let Some(name) = &args.name {
-        request["AlarmNames"] = json!([name]);
-    }
-    if let Some(state) = &args.state {
-        request["StateValue"] = json!(state);
-    }
-    let answer = describe_alarms(&args.endpoint, &request)?;
-    if args.json {
-        println!("{}", serde_json::to_string_pretty(&answer)?);
-        return Ok(());
-    }
-    let alarms = answer["Alarms"].as_array().cloned().unwrap_or_default();
-    match &args.name {
-        Some(name) => {
-            let alarm = alarms
-                .first()
-                .with_context(|| format!("no alarm named {name:?}"))?;
-            print!("{}", details(alarm));
+#[derive(Args, Debug)]
+struct ShowArgs {
+    /// The alarm.
+    #[arg(value_name = "ALARM")]
+    name: String,
+    /// Print the alarm as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Args, Debug)]
+struct PutArgs {
+    /// Name of the alarm (1–255 characters).
+    #[arg(value_name = "ALARM")]
+    name: String,
+    /// The queue watched (name or URL).
+    #[arg(long, value_name = "QUEUE")]
+    queue: String,
+    /// ApproximateNumberOfMessagesVisible, ApproximateAgeOfOldestMessage,
+    /// NumberOfMessagesSent, … (docs/alarms.md lists them all).
+    #[arg(long, value_name = "METRIC")]
+    metric: String,
+    /// The value compared with each period's statistic.
+    #[arg(long, value_name = "NUMBER", allow_negative_numbers = true)]
+    threshold: f64,
+    /// GreaterThanOrEqualToThreshold, GreaterThanThreshold,
+    /// LessThanThreshold or LessThanOrEqualToThreshold.
+    #[arg(
+        long,
+        value_name = "OPERATOR",
+        default_value = "GreaterThanOrEqualToThreshold"
+    )]
+    comparison: String,
+    /// Average, Sum, Minimum, Maximum or SampleCount [server default: Maximum].
+    #[arg(long, value_name = "STATISTIC")]
+    statistic: Option<String>,
+    /// Seconds per period: 10, 30 or a multiple of 60 [server default: 60].
+    #[arg(long, value_name = "SECONDS")]
+    period: Option<u32>,
+    /// Periods evaluated [server default: 1].
+    #[arg(long, value_name = "N")]
+    evaluation_periods: Option<u32>,
+    /// Breaching periods among them that raise the alarm [server default: all].
+    #[arg(long, value_name = "N")]
+    datapoints_to_alarm: Option<u32>,
+    /// missing, notBreaching, breaching or ignore [server default: missing].
+    #[arg(long, value_name = "TREATMENT")]
+    missing_data: Option<String>,
+    /// Notified on every state change: an http:// webhook URL or the ARN of
+    /// a queue of this server; repeat for several (at most 5).
+    #[arg(long = "action", value_name = "URL|ARN")]
+    actions: Vec<String>,
+    /// Sent with the notifications.
+    #[arg(long, value_name = "TEXT")]
+    description: Option<String>,
+}
+
+#[derive(Args, Debug)]
+struct DeleteArgs {
+    /// The alarms to delete.
+    #[arg(value_name = "ALARM", required = true)]
+    names: Vec<String>,
+}
+
+/// Runs the command: exit 0, or 1 with `error: …` when the server refuses.
+pub async fn run(args: AlarmsArgs) -> anyhow::Result<u8> {
+    let client = args.connection.client()?;
+    match args.command.unwrap_or(AlarmsCommand::List(args.list)) {
+        AlarmsCommand::List(list) => {
+            let mut request = json!({});
+            if let Some(state) = &list.state {
+                request["StateValue"] = json!(state);
+            }
+            let answer = client.sluice("DescribeAlarms", request).await?;
+            if list.json {
+                print_json(&answer);
+                return Ok(0);
+            }
+            let alarms = answer["Alarms"].as_array().cloned().unwrap_or_default();
+            if alarms.is_empty() {
+                outln!("no alarms");
+            } else {
+                out!("{}", table(&alarms));
+            }
         }
-        None if alarms.is_empty() => println!("no alarms"),
-        None => print!("{}", table(&alarms)),
+        AlarmsCommand::Show(show) => {
+            let answer = client
+                .sluice("DescribeAlarms", json!({ "AlarmNames": [show.name] }))
+                .await?;
+            let alarm = answer["Alarms"]
+                .as_array()
+                .and_then(|a| a.first())
+                .with_context(|| format!("no alarm named {:?}", show.name))?;
+            if show.json {
+                print_json(alarm);
+            } else {
+                out!("{}", details(alarm));
+            }
+        }
+        AlarmsCommand::Put(put) => {
+            let queue_url = client.queue_url(&put.queue).await?;
+            let mut request = json!({
+                "AlarmName": put.name,
+                "QueueUrl": queue_url,
+                "MetricName": put.metric,
+                "Threshold": put.threshold,
+                "ComparisonOperator": put.comparison,
+                "Actions": put.actions,
+            });
+            let optional = [
+                ("Statistic", put.statistic.map(Value::from)),
+                ("Period", put.period.map(Value::from)),
+                ("EvaluationPeriods", put.evaluation_periods.map(Value::from)),
+                (
+                    "DatapointsToAlarm",
+                    put.datapoints_to_alarm.map(Value::from),
+                ),
+                ("TreatMissingData", put.missing_data.map(Value::from)),
+                ("AlarmDescription", put.description.map(Value::from)),
+            ];
+            for (name, value) in optional {
+                if let Some(v) = value {
+                    request[name] = v;
+                }
+            }
+            client.sluice("PutAlarm", request).await?;
+            outln!("alarm {} defined", put.name);
+        }
+        AlarmsCommand::Delete(delete) => {
+            client
+                .sluice("DeleteAlarms", json!({ "AlarmNames": delete.names }))
+                .await?;
+            outln!("deleted {}", delete.names.join(", "));
+        }
     }
-    Ok(())
+    Ok(0)
 }
 
 /// One line per alarm: name, queue, state, since when, condition.
 fn table(alarms: &[Value]) -> String {
-    let rows: Vec<[String; 5]> = alarms
-        .iter()
-        .map(|a| {
-            [
-                text(&a["AlarmName"]),
-                text(&a["QueueName"]),
-                text(&a["StateValue"]),
-                time(&a["StateUpdatedTimestamp"]),
-                condition(a),
-            ]
-        })
-        .collect();
-    let header = ["ALARM", "QUEUE", "STATE", "SINCE", "CONDITION"].map(String::from);
-    let mut widths = header.clone().map(|h| h.len());
-    for row in &rows {
-        for (w, cell) in widths.iter_mut().zip(row) {
-            *w = (*w).max(cell.chars().count());
-        }
+    let mut t = Table::new(&["ALARM", "QUEUE", "STATE", "SINCE", "CONDITION"]);
+    for a in alarms {
+        t.row(vec![
+            text(&a["AlarmName"]),
+            text(&a["QueueName"]),
+            text(&a["StateValue"]),
+            time(&a["StateUpdatedTimestamp"]),
+            condition(a),
+        ]);
     }
-    let mut out = String::new();
-    for row in std::iter::once(&header).chain(&rows) {
-        let mut line = String::new();
-        for (i, (cell, w)) in row.iter().zip(widths).enumerate() {
-            if i + 1 == row.len() {
-                line.push_str(cell);
-            } else {
-                line.push_str(&format!("{cell:<w$}  "));
-            }
-        }
-        out.push_str(line.trim_end());
-        out.push('\n');
-    }
-    out
+    t.render()
 }
 
 /// `Maximum ApproximateNumberOfMessagesVisible >= 1 in 2 of 3 periods of 60 s`.
@@ -176,55 +283,6 @@ fn number(v: &Value) -> String {
 
 fn time(v: &Value) -> String {
     v.as_u64().map_or_else(|| text(v), rfc3339)
-}
-
-/// POSTs DescribeAlarms to `endpoint` (a plain `http://HOST:PORT` URL).
-fn describe_alarms(endpoint: &str, request: &Value) -> anyhow::Result<Value> {
-    let authority = endpoint
-        .strip_prefix("http://")
-        .with_context(|| format!("--endpoint {endpoint:?} must be an http:// URL"))?
-        .trim_end_matches('/');
-    let addr = authority
-        .to_socket_addrs()
-        .with_context(|| format!("cannot resolve {authority}"))?
-        .next()
-        .with_context(|| format!("cannot resolve {authority}"))?;
-    let mut stream = TcpStream::connect_timeout(&addr, Duration::from_secs(5))
-        .with_context(|| format!("cannot connect to {endpoint}"))?;
-    stream.set_read_timeout(Some(Duration::from_secs(30)))?;
-    let body = request.to_string();
-    write!(
-        stream,
-        "POST / HTTP/1.1\r\nHost: {authority}\r\nConnection: close\r\n\
-         Content-Type: application/x-amz-json-1.0\r\nX-Amz-Target: Sluice.DescribeAlarms\r\n\
-         Content-Length: {}\r\n\r\n{body}",
-        body.len()
-    )?;
-    let mut raw = Vec::new();
-    stream.read_to_end(&mut raw)?;
-    let text = String::from_utf8_lossy(&raw);
-    let (head, body) = text
-        .split_once("\r\n\r\n")
-        .context("the server's answer is not HTTP")?;
-    let status: u16 = head
-        .split_whitespace()
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .context("the server's answer has no status")?;
-    let answer: Value = serde_json::from_str(body)
-        .with_context(|| format!("the server answered HTTP {status} without JSON: {body}"))?;
-    if status != 200 {
-        bail!(
-            "DescribeAlarms failed (HTTP {status}): {} {}",
-            text_of(&answer["__type"]),
-            text_of(&answer["message"])
-        );
-    }
-    Ok(answer)
-}
-
-fn text_of(v: &Value) -> String {
-    v.as_str().unwrap_or_default().to_string()
 }
 
 #[cfg(test)]

@@ -44,8 +44,8 @@ enum Command {
     /// Queue depths, messages in flight and delayed, oldest message age,
     /// and send/receive/delete rates of a running server; --watch redraws.
     Stats(stats::StatsArgs),
-    /// List a server's alarms with their state, or show one alarm and its
-    /// state history (see docs/alarms.md).
+    /// A server's alarms: list them with their state, show one with its
+    /// state history, define (put) and delete them (see docs/alarms.md).
     Alarms(alarms_cmd::AlarmsArgs),
 }
 
@@ -64,6 +64,6 @@ fn main() -> anyhow::Result<()> {
         Command::Dlq(args) => admin::finish(dlq::run(args), admin::EXIT_ERROR),
         Command::Doctor(args) => admin::finish(doctor::run(args), doctor::EXIT_ERROR),
         Command::Stats(args) => admin::finish(stats::run(args), admin::EXIT_ERROR),
-        Command::Alarms(args) => alarms_cmd::run(args),
+        Command::Alarms(args) => admin::finish(alarms_cmd::run(args), admin::EXIT_ERROR),
     }
 }

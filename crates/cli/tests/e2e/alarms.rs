@@ -764,7 +764,7 @@ treat_missing_data = "notBreaching"
             .any(|r| r.starts_with("orders-idle ") && r.contains(" INSUFFICIENT_DATA ")),
         "{list}"
     );
-    let one = cli(&["orders-idle"]);
+    let one = cli(&["show", "orders-idle"]);
     assert!(one.status.success());
     let one = String::from_utf8(one.stdout).unwrap();
     assert!(one.contains("defined by        api\n"), "{one}");
@@ -776,14 +776,83 @@ treat_missing_data = "notBreaching"
         one.ends_with("history (newest first):\n  no state changes yet\n"),
         "{one}"
     );
-    let missing = cli(&["ghost"]);
+    let missing = cli(&["show", "ghost"]);
     assert!(!missing.status.success());
     assert!(String::from_utf8_lossy(&missing.stderr).contains("no alarm named \"ghost\""));
     let bad = cli(&["--state", "RED"]);
     assert!(!bad.status.success());
     assert!(String::from_utf8_lossy(&bad.stderr).contains("InvalidParameterValue"));
-    let (status, _, _) = sluice(raw, "DeleteAlarms", json!({"AlarmNames": ["orders-idle"]})).await;
-    assert_eq!(status, 200);
+    // `sluice alarms put` and `delete` define and remove alarms.
+    let put = cli(&[
+        "put",
+        "orders-stale",
+        "--queue",
+        "orders",
+        "--metric",
+        "ApproximateAgeOfOldestMessage",
+        "--threshold",
+        "600",
+        "--statistic",
+        "Maximum",
+        "--period",
+        "60",
+        "--evaluation-periods",
+        "3",
+        "--datapoints-to-alarm",
+        "2",
+        "--missing-data",
+        "notBreaching",
+        "--action",
+        "http://127.0.0.1:9/hook",
+        "--description",
+        "orders wait too long",
+    ]);
+    assert!(
+        put.status.success(),
+        "{}",
+        String::from_utf8_lossy(&put.stderr)
+    );
+    let made = describe(raw, "orders-stale").await;
+    assert_eq!(
+        (
+            &made["Source"],
+            &made["MetricName"],
+            &made["Threshold"],
+            &made["DatapointsToAlarm"]
+        ),
+        (
+            &json!("api"),
+            &json!("ApproximateAgeOfOldestMessage"),
+            &json!(600.0),
+            &json!(2)
+        )
+    );
+    assert_eq!(made["Actions"], json!(["http://127.0.0.1:9/hook"]));
+    let refused = cli(&[
+        "put",
+        "orders-backlog",
+        "--queue",
+        "orders",
+        "--metric",
+        "NumberOfMessagesSent",
+        "--threshold",
+        "1",
+    ]);
+    assert!(
+        !refused.status.success(),
+        "a config alarm cannot be replaced"
+    );
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("InvalidParameterValue"));
+    let gone = cli(&["delete", "orders-stale", "orders-idle"]);
+    assert!(
+        gone.status.success(),
+        "{}",
+        String::from_utf8_lossy(&gone.stderr)
+    );
+    assert!(describe(raw, "orders-stale").await.is_null());
+    let unknown = cli(&["delete", "orders-stale"]);
+    assert!(!unknown.status.success());
+    assert!(String::from_utf8_lossy(&unknown.stderr).contains("ResourceNotFoundException"));
     assert!(server.terminate().success());
     let server = SluiceProcess::start(&["--config", cfg]);
     assert!(
