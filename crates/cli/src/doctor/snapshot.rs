@@ -147,11 +147,43 @@ pub fn from_config(path: &Path) -> anyhow::Result<Setup> {
             live: None,
         });
     }
+    let alarms = config_alarms(&file, &queues);
     Ok(Setup {
         queues,
-        alarms: Alarms::Unknown(
-            "alarms are known only to a running server: run doctor with --endpoint".into(),
-        ),
+        alarms: Alarms::Known(alarms),
         now_ms: now_ms(),
     })
+}
+
+/// The alarms a server started with this file would have: its `[[alarms]]`
+/// and, with `[dlq_alarms]`, `dlq-depth:<queue>` on every queue some
+/// RedrivePolicy targets. Alarms made later through the API are not in the
+/// file: only `--endpoint` sees them.
+fn config_alarms(file: &config::FileConfig, queues: &[QueueSnapshot]) -> Vec<AlarmInfo> {
+    let mut alarms: Vec<AlarmInfo> = file
+        .alarms
+        .iter()
+        .map(|a| AlarmInfo {
+            name: a.name.clone(),
+            queue: a.queue.clone(),
+            metric: a.metric.clone(),
+            has_actions: !a.actions.is_empty(),
+        })
+        .collect();
+    if let Some(dlq) = file.dlq_alarms.as_ref().filter(|d| d.enabled) {
+        for q in queues {
+            let is_dlq = queues
+                .iter()
+                .any(|s| s.redrive.as_ref().is_some_and(|(arn, _)| *arn == q.arn));
+            if is_dlq {
+                alarms.push(AlarmInfo {
+                    name: format!("dlq-depth:{}", q.name),
+                    queue: q.name.clone(),
+                    metric: "ApproximateNumberOfMessagesVisible".into(),
+                    has_actions: !dlq.actions.is_empty(),
+                });
+            }
+        }
+    }
+    alarms
 }

@@ -3,7 +3,7 @@
 //! none and exit 0.
 
 use aws_sdk_sqs::types::QueueAttributeName as Attr;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::cli_run::sluice;
 use crate::common::SluiceProcess;
@@ -43,6 +43,16 @@ attributes = { FifoQueue = true, MessageRetentionPeriod = 1209600 }
 [[queues]]
 name = "events.fifo"
 attributes = { FifoQueue = true, RedrivePolicy = '{"deadLetterTargetArn":"arn:aws:sqs:us-east-1:000000000000:events-dlq.fifo","maxReceiveCount":5}' }
+
+# The one DLQ that is watched: no dlq-alarm finding for it (the others,
+# short-dlq and retries-dlq, get one).
+[[alarms]]
+name = "events-dlq-depth"
+queue = "events-dlq.fifo"
+metric = "ApproximateNumberOfMessagesVisible"
+threshold = 1
+comparison = "GreaterThanOrEqualToThreshold"
+actions = ["http://127.0.0.1:9/on-call"]
 "#;
 
 /// The seeds' recommended setup: DLQ 14 days against 4, maxReceiveCount
@@ -60,6 +70,10 @@ tags = { "sluice:consumer-timeout-seconds" = "30" }
 [[queues]]
 name = "emails"
 attributes = { RedrivePolicy = '{"deadLetterTargetArn":"arn:aws:sqs:us-east-1:000000000000:orders-dlq","maxReceiveCount":3}' }
+
+# Every DLQ gets a depth alarm that reaches a person.
+[dlq_alarms]
+actions = ["http://127.0.0.1:9/on-call"]
 "#;
 
 fn findings(doc: &Value) -> Vec<(String, String, String)> {
@@ -130,19 +144,20 @@ fn assert_static_pitfalls(doc: &Value) {
     );
 }
 
-/// The DLQs of a setup have an alarm finding each, unless the server has
-/// no alarms, in which case the check is reported as skipped.
-fn assert_alarm_check(doc: &Value, dlqs: &[&str]) {
-    if skipped(doc).iter().any(|s| s == "dlq-alarm") {
-        return;
-    }
+/// Exactly the unwatched DLQs of the pitfall config have an alarm finding.
+fn assert_alarm_check(doc: &Value) {
+    assert!(!skipped(doc).iter().any(|s| s == "dlq-alarm"), "{doc}");
     let found = findings(doc);
-    for dlq in dlqs {
-        assert!(
-            has(&found, "dlq-alarm", "warning", dlq),
-            "dlq-alarm {dlq} in {found:?}"
-        );
-    }
+    let mut alarmed: Vec<&str> = found
+        .iter()
+        .filter(|(c, _, _)| c == "dlq-alarm")
+        .map(|(_, s, q)| {
+            assert_eq!(s, "warning");
+            q.as_str()
+        })
+        .collect();
+    alarmed.sort_unstable();
+    assert_eq!(alarmed, ["retries-dlq", "short-dlq"], "{found:?}");
 }
 
 /// X5: offline, from the config file: the static checks find every
@@ -159,10 +174,8 @@ async fn x5_doctor_config_finds_every_static_pitfall() {
         .json();
     assert_eq!(doc["QueuesChecked"], 7);
     assert_static_pitfalls(&doc);
-    assert_eq!(
-        skipped(&doc),
-        ["dlq-alarm", "dlq-expiring", "inflight-limit"]
-    );
+    assert_alarm_check(&doc);
+    assert_eq!(skipped(&doc), ["dlq-expiring", "inflight-limit"]);
     let text = sluice("http://127.0.0.1:1", &["doctor", "--config", c])
         .await
         .expect_code(1);
@@ -267,7 +280,7 @@ async fn x5_doctor_live_finds_every_pitfall() {
             .any(|(c, _, q)| c == "dlq-expiring" && q != "short-dlq"),
         "{found:?}"
     );
-    assert_alarm_check(&doc, &["short-dlq", "retries-dlq", "events-dlq.fifo"]);
+    assert_alarm_check(&doc);
     assert!(!skipped(&doc).contains(&"dlq-expiring".to_string()));
     // The same config with retention set right: the retention finding goes.
     sqs.set_queue_attributes()
@@ -289,8 +302,8 @@ async fn x5_doctor_live_finds_every_pitfall() {
     );
 }
 
-/// X5: a clean setup has no findings, offline and live, and exits 0. When
-/// the server has alarms, each DLQ gets its depth alarm first.
+/// X5: a clean setup (with `[dlq_alarms]`) has no findings, offline and
+/// live, and exits 0.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn x5_doctor_clean_setup_has_no_findings() {
     let dir = tempfile::tempdir().unwrap();
@@ -307,18 +320,8 @@ async fn x5_doctor_clean_setup_has_no_findings() {
     assert_eq!(findings(&doc), vec![]);
     assert_eq!(doc["Failed"], false);
 
+    // Live, the [dlq_alarms] setting has given orders-dlq its alarm.
     let server = SluiceProcess::start(&["--in-memory", "--config", c]);
-    let raw_alarm = json!({
-        "AlarmName": "orders-dlq-not-empty",
-        "QueueUrl": format!("{}/000000000000/orders-dlq", server.endpoint),
-        "MetricName": "ApproximateNumberOfMessagesVisible",
-        "Threshold": 1,
-        "ComparisonOperator": "GreaterThanOrEqualToThreshold",
-        "Actions": ["http://127.0.0.1:9/on-call"],
-    });
-    // A server with alarms (Sluice.PutAlarm) gets the DLQ's depth alarm; one
-    // without has the check skipped.
-    let put = put_alarm(&server.endpoint, &raw_alarm).await;
     let sqs = server.sdk();
     let dlq = sqs
         .get_queue_url()
@@ -339,38 +342,7 @@ async fn x5_doctor_clean_setup_has_no_findings() {
         .expect_code(0)
         .json();
     assert_eq!(findings(&doc), vec![], "{doc}");
-    if put {
-        assert!(!skipped(&doc).contains(&"dlq-alarm".to_string()), "{doc}");
-    } else {
-        assert_eq!(skipped(&doc), ["dlq-alarm"]);
-    }
+    assert!(!skipped(&doc).contains(&"dlq-alarm".to_string()), "{doc}");
     let text = sluice(&server.endpoint, &["doctor"]).await.expect_code(0);
     assert!(text.stdout.contains("0 finding(s)"), "{}", text.stdout);
-}
-
-/// Sluice.PutAlarm through the JSON protocol; false when the server does
-/// not know the action.
-async fn put_alarm(endpoint: &str, alarm: &Value) -> bool {
-    let addr: std::net::SocketAddr = endpoint.trim_start_matches("http://").parse().unwrap();
-    let body = alarm.to_string();
-    let r = tokio::task::spawn_blocking(move || {
-        use std::io::{Read, Write};
-        let mut s = std::net::TcpStream::connect(addr).unwrap();
-        write!(
-            s,
-            "POST / HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Type: application/x-amz-json-1.0\r\nX-Amz-Target: Sluice.PutAlarm\r\nContent-Length: {}\r\n\r\n{body}",
-            body.len()
-        )
-        .unwrap();
-        let mut out = String::new();
-        s.read_to_string(&mut out).unwrap();
-        out
-    })
-    .await
-    .unwrap();
-    if r.starts_with("HTTP/1.1 200") {
-        return true;
-    }
-    assert!(r.contains("InvalidAction"), "PutAlarm failed: {r}");
-    false
 }
