@@ -65,7 +65,11 @@ pub fn failed(id: &str, error: &SqsError) -> Value {
 
 /// The `{Successful, Failed}` result of a batch.
 pub fn result(successful: Vec<Value>, failed: Vec<Value>) -> Value {
-    json!({ "Successful": successful, "Failed": failed })
+    // Moved in, not through `json!`, which would copy every entry.
+    let mut out = serde_json::Map::new();
+    out.insert("Successful".into(), Value::Array(successful));
+    out.insert("Failed".into(), Value::Array(failed));
+    Value::Object(out)
 }
 
 /// Runs the entries of a batch that the broker applies together: `check`

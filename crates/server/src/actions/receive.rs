@@ -69,30 +69,33 @@ pub async fn receive_message<B: Broker>(
     system_names.extend(input.message_system_attribute_names.unwrap_or_default());
     let user_names = input.message_attribute_names.unwrap_or_default();
     let out: Vec<Value> = messages
-        .iter()
+        .into_iter()
         .map(|m| render(svc, m, &system_names, &user_names))
         .collect();
-    if out.is_empty() {
-        return Ok(json!({}));
+    let mut result = Map::new();
+    if !out.is_empty() {
+        // Moved in, not through `json!`, which would copy every message.
+        result.insert("Messages".into(), Value::Array(out));
     }
-    Ok(json!({ "Messages": out }))
+    Ok(Value::Object(result))
 }
 
 fn render<B>(
     svc: &Service<B>,
-    m: &ReceivedMessage,
+    m: ReceivedMessage,
     system_names: &[String],
     user_names: &[String],
 ) -> Value {
-    let mut out = json!({
-        "MessageId": m.message_id,
-        "ReceiptHandle": m.receipt_handle,
-        "MD5OfBody": match &m.body_md5 {
-            Some(digest) => digest_hex(digest),
-            None => md5_of_body(&m.body),
-        },
-        "Body": m.body,
-    });
+    let md5 = match &m.body_md5 {
+        Some(digest) => digest_hex(digest),
+        None => md5_of_body(&m.body),
+    };
+    let mut fields = Map::new();
+    fields.insert("MessageId".into(), Value::String(m.message_id));
+    fields.insert("ReceiptHandle".into(), Value::String(m.receipt_handle));
+    fields.insert("MD5OfBody".into(), Value::String(md5));
+    fields.insert("Body".into(), Value::String(m.body));
+    let mut out = Value::Object(fields);
     let all = system_names.iter().any(|n| n == "All");
     let mut attrs = Map::new();
     for &name in SYSTEM_ATTRIBUTES {
