@@ -212,7 +212,10 @@ impl SqsClient {
             .uri(self.uri.clone())
             .header(CONTENT_TYPE, HeaderValue::from_static(JSON_1_0))
             .header("x-amz-target", HeaderValue::from_static(target))
-            .header(AUTHORIZATION_HEADER, HeaderValue::from_static(AUTHORIZATION))
+            .header(
+                AUTHORIZATION_HEADER,
+                HeaderValue::from_static(AUTHORIZATION),
+            )
             .body(Full::new(Bytes::from(body)))
             .map_err(|e| RequestError::Transport(e.to_string()))?;
         let exchange = async {
