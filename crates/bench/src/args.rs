@@ -19,7 +19,7 @@ const DEFAULT_DURATION_SECS: u64 = 10;
                   end_to_end_per_sec / the null server's."
 )]
 pub struct BenchArgs {
-    /// Base URL of the SQS endpoint to load (plain HTTP only; any SQS JSON-protocol server).
+    /// Base URL of the SQS endpoint to load (plain HTTP only; any SQS JSON-protocol server that does not check signatures: requests carry SQS's credential scope with a dummy signature).
     #[arg(long, value_name = "URL", default_value = "http://127.0.0.1:9324")]
     pub endpoint: String,
 

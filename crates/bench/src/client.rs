@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
-use hyper::header::{CONTENT_TYPE, HeaderValue};
+use hyper::header::{AUTHORIZATION as AUTHORIZATION_HEADER, CONTENT_TYPE, HeaderValue};
 use hyper::{HeaderMap, Method, Request, Uri};
 use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
@@ -32,6 +32,19 @@ const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The content type of AWS JSON 1.0 requests.
 const JSON_1_0: &str = "application/x-amz-json-1.0";
+
+/// The `Authorization` header of every request: SigV4-shaped, with the
+/// credential scope of SQS in us-east-1 and a dummy signature. Every SDK
+/// signs its requests and emulators rely on it: moto's server picks the
+/// service to answer from the scope (an unsigned request goes to S3), and
+/// LocalStack takes the account and region from it. sluice and the
+/// emulators do not check signatures, and computing a real one would add
+/// client work to every request, so the benchmark does not sign (and cannot
+/// load a real AWS endpoint).
+pub const AUTHORIZATION: &str = "AWS4-HMAC-SHA256 \
+    Credential=test/20000101/us-east-1/sqs/aws4_request, \
+    SignedHeaders=content-type;host;x-amz-target, \
+    Signature=0000000000000000000000000000000000000000000000000000000000000000";
 
 /// A queue the endpoint created or already had.
 #[derive(Debug, Clone)]
@@ -199,6 +212,10 @@ impl SqsClient {
             .uri(self.uri.clone())
             .header(CONTENT_TYPE, HeaderValue::from_static(JSON_1_0))
             .header("x-amz-target", HeaderValue::from_static(target))
+            .header(
+                AUTHORIZATION_HEADER,
+                HeaderValue::from_static(AUTHORIZATION),
+            )
             .body(Full::new(Bytes::from(body)))
             .map_err(|e| RequestError::Transport(e.to_string()))?;
         let exchange = async {
@@ -315,6 +332,65 @@ mod tests {
             RequestError::Service { code, .. } => assert_eq!(code, "QueueDoesNotExist"),
             other => panic!("unexpected {other:?}"),
         }
+    }
+
+    /// The credential scope of an `Authorization` header, parsed the way
+    /// moto's server does to pick the service: `(region, service)`.
+    fn credential_scope(authorization: &str) -> Option<(String, String)> {
+        let credential = authorization.split(',').next()?.split_whitespace().nth(1)?;
+        let scope: Vec<&str> = credential.strip_prefix("Credential=")?.split('/').collect();
+        match scope.as_slice() {
+            [_key, _date, region, service, "aws4_request"] => {
+                Some(((*region).to_string(), (*service).to_string()))
+            }
+            _ => None,
+        }
+    }
+
+    #[tokio::test]
+    async fn requests_carry_the_sqs_credential_scope() {
+        // Emulators route on the scope: without it moto's server answers
+        // an SQS request as S3.
+        use hyper::service::service_fn;
+        use hyper_util::rt::TokioIo;
+        use std::sync::{Arc, Mutex};
+
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let seen: Arc<Mutex<Vec<String>>> = Arc::default();
+        let recorder = seen.clone();
+        tokio::spawn(async move {
+            let (stream, _) = listener.accept().await.unwrap();
+            let service = service_fn(move |req: Request<hyper::body::Incoming>| {
+                let recorder = recorder.clone();
+                async move {
+                    let auth = req
+                        .headers()
+                        .get(AUTHORIZATION_HEADER)
+                        .and_then(|v| v.to_str().ok())
+                        .unwrap_or("")
+                        .to_string();
+                    recorder.lock().unwrap().push(auth);
+                    let body = Full::new(Bytes::from_static(br#"{"QueueUrl":"http://q/1/q"}"#));
+                    Ok::<_, std::convert::Infallible>(hyper::Response::new(body))
+                }
+            });
+            let _ = hyper::server::conn::http1::Builder::new()
+                .serve_connection(TokioIo::new(stream), service)
+                .await;
+        });
+
+        let client = SqsClient::new(&format!("http://{addr}"), 1).unwrap();
+        let created = client.create_queue("q", &[]).await.unwrap();
+        assert_eq!(created.url, "http://q/1/q");
+        let seen = seen.lock().unwrap().clone();
+        assert_eq!(seen.len(), 1);
+        assert_eq!(
+            credential_scope(&seen[0]),
+            Some(("us-east-1".to_string(), "sqs".to_string())),
+            "{}",
+            seen[0]
+        );
     }
 
     #[test]
