@@ -5,7 +5,7 @@
 use anyhow::Context;
 use clap::{Args, Subcommand};
 use serde_json::{Value, json};
-use sluice_server::alarms::notify::rfc3339;
+use sluice_core::timestamp::rfc3339;
 
 use crate::admin::{Connection, out, outln, print_json};
 use crate::table::Table;

@@ -14,6 +14,7 @@ pub mod message;
 pub mod queue_name;
 pub mod receipt;
 pub mod retry_backoff;
+pub mod timestamp;
 
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use error::{ErrorCode, SqsError};

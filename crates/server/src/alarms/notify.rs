@@ -17,7 +17,6 @@ use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
 use serde_json::{Value, json};
-use sluice_core::clock::Millis;
 use tokio::sync::mpsc;
 
 use super::definition::AlarmDefinition;
@@ -101,27 +100,7 @@ fn comparison_symbol(def: &AlarmDefinition) -> &'static str {
 }
 
 /// `2026-01-01T00:01:00.000Z` from ms since the epoch.
-pub fn rfc3339(ms: Millis) -> String {
-    let secs = ms / 1000;
-    let (days, rem) = (secs / 86_400, secs % 86_400);
-    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
-    let z = days as i64 + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60,
-        ms % 1000
-    )
-}
+pub use sluice_core::timestamp::rfc3339;
 
 /// What became of notifications since the server started, by outcome
 /// (exported as `sluice_alarm_notifications_total`).
@@ -325,16 +304,6 @@ fn chain(e: &dyn std::error::Error) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn rfc3339_dates() {
-        assert_eq!(rfc3339(0), "1970-01-01T00:00:00.000Z");
-        assert_eq!(rfc3339(1_767_225_600_000), "2026-01-01T00:00:00.000Z");
-        assert_eq!(
-            rfc3339(951_782_400_000 + 3_723_004),
-            "2000-02-29T01:02:03.004Z"
-        );
-    }
 
     #[test]
     fn backoff_doubles_up_to_the_cap() {
