@@ -200,12 +200,16 @@ pub async fn v12_thrice_received_message_goes_to_the_back<H: Harness>(h: &H) {
 
     let got = receive_vt(h, "patient", 10, 30).await;
     assert_eq!(in_order(&got), ["second", "third", "poison"]);
-    // It goes to the back each time it is visible again: behind a message
-    // sent while it was in flight.
+    // It goes to the back again each time it is visible again. (Whether it
+    // goes behind a message sent while it was in flight is left open: the
+    // moment it "goes back" is not observable.)
     h.clock().advance_secs(30);
     send(h, "patient", &["fourth"]).await;
     let got = receive_vt(h, "patient", 10, 30).await;
-    assert_eq!(in_order(&got), ["second", "third", "fourth", "poison"]);
+    let order = in_order(&got);
+    assert_eq!(order.len(), 4);
+    assert_eq!(order[..2], ["second", "third"], "{order:?}");
+    assert!(order[2..].contains(&"poison"), "{order:?}");
 
     // maxReceiveCount 3: the fourth receive moves it to the DLQ instead.
     let got = receive(h, "strict", 10).await;
