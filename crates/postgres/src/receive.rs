@@ -1,0 +1,335 @@
+//! ReceiveMessage: one short transaction per attempt that picks messages
+//! with `FOR UPDATE SKIP LOCKED`, moves those over maxReceiveCount to the
+//! dead-letter queue and delivers the rest (rules V2, R2–R4, F1, F4, V10);
+//! a long poll (rule V6) waits between attempts for a send on any node or
+//! the next visibility or delay due time.
+
+use std::time::Duration;
+
+use sluice_broker::{ReceiveOptions, ReceivedMessage};
+use sluice_core::limits::MAX_INFLIGHT;
+use sluice_core::{ErrorCode, SqsError};
+
+use crate::moves::{self, dead_letter_target, name_of_arn};
+use crate::rows::{MESSAGE_COLUMNS, MessageRow, QueueRow};
+use crate::writes::{DEDUP_WINDOW_MS, lock_fifo};
+use crate::{PostgresBroker, activity, error, execute, expire, query, queue_row};
+
+/// Receives, waiting up to `options.wait` for a message.
+pub(crate) async fn receive(
+    b: &PostgresBroker,
+    name: &str,
+    options: ReceiveOptions,
+) -> Result<Vec<ReceivedMessage>, SqsError> {
+    let inner = &b.inner;
+    let waiter = inner.waiter(name);
+    let deadline = tokio::time::Instant::now() + options.wait;
+    loop {
+        let notified = waiter.notified();
+        tokio::pin!(notified);
+        notified.as_mut().enable();
+        let now = inner.now();
+        let attempt = receive_once(b, name, &options, now).await?;
+        if !attempt.delivered.is_empty() {
+            activity::add(
+                &inner.activity(attempt.queue_id).received,
+                attempt.delivered.len() as u64,
+            );
+            return Ok(attempt.delivered);
+        }
+        let now_instant = tokio::time::Instant::now();
+        if now_instant >= deadline {
+            activity::add(&inner.activity(attempt.queue_id).empty_receives, 1);
+            return Ok(Vec::new());
+        }
+        // Sleep until a send wakes us, the next message is due, or the deadline.
+        let wake_at = match attempt.next_due {
+            Some(due) => {
+                deadline.min(now_instant + Duration::from_millis((due - now).max(1).unsigned_abs()))
+            }
+            None => deadline,
+        };
+        tokio::select! {
+            _ = &mut notified => {}
+            _ = tokio::time::sleep_until(wake_at) => {}
+        }
+    }
+}
+
+/// What one attempt found.
+struct Attempt {
+    queue_id: i64,
+    delivered: Vec<ReceivedMessage>,
+    /// When the next delayed or in-flight message becomes receivable.
+    next_due: Option<i64>,
+}
+
+async fn receive_once(
+    b: &PostgresBroker,
+    name: &str,
+    options: &ReceiveOptions,
+    now: i64,
+) -> Result<Attempt, SqsError> {
+    let inner = &b.inner;
+    let mut client = inner.client().await?;
+    let tx = client.transaction().await.map_err(error::db)?;
+    let q = queue_row(&tx, name, "").await?;
+    lock_fifo(&tx, &q).await?;
+    expire(inner, &tx, &q, now).await?;
+    let fifo = q.config.fifo;
+
+    // A FIFO receive retried with the same attempt id gets the same
+    // messages and handles while they are still its (rule F4).
+    if let (true, Some(attempt_id)) = (fifo, &options.attempt_id)
+        && let Some(replay) = replay_attempt(&tx, &q, attempt_id, now).await?
+    {
+        tx.commit().await.map_err(error::db)?;
+        return Ok(Attempt {
+            queue_id: q.id,
+            delivered: replay,
+            next_due: None,
+        });
+    }
+
+    let in_flight = in_flight_count(&tx, &q, now).await?;
+    let room = MAX_INFLIGHT.saturating_sub(in_flight);
+    if room == 0 && has_ready(&tx, &q, now).await? {
+        return Err(SqsError::new(
+            ErrorCode::OverLimit,
+            format!("The maximum number of in flight messages ({MAX_INFLIGHT}) was reached."),
+        ));
+    }
+    let max = (options.max_messages as usize).min(room);
+    // Without its dead-letter queue a policy moves nothing: the messages
+    // stay deliverable rather than vanish (rule R2).
+    let dlq = match q.config.redrive() {
+        Some(policy) => dead_letter_target(&tx, name_of_arn(&policy.dead_letter_target_arn))
+            .await?
+            .map(|dlq| (policy, dlq)),
+        None => None,
+    };
+    let max_receives = dlq.as_ref().map(|(p, _)| p.max_receive_count as i32);
+
+    let mut chosen: Vec<MessageRow> = Vec::new();
+    let mut dead: Vec<MessageRow> = Vec::new();
+    // Dead messages leave the queue and make room for others: pick again
+    // until the receive is full or a pick moves nothing to the DLQ.
+    loop {
+        let exclude: Vec<i64> = chosen.iter().map(|m| m.seq).collect();
+        let want = max - chosen.len();
+        if want == 0 {
+            break;
+        }
+        let picked = pick(&tx, &q, now, want, &exclude).await?;
+        let mut died = false;
+        for m in picked {
+            if max_receives.is_some_and(|limit| m.receive_count >= limit) {
+                died = true;
+                dead.push(m);
+            } else {
+                chosen.push(m);
+            }
+        }
+        if !died {
+            break;
+        }
+        if let Some((policy, dlq)) = &dlq {
+            moves::move_to_dead_letter_queue(
+                b,
+                &tx,
+                &q,
+                &policy.dead_letter_target_arn,
+                dlq,
+                std::mem::take(&mut dead),
+                now,
+            )
+            .await?;
+        }
+    }
+
+    let visibility = options
+        .visibility_timeout
+        .unwrap_or(q.config.visibility_timeout);
+    let visible_at = now + i64::from(visibility) * 1000;
+    let seqs: Vec<i64> = chosen.iter().map(|m| m.seq).collect();
+    if !seqs.is_empty() {
+        execute(
+            &tx,
+            "UPDATE sluice_messages SET receive_count = receive_count + 1,
+                first_receive_at = CASE WHEN first_receive_at = 0 THEN $3 ELSE first_receive_at END,
+                last_receive_at = $3, visible_at = $4
+             WHERE queue_id = $1 AND seq = ANY($2)",
+            &[&q.id, &seqs, &now, &visible_at],
+        )
+        .await?;
+    }
+    let delivered: Vec<ReceivedMessage> = chosen
+        .into_iter()
+        .map(|mut m| {
+            m.receive_count += 1;
+            if m.first_receive_at == 0 {
+                m.first_receive_at = now;
+            }
+            m.last_receive_at = now;
+            m.visible_at = visible_at;
+            m.received(q.id, fifo)
+        })
+        .collect();
+    if let (true, Some(attempt_id), false) = (fifo, &options.attempt_id, delivered.is_empty()) {
+        let counts: Vec<i32> = delivered.iter().map(|m| m.receive_count as i32).collect();
+        execute(
+            &tx,
+            "INSERT INTO sluice_receive_attempts (queue_id, attempt_id, expires_at, seqs, counts)
+             VALUES ($1, $2, $3, $4, $5)
+             ON CONFLICT (queue_id, attempt_id) DO UPDATE SET expires_at = EXCLUDED.expires_at,
+               seqs = EXCLUDED.seqs, counts = EXCLUDED.counts",
+            &[&q.id, attempt_id, &(now + DEDUP_WINDOW_MS), &seqs, &counts],
+        )
+        .await?;
+    }
+    let next_due = if delivered.is_empty() {
+        let rows = query(
+            &tx,
+            "SELECT min(visible_at) FROM sluice_messages WHERE queue_id = $1 AND visible_at > $2",
+            &[&q.id, &now],
+        )
+        .await?;
+        rows.first().and_then(|r| r.get::<_, Option<i64>>(0))
+    } else {
+        None
+    };
+    tx.commit().await.map_err(error::db)?;
+    Ok(Attempt {
+        queue_id: q.id,
+        delivered,
+        next_due,
+    })
+}
+
+/// Up to `want` receivable messages, locked, in delivery order.
+async fn pick(
+    tx: &deadpool_postgres::Transaction<'_>,
+    q: &QueueRow,
+    now: i64,
+    want: usize,
+    exclude: &[i64],
+) -> Result<Vec<MessageRow>, SqsError> {
+    let want = want as i64;
+    if !q.config.fifo && !q.fair {
+        // Visible longest first: the index's own order, so no sort.
+        let sql = format!(
+            "SELECT {MESSAGE_COLUMNS} FROM sluice_messages
+             WHERE queue_id = $1 AND visible_at <= $2 AND NOT (seq = ANY($4))
+             ORDER BY visible_at, seq LIMIT $3 FOR UPDATE SKIP LOCKED"
+        );
+        return MessageRow::all(&query(tx, &sql, &[&q.id, &now, &want, &exclude]).await?);
+    }
+    let order_sql = if q.config.fifo {
+        // Rule F1: per group, the run of receivable messages from its head,
+        // and none while one of the group is in flight or delayed; the
+        // group with the oldest head first.
+        "SELECT seq FROM (
+            SELECT seq, min(seq) OVER (PARTITION BY group_id) AS head,
+                   bool_and(visible_at <= $2) OVER (PARTITION BY group_id ORDER BY seq) AS open
+            FROM sluice_messages WHERE queue_id = $1 AND NOT (seq = ANY($4))
+         ) g WHERE open ORDER BY head, seq LIMIT $3"
+    } else {
+        // Fair queues (V10): each group's oldest first, groups in turn.
+        "SELECT seq FROM (
+            SELECT seq, row_number() OVER (PARTITION BY COALESCE(group_id, '') ORDER BY seq) AS turn
+            FROM sluice_messages
+            WHERE queue_id = $1 AND visible_at <= $2 AND NOT (seq = ANY($4))
+         ) g ORDER BY turn, seq LIMIT $3"
+    };
+    let order: Vec<i64> = query(tx, order_sql, &[&q.id, &now, &want, &exclude])
+        .await?
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    if order.is_empty() {
+        return Ok(Vec::new());
+    }
+    // FIFO receives hold the queue's lock: nothing to skip, wait for a
+    // delete in progress instead of skipping a group's head.
+    let lock = if q.config.fifo {
+        "FOR UPDATE"
+    } else {
+        "FOR UPDATE SKIP LOCKED"
+    };
+    let sql = format!(
+        "SELECT {MESSAGE_COLUMNS} FROM sluice_messages
+         WHERE queue_id = $1 AND seq = ANY($2) AND visible_at <= $3 {lock}"
+    );
+    let mut rows = MessageRow::all(&query(tx, &sql, &[&q.id, &order, &now]).await?)?;
+    rows.sort_by_key(|m| order.iter().position(|&s| s == m.seq));
+    Ok(rows)
+}
+
+/// The answer of an earlier FIFO receive with this attempt id, when all
+/// its messages are still in flight from it (rule F4).
+async fn replay_attempt(
+    tx: &deadpool_postgres::Transaction<'_>,
+    q: &QueueRow,
+    attempt_id: &str,
+    now: i64,
+) -> Result<Option<Vec<ReceivedMessage>>, SqsError> {
+    let rows = query(
+        tx,
+        "SELECT seqs, counts FROM sluice_receive_attempts
+         WHERE queue_id = $1 AND attempt_id = $2 AND expires_at > $3",
+        &[&q.id, &attempt_id, &now],
+    )
+    .await?;
+    let Some(row) = rows.first() else {
+        return Ok(None);
+    };
+    let seqs: Vec<i64> = row.get(0);
+    let counts: Vec<i32> = row.get(1);
+    let sql = format!(
+        "SELECT {MESSAGE_COLUMNS} FROM sluice_messages WHERE queue_id = $1 AND seq = ANY($2)"
+    );
+    let messages = MessageRow::all(&query(tx, &sql, &[&q.id, &seqs]).await?)?;
+    let mut replay = Vec::with_capacity(seqs.len());
+    for (seq, count) in seqs.iter().zip(&counts) {
+        match messages.iter().find(|m| m.seq == *seq) {
+            Some(m) if m.receive_count == *count && m.visible_at > now => {
+                replay.push(m.received(q.id, true));
+            }
+            _ => return Ok(None),
+        }
+    }
+    Ok(Some(replay))
+}
+
+/// Messages in flight, counted up to the limit (rule L4).
+async fn in_flight_count(
+    tx: &deadpool_postgres::Transaction<'_>,
+    q: &QueueRow,
+    now: i64,
+) -> Result<usize, SqsError> {
+    let limit = MAX_INFLIGHT as i64;
+    let rows = query(
+        tx,
+        "SELECT count(*) FROM (SELECT 1 FROM sluice_messages
+           WHERE queue_id = $1 AND visible_at > $2 AND receive_count > 0 LIMIT $3) f",
+        &[&q.id, &now, &limit],
+    )
+    .await?;
+    Ok(rows
+        .first()
+        .map_or(0, |r| r.get::<_, i64>(0).max(0) as usize))
+}
+
+async fn has_ready(
+    tx: &deadpool_postgres::Transaction<'_>,
+    q: &QueueRow,
+    now: i64,
+) -> Result<bool, SqsError> {
+    let rows = query(
+        tx,
+        "SELECT EXISTS (SELECT 1 FROM sluice_messages WHERE queue_id = $1 AND visible_at <= $2)",
+        &[&q.id, &now],
+    )
+    .await?;
+    Ok(rows.first().is_some_and(|r| r.get(0)))
+}
