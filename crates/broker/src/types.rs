@@ -339,3 +339,25 @@ pub struct Redrive {
     /// Report what would move and move nothing.
     pub dry_run: bool,
 }
+
+/// A background job this node holds (see [`Broker::claim_job`](crate::Broker::claim_job)):
+/// released when dropped.
+#[derive(Default)]
+pub struct JobClaim {
+    _hold: Option<Box<dyn std::any::Any + Send>>,
+}
+
+impl JobClaim {
+    /// A claim that lasts as long as `guard` lives.
+    pub fn holding(guard: impl std::any::Any + Send) -> Self {
+        Self {
+            _hold: Some(Box::new(guard)),
+        }
+    }
+}
+
+impl std::fmt::Debug for JobClaim {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("JobClaim")
+    }
+}

@@ -31,9 +31,9 @@ use std::time::Duration;
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod, Runtime, Transaction};
 use parking_lot::Mutex;
 use sluice_broker::{
-    Broker, CreateQueue, MessageFilter, MoveTask, Nack, NewMessage, PeekPage, QueueCounts,
-    QueueMeta, QueueStats, ReceiveOptions, ReceivedMessage, Redrive, RedriveOutcome, SentMessage,
-    VisibilityChange,
+    Broker, CreateQueue, JobClaim, MessageFilter, MoveTask, Nack, NewMessage, PeekPage,
+    QueueCounts, QueueMeta, QueueStats, ReceiveOptions, ReceivedMessage, Redrive, RedriveOutcome,
+    SentMessage, VisibilityChange,
 };
 use sluice_core::clock::Clock;
 use sluice_core::limits::{MAX_TAGS, PURGE_INTERVAL_SECS};
@@ -590,6 +590,14 @@ impl Broker for PostgresBroker {
         nack: Nack,
     ) -> Result<(), SqsError> {
         moves::nack(self, name, receipt_handle, nack).await
+    }
+
+    fn is_shared(&self) -> bool {
+        true
+    }
+
+    async fn claim_job(&self, name: &str) -> Result<Option<JobClaim>, SqsError> {
+        Ok(self.try_claim(name).await?.map(JobClaim::holding))
     }
 
     async fn peek_messages(

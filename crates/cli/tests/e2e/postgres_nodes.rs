@@ -1,0 +1,304 @@
+//! Several `sluice serve --postgres` nodes over one database (issue 6):
+//! any node serves any queue, a long poll on one node wakes on a send
+//! through another, work spread over both loses nothing, and a message
+//! move task survives kill -9 of the node that ran it. Each test runs two
+//! real server processes on a fresh database of a throwaway PostgreSQL;
+//! without PostgreSQL's binaries each says SKIPPED and passes.
+
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+use aws_sdk_sqs::types::{DeleteMessageBatchRequestEntry, QueueAttributeName as Attr};
+use sluice_postgres::testing;
+
+use crate::common::{SluiceProcess, create_queue};
+
+/// Two nodes on a fresh database, or `None` without PostgreSQL.
+async fn two_nodes() -> Option<(SluiceProcess, SluiceProcess, String)> {
+    let url = testing::cluster()?.fresh_database().await;
+    let a = SluiceProcess::start(&["--postgres", &url, "--postgres-pool-size", "4"]);
+    let b = SluiceProcess::start(&["--postgres", &url, "--postgres-pool-size", "4"]);
+    Some((a, b, url))
+}
+
+async fn count(sqs: &aws_sdk_sqs::Client, url: &str, attr: Attr) -> usize {
+    let a = sqs
+        .get_queue_attributes()
+        .queue_url(url)
+        .attribute_names(attr.clone())
+        .send()
+        .await
+        .unwrap();
+    a.attributes().unwrap()[&attr].parse().unwrap()
+}
+
+/// V1, V6 across nodes: a message sent through A is received and deleted
+/// through B, and a long poll waiting on B returns the message a send
+/// through A stores (woken by LISTEN/NOTIFY: B has no other way to know).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn v6_nodes_share_queues_and_wake_each_others_long_polls() {
+    let Some((a, b, _)) = two_nodes().await else {
+        return;
+    };
+    let (sa, sb) = (a.sdk(), b.sdk());
+    let url = create_queue(&sa, "shared").await;
+    let seen_by_b = sb
+        .get_queue_url()
+        .queue_name("shared")
+        .send()
+        .await
+        .unwrap();
+    assert!(
+        seen_by_b
+            .queue_url()
+            .is_some_and(|u| u.ends_with("/000000000000/shared")),
+        "B sees the queue A created: {seen_by_b:?}"
+    );
+    sa.send_message()
+        .queue_url(&url)
+        .message_body("through A")
+        .send()
+        .await
+        .unwrap();
+    let got = sb.receive_message().queue_url(&url).send().await.unwrap();
+    assert_eq!(got.messages()[0].body(), Some("through A"));
+    sb.delete_message()
+        .queue_url(&url)
+        .receipt_handle(got.messages()[0].receipt_handle().unwrap())
+        .send()
+        .await
+        .unwrap();
+
+    let poll = {
+        let (sb, url) = (sb.clone(), url.clone());
+        tokio::spawn(async move {
+            sb.receive_message()
+                .queue_url(&url)
+                .wait_time_seconds(20)
+                .send()
+                .await
+                .unwrap()
+        })
+    };
+    // Let the poll reach B and find the queue empty first.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    sa.send_message()
+        .queue_url(&url)
+        .message_body("wake B")
+        .send()
+        .await
+        .unwrap();
+    let woken = poll.await.unwrap();
+    assert_eq!(
+        woken.messages().first().and_then(|m| m.body()),
+        Some("wake B"),
+        "the long poll on B returned the message sent through A"
+    );
+}
+
+/// V2, V3, V4 across nodes: 200 messages sent through both nodes, received
+/// by consumers on both, each deleted through the node that did not
+/// deliver it: every message is processed exactly once (the visibility
+/// timeout is longer than the test), none is lost, the queue ends empty.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn v4_work_spread_over_two_nodes_loses_nothing() {
+    let Some((a, b, _)) = two_nodes().await else {
+        return;
+    };
+    let clients = [a.sdk(), b.sdk()];
+    let url = create_queue(&clients[0], "work").await;
+    const N: usize = 200;
+    for batch in 0..N / 10 {
+        let sqs = &clients[batch % 2];
+        let entries = (0..10)
+            .map(|i| {
+                aws_sdk_sqs::types::SendMessageBatchRequestEntry::builder()
+                    .id(format!("e{i}"))
+                    .message_body(format!("m{}", batch * 10 + i))
+                    .build()
+                    .unwrap()
+            })
+            .collect();
+        let sent = sqs
+            .send_message_batch()
+            .queue_url(&url)
+            .set_entries(Some(entries))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(sent.successful().len(), 10);
+    }
+    let consumers = (0..4).map(|c| {
+        let receive_from = clients[c % 2].clone();
+        let delete_through = clients[(c + 1) % 2].clone();
+        let url = url.clone();
+        tokio::spawn(async move {
+            let mut seen = Vec::new();
+            let deadline = Instant::now() + Duration::from_secs(60);
+            while Instant::now() < deadline {
+                let got = receive_from
+                    .receive_message()
+                    .queue_url(&url)
+                    .max_number_of_messages(10)
+                    .visibility_timeout(600)
+                    .wait_time_seconds(1)
+                    .send()
+                    .await
+                    .unwrap();
+                if got.messages().is_empty() {
+                    break;
+                }
+                let entries = got
+                    .messages()
+                    .iter()
+                    .enumerate()
+                    .map(|(i, m)| {
+                        seen.push(m.body().unwrap().to_string());
+                        DeleteMessageBatchRequestEntry::builder()
+                            .id(format!("d{i}"))
+                            .receipt_handle(m.receipt_handle().unwrap())
+                            .build()
+                            .unwrap()
+                    })
+                    .collect();
+                let deleted = delete_through
+                    .delete_message_batch()
+                    .queue_url(&url)
+                    .set_entries(Some(entries))
+                    .send()
+                    .await
+                    .unwrap();
+                assert!(deleted.failed().is_empty(), "{:?}", deleted.failed());
+            }
+            seen
+        })
+    });
+    let mut times: BTreeMap<String, usize> = BTreeMap::new();
+    for consumer in consumers.collect::<Vec<_>>() {
+        for body in consumer.await.unwrap() {
+            *times.entry(body).or_default() += 1;
+        }
+    }
+    let expected: BTreeMap<String, usize> = (0..N).map(|i| (format!("m{i}"), 1)).collect();
+    assert_eq!(times, expected, "every message exactly once");
+    for node in &clients {
+        assert_eq!(
+            count(node, &url, Attr::ApproximateNumberOfMessages).await,
+            0
+        );
+        assert_eq!(
+            count(node, &url, Attr::ApproximateNumberOfMessagesNotVisible).await,
+            0
+        );
+    }
+}
+
+const DLQ_ARN: &str = "arn:aws:sqs:us-east-1:000000000000:dlq";
+
+/// R7 across nodes: a move task started on A survives kill -9 of A: B
+/// resumes it once A's claim is gone, and it completes with every message
+/// back in its source once, none lost, none moved twice.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn r7_move_task_survives_kill_9_of_its_node() {
+    let Some((a, b, _)) = two_nodes().await else {
+        return;
+    };
+    let sa = a.sdk();
+    let dlq = create_queue(&sa, "dlq").await;
+    let src = sa
+        .create_queue()
+        .queue_name("src")
+        .attributes(
+            Attr::RedrivePolicy,
+            format!(r#"{{"deadLetterTargetArn":"{DLQ_ARN}","maxReceiveCount":1}}"#),
+        )
+        .send()
+        .await
+        .unwrap()
+        .queue_url
+        .unwrap();
+    const N: usize = 12;
+    for i in 0..N {
+        sa.send_message()
+            .queue_url(&src)
+            .message_body(format!("m{i}"))
+            .send()
+            .await
+            .unwrap();
+    }
+    // Receive each once without deleting; the next receive dead-letters it.
+    while !sa
+        .receive_message()
+        .queue_url(&src)
+        .max_number_of_messages(10)
+        .visibility_timeout(0)
+        .send()
+        .await
+        .unwrap()
+        .messages()
+        .is_empty()
+    {}
+    assert_eq!(count(&sa, &dlq, Attr::ApproximateNumberOfMessages).await, N);
+    sa.start_message_move_task()
+        .source_arn(DLQ_ARN)
+        .max_number_of_messages_per_second(2)
+        .send()
+        .await
+        .unwrap();
+    // Kill A once its task has moved something and is far from done.
+    let deadline = Instant::now() + Duration::from_secs(15);
+    let moved_by_a = loop {
+        let moved = count(&sa, &src, Attr::ApproximateNumberOfMessages).await;
+        if moved > 0 {
+            break moved;
+        }
+        assert!(Instant::now() < deadline, "the task never moved a message");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    a.kill_9();
+    assert!(
+        moved_by_a < N,
+        "A was killed half-way ({moved_by_a} of {N})"
+    );
+
+    let sb = b.sdk();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let task = loop {
+        let list = sb
+            .list_message_move_tasks()
+            .source_arn(DLQ_ARN)
+            .send()
+            .await
+            .unwrap();
+        let task = list.results()[0].clone();
+        if task.status() != Some("RUNNING") {
+            break task;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the task never finished: {task:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    assert_eq!(task.status(), Some("COMPLETED"), "{task:?}");
+    assert_eq!(count(&sb, &dlq, Attr::ApproximateNumberOfMessages).await, 0);
+    let mut bodies = Vec::new();
+    loop {
+        let got = sb
+            .receive_message()
+            .queue_url(&src)
+            .max_number_of_messages(10)
+            .visibility_timeout(600)
+            .send()
+            .await
+            .unwrap();
+        if got.messages().is_empty() {
+            break;
+        }
+        bodies.extend(got.messages().iter().map(|m| m.body().unwrap().to_string()));
+    }
+    bodies.sort();
+    let mut expected: Vec<String> = (0..N).map(|i| format!("m{i}")).collect();
+    expected.sort();
+    assert_eq!(bodies, expected, "every message back once in its source");
+}
