@@ -79,6 +79,8 @@ struct Inner {
     waiters: Mutex<HashMap<String, Arc<Notify>>>,
     /// Activity counters by queue id (rule M1).
     activity: Mutex<HashMap<i64, Arc<Activity>>>,
+    /// Messages in flight by queue id, as last counted, and when.
+    in_flight: Mutex<HashMap<i64, (usize, std::time::Instant)>>,
     /// The LISTEN connection's task; ends with the engine.
     listener: Mutex<Option<tokio::task::JoinHandle<()>>>,
 }
@@ -140,6 +142,7 @@ impl PostgresBroker {
                 clock,
                 waiters: Mutex::new(HashMap::new()),
                 activity: Mutex::new(HashMap::new()),
+                in_flight: Mutex::new(HashMap::new()),
                 listener: Mutex::new(None),
             }),
         };

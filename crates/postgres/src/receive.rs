@@ -56,6 +56,11 @@ pub(crate) async fn receive(
     }
 }
 
+/// How long a node trusts its count of a queue's messages in flight. The
+/// limit (rule L4) is approximate, as in SQS; counting on every receive
+/// would read every in-flight row each time.
+const IN_FLIGHT_RECOUNT: Duration = Duration::from_secs(1);
+
 /// What one attempt found.
 struct Attempt {
     queue_id: i64,
@@ -91,7 +96,21 @@ async fn receive_once(
         });
     }
 
-    let in_flight = in_flight_count(&tx, &q, now).await?;
+    let in_flight = match inner.in_flight.lock().get(&q.id) {
+        Some(&(count, at)) if at.elapsed() < IN_FLIGHT_RECOUNT => Some(count),
+        _ => None,
+    };
+    let in_flight = match in_flight {
+        Some(count) => count,
+        None => {
+            let count = in_flight_count(&tx, &q, now).await?;
+            inner
+                .in_flight
+                .lock()
+                .insert(q.id, (count, std::time::Instant::now()));
+            count
+        }
+    };
     let room = MAX_INFLIGHT.saturating_sub(in_flight);
     if room == 0 && has_ready(&tx, &q, now).await? {
         return Err(SqsError::new(
@@ -163,6 +182,9 @@ async fn receive_once(
         )
         .await?;
     }
+    if let Some((count, _)) = inner.in_flight.lock().get_mut(&q.id) {
+        *count += seqs.len();
+    }
     let delivered: Vec<ReceivedMessage> = chosen
         .into_iter()
         .map(|mut m| {
@@ -230,9 +252,11 @@ async fn pick(
         // group with the oldest head first.
         "SELECT seq FROM (
             SELECT seq, min(seq) OVER (PARTITION BY group_id) AS head,
-                   bool_and(visible_at <= $2) OVER (PARTITION BY group_id ORDER BY seq) AS open
+                   bool_and(visible_at <= $2) OVER (PARTITION BY group_id ORDER BY seq) AS open,
+                   bool_or(visible_at > $2 AND receive_count > 0)
+                       OVER (PARTITION BY group_id) AS busy
             FROM sluice_messages WHERE queue_id = $1 AND NOT (seq = ANY($4))
-         ) g WHERE open ORDER BY head, seq LIMIT $3"
+         ) g WHERE open AND NOT busy ORDER BY head, seq LIMIT $3"
     } else {
         // Fair queues (V10): each group's oldest first, groups in turn.
         "SELECT seq FROM (
