@@ -302,3 +302,133 @@ async fn r7_move_task_survives_kill_9_of_its_node() {
     expected.sort();
     assert_eq!(bodies, expected, "every message back once in its source");
 }
+
+/// `postgres = "…"` in the config file runs a node on PostgreSQL: the
+/// queue it declares is there for a node started with `--postgres`, and
+/// both write the same queue URLs from the shared `base_url`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn config_file_runs_a_node_on_postgres() {
+    let Some(cluster) = testing::cluster() else {
+        return;
+    };
+    let url = cluster.fresh_database().await;
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("sluice.toml");
+    std::fs::write(
+        &config,
+        format!(
+            r#"
+postgres = "{url}"
+postgres_pool_size = 2
+base_url = "https://sqs.example.test"
+
+[[queues]]
+name = "declared"
+attributes = {{ VisibilityTimeout = 45 }}
+"#
+        ),
+    )
+    .unwrap();
+    let a = SluiceProcess::start(&["--config", config.to_str().unwrap()]);
+    let b = SluiceProcess::start(&["--postgres", &url, "--config", config.to_str().unwrap()]);
+    for node in [&a, &b] {
+        let sqs = node.sdk();
+        let q = sqs
+            .get_queue_url()
+            .queue_name("declared")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(
+            q.queue_url(),
+            Some("https://sqs.example.test/000000000000/declared")
+        );
+        let attrs = sqs
+            .get_queue_attributes()
+            .queue_url(q.queue_url().unwrap())
+            .attribute_names(Attr::VisibilityTimeout)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(attrs.attributes().unwrap()[&Attr::VisibilityTimeout], "45");
+    }
+}
+
+/// R7 across nodes: a move task running on A is cancelled through B; A's
+/// runner stops, moved messages stay moved, the rest stays in the DLQ.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn r7_cancel_through_another_node_stops_the_task() {
+    let Some((a, b, _)) = two_nodes().await else {
+        return;
+    };
+    let (sa, sb) = (a.sdk(), b.sdk());
+    let dlq = create_queue(&sa, "dlq").await;
+    let other = create_queue(&sa, "other").await;
+    create_queue(&sa, "src").await;
+    sa.set_queue_attributes()
+        .queue_url(
+            sa.get_queue_url()
+                .queue_name("src")
+                .send()
+                .await
+                .unwrap()
+                .queue_url()
+                .unwrap(),
+        )
+        .attributes(
+            Attr::RedrivePolicy,
+            format!(r#"{{"deadLetterTargetArn":"{DLQ_ARN}","maxReceiveCount":1}}"#),
+        )
+        .send()
+        .await
+        .unwrap();
+    const N: usize = 10;
+    for i in 0..N {
+        sa.send_message()
+            .queue_url(&dlq)
+            .message_body(format!("m{i}"))
+            .send()
+            .await
+            .unwrap();
+    }
+    let started = sa
+        .start_message_move_task()
+        .source_arn(DLQ_ARN)
+        .destination_arn("arn:aws:sqs:us-east-1:000000000000:other")
+        .max_number_of_messages_per_second(1)
+        .send()
+        .await
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(15);
+    while count(&sb, &other, Attr::ApproximateNumberOfMessages).await == 0 {
+        assert!(Instant::now() < deadline, "the task never moved a message");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    sb.cancel_message_move_task()
+        .task_handle(started.task_handle().unwrap())
+        .send()
+        .await
+        .unwrap();
+    // A's runner notices within a step; give it three, then nothing moves.
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let moved = count(&sb, &other, Attr::ApproximateNumberOfMessages).await;
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    assert_eq!(
+        count(&sb, &other, Attr::ApproximateNumberOfMessages).await,
+        moved,
+        "nothing moves after the cancel"
+    );
+    assert!(moved < N, "cancelled half-way ({moved} of {N})");
+    assert_eq!(
+        count(&sb, &dlq, Attr::ApproximateNumberOfMessages).await,
+        N - moved,
+        "the rest stays in the DLQ"
+    );
+    let list = sa
+        .list_message_move_tasks()
+        .source_arn(DLQ_ARN)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(list.results()[0].status(), Some("CANCELLED"));
+}
