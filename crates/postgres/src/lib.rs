@@ -44,7 +44,7 @@ use tokio_postgres::{NoTls, Row};
 
 use activity::Activity;
 pub use error::PgError;
-use rows::{MessageRow, QUEUE_COLUMNS, QueueRow};
+use rows::{MessageRow, QUEUE_COLUMNS, QueueRow, col};
 pub use schema::SCHEMA_VERSION;
 
 /// How a node connects.
@@ -169,11 +169,11 @@ impl PostgresBroker {
     pub async fn try_claim(&self, name: &str) -> Result<Option<Claim>, SqsError> {
         let client = self.inner.client().await?;
         let key = locks::claim_key(name);
-        let got: bool = client
+        let row = client
             .query_one("SELECT pg_try_advisory_lock($1)", &[&key])
             .await
-            .map_err(error::db)?
-            .get(0);
+            .map_err(error::db)?;
+        let got: bool = col(&row, 0)?;
         Ok(got.then(|| Claim {
             client: Some(client),
             key,
@@ -389,7 +389,7 @@ impl Broker for PostgresBroker {
             &[],
         )
         .await?;
-        Ok(rows.iter().map(|r| r.get(0)).collect())
+        rows.iter().map(|r| col(r, 0)).collect()
     }
 
     async fn delete_queue(&self, name: &str) -> Result<(), SqsError> {
@@ -405,7 +405,7 @@ impl Broker for PostgresBroker {
         let Some(row) = rows.first() else {
             return Err(SqsError::no_queue());
         };
-        let id: i64 = row.get(0);
+        let id: i64 = col(row, 0)?;
         // Long polls on it wake and answer that it is gone.
         announce(&tx, name).await?;
         tx.commit().await.map_err(error::db)?;
@@ -687,13 +687,13 @@ impl PostgresBroker {
         let row = rows
             .first()
             .ok_or_else(|| SqsError::internal("no counts"))?;
-        let count = |i| row.get::<_, i64>(i).max(0) as u64;
+        let count = |i| col::<i64>(row, i).map(|n| n.max(0) as u64);
         let counts = QueueCounts {
-            visible: count(0),
-            in_flight: count(1),
-            delayed: count(2),
+            visible: count(0)?,
+            in_flight: count(1)?,
+            delayed: count(2)?,
         };
-        let oldest: Option<i64> = row.get(3);
+        let oldest: Option<i64> = col(row, 3)?;
         let age = oldest.map_or(0, |t| (now - t).max(0) as u64);
         Ok((counts, age, q.id))
     }

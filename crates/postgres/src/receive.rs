@@ -11,7 +11,7 @@ use sluice_core::limits::MAX_INFLIGHT;
 use sluice_core::{ErrorCode, SqsError};
 
 use crate::moves::{self, dead_letter_target, name_of_arn};
-use crate::rows::{MESSAGE_COLUMNS, MessageRow, QueueRow};
+use crate::rows::{MESSAGE_COLUMNS, MessageRow, QueueRow, col};
 use crate::writes::{DEDUP_WINDOW_MS, lock_fifo};
 use crate::{PostgresBroker, activity, error, execute, expire, query, queue_row};
 
@@ -216,7 +216,10 @@ async fn receive_once(
             &[&q.id, &now],
         )
         .await?;
-        rows.first().and_then(|r| r.get::<_, Option<i64>>(0))
+        match rows.first() {
+            Some(r) => col::<Option<i64>>(r, 0)?,
+            None => None,
+        }
     } else {
         None
     };
@@ -265,11 +268,11 @@ async fn pick(
             WHERE queue_id = $1 AND visible_at <= $2 AND NOT (seq = ANY($4))
          ) g ORDER BY turn, seq LIMIT $3"
     };
-    let order: Vec<i64> = query(tx, order_sql, &[&q.id, &now, &want, &exclude])
+    let order = query(tx, order_sql, &[&q.id, &now, &want, &exclude])
         .await?
         .iter()
-        .map(|r| r.get(0))
-        .collect();
+        .map(|r| col(r, 0))
+        .collect::<Result<Vec<i64>, _>>()?;
     if order.is_empty() {
         return Ok(Vec::new());
     }
@@ -307,8 +310,8 @@ async fn replay_attempt(
     let Some(row) = rows.first() else {
         return Ok(None);
     };
-    let seqs: Vec<i64> = row.get(0);
-    let counts: Vec<i32> = row.get(1);
+    let seqs: Vec<i64> = col(row, 0)?;
+    let counts: Vec<i32> = col(row, 1)?;
     let sql = format!(
         "SELECT {MESSAGE_COLUMNS} FROM sluice_messages WHERE queue_id = $1 AND seq = ANY($2)"
     );
@@ -339,9 +342,10 @@ async fn in_flight_count(
         &[&q.id, &now, &limit],
     )
     .await?;
-    Ok(rows
-        .first()
-        .map_or(0, |r| r.get::<_, i64>(0).max(0) as usize))
+    match rows.first() {
+        Some(r) => Ok(col::<i64>(r, 0)?.max(0) as usize),
+        None => Ok(0),
+    }
 }
 
 async fn has_ready(
@@ -355,5 +359,8 @@ async fn has_ready(
         &[&q.id, &now],
     )
     .await?;
-    Ok(rows.first().is_some_and(|r| r.get(0)))
+    match rows.first() {
+        Some(r) => col(r, 0),
+        None => Ok(false),
+    }
 }

@@ -182,6 +182,15 @@ pub(crate) fn millis(t: i64) -> Millis {
     t.max(0) as Millis
 }
 
+/// Column `idx` of `row`; a value of another type is a schema mismatch,
+/// answered as an internal error rather than a panic.
+pub(crate) fn col<'a, T: tokio_postgres::types::FromSql<'a>>(
+    row: &'a Row,
+    idx: usize,
+) -> Result<T, SqsError> {
+    row.try_get(idx).map_err(corrupt)
+}
+
 /// A row the engine cannot read: a schema mismatch, logged, never shown.
 fn corrupt(e: tokio_postgres::Error) -> SqsError {
     tracing::error!(error = %e, "unreadable row");

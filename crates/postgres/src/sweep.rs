@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use sluice_core::SqsError;
 
+use crate::rows::col;
 use crate::{Inner, error, execute, locks, query};
 
 /// How often each node tries to sweep.
@@ -34,14 +35,16 @@ pub(crate) async fn sweep_once(inner: &Arc<Inner>) -> Result<bool, SqsError> {
     let now = inner.now();
     let mut client = inner.client().await?;
     let tx = client.transaction().await.map_err(error::db)?;
-    let got: bool = query(
+    let rows = query(
         &tx,
         "SELECT pg_try_advisory_xact_lock($1)",
         &[&locks::SWEEP],
     )
-    .await?
-    .first()
-    .is_some_and(|r| r.get(0));
+    .await?;
+    let got: bool = match rows.first() {
+        Some(r) => col(r, 0)?,
+        None => false,
+    };
     if !got {
         return Ok(false);
     }
@@ -71,7 +74,7 @@ pub(crate) async fn sweep_once(inner: &Arc<Inner>) -> Result<bool, SqsError> {
     .await?;
     tx.commit().await.map_err(error::db)?;
     for row in &expired {
-        crate::activity::add(&inner.activity(row.get(0)).expired, 1);
+        crate::activity::add(&inner.activity(col(row, 0)?).expired, 1);
     }
     Ok(true)
 }

@@ -6,7 +6,7 @@ use sluice_core::receipt::ReceiptHandle;
 use sluice_core::{ErrorCode, SqsError};
 use tokio_postgres::types::Json;
 
-use crate::rows::{QueueRow, sequence_number};
+use crate::rows::{QueueRow, col, sequence_number};
 use crate::{PostgresBroker, activity, announce, error, execute, query, queue_row};
 
 /// How long a deduplication id is remembered (rule F2).
@@ -68,10 +68,10 @@ pub(crate) async fn send(
                 )
                 .await?;
                 if let Some(row) = seen.first() {
-                    let id: uuid::Uuid = row.get(0);
+                    let id: uuid::Uuid = col(row, 0)?;
                     sent.push(SentMessage {
                         message_id: id.hyphenated().to_string(),
-                        sequence_number: Some(sequence_number(row.get(1))),
+                        sequence_number: Some(sequence_number(col(row, 1)?)),
                     });
                     continue;
                 }
@@ -104,10 +104,10 @@ pub(crate) async fn send(
                     error::db(e)
                 }
             })?;
-        let seq: i64 = rows
-            .first()
-            .map(|r| r.get(0))
-            .ok_or_else(|| SqsError::internal("insert returned nothing"))?;
+        let seq: i64 = match rows.first() {
+            Some(r) => col(r, 0)?,
+            None => return Err(SqsError::internal("insert returned nothing")),
+        };
         if let Some(key) = dedup_key {
             execute(
                 &tx,
@@ -173,10 +173,21 @@ pub(crate) async fn delete(
         &[&q.id, &seqs],
     )
     .await?;
+    let found = rows
+        .iter()
+        .map(|r| {
+            Ok((
+                col::<i64>(r, 0)?,
+                col::<i32>(r, 1)? as u32,
+                col::<i64>(r, 2)?,
+            ))
+        })
+        .collect::<Result<Vec<_>, SqsError>>()?;
     let state = |seq: i64| {
-        rows.iter()
-            .find(|r| r.get::<_, i64>(0) == seq)
-            .map(|r| (r.get::<_, i32>(1) as u32, r.get::<_, i64>(2)))
+        found
+            .iter()
+            .find(|(s, _, _)| *s == seq)
+            .map(|&(_, count, visible_at)| (count, visible_at))
     };
     let mut doomed = Vec::new();
     let results = handles
@@ -245,8 +256,8 @@ pub(crate) async fn in_flight(
             "Message does not exist or is not available for visibility timeout change.",
         ));
     };
-    let count = row.get::<_, i32>(0) as u32;
-    let visible_at: i64 = row.get(1);
+    let count = col::<i32>(row, 0)? as u32;
+    let visible_at: i64 = col(row, 1)?;
     if rh.receive > count {
         return Err(SqsError::bad_receipt(handle));
     }
