@@ -432,3 +432,102 @@ async fn r7_cancel_through_another_node_stops_the_task() {
         .unwrap();
     assert_eq!(list.results()[0].status(), Some("CANCELLED"));
 }
+
+/// F1, F2 across nodes: a FIFO queue fed and drained through both nodes
+/// keeps each group's order (a group's next message is only handed out,
+/// by either node, once the previous one is deleted), and a duplicate sent
+/// through the other node is recognised.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn f1_fifo_order_holds_across_nodes() {
+    let Some((a, b, _)) = two_nodes().await else {
+        return;
+    };
+    let clients = [a.sdk(), b.sdk()];
+    let url = clients[0]
+        .create_queue()
+        .queue_name("orders.fifo")
+        .attributes(Attr::FifoQueue, "true")
+        .send()
+        .await
+        .unwrap()
+        .queue_url
+        .unwrap();
+    const GROUPS: usize = 3;
+    const PER_GROUP: usize = 15;
+    for i in 0..PER_GROUP {
+        for g in 0..GROUPS {
+            let sqs = &clients[(i + g) % 2];
+            sqs.send_message()
+                .queue_url(&url)
+                .message_group_id(format!("g{g}"))
+                .message_deduplication_id(format!("g{g}-{i}"))
+                .message_body(format!("g{g}:{i}"))
+                .send()
+                .await
+                .unwrap();
+        }
+    }
+    let dup = clients[1]
+        .send_message()
+        .queue_url(&url)
+        .message_group_id("g0")
+        .message_deduplication_id("g0-0")
+        .message_body("duplicate")
+        .send()
+        .await
+        .unwrap();
+    assert!(dup.message_id().is_some());
+    let log = std::sync::Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+    let consumers = (0..4).map(|c| {
+        let sqs = clients[c % 2].clone();
+        let (url, log) = (url.clone(), log.clone());
+        tokio::spawn(async move {
+            let deadline = Instant::now() + Duration::from_secs(60);
+            let mut idle = 0;
+            while Instant::now() < deadline && idle < 3 {
+                let got = sqs
+                    .receive_message()
+                    .queue_url(&url)
+                    .max_number_of_messages(3)
+                    .visibility_timeout(600)
+                    .wait_time_seconds(1)
+                    .send()
+                    .await
+                    .unwrap();
+                if got.messages().is_empty() {
+                    idle += 1;
+                    continue;
+                }
+                idle = 0;
+                for m in got.messages() {
+                    // Logged before the delete that unblocks the group.
+                    log.lock().unwrap().push(m.body().unwrap().to_string());
+                    sqs.delete_message()
+                        .queue_url(&url)
+                        .receipt_handle(m.receipt_handle().unwrap())
+                        .send()
+                        .await
+                        .unwrap();
+                }
+            }
+        })
+    });
+    for consumer in consumers.collect::<Vec<_>>() {
+        consumer.await.unwrap();
+    }
+    let log = log.lock().unwrap().clone();
+    assert_eq!(
+        log.len(),
+        GROUPS * PER_GROUP,
+        "each once, no duplicate: {log:?}"
+    );
+    for g in 0..GROUPS {
+        let order: Vec<usize> = log
+            .iter()
+            .filter_map(|b| b.strip_prefix(&format!("g{g}:")))
+            .map(|i| i.parse().unwrap())
+            .collect();
+        let expected: Vec<usize> = (0..PER_GROUP).collect();
+        assert_eq!(order, expected, "group g{g} in send order");
+    }
+}
