@@ -11,6 +11,7 @@
 //! Without binaries, [`cluster`] prints a loud `SKIPPED` line and returns
 //! `None`; tests then pass without running.
 
+use std::io::Write;
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -66,12 +67,15 @@ pub fn cluster() -> Option<&'static TestCluster> {
         .get_or_init(|| match find_bindir() {
             Some(bindir) => Some(start(bindir)),
             None => {
-                eprintln!(
+                // Straight to the stderr stream: the test harness captures
+                // eprintln! of passing tests, and this must be seen.
+                let _ = writeln!(
+                    std::io::stderr(),
                     "\n==============================================================\n\
                      SKIPPED: PostgreSQL binaries not found (initdb, pg_ctl).\n\
                      Install PostgreSQL (Debian: apt-get install postgresql) to run\n\
                      the PostgreSQL engine's tests.\n\
-                     ==============================================================\n"
+                     =============================================================="
                 );
                 None
             }
