@@ -239,8 +239,11 @@ async fn pick(
     want: usize,
     exclude: &[i64],
 ) -> Result<Vec<MessageRow>, SqsError> {
+    if q.config.fifo {
+        return pick_fifo(tx, q, now, want, exclude).await;
+    }
     let want = want as i64;
-    if !q.config.fifo && !q.fair {
+    if !q.fair {
         // Visible longest first: the index's own order, so no sort.
         let sql = format!(
             "SELECT {MESSAGE_COLUMNS} FROM sluice_messages
@@ -249,26 +252,25 @@ async fn pick(
         );
         return MessageRow::all(&query(tx, &sql, &[&q.id, &now, &want, &exclude]).await?);
     }
-    let order_sql = if q.config.fifo {
-        // Rule F1: per group, the run of receivable messages from its head,
-        // and none while one of the group is in flight or delayed; the
-        // group with the oldest head first.
-        "SELECT seq FROM (
-            SELECT seq, min(seq) OVER (PARTITION BY group_id) AS head,
-                   bool_and(visible_at <= $2) OVER (PARTITION BY group_id ORDER BY seq) AS open,
-                   bool_or(visible_at > $2 AND receive_count > 0)
-                       OVER (PARTITION BY group_id) AS busy
-            FROM sluice_messages WHERE queue_id = $1 AND NOT (seq = ANY($4))
-         ) g WHERE open AND NOT busy ORDER BY head, seq LIMIT $3"
-    } else {
-        // Fair queues (V10): each group's oldest first, groups in turn.
-        "SELECT seq FROM (
-            SELECT seq, row_number() OVER (PARTITION BY COALESCE(group_id, '') ORDER BY seq) AS turn
-            FROM sluice_messages
-            WHERE queue_id = $1 AND visible_at <= $2 AND NOT (seq = ANY($4))
-         ) g ORDER BY turn, seq LIMIT $3"
-    };
-    let order = query(tx, order_sql, &[&q.id, &now, &want, &exclude])
+    // Fair queues (V10): each group's oldest first, groups in turn.
+    let sql = format!(
+        "WITH RECURSIVE {GROUPS}
+        SELECT h.seq, h.turn FROM groups CROSS JOIN LATERAL (
+            SELECT seq, row_number() OVER (ORDER BY seq) AS turn FROM (
+                SELECT seq FROM sluice_messages m
+                WHERE m.queue_id = $1 AND m.group_id = groups.g AND m.visible_at <= $2
+                  AND NOT (m.seq = ANY($4))
+                ORDER BY seq LIMIT $3) r
+        ) h WHERE groups.g IS NOT NULL
+        UNION ALL
+        SELECT seq, row_number() OVER (ORDER BY seq) FROM (
+            SELECT seq FROM sluice_messages
+            WHERE queue_id = $1 AND group_id IS NULL AND visible_at <= $2
+              AND NOT (seq = ANY($4))
+            ORDER BY seq LIMIT $3) u
+        ORDER BY 2, 1 LIMIT $3"
+    );
+    let order = query(tx, &sql, &[&q.id, &now, &want, &exclude])
         .await?
         .iter()
         .map(|r| col(r, 0))
@@ -276,13 +278,17 @@ async fn pick(
     if order.is_empty() {
         return Ok(Vec::new());
     }
-    // FIFO receives hold the queue's lock: nothing to skip, wait for a
-    // delete in progress instead of skipping a group's head.
-    let lock = if q.config.fifo {
-        "FOR UPDATE"
-    } else {
-        "FOR UPDATE SKIP LOCKED"
-    };
+    lock_in_order(tx, q, now, &order, "FOR UPDATE SKIP LOCKED").await
+}
+
+/// The rows of `order` still receivable, locked, in that order.
+async fn lock_in_order(
+    tx: &deadpool_postgres::Transaction<'_>,
+    q: &QueueRow,
+    now: i64,
+    order: &[i64],
+    lock: &str,
+) -> Result<Vec<MessageRow>, SqsError> {
     let sql = format!(
         "SELECT {MESSAGE_COLUMNS} FROM sluice_messages
          WHERE queue_id = $1 AND seq = ANY($2) AND visible_at <= $3 {lock}"
@@ -290,6 +296,88 @@ async fn pick(
     let mut rows = MessageRow::all(&query(tx, &sql, &[&q.id, &order, &now]).await?)?;
     rows.sort_by_key(|m| order.iter().position(|&s| s == m.seq));
     Ok(rows)
+}
+
+/// The group ids of queue `$1`, one index probe each however many messages
+/// they hold (a loose index scan), as the CTE `groups (g)`; ends with NULL.
+const GROUPS: &str = "groups (g) AS (
+        (SELECT group_id FROM sluice_messages
+         WHERE queue_id = $1 AND group_id IS NOT NULL ORDER BY group_id LIMIT 1)
+      UNION ALL
+        SELECT (SELECT m.group_id FROM sluice_messages m
+                WHERE m.queue_id = $1 AND m.group_id > groups.g
+                ORDER BY m.group_id LIMIT 1)
+        FROM groups WHERE groups.g IS NOT NULL
+    )";
+
+/// Every group of a FIFO queue with nothing in flight, with its head (the
+/// oldest message) and when the head is receivable, oldest head first
+/// (after [`GROUPS`]).
+const FIFO_HEADS: &str = "
+    SELECT groups.g, h.seq, h.visible_at FROM groups
+    CROSS JOIN LATERAL (
+        SELECT seq, visible_at FROM sluice_messages m
+        WHERE m.queue_id = $1 AND m.group_id = groups.g ORDER BY seq LIMIT 1
+    ) h
+    WHERE groups.g IS NOT NULL AND NOT (groups.g = ANY($2))
+    ORDER BY h.seq";
+
+/// FIFO delivery (rule F1): per group, the run of receivable messages from
+/// its head, none from a group with a message in flight; the group with
+/// the oldest head first, and as much of one group as the receive takes.
+/// The caller holds the queue's lock, so nothing is skipped.
+async fn pick_fifo(
+    tx: &deadpool_postgres::Transaction<'_>,
+    q: &QueueRow,
+    now: i64,
+    want: usize,
+    exclude: &[i64],
+) -> Result<Vec<MessageRow>, SqsError> {
+    let busy = query(
+        tx,
+        "SELECT DISTINCT group_id FROM sluice_messages
+         WHERE queue_id = $1 AND visible_at > $2 AND receive_count > 0 AND group_id IS NOT NULL",
+        &[&q.id, &now],
+    )
+    .await?
+    .iter()
+    .map(|r| col(r, 0))
+    .collect::<Result<Vec<String>, _>>()?;
+    let sql = format!("WITH RECURSIVE {GROUPS} {FIFO_HEADS}");
+    let heads = query(tx, &sql, &[&q.id, &busy]).await?;
+    let mut order: Vec<i64> = Vec::with_capacity(want);
+    for head in &heads {
+        if order.len() >= want {
+            break;
+        }
+        let head_visible_at: i64 = col(head, 2)?;
+        if head_visible_at > now {
+            continue;
+        }
+        let group: String = col(head, 0)?;
+        let run_len = (want - order.len() + exclude.len()) as i64;
+        let run = query(
+            tx,
+            "SELECT seq, visible_at FROM sluice_messages
+             WHERE queue_id = $1 AND group_id = $2 ORDER BY seq LIMIT $3",
+            &[&q.id, &group, &run_len],
+        )
+        .await?;
+        for m in &run {
+            let (seq, visible_at): (i64, i64) = (col(m, 0)?, col(m, 1)?);
+            if visible_at > now || order.len() >= want {
+                break;
+            }
+            // Taken by an earlier pick of this receive: the run goes on.
+            if !exclude.contains(&seq) {
+                order.push(seq);
+            }
+        }
+    }
+    if order.is_empty() {
+        return Ok(Vec::new());
+    }
+    lock_in_order(tx, q, now, &order, "FOR UPDATE").await
 }
 
 /// The answer of an earlier FIFO receive with this attempt id, when all

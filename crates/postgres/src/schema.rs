@@ -9,10 +9,13 @@ use crate::error::PgError;
 use crate::locks;
 
 /// The migrations, in order: (version, SQL).
-const MIGRATIONS: &[(i32, &str)] = &[(1, include_str!("../migrations/0001_initial.sql"))];
+const MIGRATIONS: &[(i32, &str)] = &[
+    (1, include_str!("../migrations/0001_initial.sql")),
+    (2, include_str!("../migrations/0002_group_index.sql")),
+];
 
 /// The newest schema version this build knows.
-pub const SCHEMA_VERSION: i32 = 1;
+pub const SCHEMA_VERSION: i32 = 2;
 
 /// Brings the schema up to [`SCHEMA_VERSION`]; returns the versions applied.
 pub(crate) async fn migrate(client: &mut Client) -> Result<Vec<i32>, PgError> {
