@@ -344,15 +344,27 @@ pub struct Redrive {
 /// released when dropped.
 #[derive(Default)]
 pub struct JobClaim {
-    _hold: Option<Box<dyn std::any::Any + Send>>,
+    guard: Option<Box<dyn ClaimGuard>>,
+}
+
+/// What keeps a [`JobClaim`] held, e.g. a database session holding a lock.
+pub trait ClaimGuard: Send + 'static {
+    /// False once the claim may have passed to another node (its session
+    /// ended): the job must stop at once.
+    fn is_held(&self) -> bool;
 }
 
 impl JobClaim {
-    /// A claim that lasts as long as `guard` lives.
-    pub fn holding(guard: impl std::any::Any + Send) -> Self {
+    /// A claim that lasts as long as `guard` lives and holds.
+    pub fn holding(guard: impl ClaimGuard) -> Self {
         Self {
-            _hold: Some(Box::new(guard)),
+            guard: Some(Box::new(guard)),
         }
+    }
+
+    /// False once the job may run elsewhere; a local claim always holds.
+    pub fn is_held(&self) -> bool {
+        self.guard.as_ref().is_none_or(|g| g.is_held())
     }
 }
 

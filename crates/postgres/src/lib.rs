@@ -189,6 +189,13 @@ pub struct Claim {
     key: i64,
 }
 
+impl sluice_broker::ClaimGuard for Claim {
+    fn is_held(&self) -> bool {
+        // The lock lives as long as the session that took it.
+        self.client.as_ref().is_some_and(|c| !c.is_closed())
+    }
+}
+
 impl Drop for Claim {
     fn drop(&mut self) {
         let Some(client) = self.client.take() else {

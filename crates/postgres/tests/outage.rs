@@ -115,3 +115,66 @@ async fn lost_database_is_service_unavailable_then_recovers() {
     let bodies: Vec<&str> = got.iter().map(|m| m.body.as_str()).collect();
     assert_eq!(bodies, ["before"], "the failed send stored nothing");
 }
+
+/// Background jobs run on one node at a time: a claim excludes every other
+/// node until it is dropped, and when its database session ends (the node
+/// died, or lost the database) it says so and another node may take it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_job_claim_is_exclusive_and_ends_with_its_session() {
+    let Some(cluster) = testing::cluster() else {
+        return;
+    };
+    let url = cluster.fresh_database().await;
+    let db = url.rsplit('/').next().unwrap().to_string();
+    let node = || async {
+        PostgresBroker::connect(
+            &url,
+            Arc::new(ManualClock::default()),
+            PostgresOptions::default(),
+        )
+        .await
+        .unwrap()
+    };
+    let (a, b) = (node().await, node().await);
+    let held = a.claim_job("move-task:t1").await.unwrap().expect("free");
+    assert!(held.is_held());
+    assert!(
+        b.claim_job("move-task:t1").await.unwrap().is_none(),
+        "held by A"
+    );
+    assert!(
+        b.claim_job("move-task:t2").await.unwrap().is_some(),
+        "another job is free"
+    );
+    drop(held);
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let again = loop {
+        if let Some(c) = b.claim_job("move-task:t1").await.unwrap() {
+            break c;
+        }
+        assert!(Instant::now() < deadline, "never released");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    // B's session ends under it: the claim says it no longer holds.
+    admin(
+        cluster,
+        &format!(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+             WHERE datname = '{db}' AND pid <> pg_backend_pid()"
+        ),
+    )
+    .await;
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while again.is_held() {
+        assert!(
+            Instant::now() < deadline,
+            "a lost session still claims to hold"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while a.claim_job("move-task:t1").await.ok().flatten().is_none() {
+        assert!(Instant::now() < deadline, "the job never became free");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}

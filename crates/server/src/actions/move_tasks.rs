@@ -261,7 +261,9 @@ pub fn spawn_move_task_adopter<B: Broker>(svc: &Arc<Service<B>>) -> tokio::task:
 
 async fn adopt_orphans<B: Broker>(svc: &Service<B>) -> Result<(), SqsError> {
     for task in svc.broker.move_tasks().await? {
-        if !task.status.is_active() || svc.move_task_cancels().contains_key(&task.handle) {
+        // A task this node runs is claimed through a session of its own,
+        // so the claim below fails for it as for any live node's task.
+        if !task.status.is_active() {
             continue;
         }
         let Some(claim) = svc.broker.claim_job(&job_name(&task.handle)).await? else {
@@ -342,6 +344,12 @@ async fn run<B: Broker>(
     let mut ticks = tokio::time::interval(Duration::from_secs(1));
     loop {
         ticks.tick().await;
+        if !claim.is_held() {
+            // Its lock went with its database session: another node may
+            // resume the task now; this runner stops without a word more.
+            tracing::warn!(task = %task.handle, "lost the claim on a move task; leaving it to the node that resumes it");
+            return;
+        }
         if cancel.load(Ordering::SeqCst) {
             task.status = MoveTaskStatus::Cancelled;
             break;
