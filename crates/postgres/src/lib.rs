@@ -106,7 +106,15 @@ impl PostgresBroker {
             tokio_postgres::Config::from_str(url).map_err(|e| PgError::Url(e.to_string()))?;
         // A transaction left open would hold back vacuum for every table:
         // the server ends such sessions, and the pool replaces them.
-        config.options("-c idle_in_transaction_session_timeout=60000");
+        let session_options = match config.get_options() {
+            Some(given) => format!("{given} -c idle_in_transaction_session_timeout=60000"),
+            None => "-c idle_in_transaction_session_timeout=60000".to_string(),
+        };
+        config.options(&session_options);
+        if config.get_application_name().is_none() {
+            // Tells sluice's sessions apart in pg_stat_activity.
+            config.application_name("sluice");
+        }
         if config.get_connect_timeout().is_none() {
             config.connect_timeout(Duration::from_secs(5));
         }
