@@ -47,6 +47,9 @@ pub use error::PgError;
 use rows::{MessageRow, QUEUE_COLUMNS, QueueRow, col};
 pub use schema::SCHEMA_VERSION;
 
+/// The advisory lock the retention sweep takes (one node sweeps at a time).
+pub const SWEEP_LOCK_KEY: i64 = locks::SWEEP;
+
 /// How a node connects.
 #[derive(Debug, Clone)]
 pub struct PostgresOptions {
