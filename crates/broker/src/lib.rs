@@ -127,6 +127,24 @@ pub trait Broker: Clone + Send + Sync + 'static {
         nack: Nack,
     ) -> impl Future<Output = Result<(), SqsError>> + Send;
 
+    /// True when other nodes share this engine's storage: background work
+    /// must then run on one node at a time, and a move task found active at
+    /// start-up may belong to a live node.
+    fn is_shared(&self) -> bool {
+        false
+    }
+
+    /// Claims background job `name` (e.g. a move task) for this node until
+    /// the claim is dropped or the node dies; `None` while another node
+    /// holds it. An engine no other node shares always grants it.
+    fn claim_job(
+        &self,
+        name: &str,
+    ) -> impl Future<Output = Result<Option<JobClaim>, SqsError>> + Send {
+        let _ = name;
+        async { Ok(Some(JobClaim::default())) }
+    }
+
     /// Reads messages without receiving them (rule X1): no receive count or
     /// visibility changes. Up to `limit` messages matching `filter`, in queue
     /// order, after position `after`.

@@ -17,6 +17,10 @@ pub struct FileConfig {
     pub data_dir: Option<PathBuf>,
     /// Keep everything in memory (not durable).
     pub in_memory: Option<bool>,
+    /// PostgreSQL URL: store everything there, shared by several nodes.
+    pub postgres: Option<String>,
+    /// Most PostgreSQL connections for requests.
+    pub postgres_pool_size: Option<usize>,
     /// 12-digit account id in queue URLs and ARNs.
     pub account_id: Option<String>,
     /// Region in ARNs.

@@ -28,7 +28,8 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Run the server (durable storage in ./sluice-data by default).
+    /// Run the server (durable storage in ./sluice-data by default, or
+    /// PostgreSQL shared by several nodes with --postgres).
     Serve(serve::ServeArgs),
     /// Load-test an SQS endpoint (throughput, latency, lost and duplicate
     /// messages), or run the null SQS server that measures the HTTP/JSON

@@ -3,7 +3,7 @@
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use clap::Args;
@@ -12,6 +12,7 @@ use sluice_core::ErrorCode;
 use sluice_core::clock::SystemClock;
 use sluice_core::queue_name::Account;
 use sluice_embedded::EmbeddedBroker;
+use sluice_postgres::{PgError, PostgresBroker, PostgresOptions};
 use sluice_protocol::requests::PutAlarmInput;
 use sluice_server::alarms::definition::{AlarmDefinition, AlarmSource};
 use sluice_server::alarms::{AlarmSettings, DlqAlarmSettings};
@@ -35,6 +36,14 @@ pub struct ServeArgs {
     /// Keep everything in memory: NOT durable, everything is lost at exit.
     #[arg(long)]
     in_memory: bool,
+    /// Store everything in PostgreSQL instead of the data directory, e.g.
+    /// postgres://user:password@host:5432/sluice. Several nodes may share
+    /// one database; the schema is created and migrated at start-up.
+    #[arg(long, value_name = "URL", conflicts_with_all = ["in_memory", "data_dir"])]
+    postgres: Option<String>,
+    /// Most PostgreSQL connections this node opens for requests [default: 16].
+    #[arg(long, value_name = "N")]
+    postgres_pool_size: Option<usize>,
     /// TOML config file: account, region, base URL, queues to create,
     /// alarms and the `[dlq_alarms]` setting (see docs/alarms.md).
     #[arg(long, value_name = "FILE")]
@@ -82,6 +91,22 @@ async fn serve(args: ServeArgs, file: FileConfig) -> anyhow::Result<()> {
     };
 
     let clock = Arc::new(SystemClock);
+    if let Some(url) = args.postgres.or(file.postgres.clone()) {
+        anyhow::ensure!(
+            !in_memory && file.data_dir.is_none(),
+            "postgres cannot be combined with in_memory or data_dir"
+        );
+        let options = PostgresOptions {
+            pool_size: args
+                .postgres_pool_size
+                .or(file.postgres_pool_size)
+                .unwrap_or(PostgresOptions::default().pool_size),
+            ..Default::default()
+        };
+        let broker = connect_postgres(&url, clock, options).await?;
+        let _sweeper = broker.start_sweeper();
+        return run_node(broker, config, &file, bind, "postgres").await;
+    }
     let broker = if in_memory {
         tracing::warn!("in-memory mode: nothing is durable, everything is lost at exit");
         EmbeddedBroker::in_memory(clock)
@@ -99,18 +124,71 @@ async fn serve(args: ServeArgs, file: FileConfig) -> anyhow::Result<()> {
         broker
     };
     let _sweeper = broker.start_sweeper();
-    let interrupted = sluice_server::actions::move_tasks::fail_interrupted_tasks(&broker)
-        .await
-        .map_err(|e| anyhow::anyhow!("cannot read message move tasks: {e}"))?;
-    if interrupted > 0 {
-        tracing::warn!(
-            tasks = interrupted,
-            "message move tasks interrupted by the last stop are marked FAILED"
-        );
+    let storage = if in_memory {
+        "in-memory (not durable)"
+    } else {
+        "durable"
+    };
+    run_node(broker, config, &file, bind, storage).await
+}
+
+/// How long start-up keeps trying to reach PostgreSQL.
+const CONNECT_PATIENCE: Duration = Duration::from_secs(30);
+
+/// Connects to PostgreSQL, retrying while it is unreachable (it may be
+/// starting alongside this node).
+async fn connect_postgres(
+    url: &str,
+    clock: Arc<SystemClock>,
+    options: PostgresOptions,
+) -> anyhow::Result<PostgresBroker> {
+    let started = Instant::now();
+    loop {
+        match PostgresBroker::connect(url, clock.clone(), options.clone()).await {
+            Ok(broker) => {
+                tracing::info!(pool_size = options.pool_size, "connected to PostgreSQL");
+                return Ok(broker);
+            }
+            Err(e @ (PgError::Url(_) | PgError::SchemaTooNew { .. })) => {
+                return Err(e).context("cannot use the PostgreSQL database");
+            }
+            Err(e) if started.elapsed() < CONNECT_PATIENCE => {
+                tracing::warn!(error = %e, "PostgreSQL not reachable yet; retrying");
+                tokio::time::sleep(Duration::from_secs(1)).await;
+            }
+            Err(e) => return Err(e).context("cannot reach PostgreSQL"),
+        }
+    }
+}
+
+/// Serves `broker` until Ctrl-C or SIGTERM.
+async fn run_node<B: Broker>(
+    broker: B,
+    config: ServiceConfig,
+    file: &FileConfig,
+    bind: SocketAddr,
+    storage: &str,
+) -> anyhow::Result<()> {
+    // Alone on its storage, a task still active was interrupted by the last
+    // stop. Shared with other nodes, it may be running on one of them: the
+    // adopter resumes it only once its node is gone.
+    let shared = broker.is_shared();
+    if !shared {
+        let interrupted = sluice_server::actions::move_tasks::fail_interrupted_tasks(&broker)
+            .await
+            .map_err(|e| anyhow::anyhow!("cannot read message move tasks: {e}"))?;
+        if interrupted > 0 {
+            tracing::warn!(
+                tasks = interrupted,
+                "message move tasks interrupted by the last stop are marked FAILED"
+            );
+        }
     }
     let service = Arc::new(Service::new(broker, config));
-    declare_queues(&service, &file).await?;
-    declare_alarms(&service, &file).await?;
+    let _adopter =
+        shared.then(|| sluice_server::actions::move_tasks::spawn_move_task_adopter(&service));
+    declare_queues(&service, file).await?;
+    declare_alarms(&service, file).await?;
     let _alarm_monitor = sluice_server::alarms::spawn_alarm_monitor(service.clone());
 
     let listener = tokio::net::TcpListener::bind(bind)
@@ -119,11 +197,7 @@ async fn serve(args: ServeArgs, file: FileConfig) -> anyhow::Result<()> {
     let local = listener.local_addr()?;
     // Printed on stdout so scripts and tests can find a port chosen with :0.
     println!("sluice listening on http://{local}");
-    tracing::info!(
-        address = %local,
-        storage = if in_memory { "in-memory (not durable)" } else { "durable" },
-        "sluice is ready"
-    );
+    tracing::info!(address = %local, storage, "sluice is ready");
     sluice_server::serve(listener, service, shutdown_signal()).await?;
     tracing::info!("sluice stopped");
     Ok(())

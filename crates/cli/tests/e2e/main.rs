@@ -14,6 +14,7 @@ mod config_file;
 mod crash;
 mod extensions;
 mod metrics;
+mod postgres_nodes;
 mod query_protocol;
 mod sdk_dead_letter;
 mod sdk_fifo;

@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use sluice_broker::{Broker, MoveTask, MoveTaskStatus, Redrive};
+use sluice_broker::{Broker, JobClaim, MoveTask, MoveTaskStatus, Redrive};
 use sluice_core::{ErrorCode, SqsError};
 use sluice_protocol::requests::{
     CancelMessageMoveTaskInput, ListMessageMoveTasksInput, StartMessageMoveTaskInput, required,
@@ -106,13 +106,27 @@ pub async fn start_message_move_task<B: Broker>(
         failure_reason: None,
         started_at: svc.now(),
     };
+    // Held while this node runs the task, so no other node sharing the
+    // storage runs it too; a new handle is never held elsewhere.
+    let claim = svc
+        .broker
+        .claim_job(&job_name(&task.handle))
+        .await?
+        .ok_or_else(|| SqsError::internal("The new move task is claimed elsewhere."))?;
     svc.broker.save_move_task(task.clone()).await?;
     let cancel = Arc::new(AtomicBool::new(false));
     svc.move_task_cancels()
         .insert(task.handle.clone(), cancel.clone());
     tracing::info!(task = %task.handle, source = %task.source_arn, to_move, "message move task started");
     let handle = task.handle.clone();
-    tokio::spawn(run(svc.broker.clone(), task, source, destination, cancel));
+    tokio::spawn(run(
+        svc.broker.clone(),
+        task,
+        source,
+        destination,
+        cancel,
+        claim,
+    ));
     Ok(json!({ "TaskHandle": handle }))
 }
 
@@ -218,22 +232,131 @@ pub async fn fail_interrupted_tasks<B: Broker>(broker: &B) -> Result<usize, SqsE
     Ok(failed)
 }
 
+/// The background job name of a move task, claimed by the node running it.
+fn job_name(handle: &str) -> String {
+    format!("move-task:{handle}")
+}
+
+/// How often a node looks for move tasks whose node died (shared storage).
+const ADOPT_INTERVAL: Duration = Duration::from_secs(2);
+
+/// With storage shared by several nodes: resumes the active move tasks no
+/// live node runs (their node died: its claim went with it), so a task is
+/// never silently lost and never run twice. Runs until the service is
+/// dropped.
+pub fn spawn_move_task_adopter<B: Broker>(svc: &Arc<Service<B>>) -> tokio::task::JoinHandle<()> {
+    let weak = Arc::downgrade(svc);
+    tokio::spawn(async move {
+        let mut ticks = tokio::time::interval(ADOPT_INTERVAL);
+        ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            ticks.tick().await;
+            let Some(svc) = weak.upgrade() else { break };
+            if let Err(e) = adopt_orphans(&svc).await {
+                tracing::warn!(error = %e, "could not look for orphaned move tasks");
+            }
+        }
+    })
+}
+
+async fn adopt_orphans<B: Broker>(svc: &Service<B>) -> Result<(), SqsError> {
+    for task in svc.broker.move_tasks().await? {
+        // A task this node runs is claimed through a session of its own,
+        // so the claim below fails for it as for any live node's task.
+        if !task.status.is_active() {
+            continue;
+        }
+        let Some(claim) = svc.broker.claim_job(&job_name(&task.handle)).await? else {
+            continue; // A live node runs it.
+        };
+        // It may have ended between the listing and the claim.
+        let Some(mut task) = svc
+            .broker
+            .move_tasks()
+            .await?
+            .into_iter()
+            .find(|t| t.handle == task.handle && t.status.is_active())
+        else {
+            continue;
+        };
+        let account = &svc.config.account;
+        let source = account.name_from_arn(&task.source_arn).map(str::to_string);
+        let destination = match &task.destination_arn {
+            Some(arn) => account
+                .name_from_arn(arn)
+                .map(|name| Some(name.to_string())),
+            None => Some(None),
+        };
+        let (Some(source), Some(destination), MoveTaskStatus::Running) =
+            (source, destination, task.status)
+        else {
+            // Cancelling when its node died, or unreadable: end it here.
+            task.status = if task.status == MoveTaskStatus::Cancelling {
+                MoveTaskStatus::Cancelled
+            } else {
+                task.failure_reason = Some(ADOPT_REASON.into());
+                MoveTaskStatus::Failed
+            };
+            svc.broker.save_move_task(task).await?;
+            continue;
+        };
+        tracing::warn!(task = %task.handle, moved = task.moved, "resuming a message move task whose node stopped");
+        let cancel = Arc::new(AtomicBool::new(false));
+        svc.move_task_cancels()
+            .insert(task.handle.clone(), cancel.clone());
+        tokio::spawn(run(
+            svc.broker.clone(),
+            task,
+            source,
+            destination,
+            cancel,
+            claim,
+        ));
+    }
+    Ok(())
+}
+
+/// Why an orphaned task that cannot be resumed is failed.
+const ADOPT_REASON: &str =
+    "The node running this task stopped and its queues could not be resolved to resume it.";
+
+/// The task as stored now, when a node other than its runner ended it.
+async fn ended_elsewhere<B: Broker>(broker: &B, handle: &str) -> Option<MoveTask> {
+    let tasks = broker.move_tasks().await.ok()?;
+    tasks
+        .into_iter()
+        .find(|t| t.handle == handle && !t.status.is_active())
+}
+
 /// Moves a task's messages, one step per second at its rate, until every
 /// message counted at the start is handled, the DLQ is empty, the task is
-/// cancelled, or a message cannot be moved.
+/// cancelled (here, or through another node), or a message cannot be moved.
+/// Holds `claim` until it ends.
 async fn run<B: Broker>(
     broker: B,
     mut task: MoveTask,
     source: String,
     destination: Option<String>,
     cancel: Arc<AtomicBool>,
+    claim: JobClaim,
 ) {
     let rate = task.max_per_second.unwrap_or(DEFAULT_RATE) as u64;
     let mut ticks = tokio::time::interval(Duration::from_secs(1));
     loop {
         ticks.tick().await;
+        if !claim.is_held() {
+            // Its lock went with its database session: another node may
+            // resume the task now; this runner stops without a word more.
+            tracing::warn!(task = %task.handle, "lost the claim on a move task; leaving it to the node that resumes it");
+            return;
+        }
         if cancel.load(Ordering::SeqCst) {
             task.status = MoveTaskStatus::Cancelled;
+            break;
+        }
+        if let Some(stored) = ended_elsewhere(&broker, &task.handle).await {
+            task.status = stored.status;
+            task.failure_reason = stored.failure_reason;
             break;
         }
         let remaining = task.to_move.saturating_sub(task.moved);
@@ -289,4 +412,5 @@ async fn run<B: Broker>(
     if let Err(e) = broker.save_move_task(task).await {
         tracing::error!(error = %e, "could not record the end of a move task");
     }
+    drop(claim);
 }

@@ -1,0 +1,718 @@
+//! sluice's PostgreSQL engine: stateless nodes over one shared database.
+//!
+//! The database is the only source of truth; a node keeps nothing that
+//! another node needs. Every operation is one short transaction whose times
+//! come from the injected [`Clock`] (passed as parameters, never SQL
+//! `now()`). Receives lock rows with `FOR UPDATE SKIP LOCKED`, so nodes
+//! never hand out the same message; FIFO queues serialise sends and
+//! receives per queue with a transaction-scoped advisory lock (rule F1).
+//! Long polls wake on a local [`Notify`] for sends through this node and on
+//! `LISTEN/NOTIFY` for sends through the others ([`listener`]).
+
+mod activity;
+mod error;
+mod listener;
+mod locks;
+mod moves;
+mod receive;
+mod rows;
+mod schema;
+mod sweep;
+mod writes;
+
+#[cfg(feature = "test-support")]
+pub mod testing;
+
+use std::collections::{BTreeMap, HashMap};
+use std::str::FromStr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod, Runtime, Transaction};
+use parking_lot::Mutex;
+use sluice_broker::{
+    Broker, CreateQueue, JobClaim, MessageFilter, MoveTask, Nack, NewMessage, PeekPage,
+    QueueCounts, QueueMeta, QueueStats, ReceiveOptions, ReceivedMessage, Redrive, RedriveOutcome,
+    SentMessage, VisibilityChange,
+};
+use sluice_core::clock::Clock;
+use sluice_core::limits::{MAX_TAGS, PURGE_INTERVAL_SECS};
+use sluice_core::{ErrorCode, SqsError};
+use tokio::sync::Notify;
+use tokio_postgres::types::{Json, ToSql};
+use tokio_postgres::{NoTls, Row};
+
+use activity::Activity;
+pub use error::PgError;
+use rows::{MessageRow, QUEUE_COLUMNS, QueueRow, col};
+pub use schema::SCHEMA_VERSION;
+
+/// The advisory lock the retention sweep takes (one node sweeps at a time).
+pub const SWEEP_LOCK_KEY: i64 = locks::SWEEP;
+
+/// How a node connects.
+#[derive(Debug, Clone)]
+pub struct PostgresOptions {
+    /// Most connections this node opens for requests (one more listens).
+    pub pool_size: usize,
+    /// How long a request waits for a free connection before it answers
+    /// `ServiceUnavailable`.
+    pub wait_timeout: Duration,
+}
+
+impl Default for PostgresOptions {
+    fn default() -> Self {
+        Self {
+            pool_size: 16,
+            wait_timeout: Duration::from_secs(5),
+        }
+    }
+}
+
+/// The PostgreSQL engine. Clones share the same pool.
+#[derive(Clone)]
+pub struct PostgresBroker {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    pool: Pool,
+    clock: Arc<dyn Clock>,
+    /// Long polls waiting on this node, by queue name.
+    waiters: Mutex<HashMap<String, Arc<Notify>>>,
+    /// Activity counters by queue id (rule M1).
+    activity: Mutex<HashMap<i64, Arc<Activity>>>,
+    /// Messages in flight by queue id, as last counted, and when.
+    in_flight: Mutex<HashMap<i64, (usize, std::time::Instant)>>,
+    /// The LISTEN connection's task; ends with the engine.
+    listener: Mutex<Option<tokio::task::JoinHandle<()>>>,
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        if let Some(task) = self.listener.lock().take() {
+            task.abort();
+        }
+    }
+}
+
+impl PostgresBroker {
+    /// Connects to the database at `url`, creates or migrates the schema,
+    /// and starts listening for other nodes' sends. Must be called inside a
+    /// Tokio runtime.
+    pub async fn connect(
+        url: &str,
+        clock: Arc<dyn Clock>,
+        options: PostgresOptions,
+    ) -> Result<Self, PgError> {
+        let mut config =
+            tokio_postgres::Config::from_str(url).map_err(|e| PgError::Url(e.to_string()))?;
+        // A transaction left open would hold back vacuum for every table:
+        // the server ends such sessions, and the pool replaces them.
+        let session_options = match config.get_options() {
+            Some(given) => format!("{given} -c idle_in_transaction_session_timeout=60000"),
+            None => "-c idle_in_transaction_session_timeout=60000".to_string(),
+        };
+        config.options(&session_options);
+        if config.get_application_name().is_none() {
+            // Tells sluice's sessions apart in pg_stat_activity.
+            config.application_name("sluice");
+        }
+        if config.get_connect_timeout().is_none() {
+            config.connect_timeout(Duration::from_secs(5));
+        }
+        config.keepalives_idle(Duration::from_secs(30));
+        let manager = Manager::from_config(
+            config.clone(),
+            NoTls,
+            ManagerConfig {
+                recycling_method: RecyclingMethod::Fast,
+            },
+        );
+        let pool = Pool::builder(manager)
+            .max_size(options.pool_size.max(1))
+            .wait_timeout(Some(options.wait_timeout))
+            .create_timeout(Some(Duration::from_secs(5)))
+            .recycle_timeout(Some(Duration::from_secs(5)))
+            .runtime(Runtime::Tokio1)
+            .build()
+            .map_err(|e| PgError::Pool(e.to_string()))?;
+        {
+            let mut client = pool
+                .get()
+                .await
+                .map_err(|e| PgError::Connect(e.to_string()))?;
+            let applied = schema::migrate(&mut client).await?;
+            if !applied.is_empty() {
+                tracing::info!(versions = ?applied, "database schema migrated");
+            }
+        }
+        let broker = Self {
+            inner: Arc::new(Inner {
+                pool,
+                clock,
+                waiters: Mutex::new(HashMap::new()),
+                activity: Mutex::new(HashMap::new()),
+                in_flight: Mutex::new(HashMap::new()),
+                listener: Mutex::new(None),
+            }),
+        };
+        let task = listener::spawn(config, Arc::downgrade(&broker.inner));
+        *broker.inner.listener.lock() = Some(task);
+        Ok(broker)
+    }
+
+    /// Starts the background task that applies retention and forgets
+    /// expired deduplication ids and receive attempts, on one node at a
+    /// time. Stops when the engine is dropped.
+    pub fn start_sweeper(&self) -> tokio::task::JoinHandle<()> {
+        sweep::spawn(Arc::downgrade(&self.inner))
+    }
+
+    /// Applies retention to every queue now, if no other node is doing it.
+    pub async fn sweep(&self) -> Result<bool, SqsError> {
+        sweep::sweep_once(&self.inner).await
+    }
+
+    /// Takes a lock named `name` across every node sharing the database,
+    /// held until the returned claim is dropped or this node dies; `None`
+    /// when another node holds it.
+    pub async fn try_claim(&self, name: &str) -> Result<Option<Claim>, SqsError> {
+        let client = self.inner.client().await?;
+        let key = locks::claim_key(name);
+        let row = client
+            .query_one("SELECT pg_try_advisory_lock($1)", &[&key])
+            .await
+            .map_err(error::db)?;
+        let got: bool = col(&row, 0)?;
+        Ok(got.then(|| Claim {
+            client: Some(client),
+            key,
+        }))
+    }
+}
+
+/// A named lock held by this node (see [`PostgresBroker::try_claim`]): its
+/// connection stays out of the pool while held, and is closed if the
+/// unlock cannot be confirmed, so the lock never outlives the claim.
+pub struct Claim {
+    client: Option<deadpool_postgres::Object>,
+    key: i64,
+}
+
+impl sluice_broker::ClaimGuard for Claim {
+    fn is_held(&self) -> bool {
+        // The lock lives as long as the session that took it.
+        self.client.as_ref().is_some_and(|c| !c.is_closed())
+    }
+}
+
+impl Drop for Claim {
+    fn drop(&mut self) {
+        let Some(client) = self.client.take() else {
+            return;
+        };
+        let key = self.key;
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn(async move {
+                if client
+                    .execute("SELECT pg_advisory_unlock($1)", &[&key])
+                    .await
+                    .is_err()
+                {
+                    // Closing the session releases the lock.
+                    drop(deadpool_postgres::Object::take(client));
+                }
+            });
+        } else {
+            drop(deadpool_postgres::Object::take(client));
+        }
+    }
+}
+
+impl Inner {
+    fn now(&self) -> i64 {
+        self.clock.now() as i64
+    }
+
+    async fn client(&self) -> Result<deadpool_postgres::Object, SqsError> {
+        self.pool.get().await.map_err(error::pool)
+    }
+
+    fn activity(&self, queue_id: i64) -> Arc<Activity> {
+        self.activity.lock().entry(queue_id).or_default().clone()
+    }
+
+    fn waiter(&self, name: &str) -> Arc<Notify> {
+        self.waiters
+            .lock()
+            .entry(name.to_string())
+            .or_insert_with(|| Arc::new(Notify::new()))
+            .clone()
+    }
+
+    /// Wakes this node's long polls on `name`.
+    fn wake(&self, name: &str) {
+        let waiter = self.waiters.lock().get(name).cloned();
+        if let Some(w) = waiter {
+            w.notify_waiters();
+        }
+    }
+
+    /// Wakes every long poll of this node (after a gap in notifications).
+    fn wake_all(&self) {
+        let all: Vec<Arc<Notify>> = self.waiters.lock().values().cloned().collect();
+        for w in all {
+            w.notify_waiters();
+        }
+    }
+}
+
+/// Runs a prepared (cached) statement in a transaction.
+pub(crate) async fn query(
+    tx: &Transaction<'_>,
+    sql: &str,
+    params: &[&(dyn ToSql + Sync)],
+) -> Result<Vec<Row>, SqsError> {
+    let statement = tx.prepare_cached(sql).await.map_err(error::db)?;
+    tx.query(&statement, params).await.map_err(error::db)
+}
+
+/// Runs a prepared (cached) statement in a transaction; rows changed.
+pub(crate) async fn execute(
+    tx: &Transaction<'_>,
+    sql: &str,
+    params: &[&(dyn ToSql + Sync)],
+) -> Result<u64, SqsError> {
+    let statement = tx.prepare_cached(sql).await.map_err(error::db)?;
+    tx.execute(&statement, params).await.map_err(error::db)
+}
+
+/// The queue named `name`; `lock` is a row lock clause or "".
+pub(crate) async fn queue_row(
+    tx: &Transaction<'_>,
+    name: &str,
+    lock: &str,
+) -> Result<QueueRow, SqsError> {
+    let sql = format!("SELECT {QUEUE_COLUMNS} FROM sluice_queues WHERE name = $1 {lock}");
+    let rows = query(tx, &sql, &[&name]).await?;
+    rows.first()
+        .map(QueueRow::from_row)
+        .transpose()?
+        .ok_or_else(SqsError::no_queue)
+}
+
+/// The queue named `name`, if it exists, locked against deletion until
+/// the transaction ends (messages are about to move into it).
+pub(crate) async fn target_queue(
+    tx: &Transaction<'_>,
+    name: &str,
+) -> Result<Option<QueueRow>, SqsError> {
+    match queue_row(tx, name, "FOR KEY SHARE").await {
+        Ok(q) => Ok(Some(q)),
+        Err(e) if e.code == ErrorCode::QueueDoesNotExist => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+/// Deletes the queue's messages past retention (rule V7).
+pub(crate) async fn expire(
+    inner: &Inner,
+    tx: &Transaction<'_>,
+    q: &QueueRow,
+    now: i64,
+) -> Result<(), SqsError> {
+    let cut = now - q.retention_ms();
+    let n = execute(
+        tx,
+        "DELETE FROM sluice_messages WHERE queue_id = $1 AND enqueued_at <= $2",
+        &[&q.id, &cut],
+    )
+    .await?;
+    activity::add(&inner.activity(q.id).expired, n);
+    Ok(())
+}
+
+/// Tells every node that `name` may have a receivable message (delivered
+/// at commit).
+pub(crate) async fn announce(tx: &Transaction<'_>, name: &str) -> Result<(), SqsError> {
+    query(tx, "SELECT pg_notify('sluice_arrivals', $1)", &[&name]).await?;
+    Ok(())
+}
+
+fn queue_exists(name: &str) -> SqsError {
+    SqsError::new(
+        ErrorCode::QueueNameExists,
+        format!(
+            "A queue already exists with the same name and a different value for an attribute: {name}"
+        ),
+    )
+}
+
+fn too_many_tags(name: &str) -> SqsError {
+    SqsError::invalid_parameter(format!("Too many tags added for queue {name}."))
+}
+
+impl Broker for PostgresBroker {
+    async fn create_queue(&self, spec: CreateQueue) -> Result<QueueMeta, SqsError> {
+        let inner = &self.inner;
+        let now = inner.now();
+        let mut client = inner.client().await?;
+        let tx = client.transaction().await.map_err(error::db)?;
+        match queue_row(&tx, &spec.name, "").await {
+            Ok(existing) => {
+                if existing.config.matches(&spec.name, &spec.requested) {
+                    return Ok(existing.meta());
+                }
+                return Err(queue_exists(&spec.name));
+            }
+            Err(e) if e.code == ErrorCode::QueueDoesNotExist => {}
+            Err(e) => return Err(e),
+        }
+        if spec.tags.len() > MAX_TAGS {
+            return Err(too_many_tags(&spec.name));
+        }
+        let sql = format!(
+            "INSERT INTO sluice_queues (name, config, tags, created_at, modified_at)
+             VALUES ($1, $2, $3, $4, $4) ON CONFLICT (name) DO NOTHING RETURNING {QUEUE_COLUMNS}"
+        );
+        let rows = query(
+            &tx,
+            &sql,
+            &[&spec.name, &Json(&spec.config), &Json(&spec.tags), &now],
+        )
+        .await?;
+        let Some(row) = rows.first() else {
+            // Created by a concurrent request since the check above.
+            return Err(queue_exists(&spec.name));
+        };
+        let created = QueueRow::from_row(row)?;
+        tx.commit().await.map_err(error::db)?;
+        Ok(created.meta())
+    }
+
+    async fn get_queue(&self, name: &str) -> Result<QueueMeta, SqsError> {
+        let mut client = self.inner.client().await?;
+        let tx = client.transaction().await.map_err(error::db)?;
+        let q = queue_row(&tx, name, "").await?;
+        Ok(q.meta())
+    }
+
+    async fn list_queues(&self) -> Result<Vec<String>, SqsError> {
+        let mut client = self.inner.client().await?;
+        let tx = client.transaction().await.map_err(error::db)?;
+        let rows = query(
+            &tx,
+            "SELECT name FROM sluice_queues ORDER BY name COLLATE \"C\"",
+            &[],
+        )
+        .await?;
+        rows.iter().map(|r| col(r, 0)).collect()
+    }
+
+    async fn delete_queue(&self, name: &str) -> Result<(), SqsError> {
+        let inner = &self.inner;
+        let mut client = inner.client().await?;
+        let tx = client.transaction().await.map_err(error::db)?;
+        let rows = query(
+            &tx,
+            "DELETE FROM sluice_queues WHERE name = $1 RETURNING id",
+            &[&name],
+        )
+        .await?;
+        let Some(row) = rows.first() else {
+            return Err(SqsError::no_queue());
+        };
+        let id: i64 = col(row, 0)?;
+        // Long polls on it wake and answer that it is gone.
+        announce(&tx, name).await?;
+        tx.commit().await.map_err(error::db)?;
+        inner.activity.lock().remove(&id);
+        inner.wake(name);
+        Ok(())
+    }
+
+    async fn queue_counts(&self, name: &str) -> Result<QueueCounts, SqsError> {
+        Ok(self.queue_stats_inner(name).await?.0)
+    }
+
+    async fn set_queue_attributes(
+        &self,
+        name: &str,
+        attributes: BTreeMap<String, String>,
+    ) -> Result<QueueMeta, SqsError> {
+        let inner = &self.inner;
+        let mut client = inner.client().await?;
+        let tx = client.transaction().await.map_err(error::db)?;
+        let mut q = queue_row(&tx, name, "FOR NO KEY UPDATE").await?;
+        q.config.apply(&attributes, false)?;
+        q.modified_at = inner.clock.now();
+        execute(
+            &tx,
+            "UPDATE sluice_queues SET config = $2, modified_at = $3 WHERE id = $1",
+            &[&q.id, &Json(&q.config), &(q.modified_at as i64)],
+        )
+        .await?;
+        tx.commit().await.map_err(error::db)?;
+        Ok(q.meta())
+    }
+
+    async fn tag_queue(&self, name: &str, tags: BTreeMap<String, String>) -> Result<(), SqsError> {
+        self.update_tags(name, |existing| {
+            let mut merged = existing.clone();
+            merged.extend(tags);
+            if merged.len() > MAX_TAGS {
+                return Err(too_many_tags(name));
+            }
+            *existing = merged;
+            Ok(())
+        })
+        .await
+    }
+
+    async fn untag_queue(&self, name: &str, keys: Vec<String>) -> Result<(), SqsError> {
+        self.update_tags(name, |existing| {
+            for k in &keys {
+                existing.remove(k);
+            }
+            Ok(())
+        })
+        .await
+    }
+
+    async fn purge_queue(&self, name: &str) -> Result<(), SqsError> {
+        let inner = &self.inner;
+        let now = inner.now();
+        let mut client = inner.client().await?;
+        let tx = client.transaction().await.map_err(error::db)?;
+        let q = queue_row(&tx, name, "FOR NO KEY UPDATE").await?;
+        if let Some(last) = q.last_purge
+            && (now as u64) < last + PURGE_INTERVAL_SECS * 1000
+        {
+            return Err(SqsError::new(
+                ErrorCode::PurgeQueueInProgress,
+                format!(
+                    "Only one PurgeQueue operation on {name} is allowed every {PURGE_INTERVAL_SECS} seconds."
+                ),
+            ));
+        }
+        execute(
+            &tx,
+            "UPDATE sluice_queues SET last_purge = $2 WHERE id = $1",
+            &[&q.id, &now],
+        )
+        .await?;
+        execute(
+            &tx,
+            "DELETE FROM sluice_messages WHERE queue_id = $1",
+            &[&q.id],
+        )
+        .await?;
+        tx.commit().await.map_err(error::db)
+    }
+
+    async fn send_messages(
+        &self,
+        name: &str,
+        messages: Vec<NewMessage>,
+    ) -> Result<Vec<SentMessage>, SqsError> {
+        writes::send(self, name, messages).await
+    }
+
+    async fn receive_messages(
+        &self,
+        name: &str,
+        options: ReceiveOptions,
+    ) -> Result<Vec<ReceivedMessage>, SqsError> {
+        receive::receive(self, name, options).await
+    }
+
+    async fn delete_messages(
+        &self,
+        name: &str,
+        receipt_handles: Vec<String>,
+    ) -> Result<Vec<Result<(), SqsError>>, SqsError> {
+        writes::delete(self, name, receipt_handles).await
+    }
+
+    async fn change_visibility(
+        &self,
+        name: &str,
+        changes: Vec<VisibilityChange>,
+    ) -> Result<Vec<Result<(), SqsError>>, SqsError> {
+        writes::change_visibility(self, name, changes).await
+    }
+
+    async fn redrive_messages(
+        &self,
+        source: &str,
+        redrive: &Redrive,
+    ) -> Result<RedriveOutcome, SqsError> {
+        moves::redrive(self, source, redrive).await
+    }
+
+    async fn save_move_task(&self, task: MoveTask) -> Result<(), SqsError> {
+        let mut client = self.inner.client().await?;
+        let tx = client.transaction().await.map_err(error::db)?;
+        // A task another node ended (cancelled, failed) stays ended: a
+        // runner's late progress report must not bring it back.
+        execute(
+            &tx,
+            "INSERT INTO sluice_move_tasks (handle, record, started_at) VALUES ($1, $2, $3)
+             ON CONFLICT (handle) DO UPDATE SET record = EXCLUDED.record
+             WHERE sluice_move_tasks.record->>'status' IN ('RUNNING', 'CANCELLING')
+                OR EXCLUDED.record->>'status' NOT IN ('RUNNING', 'CANCELLING')",
+            &[&task.handle, &Json(&task), &(task.started_at as i64)],
+        )
+        .await?;
+        tx.commit().await.map_err(error::db)
+    }
+
+    async fn move_tasks(&self) -> Result<Vec<MoveTask>, SqsError> {
+        let mut client = self.inner.client().await?;
+        let tx = client.transaction().await.map_err(error::db)?;
+        let rows = query(
+            &tx,
+            "SELECT record FROM sluice_move_tasks
+             ORDER BY started_at DESC, handle COLLATE \"C\" DESC",
+            &[],
+        )
+        .await?;
+        rows.iter()
+            .map(|r| {
+                r.try_get::<_, Json<MoveTask>>(0)
+                    .map(|Json(t)| t)
+                    .map_err(error::db)
+            })
+            .collect()
+    }
+
+    async fn queue_stats(&self, name: &str) -> Result<QueueStats, SqsError> {
+        let (counts, oldest_age_ms, id) = self.queue_stats_inner(name).await?;
+        let a = self.inner.activity(id);
+        Ok(QueueStats {
+            counts,
+            oldest_age_ms,
+            sent: activity::get(&a.sent),
+            sent_bytes: activity::get(&a.sent_bytes),
+            received: activity::get(&a.received),
+            deleted: activity::get(&a.deleted),
+            empty_receives: activity::get(&a.empty_receives),
+            dead_lettered: activity::get(&a.dead_lettered),
+            redriven: activity::get(&a.redriven),
+            expired: activity::get(&a.expired),
+        })
+    }
+
+    async fn nack_message(
+        &self,
+        name: &str,
+        receipt_handle: &str,
+        nack: Nack,
+    ) -> Result<(), SqsError> {
+        moves::nack(self, name, receipt_handle, nack).await
+    }
+
+    fn is_shared(&self) -> bool {
+        true
+    }
+
+    async fn claim_job(&self, name: &str) -> Result<Option<JobClaim>, SqsError> {
+        Ok(self.try_claim(name).await?.map(JobClaim::holding))
+    }
+
+    async fn peek_messages(
+        &self,
+        name: &str,
+        filter: &MessageFilter,
+        after: Option<u64>,
+        limit: usize,
+    ) -> Result<PeekPage, SqsError> {
+        let inner = &self.inner;
+        let now = inner.now();
+        let mut client = inner.client().await?;
+        let tx = client.transaction().await.map_err(error::db)?;
+        let q = queue_row(&tx, name, "").await?;
+        expire(inner, &tx, &q, now).await?;
+        let mut page = PeekPage::default();
+        let mut from = after.unwrap_or(0).min(i64::MAX as u64) as i64;
+        const CHUNK: i64 = 500;
+        let sql = format!(
+            "SELECT {} FROM sluice_messages WHERE queue_id = $1 AND seq > $2 ORDER BY seq LIMIT $3",
+            rows::MESSAGE_COLUMNS
+        );
+        'pages: loop {
+            let chunk = MessageRow::all(&query(&tx, &sql, &[&q.id, &from, &CHUNK]).await?)?;
+            let done = (chunk.len() as i64) < CHUNK;
+            for m in chunk {
+                from = m.seq;
+                if page.messages.len() == limit {
+                    page.next = page.messages.last().map(|m| m.position);
+                    break 'pages;
+                }
+                let peeked = m.peeked(now, q.config.fifo);
+                if filter.matches(&peeked) {
+                    page.messages.push(peeked);
+                }
+            }
+            if done {
+                break;
+            }
+        }
+        tx.commit().await.map_err(error::db)?;
+        Ok(page)
+    }
+}
+
+impl PostgresBroker {
+    async fn update_tags(
+        &self,
+        name: &str,
+        update: impl FnOnce(&mut BTreeMap<String, String>) -> Result<(), SqsError>,
+    ) -> Result<(), SqsError> {
+        let mut client = self.inner.client().await?;
+        let tx = client.transaction().await.map_err(error::db)?;
+        let mut q = queue_row(&tx, name, "FOR NO KEY UPDATE").await?;
+        update(&mut q.tags)?;
+        execute(
+            &tx,
+            "UPDATE sluice_queues SET tags = $2 WHERE id = $1",
+            &[&q.id, &Json(&q.tags)],
+        )
+        .await?;
+        tx.commit().await.map_err(error::db)
+    }
+
+    /// Counts, oldest message age and the queue's id.
+    async fn queue_stats_inner(&self, name: &str) -> Result<(QueueCounts, u64, i64), SqsError> {
+        let inner = &self.inner;
+        let now = inner.now();
+        let mut client = inner.client().await?;
+        let tx = client.transaction().await.map_err(error::db)?;
+        let q = queue_row(&tx, name, "").await?;
+        expire(inner, &tx, &q, now).await?;
+        let rows = query(
+            &tx,
+            "SELECT count(*) FILTER (WHERE visible_at <= $2),
+                    count(*) FILTER (WHERE visible_at > $2 AND receive_count > 0),
+                    count(*) FILTER (WHERE visible_at > $2 AND receive_count = 0),
+                    min(enqueued_at)
+             FROM sluice_messages WHERE queue_id = $1",
+            &[&q.id, &now],
+        )
+        .await?;
+        tx.commit().await.map_err(error::db)?;
+        let row = rows
+            .first()
+            .ok_or_else(|| SqsError::internal("no counts"))?;
+        let count = |i| col::<i64>(row, i).map(|n| n.max(0) as u64);
+        let counts = QueueCounts {
+            visible: count(0)?,
+            in_flight: count(1)?,
+            delayed: count(2)?,
+        };
+        let oldest: Option<i64> = col(row, 3)?;
+        let age = oldest.map_or(0, |t| (now - t).max(0) as u64);
+        Ok((counts, age, q.id))
+    }
+}

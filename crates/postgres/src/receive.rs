@@ -1,0 +1,454 @@
+//! ReceiveMessage: one short transaction per attempt that picks messages
+//! with `FOR UPDATE SKIP LOCKED`, moves those over maxReceiveCount to the
+//! dead-letter queue and delivers the rest (rules V2, R2–R4, F1, F4, V10);
+//! a long poll (rule V6) waits between attempts for a send on any node or
+//! the next visibility or delay due time.
+
+use std::time::Duration;
+
+use sluice_broker::{ReceiveOptions, ReceivedMessage};
+use sluice_core::limits::MAX_INFLIGHT;
+use sluice_core::{ErrorCode, SqsError};
+
+use crate::moves::{self, dead_letter_target, name_of_arn};
+use crate::rows::{MESSAGE_COLUMNS, MessageRow, QueueRow, col};
+use crate::writes::{DEDUP_WINDOW_MS, lock_fifo};
+use crate::{PostgresBroker, activity, error, execute, expire, query, queue_row};
+
+/// Receives, waiting up to `options.wait` for a message.
+pub(crate) async fn receive(
+    b: &PostgresBroker,
+    name: &str,
+    options: ReceiveOptions,
+) -> Result<Vec<ReceivedMessage>, SqsError> {
+    let inner = &b.inner;
+    let waiter = inner.waiter(name);
+    let deadline = tokio::time::Instant::now() + options.wait;
+    loop {
+        let notified = waiter.notified();
+        tokio::pin!(notified);
+        notified.as_mut().enable();
+        let now = inner.now();
+        let attempt = receive_once(b, name, &options, now).await?;
+        if !attempt.delivered.is_empty() {
+            activity::add(
+                &inner.activity(attempt.queue_id).received,
+                attempt.delivered.len() as u64,
+            );
+            return Ok(attempt.delivered);
+        }
+        let now_instant = tokio::time::Instant::now();
+        if now_instant >= deadline {
+            activity::add(&inner.activity(attempt.queue_id).empty_receives, 1);
+            return Ok(Vec::new());
+        }
+        // Sleep until a send wakes us, the next message is due, or the deadline.
+        let wake_at = match attempt.next_due {
+            Some(due) => {
+                deadline.min(now_instant + Duration::from_millis((due - now).max(1).unsigned_abs()))
+            }
+            None => deadline,
+        };
+        tokio::select! {
+            _ = &mut notified => {}
+            _ = tokio::time::sleep_until(wake_at) => {}
+        }
+    }
+}
+
+/// How long a node trusts its count of a queue's messages in flight. The
+/// limit (rule L4) is approximate, as in SQS; counting on every receive
+/// would read every in-flight row each time.
+const IN_FLIGHT_RECOUNT: Duration = Duration::from_secs(1);
+
+/// What one attempt found.
+struct Attempt {
+    queue_id: i64,
+    delivered: Vec<ReceivedMessage>,
+    /// When the next delayed or in-flight message becomes receivable.
+    next_due: Option<i64>,
+}
+
+async fn receive_once(
+    b: &PostgresBroker,
+    name: &str,
+    options: &ReceiveOptions,
+    now: i64,
+) -> Result<Attempt, SqsError> {
+    let inner = &b.inner;
+    let mut client = inner.client().await?;
+    let tx = client.transaction().await.map_err(error::db)?;
+    let q = queue_row(&tx, name, "").await?;
+    lock_fifo(&tx, &q).await?;
+    expire(inner, &tx, &q, now).await?;
+    let fifo = q.config.fifo;
+
+    // A FIFO receive retried with the same attempt id gets the same
+    // messages and handles while they are still its (rule F4).
+    if let (true, Some(attempt_id)) = (fifo, &options.attempt_id)
+        && let Some(replay) = replay_attempt(&tx, &q, attempt_id, now).await?
+    {
+        tx.commit().await.map_err(error::db)?;
+        return Ok(Attempt {
+            queue_id: q.id,
+            delivered: replay,
+            next_due: None,
+        });
+    }
+
+    let in_flight = match inner.in_flight.lock().get(&q.id) {
+        Some(&(count, at)) if at.elapsed() < IN_FLIGHT_RECOUNT => Some(count),
+        _ => None,
+    };
+    let in_flight = match in_flight {
+        Some(count) => count,
+        None => {
+            let count = in_flight_count(&tx, &q, now).await?;
+            inner
+                .in_flight
+                .lock()
+                .insert(q.id, (count, std::time::Instant::now()));
+            count
+        }
+    };
+    let room = MAX_INFLIGHT.saturating_sub(in_flight);
+    if room == 0 && has_ready(&tx, &q, now).await? {
+        return Err(SqsError::new(
+            ErrorCode::OverLimit,
+            format!("The maximum number of in flight messages ({MAX_INFLIGHT}) was reached."),
+        ));
+    }
+    let max = (options.max_messages as usize).min(room);
+    // Without its dead-letter queue a policy moves nothing: the messages
+    // stay deliverable rather than vanish (rule R2).
+    let dlq = match q.config.redrive() {
+        Some(policy) => dead_letter_target(&tx, name_of_arn(&policy.dead_letter_target_arn))
+            .await?
+            .map(|dlq| (policy, dlq)),
+        None => None,
+    };
+    let max_receives = dlq.as_ref().map(|(p, _)| p.max_receive_count as i32);
+
+    let mut chosen: Vec<MessageRow> = Vec::new();
+    let mut dead: Vec<MessageRow> = Vec::new();
+    // Dead messages leave the queue and make room for others: pick again
+    // until the receive is full or a pick moves nothing to the DLQ.
+    loop {
+        let exclude: Vec<i64> = chosen.iter().map(|m| m.seq).collect();
+        let want = max - chosen.len();
+        if want == 0 {
+            break;
+        }
+        let picked = pick(&tx, &q, now, want, &exclude).await?;
+        let mut died = false;
+        for m in picked {
+            if max_receives.is_some_and(|limit| m.receive_count >= limit) {
+                died = true;
+                dead.push(m);
+            } else {
+                chosen.push(m);
+            }
+        }
+        if !died {
+            break;
+        }
+        if let Some((policy, dlq)) = &dlq {
+            moves::move_to_dead_letter_queue(
+                b,
+                &tx,
+                &q,
+                &policy.dead_letter_target_arn,
+                dlq,
+                std::mem::take(&mut dead),
+                now,
+            )
+            .await?;
+        }
+    }
+
+    let visibility = options
+        .visibility_timeout
+        .unwrap_or(q.config.visibility_timeout);
+    let visible_at = now + i64::from(visibility) * 1000;
+    let seqs: Vec<i64> = chosen.iter().map(|m| m.seq).collect();
+    if !seqs.is_empty() {
+        execute(
+            &tx,
+            "UPDATE sluice_messages SET receive_count = receive_count + 1,
+                first_receive_at = CASE WHEN first_receive_at = 0 THEN $3 ELSE first_receive_at END,
+                last_receive_at = $3, visible_at = $4
+             WHERE queue_id = $1 AND seq = ANY($2)",
+            &[&q.id, &seqs, &now, &visible_at],
+        )
+        .await?;
+    }
+    if let Some((count, _)) = inner.in_flight.lock().get_mut(&q.id) {
+        *count += seqs.len();
+    }
+    let delivered: Vec<ReceivedMessage> = chosen
+        .into_iter()
+        .map(|mut m| {
+            m.receive_count += 1;
+            if m.first_receive_at == 0 {
+                m.first_receive_at = now;
+            }
+            m.last_receive_at = now;
+            m.visible_at = visible_at;
+            m.received(q.id, fifo)
+        })
+        .collect();
+    if let (true, Some(attempt_id), false) = (fifo, &options.attempt_id, delivered.is_empty()) {
+        let counts: Vec<i32> = delivered.iter().map(|m| m.receive_count as i32).collect();
+        execute(
+            &tx,
+            "INSERT INTO sluice_receive_attempts (queue_id, attempt_id, expires_at, seqs, counts)
+             VALUES ($1, $2, $3, $4, $5)
+             ON CONFLICT (queue_id, attempt_id) DO UPDATE SET expires_at = EXCLUDED.expires_at,
+               seqs = EXCLUDED.seqs, counts = EXCLUDED.counts",
+            &[&q.id, attempt_id, &(now + DEDUP_WINDOW_MS), &seqs, &counts],
+        )
+        .await?;
+    }
+    let next_due = if delivered.is_empty() {
+        let rows = query(
+            &tx,
+            "SELECT min(visible_at) FROM sluice_messages WHERE queue_id = $1 AND visible_at > $2",
+            &[&q.id, &now],
+        )
+        .await?;
+        match rows.first() {
+            Some(r) => col::<Option<i64>>(r, 0)?,
+            None => None,
+        }
+    } else {
+        None
+    };
+    tx.commit().await.map_err(error::db)?;
+    Ok(Attempt {
+        queue_id: q.id,
+        delivered,
+        next_due,
+    })
+}
+
+/// Up to `want` receivable messages, locked, in delivery order.
+async fn pick(
+    tx: &deadpool_postgres::Transaction<'_>,
+    q: &QueueRow,
+    now: i64,
+    want: usize,
+    exclude: &[i64],
+) -> Result<Vec<MessageRow>, SqsError> {
+    if q.config.fifo {
+        return pick_fifo(tx, q, now, want, exclude).await;
+    }
+    let want = want as i64;
+    if !q.fair {
+        // Visible longest first: the index's own order, so no sort.
+        let sql = format!(
+            "SELECT {MESSAGE_COLUMNS} FROM sluice_messages
+             WHERE queue_id = $1 AND visible_at <= $2 AND NOT (seq = ANY($4))
+             ORDER BY visible_at, seq LIMIT $3 FOR UPDATE SKIP LOCKED"
+        );
+        return MessageRow::all(&query(tx, &sql, &[&q.id, &now, &want, &exclude]).await?);
+    }
+    // Fair queues (V10): each group's oldest first, groups in turn.
+    let sql = format!(
+        "WITH RECURSIVE {GROUPS}
+        SELECT h.seq, h.turn FROM groups CROSS JOIN LATERAL (
+            SELECT seq, row_number() OVER (ORDER BY seq) AS turn FROM (
+                SELECT seq FROM sluice_messages m
+                WHERE m.queue_id = $1 AND m.group_id = groups.g AND m.visible_at <= $2
+                  AND NOT (m.seq = ANY($4))
+                ORDER BY seq LIMIT $3) r
+        ) h WHERE groups.g IS NOT NULL
+        UNION ALL
+        SELECT seq, row_number() OVER (ORDER BY seq) FROM (
+            SELECT seq FROM sluice_messages
+            WHERE queue_id = $1 AND group_id IS NULL AND visible_at <= $2
+              AND NOT (seq = ANY($4))
+            ORDER BY seq LIMIT $3) u
+        ORDER BY 2, 1 LIMIT $3"
+    );
+    let order = query(tx, &sql, &[&q.id, &now, &want, &exclude])
+        .await?
+        .iter()
+        .map(|r| col(r, 0))
+        .collect::<Result<Vec<i64>, _>>()?;
+    if order.is_empty() {
+        return Ok(Vec::new());
+    }
+    lock_in_order(tx, q, now, &order, "FOR UPDATE SKIP LOCKED").await
+}
+
+/// The rows of `order` still receivable, locked, in that order.
+async fn lock_in_order(
+    tx: &deadpool_postgres::Transaction<'_>,
+    q: &QueueRow,
+    now: i64,
+    order: &[i64],
+    lock: &str,
+) -> Result<Vec<MessageRow>, SqsError> {
+    let sql = format!(
+        "SELECT {MESSAGE_COLUMNS} FROM sluice_messages
+         WHERE queue_id = $1 AND seq = ANY($2) AND visible_at <= $3 {lock}"
+    );
+    let mut rows = MessageRow::all(&query(tx, &sql, &[&q.id, &order, &now]).await?)?;
+    rows.sort_by_key(|m| order.iter().position(|&s| s == m.seq));
+    Ok(rows)
+}
+
+/// The group ids of queue `$1`, one index probe each however many messages
+/// they hold (a loose index scan), as the CTE `groups (g)`; ends with NULL.
+const GROUPS: &str = "groups (g) AS (
+        (SELECT group_id FROM sluice_messages
+         WHERE queue_id = $1 AND group_id IS NOT NULL ORDER BY group_id LIMIT 1)
+      UNION ALL
+        SELECT (SELECT m.group_id FROM sluice_messages m
+                WHERE m.queue_id = $1 AND m.group_id > groups.g
+                ORDER BY m.group_id LIMIT 1)
+        FROM groups WHERE groups.g IS NOT NULL
+    )";
+
+/// Every group of a FIFO queue with nothing in flight, with its head (the
+/// oldest message) and when the head is receivable, oldest head first
+/// (after [`GROUPS`]).
+const FIFO_HEADS: &str = "
+    SELECT groups.g, h.seq, h.visible_at FROM groups
+    CROSS JOIN LATERAL (
+        SELECT seq, visible_at FROM sluice_messages m
+        WHERE m.queue_id = $1 AND m.group_id = groups.g ORDER BY seq LIMIT 1
+    ) h
+    WHERE groups.g IS NOT NULL AND NOT (groups.g = ANY($2))
+    ORDER BY h.seq";
+
+/// FIFO delivery (rule F1): per group, the run of receivable messages from
+/// its head, none from a group with a message in flight; the group with
+/// the oldest head first, and as much of one group as the receive takes.
+/// The caller holds the queue's lock, so nothing is skipped.
+async fn pick_fifo(
+    tx: &deadpool_postgres::Transaction<'_>,
+    q: &QueueRow,
+    now: i64,
+    want: usize,
+    exclude: &[i64],
+) -> Result<Vec<MessageRow>, SqsError> {
+    let busy = query(
+        tx,
+        "SELECT DISTINCT group_id FROM sluice_messages
+         WHERE queue_id = $1 AND visible_at > $2 AND receive_count > 0 AND group_id IS NOT NULL",
+        &[&q.id, &now],
+    )
+    .await?
+    .iter()
+    .map(|r| col(r, 0))
+    .collect::<Result<Vec<String>, _>>()?;
+    let sql = format!("WITH RECURSIVE {GROUPS} {FIFO_HEADS}");
+    let heads = query(tx, &sql, &[&q.id, &busy]).await?;
+    let mut order: Vec<i64> = Vec::with_capacity(want);
+    for head in &heads {
+        if order.len() >= want {
+            break;
+        }
+        let head_visible_at: i64 = col(head, 2)?;
+        if head_visible_at > now {
+            continue;
+        }
+        let group: String = col(head, 0)?;
+        let run_len = (want - order.len() + exclude.len()) as i64;
+        let run = query(
+            tx,
+            "SELECT seq, visible_at FROM sluice_messages
+             WHERE queue_id = $1 AND group_id = $2 ORDER BY seq LIMIT $3",
+            &[&q.id, &group, &run_len],
+        )
+        .await?;
+        for m in &run {
+            let (seq, visible_at): (i64, i64) = (col(m, 0)?, col(m, 1)?);
+            if visible_at > now || order.len() >= want {
+                break;
+            }
+            // Taken by an earlier pick of this receive: the run goes on.
+            if !exclude.contains(&seq) {
+                order.push(seq);
+            }
+        }
+    }
+    if order.is_empty() {
+        return Ok(Vec::new());
+    }
+    lock_in_order(tx, q, now, &order, "FOR UPDATE").await
+}
+
+/// The answer of an earlier FIFO receive with this attempt id, when all
+/// its messages are still in flight from it (rule F4).
+async fn replay_attempt(
+    tx: &deadpool_postgres::Transaction<'_>,
+    q: &QueueRow,
+    attempt_id: &str,
+    now: i64,
+) -> Result<Option<Vec<ReceivedMessage>>, SqsError> {
+    let rows = query(
+        tx,
+        "SELECT seqs, counts FROM sluice_receive_attempts
+         WHERE queue_id = $1 AND attempt_id = $2 AND expires_at > $3",
+        &[&q.id, &attempt_id, &now],
+    )
+    .await?;
+    let Some(row) = rows.first() else {
+        return Ok(None);
+    };
+    let seqs: Vec<i64> = col(row, 0)?;
+    let counts: Vec<i32> = col(row, 1)?;
+    let sql = format!(
+        "SELECT {MESSAGE_COLUMNS} FROM sluice_messages WHERE queue_id = $1 AND seq = ANY($2)"
+    );
+    let messages = MessageRow::all(&query(tx, &sql, &[&q.id, &seqs]).await?)?;
+    let mut replay = Vec::with_capacity(seqs.len());
+    for (seq, count) in seqs.iter().zip(&counts) {
+        match messages.iter().find(|m| m.seq == *seq) {
+            Some(m) if m.receive_count == *count && m.visible_at > now => {
+                replay.push(m.received(q.id, true));
+            }
+            _ => return Ok(None),
+        }
+    }
+    Ok(Some(replay))
+}
+
+/// Messages in flight, counted up to the limit (rule L4).
+async fn in_flight_count(
+    tx: &deadpool_postgres::Transaction<'_>,
+    q: &QueueRow,
+    now: i64,
+) -> Result<usize, SqsError> {
+    let limit = MAX_INFLIGHT as i64;
+    let rows = query(
+        tx,
+        "SELECT count(*) FROM (SELECT 1 FROM sluice_messages
+           WHERE queue_id = $1 AND visible_at > $2 AND receive_count > 0 LIMIT $3) f",
+        &[&q.id, &now, &limit],
+    )
+    .await?;
+    match rows.first() {
+        Some(r) => Ok(col::<i64>(r, 0)?.max(0) as usize),
+        None => Ok(0),
+    }
+}
+
+async fn has_ready(
+    tx: &deadpool_postgres::Transaction<'_>,
+    q: &QueueRow,
+    now: i64,
+) -> Result<bool, SqsError> {
+    let rows = query(
+        tx,
+        "SELECT EXISTS (SELECT 1 FROM sluice_messages WHERE queue_id = $1 AND visible_at <= $2)",
+        &[&q.id, &now],
+    )
+    .await?;
+    match rows.first() {
+        Some(r) => col(r, 0),
+        None => Ok(false),
+    }
+}

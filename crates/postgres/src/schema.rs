@@ -1,0 +1,83 @@
+//! The schema, created and migrated by the server itself: numbered SQL
+//! files embedded in the binary, applied in order, each in its own
+//! transaction, and recorded in `sluice_schema_migrations`. Nodes starting
+//! together take turns under an advisory lock.
+
+use tokio_postgres::Client;
+
+use crate::error::PgError;
+use crate::locks;
+
+/// The migrations, in order: (version, SQL).
+const MIGRATIONS: &[(i32, &str)] = &[
+    (1, include_str!("../migrations/0001_initial.sql")),
+    (2, include_str!("../migrations/0002_group_index.sql")),
+];
+
+/// The newest schema version this build knows.
+pub const SCHEMA_VERSION: i32 = 2;
+
+/// Brings the schema up to [`SCHEMA_VERSION`]; returns the versions applied.
+pub(crate) async fn migrate(client: &mut Client) -> Result<Vec<i32>, PgError> {
+    client
+        .execute("SELECT pg_advisory_lock($1)", &[&locks::MIGRATIONS])
+        .await?;
+    let result = apply_pending(client).await;
+    // Unlocked on every path; the session ending would release it anyway.
+    let unlocked = client
+        .execute("SELECT pg_advisory_unlock($1)", &[&locks::MIGRATIONS])
+        .await;
+    let applied = result?;
+    unlocked?;
+    Ok(applied)
+}
+
+async fn apply_pending(client: &mut Client) -> Result<Vec<i32>, PgError> {
+    client
+        .batch_execute(
+            "CREATE TABLE IF NOT EXISTS sluice_schema_migrations (
+                version    INTEGER PRIMARY KEY,
+                applied_at TIMESTAMPTZ NOT NULL DEFAULT now()
+            )",
+        )
+        .await?;
+    let current: i32 = client
+        .query_one(
+            "SELECT COALESCE(max(version), 0) FROM sluice_schema_migrations",
+            &[],
+        )
+        .await?
+        .get(0);
+    if current > SCHEMA_VERSION {
+        return Err(PgError::SchemaTooNew {
+            found: current,
+            known: SCHEMA_VERSION,
+        });
+    }
+    let mut applied = Vec::new();
+    for &(version, sql) in MIGRATIONS.iter().filter(|(v, _)| *v > current) {
+        let tx = client.transaction().await?;
+        tx.batch_execute(sql).await?;
+        tx.execute(
+            "INSERT INTO sluice_schema_migrations (version) VALUES ($1)",
+            &[&version],
+        )
+        .await?;
+        tx.commit().await?;
+        tracing::info!(version, "applied database migration");
+        applied.push(version);
+    }
+    Ok(applied)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn migrations_are_numbered_in_order_up_to_the_version() {
+        let versions: Vec<i32> = MIGRATIONS.iter().map(|(v, _)| *v).collect();
+        let expected: Vec<i32> = (1..=SCHEMA_VERSION).collect();
+        assert_eq!(versions, expected);
+    }
+}

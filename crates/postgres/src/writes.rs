@@ -1,0 +1,313 @@
+//! Sends, deletes and visibility changes.
+
+use sluice_broker::{NewMessage, SentMessage, VisibilityChange};
+use sluice_core::message::message_size;
+use sluice_core::receipt::ReceiptHandle;
+use sluice_core::{ErrorCode, SqsError};
+use tokio_postgres::types::Json;
+
+use crate::rows::{QueueRow, col, sequence_number};
+use crate::{PostgresBroker, activity, announce, error, execute, query, queue_row};
+
+/// How long a deduplication id is remembered (rule F2).
+pub(crate) const DEDUP_WINDOW_MS: i64 = 5 * 60 * 1000;
+
+/// Serialises a FIFO queue's sends and receives until the transaction
+/// ends, so sequence order is commit order and groups are never handed to
+/// two consumers at once (rules F1, F3).
+pub(crate) async fn lock_fifo(
+    tx: &deadpool_postgres::Transaction<'_>,
+    q: &QueueRow,
+) -> Result<(), SqsError> {
+    if q.config.fifo {
+        query(tx, "SELECT pg_advisory_xact_lock($1)", &[&q.id]).await?;
+    }
+    Ok(())
+}
+
+const INSERT_MESSAGE: &str = "INSERT INTO sluice_messages
+    (queue_id, seq, message_id, body, attributes, system_attributes, group_id, dedup_id,
+     sent_at, enqueued_at, visible_at)
+    VALUES ($1, nextval('sluice_message_seq'), $2, $3, $4, $5, $6, $7, $8, $8, $9)
+    RETURNING seq";
+
+/// Stores messages durably (rule V1), deduplicating FIFO sends (rule F2).
+pub(crate) async fn send(
+    b: &PostgresBroker,
+    name: &str,
+    messages: Vec<NewMessage>,
+) -> Result<Vec<SentMessage>, SqsError> {
+    let inner = &b.inner;
+    let now = inner.now();
+    let mut client = inner.client().await?;
+    let tx = client.transaction().await.map_err(error::db)?;
+    let q = queue_row(&tx, name, "").await?;
+    lock_fifo(&tx, &q).await?;
+    let fifo = q.config.fifo;
+    let per_group = q.config.deduplication_scope == "messageGroup";
+    let mut sent = Vec::with_capacity(messages.len());
+    let mut bytes = 0u64;
+    let mut stored = 0u64;
+    let mut grouped = false;
+    for m in messages {
+        let dedup_key = match (fifo, &m.dedup_id) {
+            (true, Some(dedup_id)) => {
+                // PostgreSQL text holds no NUL: the group's length keeps
+                // "a" + "b:c" apart from "a:b" + "c".
+                let key = if per_group {
+                    let group = m.group_id.as_deref().unwrap_or("");
+                    format!("{}:{group}:{dedup_id}", group.len())
+                } else {
+                    dedup_id.clone()
+                };
+                let seen = query(
+                    &tx,
+                    "SELECT message_id, seq FROM sluice_dedup
+                     WHERE queue_id = $1 AND key = $2 AND expires_at > $3",
+                    &[&q.id, &key, &now],
+                )
+                .await?;
+                if let Some(row) = seen.first() {
+                    let id: uuid::Uuid = col(row, 0)?;
+                    sent.push(SentMessage {
+                        message_id: id.hyphenated().to_string(),
+                        sequence_number: Some(sequence_number(col(row, 1)?)),
+                    });
+                    continue;
+                }
+                Some(key)
+            }
+            _ => None,
+        };
+        let message_id = uuid::Uuid::new_v4();
+        let delay_ms = i64::from(m.delay_seconds.unwrap_or(q.config.delay_seconds)) * 1000;
+        let rows = tx
+            .query(
+                &tx.prepare_cached(INSERT_MESSAGE).await.map_err(error::db)?,
+                &[
+                    &q.id,
+                    &message_id,
+                    &m.body,
+                    &Json(&m.attributes),
+                    &Json(&m.system_attributes),
+                    &m.group_id,
+                    &m.dedup_id,
+                    &now,
+                    &(now + delay_ms),
+                ],
+            )
+            .await
+            .map_err(|e| {
+                if error::is_missing_queue(&e) {
+                    SqsError::no_queue()
+                } else {
+                    error::db(e)
+                }
+            })?;
+        let seq: i64 = match rows.first() {
+            Some(r) => col(r, 0)?,
+            None => return Err(SqsError::internal("insert returned nothing")),
+        };
+        if let Some(key) = dedup_key {
+            execute(
+                &tx,
+                "INSERT INTO sluice_dedup (queue_id, key, message_id, seq, expires_at)
+                 VALUES ($1, $2, $3, $4, $5)
+                 ON CONFLICT (queue_id, key) DO UPDATE SET message_id = EXCLUDED.message_id,
+                   seq = EXCLUDED.seq, expires_at = EXCLUDED.expires_at",
+                &[&q.id, &key, &message_id, &seq, &(now + DEDUP_WINDOW_MS)],
+            )
+            .await?;
+        }
+        grouped |= m.group_id.is_some();
+        bytes += message_size(&m.body, &m.attributes) as u64;
+        stored += 1;
+        sent.push(SentMessage {
+            message_id: message_id.hyphenated().to_string(),
+            sequence_number: fifo.then(|| sequence_number(seq)),
+        });
+    }
+    if grouped && !fifo && !q.fair {
+        // Groups on a standard queue: from now on they take turns (V10).
+        execute(
+            &tx,
+            "UPDATE sluice_queues SET fair = TRUE WHERE id = $1 AND NOT fair",
+            &[&q.id],
+        )
+        .await?;
+    }
+    if stored > 0 {
+        announce(&tx, name).await?;
+    }
+    tx.commit().await.map_err(error::db)?;
+    let a = inner.activity(q.id);
+    activity::add(&a.sent, stored);
+    activity::add(&a.sent_bytes, bytes);
+    if stored > 0 {
+        inner.wake(name);
+    }
+    Ok(sent)
+}
+
+/// Deletes by receipt handle (rule V4); FIFO queues accept only the
+/// latest delivery's handle while it is in flight.
+pub(crate) async fn delete(
+    b: &PostgresBroker,
+    name: &str,
+    handles: Vec<String>,
+) -> Result<Vec<Result<(), SqsError>>, SqsError> {
+    let inner = &b.inner;
+    let now = inner.now();
+    let mut client = inner.client().await?;
+    let tx = client.transaction().await.map_err(error::db)?;
+    let q = queue_row(&tx, name, "").await?;
+    let decoded: Vec<Option<ReceiptHandle>> = handles
+        .iter()
+        .map(|h| ReceiptHandle::decode(h).filter(|rh| rh.queue_id == q.id as u64 && rh.receive > 0))
+        .collect();
+    let seqs: Vec<i64> = decoded.iter().flatten().map(|rh| rh.seq as i64).collect();
+    let rows = query(
+        &tx,
+        "SELECT seq, receive_count, visible_at FROM sluice_messages
+         WHERE queue_id = $1 AND seq = ANY($2) ORDER BY seq FOR UPDATE",
+        &[&q.id, &seqs],
+    )
+    .await?;
+    let found = rows
+        .iter()
+        .map(|r| {
+            Ok((
+                col::<i64>(r, 0)?,
+                col::<i32>(r, 1)? as u32,
+                col::<i64>(r, 2)?,
+            ))
+        })
+        .collect::<Result<Vec<_>, SqsError>>()?;
+    let state = |seq: i64| {
+        found
+            .iter()
+            .find(|(s, _, _)| *s == seq)
+            .map(|&(_, count, visible_at)| (count, visible_at))
+    };
+    let mut doomed = Vec::new();
+    let results = handles
+        .iter()
+        .zip(&decoded)
+        .map(|(handle, rh)| {
+            let rh = rh.ok_or_else(|| SqsError::bad_receipt(handle))?;
+            match state(rh.seq as i64) {
+                // Already deleted: deleting again succeeds (rule V4).
+                None => Ok(()),
+                Some((count, visible_at))
+                    if q.config.fifo
+                        && rh.receive <= count
+                        && (rh.receive != count || visible_at <= now) =>
+                {
+                    Err(SqsError::new(
+                        ErrorCode::ReceiptHandleIsInvalid,
+                        "The receipt handle has expired.",
+                    ))
+                }
+                Some((count, _)) if rh.receive > count => Err(SqsError::bad_receipt(handle)),
+                Some(_) => {
+                    doomed.push(rh.seq as i64);
+                    Ok(())
+                }
+            }
+        })
+        .collect::<Vec<_>>();
+    doomed.sort_unstable();
+    doomed.dedup();
+    if !doomed.is_empty() {
+        execute(
+            &tx,
+            "DELETE FROM sluice_messages WHERE queue_id = $1 AND seq = ANY($2)",
+            &[&q.id, &doomed],
+        )
+        .await?;
+    }
+    tx.commit().await.map_err(error::db)?;
+    activity::add(&inner.activity(q.id).deleted, doomed.len() as u64);
+    Ok(results)
+}
+
+/// The message a handle holds in flight, locked, with the errors
+/// ChangeMessageVisibility and NackMessage give (rules V5, X2).
+pub(crate) async fn in_flight(
+    tx: &deadpool_postgres::Transaction<'_>,
+    q: &QueueRow,
+    handle: &str,
+    now: i64,
+) -> Result<i64, SqsError> {
+    let rh = ReceiptHandle::decode(handle)
+        .filter(|rh| rh.queue_id == q.id as u64 && rh.receive > 0)
+        .ok_or_else(|| SqsError::bad_receipt(handle))?;
+    let rows = query(
+        tx,
+        "SELECT receive_count, visible_at FROM sluice_messages
+         WHERE queue_id = $1 AND seq = $2 FOR UPDATE",
+        &[&q.id, &(rh.seq as i64)],
+    )
+    .await?;
+    let Some(row) = rows.first() else {
+        return Err(SqsError::invalid_value(
+            "ReceiptHandle",
+            handle,
+            "Message does not exist or is not available for visibility timeout change.",
+        ));
+    };
+    let count = col::<i32>(row, 0)? as u32;
+    let visible_at: i64 = col(row, 1)?;
+    if rh.receive > count {
+        return Err(SqsError::bad_receipt(handle));
+    }
+    if visible_at <= now || rh.receive != count {
+        return Err(SqsError::new(
+            ErrorCode::MessageNotInflight,
+            "Message not inflight.",
+        ));
+    }
+    Ok(rh.seq as i64)
+}
+
+/// Changes the visibility of in-flight messages (rule V5).
+pub(crate) async fn change_visibility(
+    b: &PostgresBroker,
+    name: &str,
+    changes: Vec<VisibilityChange>,
+) -> Result<Vec<Result<(), SqsError>>, SqsError> {
+    let inner = &b.inner;
+    let now = inner.now();
+    let mut client = inner.client().await?;
+    let tx = client.transaction().await.map_err(error::db)?;
+    let q = queue_row(&tx, name, "").await?;
+    let mut results = Vec::with_capacity(changes.len());
+    let mut released = false;
+    for c in &changes {
+        let result = match in_flight(&tx, &q, &c.receipt_handle, now).await {
+            Ok(seq) => {
+                let visible_at = now + i64::from(c.visibility_timeout) * 1000;
+                execute(
+                    &tx,
+                    "UPDATE sluice_messages SET visible_at = $3 WHERE queue_id = $1 AND seq = $2",
+                    &[&q.id, &seq, &visible_at],
+                )
+                .await?;
+                released |= c.visibility_timeout == 0;
+                Ok(())
+            }
+            Err(e) if e.code == ErrorCode::ServiceUnavailable => return Err(e),
+            Err(e) if e.code == ErrorCode::InternalFailure => return Err(e),
+            Err(e) => Err(e),
+        };
+        results.push(result);
+    }
+    if released {
+        announce(&tx, name).await?;
+    }
+    tx.commit().await.map_err(error::db)?;
+    if released {
+        inner.wake(name);
+    }
+    Ok(results)
+}
