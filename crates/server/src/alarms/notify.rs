@@ -362,6 +362,40 @@ mod tests {
         );
     }
 
+    /// An https:// receiver whose certificate no trusted root issued: the
+    /// try fails as one to retry, and the error (the text logged) names
+    /// the TLS failure.
+    #[tokio::test]
+    async fn untrusted_certificate_is_a_retry_naming_the_tls_error() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("https://{}/hook", listener.local_addr().unwrap());
+        let cert = rcgen::generate_simple_self_signed(vec!["127.0.0.1".into()]).unwrap();
+        let key = rustls_pki_types::PrivatePkcs8KeyDer::from(cert.signing_key.serialize_der());
+        let config = rustls::ServerConfig::builder_with_provider(Arc::new(
+            rustls::crypto::ring::default_provider(),
+        ))
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_no_client_auth()
+        .with_single_cert(vec![cert.cert.der().clone()], key.into())
+        .unwrap();
+        let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
+        tokio::spawn(async move {
+            while let Ok((conn, _)) = listener.accept().await {
+                let _ = acceptor.accept(conn).await;
+            }
+        });
+        let policy = WebhookPolicy::default();
+        let client = client(&policy, &WebhookTls::default());
+        match post(&client, &url, Bytes::from_static(b"{}"), policy.timeout).await {
+            Err(Failure::Retry(e)) => {
+                assert!(e.contains("invalid peer certificate: UnknownIssuer"), "{e}")
+            }
+            Err(Failure::Permanent(e)) => panic!("retried like a receiver that is down: {e}"),
+            Ok(()) => panic!("an untrusted certificate was accepted"),
+        }
+    }
+
     #[test]
     fn backoff_doubles_up_to_the_cap() {
         let p = WebhookPolicy {
