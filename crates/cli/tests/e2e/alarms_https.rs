@@ -183,7 +183,9 @@ async fn m2_https_webhook_untrusted_certificate_is_not_delivered_real_time() {
     let mut m = String::new();
     for _ in 0..100 {
         m = metrics(server.raw()).await;
-        if notifications(&m, "failed") == 1 {
+        // The receiver counts a refused handshake a moment after sluice does.
+        if notifications(&m, "failed") == 1 && hook.handshake_failures.load(Ordering::Relaxed) >= 3
+        {
             break;
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
@@ -195,12 +197,13 @@ async fn m2_https_webhook_untrusted_certificate_is_not_delivered_real_time() {
     );
     assert_eq!(notifications(&m, "retried"), 2, "{m}");
     assert_eq!(notifications(&m, "delivered"), 0, "{m}");
+    assert_quiet(&hook).await;
     assert_eq!(
         hook.handshake_failures.load(Ordering::Relaxed),
         3,
         "each try reached the receiver and failed at the handshake"
     );
-    assert_quiet(&hook).await;
+    assert_eq!(notifications(&metrics(server.raw()).await, "failed"), 1);
 }
 
 /// M2: `webhook_ca_file` is read at start: a file without a certificate
@@ -245,7 +248,8 @@ fn m2_bad_webhook_ca_file_stops_serve_at_start() {
     )
     .unwrap();
     let server = SluiceProcess::start(&["--config", config.to_str().unwrap()]);
-    // Serving (and so past the point its SIGTERM handler is set up).
     assert_eq!(server.raw().request("GET", "/health", &[], b"").status, 200);
-    assert!(server.terminate().success());
+    // Killed on drop, not `terminate()`d: a SIGTERM this soon after start
+    // can arrive before `serve` has set up its signal handler.
+    drop(server);
 }
