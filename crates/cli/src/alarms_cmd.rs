@@ -94,7 +94,7 @@ struct PutArgs {
     /// missing, notBreaching, breaching or ignore [server default: missing].
     #[arg(long, value_name = "TREATMENT")]
     missing_data: Option<String>,
-    /// Notified on every state change: an http:// webhook URL or the ARN of
+    /// Notified on every state change: an http:// or https:// webhook URL or the ARN of
     /// a queue of this server; repeat for several (at most 5).
     #[arg(long = "action", value_name = "URL|ARN")]
     actions: Vec<String>,

@@ -32,6 +32,9 @@ pub struct FileConfig {
     pub queues: Vec<QueueDecl>,
     /// How often alarms sample queues and are evaluated, seconds (default 10).
     pub alarm_sample_seconds: Option<u64>,
+    /// PEM file of CA certificates trusted by `https://` webhooks, besides
+    /// Mozilla's roots (for receivers with a private CA).
+    pub webhook_ca_file: Option<PathBuf>,
     /// Give every dead-letter queue an alarm on visible depth >= 1.
     pub dlq_alarms: Option<DlqAlarmsDecl>,
     /// Alarms on queue metrics.

@@ -15,6 +15,7 @@ use sluice_embedded::EmbeddedBroker;
 use sluice_postgres::{PgError, PostgresBroker, PostgresOptions};
 use sluice_protocol::requests::PutAlarmInput;
 use sluice_server::alarms::definition::{AlarmDefinition, AlarmSource};
+use sluice_server::alarms::tls::WebhookTls;
 use sluice_server::alarms::{AlarmSettings, DlqAlarmSettings};
 use sluice_server::service::RequestContext;
 use sluice_server::{Service, ServiceConfig};
@@ -45,7 +46,8 @@ pub struct ServeArgs {
     #[arg(long, value_name = "N")]
     postgres_pool_size: Option<usize>,
     /// TOML config file: account, region, base URL, queues to create,
-    /// alarms and the `[dlq_alarms]` setting (see docs/alarms.md).
+    /// alarms, the `[dlq_alarms]` setting and the `webhook_ca_file` of
+    /// https:// webhooks (see docs/alarms.md).
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
 }
@@ -259,6 +261,15 @@ fn alarm_settings(
             "alarm_sample_seconds must be 1 to 3600, got {secs}"
         );
         settings.sample_interval = std::time::Duration::from_secs(secs);
+    }
+    if let Some(path) = &file.webhook_ca_file {
+        // Read now: a bad file stops the start, not the first alarm.
+        settings.webhook_tls = WebhookTls::with_ca_file(path)?;
+        tracing::info!(
+            file = %path.display(),
+            certificates = settings.webhook_tls.extra_roots(),
+            "https:// webhooks also trust the CA file"
+        );
     }
     if let Some(d) = &file.dlq_alarms
         && d.enabled

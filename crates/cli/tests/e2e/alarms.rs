@@ -4,6 +4,7 @@
 //! webhook receiver that is down and comes up later.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use aws_sdk_sqs::types::QueueAttributeName as Attr;
@@ -12,16 +13,20 @@ use sluice_core::clock::Clock;
 use sluice_server::ServiceConfig;
 use sluice_server::alarms::notify::WebhookPolicy;
 use sluice_server::alarms::{AlarmSettings, DlqAlarmSettings};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::TcpListener;
 use tokio::sync::{Mutex, mpsc};
+use tokio_rustls::TlsAcceptor;
 
 use crate::common::{RawClient, RawResponse, SluiceProcess, TestServer, create_queue, xml_values};
 
 /// A webhook receiver on 127.0.0.1: every POST body it gets, parsed.
-struct Receiver {
-    url: String,
+pub(crate) struct Receiver {
+    /// `http://127.0.0.1:PORT/hook`, or `https://` for a TLS receiver.
+    pub(crate) url: String,
     bodies: Arc<Mutex<mpsc::UnboundedReceiver<Value>>>,
+    /// TLS handshakes that failed (a TLS receiver only).
+    pub(crate) handshake_failures: Arc<AtomicUsize>,
 }
 
 impl Receiver {
@@ -31,28 +36,59 @@ impl Receiver {
     }
 
     fn on(listener: TcpListener) -> Self {
-        let url = format!("http://{}/hook", listener.local_addr().unwrap());
+        Self::serving(listener, None)
+    }
+
+    /// An HTTPS receiver presenting the certificate of `tls`.
+    pub(crate) async fn start_tls(tls: TlsAcceptor) -> Self {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        Self::serving(listener, Some(tls))
+    }
+
+    fn serving(listener: TcpListener, tls: Option<TlsAcceptor>) -> Self {
+        let scheme = if tls.is_some() { "https" } else { "http" };
+        let url = format!("{scheme}://{}/hook", listener.local_addr().unwrap());
         let (tx, rx) = mpsc::unbounded_channel();
+        let handshake_failures = Arc::new(AtomicUsize::new(0));
+        let failures = handshake_failures.clone();
         tokio::spawn(async move {
             while let Ok((conn, _)) = listener.accept().await {
-                tokio::spawn(serve_connection(conn, tx.clone()));
+                let tx = tx.clone();
+                match &tls {
+                    None => tokio::spawn(serve_connection(conn, tx)),
+                    Some(tls) => {
+                        let (tls, failures) = (tls.clone(), failures.clone());
+                        tokio::spawn(async move {
+                            match tls.accept(conn).await {
+                                Ok(conn) => serve_connection(conn, tx).await,
+                                Err(_) => {
+                                    failures.fetch_add(1, Ordering::Relaxed);
+                                }
+                            }
+                        })
+                    }
+                };
             }
         });
         Self {
             url,
             bodies: Arc::new(Mutex::new(rx)),
+            handshake_failures,
         }
     }
 
     /// The next notification, waiting up to `within`.
-    async fn next(&self, within: Duration) -> Option<Value> {
+    pub(crate) async fn next(&self, within: Duration) -> Option<Value> {
         let mut rx = self.bodies.lock().await;
         tokio::time::timeout(within, rx.recv()).await.ok().flatten()
     }
 }
 
 /// Reads HTTP/1.1 requests off one connection (keep-alive), answering 200.
-async fn serve_connection(mut conn: tokio::net::TcpStream, tx: mpsc::UnboundedSender<Value>) {
+async fn serve_connection(
+    mut conn: impl AsyncRead + AsyncWrite + Unpin,
+    tx: mpsc::UnboundedSender<Value>,
+) {
     let mut buf = Vec::new();
     loop {
         let head_end = loop {
@@ -94,7 +130,7 @@ async fn serve_connection(mut conn: tokio::net::TcpStream, tx: mpsc::UnboundedSe
 }
 
 /// A `Sluice.<action>` JSON request, off the async runtime.
-async fn sluice(raw: RawClient, action: &str, body: Value) -> (u16, Value, RawResponse) {
+pub(crate) async fn sluice(raw: RawClient, action: &str, body: Value) -> (u16, Value, RawResponse) {
     let target = format!("Sluice.{action}");
     let r = tokio::task::spawn_blocking(move || raw.json_target(&target, &body.to_string()))
         .await
@@ -120,7 +156,7 @@ async fn describe(raw: RawClient, name: &str) -> Value {
 }
 
 /// No notification arrives within a short real-time wait.
-async fn assert_quiet(rx: &Receiver) {
+pub(crate) async fn assert_quiet(rx: &Receiver) {
     if let Some(extra) = rx.next(Duration::from_millis(300)).await {
         panic!("one notification per state change, got an extra one: {extra}");
     }
@@ -321,7 +357,7 @@ async fn m2_alarm_transitions_notify_once_each() {
 }
 
 /// The `/metrics` text.
-async fn metrics(raw: RawClient) -> String {
+pub(crate) async fn metrics(raw: RawClient) -> String {
     tokio::task::spawn_blocking(move || raw.request("GET", "/metrics", &[], b"").body)
         .await
         .unwrap()

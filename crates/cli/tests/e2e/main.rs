@@ -4,6 +4,7 @@
 //! SDK is linked once.
 
 mod alarms;
+mod alarms_https;
 mod bad_input;
 mod cli_dlq;
 mod cli_doctor;

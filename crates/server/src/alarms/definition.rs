@@ -296,23 +296,17 @@ impl AlarmSource {
 /// Where a notification goes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum AlarmAction {
-    /// POST the notification as JSON to this `http://` URL.
+    /// POST the notification as JSON to this `http://` or `https://` URL.
     Webhook(String),
     /// Send the notification as a message to this queue (by name).
     Queue(String),
 }
 
 impl AlarmAction {
-    /// Parses an action: an `http://` URL or a queue ARN of this account.
+    /// Parses an action: an `http://` or `https://` URL, or a queue ARN of
+    /// this account.
     pub fn parse(raw: &str, account: &Account) -> Result<Self, SqsError> {
-        if raw.starts_with("https://") {
-            return Err(SqsError::invalid_value(
-                "Actions",
-                raw,
-                "https:// webhooks are not supported yet; use an http:// receiver or relay.",
-            ));
-        }
-        if raw.starts_with("http://") {
+        if raw.starts_with("http://") || raw.starts_with("https://") {
             let uri: http::Uri = raw
                 .parse()
                 .map_err(|_| SqsError::invalid_value("Actions", raw, "Not a valid URL."))?;
@@ -334,7 +328,7 @@ impl AlarmAction {
         Err(SqsError::invalid_value(
             "Actions",
             raw,
-            "An action is an http:// webhook URL or a queue ARN.",
+            "An action is an http:// or https:// webhook URL or a queue ARN.",
         ))
     }
 }
@@ -584,7 +578,7 @@ mod tests {
             |i| i.comparison_operator = Some(">=".into()),
             |i| i.treat_missing_data = Some("Missing".into()),
             |i| i.actions = Some(vec!["mailto:ops@example.com".into()]),
-            |i| i.actions = Some(vec!["https://hooks.slack.com/x".into()]),
+            |i| i.actions = Some(vec!["https:///no-host".into()]),
             |i| i.actions = Some(vec!["arn:aws:sqs:eu-west-1:000000000000:q".into()]),
             |i| i.actions = Some(vec!["http://h/".into(); 6]),
             |i| i.alarm_description = Some("x".repeat(1025)),
@@ -597,6 +591,7 @@ mod tests {
         let mut i = input();
         i.actions = Some(vec![
             "http://127.0.0.1:9/hook".into(),
+            "https://hooks.slack.com/services/T0/B0/x".into(),
             "arn:aws:sqs:us-east-1:000000000000:ops".into(),
         ]);
         let d = AlarmDefinition::from_input(i, "q", &Account::default()).unwrap();
@@ -604,6 +599,7 @@ mod tests {
             d.parsed_actions(&Account::default()),
             vec![
                 AlarmAction::Webhook("http://127.0.0.1:9/hook".into()),
+                AlarmAction::Webhook("https://hooks.slack.com/services/T0/B0/x".into()),
                 AlarmAction::Queue("ops".into())
             ]
         );

@@ -5,7 +5,8 @@
 //! - [`evaluate`]: pure evaluation, samples in and a state out;
 //! - [`series`]: recent per-queue stats and the metric samples read from them;
 //! - [`store`]: alarms with their states and history; API alarms saved to a file;
-//! - [`notify`]: the notification body and the background webhook sender.
+//! - [`notify`]: the notification body and the background webhook sender;
+//! - [`tls`]: the certificates `https://` webhooks are checked against.
 //!
 //! A tick ([`Service::alarm_tick`]) samples every queue that has an alarm,
 //! evaluates every alarm at the service clock's time and notifies each
@@ -17,6 +18,7 @@ pub mod evaluate;
 pub mod notify;
 pub mod series;
 pub mod store;
+pub mod tls;
 
 use std::collections::{BTreeSet, HashMap};
 use std::path::PathBuf;
@@ -36,6 +38,7 @@ use definition::{
 use notify::{NotificationCounters, WebhookPolicy, WebhookSender};
 use series::QueueSeries;
 use store::{AlarmStore, StoreError, Transition};
+use tls::WebhookTls;
 
 /// Alarm settings of a server.
 #[derive(Debug, Clone)]
@@ -46,6 +49,9 @@ pub struct AlarmSettings {
     pub dlq_alarms: Option<DlqAlarmSettings>,
     /// How webhooks are delivered.
     pub webhook: WebhookPolicy,
+    /// The roots `https://` webhooks are checked against: Mozilla's, plus
+    /// those of the `webhook_ca_file` setting.
+    pub webhook_tls: WebhookTls,
     /// Where API-defined alarms are saved (none: they are lost at exit).
     pub file: Option<PathBuf>,
 }
@@ -56,6 +62,7 @@ impl Default for AlarmSettings {
             sample_interval: Duration::from_secs(10),
             dlq_alarms: None,
             webhook: WebhookPolicy::default(),
+            webhook_tls: WebhookTls::default(),
             file: None,
         }
     }
@@ -100,7 +107,7 @@ impl Alarms {
         Self {
             store: Mutex::new(AlarmStore::open(settings.file.clone(), now)),
             series: Mutex::new(HashMap::new()),
-            webhooks: WebhookSender::new(settings.webhook.clone()),
+            webhooks: WebhookSender::new(settings.webhook.clone(), settings.webhook_tls.clone()),
             ticking: tokio::sync::Mutex::new(()),
             settings,
         }

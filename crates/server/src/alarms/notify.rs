@@ -4,7 +4,9 @@
 //! queue (full: dropped with an error log) read by a dispatcher task, which
 //! hands each to the worker task of its receiver. A worker delivers in
 //! order and retries with exponential backoff while its receiver is down,
-//! so one dead receiver delays only its own notifications.
+//! so one dead receiver delays only its own notifications. One connector
+//! serves `http://` and `https://` receivers; a TLS failure (an untrusted
+//! certificate, say) is retried like a receiver that is down.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -13,6 +15,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
+use hyper_rustls::{HttpsConnector, HttpsConnectorBuilder};
 use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
@@ -21,6 +24,10 @@ use tokio::sync::mpsc;
 
 use super::definition::AlarmDefinition;
 use super::store::Transition;
+use super::tls::WebhookTls;
+
+/// The webhook HTTP client: plain TCP or TLS by the URL's scheme.
+type WebhookClient = Client<HttpsConnector<HttpConnector>, Full<Bytes>>;
 
 /// How webhooks are delivered.
 #[derive(Debug, Clone)]
@@ -143,15 +150,17 @@ struct Delivery {
 /// Sends webhooks in the background.
 pub struct WebhookSender {
     policy: WebhookPolicy,
+    tls: WebhookTls,
     queue: OnceLock<mpsc::Sender<Delivery>>,
     counters: Arc<NotificationCounters>,
 }
 
 impl WebhookSender {
     /// A sender; its tasks start with the first notification.
-    pub fn new(policy: WebhookPolicy) -> Self {
+    pub fn new(policy: WebhookPolicy, tls: WebhookTls) -> Self {
         Self {
             policy,
+            tls,
             queue: OnceLock::new(),
             counters: Arc::default(),
         }
@@ -167,7 +176,13 @@ impl WebhookSender {
     pub fn send(&self, url: &str, body: &Value) {
         let queue = self.queue.get_or_init(|| {
             let (tx, rx) = mpsc::channel(self.policy.queue_capacity.max(1));
-            tokio::spawn(dispatch(rx, self.policy.clone(), self.counters.clone()));
+            let client = client(&self.policy, &self.tls);
+            tokio::spawn(dispatch(
+                rx,
+                client,
+                self.policy.clone(),
+                self.counters.clone(),
+            ));
             tx
         });
         let delivery = Delivery {
@@ -181,16 +196,27 @@ impl WebhookSender {
     }
 }
 
+/// The client of all webhooks, for `http://` and `https://` URLs.
+fn client(policy: &WebhookPolicy, tls: &WebhookTls) -> WebhookClient {
+    let mut tcp = HttpConnector::new();
+    tcp.set_connect_timeout(Some(policy.timeout));
+    // The TLS layer above sees https:// URLs through this connector.
+    tcp.enforce_http(false);
+    let connector = HttpsConnectorBuilder::new()
+        .with_tls_config(tls.client_config())
+        .https_or_http()
+        .enable_http1()
+        .wrap_connector(tcp);
+    Client::builder(TokioExecutor::new()).build(connector)
+}
+
 /// Hands each delivery to its receiver's worker.
 async fn dispatch(
     mut rx: mpsc::Receiver<Delivery>,
+    client: WebhookClient,
     policy: WebhookPolicy,
     counters: Arc<NotificationCounters>,
 ) {
-    let mut connector = HttpConnector::new();
-    connector.set_connect_timeout(Some(policy.timeout));
-    let client: Client<HttpConnector, Full<Bytes>> =
-        Client::builder(TokioExecutor::new()).build(connector);
     let mut workers: HashMap<String, mpsc::Sender<Bytes>> = HashMap::new();
     while let Some(d) = rx.recv().await {
         let worker = workers.entry(d.url.clone()).or_insert_with(|| {
@@ -213,7 +239,7 @@ async fn dispatch(
 
 /// Delivers one receiver's notifications in order.
 async fn deliver_all(
-    client: Client<HttpConnector, Full<Bytes>>,
+    client: WebhookClient,
     url: String,
     mut rx: mpsc::Receiver<Bytes>,
     policy: WebhookPolicy,
@@ -255,14 +281,14 @@ async fn deliver_all(
 }
 
 enum Failure {
-    /// Down, timed out, 5xx or 429: try again later.
+    /// Down, timed out, TLS failure, 5xx or 429: try again later.
     Retry(String),
     /// Any other refusal: trying again would not help.
     Permanent(String),
 }
 
 async fn post(
-    client: &Client<HttpConnector, Full<Bytes>>,
+    client: &WebhookClient,
     url: &str,
     body: Bytes,
     timeout: Duration,
@@ -304,6 +330,40 @@ fn chain(e: &dyn std::error::Error) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// An https:// receiver whose certificate no trusted root issued: the
+    /// try fails as one to retry, and the error (the text logged) names
+    /// the TLS failure.
+    #[tokio::test]
+    async fn untrusted_certificate_is_a_retry_naming_the_tls_error() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("https://{}/hook", listener.local_addr().unwrap());
+        let cert = rcgen::generate_simple_self_signed(vec!["127.0.0.1".into()]).unwrap();
+        let key = rustls::pki_types::PrivatePkcs8KeyDer::from(cert.signing_key.serialize_der());
+        let config = rustls::ServerConfig::builder_with_provider(Arc::new(
+            rustls::crypto::ring::default_provider(),
+        ))
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_no_client_auth()
+        .with_single_cert(vec![cert.cert.der().clone()], key.into())
+        .unwrap();
+        let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
+        tokio::spawn(async move {
+            while let Ok((conn, _)) = listener.accept().await {
+                let _ = acceptor.accept(conn).await;
+            }
+        });
+        let policy = WebhookPolicy::default();
+        let client = client(&policy, &WebhookTls::default());
+        match post(&client, &url, Bytes::from_static(b"{}"), policy.timeout).await {
+            Err(Failure::Retry(e)) => {
+                assert!(e.contains("invalid peer certificate: UnknownIssuer"), "{e}")
+            }
+            Err(Failure::Permanent(e)) => panic!("retried like a receiver that is down: {e}"),
+            Ok(()) => panic!("an untrusted certificate was accepted"),
+        }
+    }
 
     #[test]
     fn backoff_doubles_up_to_the_cap() {
