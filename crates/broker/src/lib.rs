@@ -8,6 +8,7 @@
 //! behaviour suite every engine must pass.
 
 pub mod conformance;
+pub mod moves;
 mod types;
 
 use std::collections::BTreeMap;

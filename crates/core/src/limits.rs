@@ -42,3 +42,7 @@ pub const MAX_TAGS: usize = 50;
 pub const MAX_LIST_RESULTS: i32 = 1000;
 /// Largest HTTP body the server reads: a full batch plus encoding overhead.
 pub const MAX_REQUEST_BODY: usize = 4 * 1024 * 1024;
+
+/// In a standard queue whose maxReceiveCount is above this, a message
+/// received this many times goes to the back of the queue (rule V12).
+pub const BACK_OF_QUEUE_RECEIVES: u32 = 3;

@@ -105,6 +105,17 @@ impl RetryBackoff {
         delay.min(u64::from(self.max_delay_seconds)) * 1000
     }
 
+    /// The delay for the `receive_count`-th attempt of the message at
+    /// position `seq`, received at `now`: the jitter is drawn from those, so
+    /// a given history always gives the same delays (engines and tests stay
+    /// deterministic) while messages failed together still spread out.
+    pub fn delay_for(&self, receive_count: u32, seq: u64, now: u64) -> u64 {
+        self.delay_ms(
+            receive_count,
+            spread(seq ^ now.rotate_left(17) ^ u64::from(receive_count)),
+        )
+    }
+
     /// The delay for that attempt, in milliseconds. `draw` is a uniform
     /// random number the caller supplies (any `u64`), so the rule stays pure
     /// and each engine may draw it its own way.
@@ -116,6 +127,14 @@ impl RetryBackoff {
         let half = ceiling / 2;
         ceiling - half + draw % (half + 1)
     }
+}
+
+/// A cheap, well-spread hash (splitmix64).
+fn spread(mut x: u64) -> u64 {
+    x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    x ^ (x >> 31)
 }
 
 #[cfg(test)]

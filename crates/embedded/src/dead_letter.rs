@@ -5,40 +5,14 @@
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
+use sluice_broker::moves::{Provenance, mark_replay as count_replay, strip_provenance};
 use sluice_core::SqsError;
 use sluice_core::clock::Millis;
-use sluice_core::message::{AttributeValue, MessageAttributeValue};
-
-use sluice_broker::REPLAY_COUNT_ATTRIBUTE;
 
 use crate::journal::Ticket;
 use crate::queue_state::MessageState;
 use crate::store::Change;
 use crate::{EmbeddedBroker, QueueCell, Taken, activity, codec, uuid_string};
-
-/// The queue name at the end of an ARN.
-pub(crate) fn name_of_arn(arn: &str) -> &str {
-    arn.rsplit(':').next().unwrap_or(arn)
-}
-
-/// The ARN of `queue` in the same account and region as `sibling_arn`.
-pub(crate) fn sibling_arn(sibling_arn: &str, queue: &str) -> String {
-    match sibling_arn.rsplit_once(':') {
-        Some((prefix, _)) => format!("{prefix}:{queue}"),
-        None => queue.to_string(),
-    }
-}
-
-/// The system attribute that names a dead-lettered message's source (rule R4).
-pub const DEAD_LETTER_SOURCE_ARN: &str = "DeadLetterQueueSourceArn";
-/// Provenance kept with a dead-lettered message (rule X2): when it moved.
-pub const MOVED_AT: &str = "Sluice.MovedAt";
-/// Provenance: its first receive in the source (ms).
-pub const FIRST_RECEIVE_AT: &str = "Sluice.FirstReceiveAt";
-/// Provenance: its last receive in the source (ms).
-pub const LAST_RECEIVE_AT: &str = "Sluice.LastReceiveAt";
-/// Provenance: the last failure reason a consumer gave.
-pub const LAST_FAILURE_REASON: &str = "Sluice.LastFailureReason";
 
 impl EmbeddedBroker {
     /// Returns messages a redrive took but could not move.
@@ -81,36 +55,14 @@ impl EmbeddedBroker {
                 moved.push(uuid_string(&data.message_id));
                 if mark_replay {
                     // Rule X3: consumers can tell a replay, and loops are bounded.
-                    let count = match data
-                        .attributes
-                        .get(REPLAY_COUNT_ATTRIBUTE)
-                        .map(|a| &a.value)
-                    {
-                        Some(AttributeValue::String(n)) => n.parse::<u32>().unwrap_or(0) + 1,
-                        _ => 1,
-                    };
-                    data.attributes.insert(
-                        REPLAY_COUNT_ATTRIBUTE.to_string(),
-                        MessageAttributeValue {
-                            data_type: "Number".into(),
-                            value: AttributeValue::String(count.to_string()),
-                        },
-                    );
+                    count_replay(&mut data.attributes);
                 }
                 data.message_id = *uuid::Uuid::new_v4().as_bytes();
                 data.sent_at = now;
                 data.enqueued_at = now;
                 // A fresh message: the provenance of its time in the DLQ
                 // stays behind (its replay count tells it was replayed).
-                for name in [
-                    DEAD_LETTER_SOURCE_ARN,
-                    MOVED_AT,
-                    FIRST_RECEIVE_AT,
-                    LAST_RECEIVE_AT,
-                    LAST_FAILURE_REASON,
-                ] {
-                    data.system_attributes.remove(name);
-                }
+                strip_provenance(&mut data.system_attributes);
                 if fifo {
                     data.dedup_id = Some(uuid_string(&data.message_id));
                 }
@@ -175,23 +127,15 @@ impl EmbeddedBroker {
             let mut changes = Vec::with_capacity(dead.len() * 2);
             for (old_seq, entry) in dead {
                 let mut data = (*entry.data).clone();
-                let mut note = |name: &str, value: String| {
-                    data.system_attributes.insert(
-                        name.to_string(),
-                        MessageAttributeValue {
-                            data_type: "String".into(),
-                            value: AttributeValue::String(value),
-                        },
-                    );
-                };
                 // Provenance (rules R4, X2): where it came from, when, and why.
-                note(DEAD_LETTER_SOURCE_ARN, source_arn.to_string());
-                note(MOVED_AT, now.to_string());
-                note(FIRST_RECEIVE_AT, entry.state.first_receive_at.to_string());
-                note(LAST_RECEIVE_AT, entry.state.last_receive_at.to_string());
-                if let Some(reason) = &entry.failure {
-                    note(LAST_FAILURE_REASON, reason.to_string());
+                Provenance {
+                    source_arn,
+                    moved_at: now,
+                    first_receive_at: entry.state.first_receive_at,
+                    last_receive_at: entry.state.last_receive_at,
+                    failure_reason: entry.failure.as_deref(),
                 }
+                .record(&mut data.system_attributes);
                 if dst.meta.config.fifo {
                     // Rule R3: a FIFO DLQ restarts the retention clock and
                     // deduplicates by message id.

@@ -27,25 +27,23 @@ use std::time::Duration;
 use parking_lot::{Mutex, RwLock};
 use sluice_broker::{
     Broker, CreateQueue, MessageFilter, MoveTask, Nack, NewMessage, PeekPage, PeekedMessage,
-    QueueCounts, QueueMeta, QueueStats, REPLAY_COUNT_ATTRIBUTE, ReceiveOptions, ReceivedMessage,
-    Redrive, RedriveOutcome, SentMessage, VisibilityChange,
+    QueueCounts, QueueMeta, QueueStats, ReceiveOptions, ReceivedMessage, Redrive, RedriveOutcome,
+    SentMessage, VisibilityChange,
 };
 use sluice_core::clock::{Clock, Millis};
 use sluice_core::limits::{MAX_INFLIGHT, MAX_TAGS, PURGE_INTERVAL_SECS};
-use sluice_core::message::{AttributeValue, message_size};
+use sluice_core::message::message_size;
 use sluice_core::receipt::ReceiptHandle;
 use sluice_core::{ErrorCode, SqsError};
 use tokio::sync::Notify;
 
 use activity::Activity;
-pub use dead_letter::{
-    DEAD_LETTER_SOURCE_ARN, FIRST_RECEIVE_AT, LAST_FAILURE_REASON, LAST_RECEIVE_AT, MOVED_AT,
-};
-use dead_letter::{name_of_arn, sibling_arn};
 use dedup::{DedupWindow, Seen};
 use journal::{Journal, Ticket};
-use queue_state::{
-    Attempt, DeliveryRules, MessageData, MessageState, Phase, QueueState, retry_delay_ms,
+use queue_state::{Attempt, DeliveryRules, MessageData, MessageState, Phase, QueueState};
+use sluice_broker::moves::{
+    name_of_arn, recorded_failure, redrive_destination, refused_reason, replay_count, sibling_arn,
+    unmovable_reason,
 };
 pub use store::StoreError;
 use store::{Change, QueueRecord, Store};
@@ -342,16 +340,11 @@ fn in_flight_seq(st: &QueueState, queue_id: u64, handle: &str) -> Result<u64, Sq
 /// How a message looks to a peek or a redrive filter (rules X1, X3).
 fn peeked(seq: u64, entry: &queue_state::Entry, fifo: bool) -> PeekedMessage {
     let data = &entry.data;
-    let failure_reason = entry.failure.as_deref().map(str::to_string).or_else(|| {
-        match data
-            .system_attributes
-            .get(LAST_FAILURE_REASON)
-            .map(|a| &a.value)
-        {
-            Some(AttributeValue::String(r)) => Some(r.clone()),
-            _ => None,
-        }
-    });
+    let failure_reason = entry
+        .failure
+        .as_deref()
+        .or_else(|| recorded_failure(&data.system_attributes))
+        .map(str::to_string);
     PeekedMessage {
         position: seq,
         message_id: uuid_string(&data.message_id),
@@ -371,28 +364,6 @@ fn peeked(seq: u64, entry: &queue_state::Entry, fifo: bool) -> PeekedMessage {
         dedup_id: data.dedup_id.clone(),
         sequence_number: fifo.then(|| sequence_number(seq)),
         failure_reason,
-    }
-}
-
-/// Why a redrive could not move a message.
-fn unmovable_reason(target: Option<&str>) -> String {
-    match target {
-        Some(t) => format!(
-            "AWS.SimpleQueueService.NonExistentQueue: the destination queue {t} does not exist"
-        ),
-        None => "A message has no DeadLetterQueueSourceArn and no destination was given".into(),
-    }
-}
-
-/// How many times a selective redrive already replayed a message (rule X3).
-fn replay_count(data: &MessageData) -> u32 {
-    match data
-        .attributes
-        .get(REPLAY_COUNT_ATTRIBUTE)
-        .map(|a| &a.value)
-    {
-        Some(AttributeValue::String(n)) => n.parse().unwrap_or(0),
-        _ => 0,
     }
 }
 
@@ -962,17 +933,7 @@ impl Broker for EmbeddedBroker {
         let now = inner.now();
         let mut outcome = RedriveOutcome::default();
         let destination = |entry: &queue_state::Entry| {
-            redrive.destination.clone().or_else(|| {
-                match entry
-                    .data
-                    .system_attributes
-                    .get(DEAD_LETTER_SOURCE_ARN)
-                    .map(|v| &v.value)
-                {
-                    Some(AttributeValue::String(arn)) => Some(name_of_arn(arn).to_string()),
-                    _ => None,
-                }
-            })
+            redrive_destination(redrive, &entry.data.system_attributes)
         };
         let taken: Taken = {
             let mut st = inner.lock_current(&src, now)?;
@@ -988,12 +949,12 @@ impl Broker for EmbeddedBroker {
                 {
                     continue;
                 }
-                let replays = replay_count(&entry.data);
+                let replays = replay_count(&entry.data.attributes);
                 if redrive.max_replays.is_some_and(|limit| replays >= limit) {
                     outcome.refused += 1;
-                    outcome.reason = Some(format!(
-                        "message {} was already replayed {replays} times; fix the consumer or raise the limit",
-                        uuid_string(&entry.data.message_id)
+                    outcome.reason = Some(refused_reason(
+                        &uuid_string(&entry.data.message_id),
+                        replays,
                     ));
                     continue;
                 }
@@ -1141,9 +1102,9 @@ impl Broker for EmbeddedBroker {
                     // for this attempt applies.
                     let retry = match (nack.retry_after_seconds, st.meta.config.backoff()) {
                         (Some(seconds), _) => u64::from(seconds) * 1000,
-                        (None, Some(backoff)) => st.get(seq).map_or(0, |e| {
-                            retry_delay_ms(&backoff, seq, e.state.receive_count, now)
-                        }),
+                        (None, Some(backoff)) => st
+                            .get(seq)
+                            .map_or(0, |e| backoff.delay_for(e.state.receive_count, seq, now)),
                         (None, None) => 0,
                     };
                     st.set_visibility(seq, now + retry, now);

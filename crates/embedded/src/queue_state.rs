@@ -19,6 +19,7 @@ fn fair_group(entry: &Entry) -> &str {
     entry.data.group_id.as_deref().unwrap_or("")
 }
 use sluice_core::clock::Millis;
+use sluice_core::limits::BACK_OF_QUEUE_RECEIVES;
 use sluice_core::message::MessageAttributes;
 use sluice_core::retry_backoff::RetryBackoff;
 
@@ -54,28 +55,10 @@ impl DeliveryRules {
             visibility_ms,
             max_receives,
             backoff: config.backoff(),
-            back_after: (!config.fifo && max_receives.is_some_and(|n| n > V12_RECEIVES))
-                .then_some(V12_RECEIVES),
+            back_after: (!config.fifo && max_receives.is_some_and(|n| n > BACK_OF_QUEUE_RECEIVES))
+                .then_some(BACK_OF_QUEUE_RECEIVES),
         }
     }
-}
-
-/// Receives after which a standard queue sends a message to the back (V12).
-const V12_RECEIVES: u32 = 3;
-
-/// The retry backoff of a message's `count`-th attempt, drawing its jitter
-/// from the message and the time, so the index stays deterministic for a
-/// given history.
-pub fn retry_delay_ms(backoff: &RetryBackoff, seq: u64, count: u32, now: Millis) -> u64 {
-    backoff.delay_ms(count, spread(seq ^ now.rotate_left(17) ^ u64::from(count)))
-}
-
-/// A cheap, well-spread hash (splitmix64).
-fn spread(mut x: u64) -> u64 {
-    x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    x ^ (x >> 31)
 }
 
 /// What never changes about a stored message.
@@ -527,9 +510,7 @@ impl QueueState {
         }
         entry.state.last_receive_at = now;
         let count = entry.state.receive_count;
-        let backoff = rules
-            .backoff
-            .map_or(0, |b| retry_delay_ms(&b, seq, count, now));
+        let backoff = rules.backoff.map_or(0, |b| b.delay_for(count, seq, now));
         entry.state.visible_at = now + rules.visibility_ms + backoff;
         entry.at_back |= rules.back_after.is_some_and(|n| count >= n);
         entry.phase = Phase::InFlight;

@@ -696,7 +696,7 @@ impl PostgresBroker {
             "SELECT count(*) FILTER (WHERE visible_at <= $2),
                     count(*) FILTER (WHERE visible_at > $2 AND receive_count > 0),
                     count(*) FILTER (WHERE visible_at > $2 AND receive_count = 0),
-                    min(enqueued_at)
+                    min(enqueued_at) FILTER (WHERE NOT back)
              FROM sluice_messages WHERE queue_id = $1",
             &[&q.id, &now],
         )

@@ -5,9 +5,14 @@
 
 use std::collections::HashMap;
 
-use sluice_broker::{MessageFilter, Nack, REPLAY_COUNT_ATTRIBUTE, Redrive, RedriveOutcome};
+pub(crate) use sluice_broker::moves::name_of_arn;
+use sluice_broker::moves::{
+    Provenance, mark_replay, redrive_destination, refused_reason, replay_count, sibling_arn,
+    strip_provenance, unmovable_reason,
+};
+use sluice_broker::{MessageFilter, Nack, Redrive, RedriveOutcome};
 use sluice_core::SqsError;
-use sluice_core::message::{AttributeValue, MessageAttributeValue};
+use sluice_core::receipt::ReceiptHandle;
 use tokio_postgres::types::Json;
 
 use crate::rows::{MESSAGE_COLUMNS, MessageRow, QueueRow};
@@ -15,30 +20,6 @@ use crate::writes::in_flight;
 use crate::{
     PostgresBroker, activity, announce, error, execute, expire, query, queue_row, target_queue,
 };
-
-/// The system attribute that names a dead-lettered message's source (rule R4).
-pub const DEAD_LETTER_SOURCE_ARN: &str = "DeadLetterQueueSourceArn";
-/// Provenance kept with a dead-lettered message (rule X2): when it moved.
-pub const MOVED_AT: &str = "Sluice.MovedAt";
-/// Provenance: its first receive in the source (ms).
-pub const FIRST_RECEIVE_AT: &str = "Sluice.FirstReceiveAt";
-/// Provenance: its last receive in the source (ms).
-pub const LAST_RECEIVE_AT: &str = "Sluice.LastReceiveAt";
-/// Provenance: the last failure reason a consumer gave.
-pub const LAST_FAILURE_REASON: &str = "Sluice.LastFailureReason";
-
-/// The queue name at the end of an ARN.
-pub(crate) fn name_of_arn(arn: &str) -> &str {
-    arn.rsplit(':').next().unwrap_or(arn)
-}
-
-/// The ARN of `queue` in the same account and region as `sibling_arn`.
-fn sibling_arn(sibling_arn: &str, queue: &str) -> String {
-    match sibling_arn.rsplit_once(':') {
-        Some((prefix, _)) => format!("{prefix}:{queue}"),
-        None => queue.to_string(),
-    }
-}
 
 /// A queue messages may move into, locked against deletion until commit.
 pub(crate) async fn dead_letter_target(
@@ -96,6 +77,18 @@ async fn delete_rows(
     Ok(())
 }
 
+/// Where dead messages go, and what sent them there (for the audit log).
+pub(crate) struct DeadLetterRoute<'a> {
+    /// The queue they failed in.
+    pub source: &'a QueueRow,
+    /// Its RedrivePolicy's target.
+    pub dead_letter_target_arn: &'a str,
+    /// The dead-letter queue.
+    pub dlq: &'a QueueRow,
+    /// `maxReceiveCount` or `permanent nack`.
+    pub trigger: &'static str,
+}
+
 /// Moves messages of `source` into its dead-letter queue (rules R2–R4):
 /// same id, body, attributes and receive count; a standard DLQ keeps the
 /// original enqueue time, a FIFO one restarts it and deduplicates by
@@ -103,44 +96,44 @@ async fn delete_rows(
 pub(crate) async fn move_to_dead_letter_queue(
     b: &PostgresBroker,
     tx: &deadpool_postgres::Transaction<'_>,
-    source: &QueueRow,
-    dead_letter_target_arn: &str,
-    dlq: &QueueRow,
+    route: DeadLetterRoute<'_>,
     dead: Vec<MessageRow>,
     now: i64,
 ) -> Result<(), SqsError> {
+    let DeadLetterRoute {
+        source,
+        dead_letter_target_arn,
+        dlq,
+        trigger,
+    } = route;
     if dead.is_empty() {
         return Ok(());
     }
     let source_arn = sibling_arn(dead_letter_target_arn, &source.name);
     delete_rows(tx, source, &dead).await?;
     for mut m in dead.clone() {
-        let mut note = |name: &str, value: String| {
-            m.system_attributes.insert(
-                name.to_string(),
-                MessageAttributeValue {
-                    data_type: "String".into(),
-                    value: AttributeValue::String(value),
-                },
-            );
-        };
-        note(DEAD_LETTER_SOURCE_ARN, source_arn.clone());
-        note(MOVED_AT, now.to_string());
-        note(FIRST_RECEIVE_AT, m.first_receive_at.to_string());
-        note(LAST_RECEIVE_AT, m.last_receive_at.to_string());
-        if let Some(reason) = m.failure_reason.clone() {
-            note(LAST_FAILURE_REASON, reason);
+        let failure = m.failure_reason.clone();
+        Provenance {
+            source_arn: &source_arn,
+            moved_at: now as u64,
+            first_receive_at: m.first_receive_at as u64,
+            last_receive_at: m.last_receive_at as u64,
+            failure_reason: failure.as_deref(),
         }
+        .record(&mut m.system_attributes);
         if dlq.config.fifo {
             m.enqueued_at = now;
             m.dedup_id = Some(m.message_id.hyphenated().to_string());
         }
         m.visible_at = now;
         tracing::info!(
+            target: "sluice::audit",
             message_id = %m.message_id,
             source = %source_arn,
             dead_letter_queue = %dlq.name,
             receive_count = m.receive_count,
+            trigger,
+            reason = failure.as_deref().unwrap_or(""),
             "moved message to dead-letter queue"
         );
         insert_moved(tx, dlq, &m).await?;
@@ -152,28 +145,6 @@ pub(crate) async fn move_to_dead_letter_queue(
     activity::add(&b.inner.activity(dlq.id).sent, dead.len() as u64);
     announce(tx, &dlq.name).await?;
     Ok(())
-}
-
-/// How many times a selective redrive already replayed a message (rule X3).
-fn replay_count(m: &MessageRow) -> u32 {
-    match m.attributes.get(REPLAY_COUNT_ATTRIBUTE).map(|a| &a.value) {
-        Some(AttributeValue::String(n)) => n.parse().unwrap_or(0),
-        _ => 0,
-    }
-}
-
-/// Where a redrive sends a message: the given destination, or its source.
-fn destination_of(redrive: &Redrive, m: &MessageRow) -> Option<String> {
-    redrive.destination.clone().or_else(|| {
-        match m
-            .system_attributes
-            .get(DEAD_LETTER_SOURCE_ARN)
-            .map(|v| &v.value)
-        {
-            Some(AttributeValue::String(arn)) => Some(name_of_arn(arn).to_string()),
-            _ => None,
-        }
-    })
 }
 
 /// Moves receivable messages out of `source` (rules R7, X3).
@@ -215,28 +186,31 @@ pub(crate) async fn redrive(
             {
                 continue;
             }
-            let replays = replay_count(&m);
+            let replays = replay_count(&m.attributes);
             if redrive.max_replays.is_some_and(|limit| replays >= limit) {
                 outcome.refused += 1;
-                outcome.reason = Some(format!(
-                    "message {} was already replayed {replays} times; fix the consumer or raise the limit",
-                    m.message_id
+                outcome.reason = Some(refused_reason(
+                    &m.message_id.hyphenated().to_string(),
+                    replays,
                 ));
                 continue;
             }
+            // A message with nowhere to go stays, is reported, and does not
+            // count against `max`: the same in a dry run and a real one.
+            let target = redrive_destination(redrive, &m.system_attributes);
+            let exists = match &target {
+                Some(t) => lookup(&tx, &mut targets, t).await?.is_some(),
+                None => false,
+            };
+            if !exists {
+                outcome.unmovable += 1;
+                outcome.reason = Some(unmovable_reason(target.as_deref()));
+                continue;
+            }
             if redrive.dry_run {
-                let target = destination_of(redrive, &m);
-                let exists = match &target {
-                    Some(t) => lookup(&tx, &mut targets, t).await?.is_some(),
-                    None => false,
-                };
-                if exists {
-                    outcome
-                        .message_ids
-                        .push(m.message_id.hyphenated().to_string());
-                } else {
-                    outcome.unmovable += 1;
-                }
+                outcome
+                    .message_ids
+                    .push(m.message_id.hyphenated().to_string());
                 continue;
             }
             chosen.push(m);
@@ -252,21 +226,14 @@ pub(crate) async fn redrive(
     let mut moved_rows = Vec::new();
     let mut announced: Vec<String> = Vec::new();
     for mut m in chosen {
-        let target = destination_of(redrive, &m);
+        let target = redrive_destination(redrive, &m.system_attributes);
         let dest = match &target {
             Some(t) => lookup(&tx, &mut targets, t).await?,
             None => None,
         };
         let Some(dest) = dest else {
             outcome.unmovable += 1;
-            outcome.reason = Some(match target {
-                Some(t) => format!(
-                    "AWS.SimpleQueueService.NonExistentQueue: the destination queue {t} does not exist"
-                ),
-                None => {
-                    "A message has no DeadLetterQueueSourceArn and no destination was given".into()
-                }
-            });
+            outcome.reason = Some(unmovable_reason(target.as_deref()));
             continue;
         };
         moved_rows.push(m.clone());
@@ -277,14 +244,7 @@ pub(crate) async fn redrive(
             .push(m.message_id.hyphenated().to_string());
         if redrive.mark_replay {
             // Rule X3: consumers can tell a replay, and loops are bounded.
-            let count = replay_count(&m) + 1;
-            m.attributes.insert(
-                REPLAY_COUNT_ATTRIBUTE.to_string(),
-                MessageAttributeValue {
-                    data_type: "Number".into(),
-                    value: AttributeValue::String(count.to_string()),
-                },
-            );
+            mark_replay(&mut m.attributes);
         }
         m.message_id = uuid::Uuid::new_v4();
         m.sent_at = now;
@@ -293,7 +253,8 @@ pub(crate) async fn redrive(
         m.receive_count = 0;
         m.first_receive_at = 0;
         m.last_receive_at = 0;
-        m.system_attributes.remove(DEAD_LETTER_SOURCE_ARN);
+        // A fresh message: the provenance of its time in the DLQ stays behind.
+        strip_provenance(&mut m.system_attributes);
         if dest.config.fifo {
             m.dedup_id = Some(m.message_id.hyphenated().to_string());
         }
@@ -371,12 +332,24 @@ pub(crate) async fn nack(
                 "SELECT {MESSAGE_COLUMNS} FROM sluice_messages WHERE queue_id = $1 AND seq = $2"
             );
             let rows = MessageRow::all(&query(&tx, &sql, &[&q.id, &seq]).await?)?;
-            move_to_dead_letter_queue(b, &tx, &q, &policy.dead_letter_target_arn, &dlq, rows, now)
-                .await?;
+            let route = DeadLetterRoute {
+                source: &q,
+                dead_letter_target_arn: &policy.dead_letter_target_arn,
+                dlq: &dlq,
+                trigger: "permanent nack",
+            };
+            move_to_dead_letter_queue(b, &tx, route, rows, now).await?;
             Some(dlq.name)
         }
         None => {
-            let retry = i64::from(nack.retry_after_seconds.unwrap_or(0)) * 1000;
+            // An explicit wait wins; otherwise the queue's backoff for the
+            // attempt that failed (the handle carries its receive count).
+            let attempt = ReceiptHandle::decode(receipt_handle).map_or(1, |rh| rh.receive);
+            let retry = match (nack.retry_after_seconds, q.config.backoff()) {
+                (Some(seconds), _) => i64::from(seconds) * 1000,
+                (None, Some(backoff)) => backoff.delay_for(attempt, seq as u64, now as u64) as i64,
+                (None, None) => 0,
+            };
             execute(
                 &tx,
                 "UPDATE sluice_messages SET visible_at = $3 WHERE queue_id = $1 AND seq = $2",

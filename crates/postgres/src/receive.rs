@@ -7,7 +7,7 @@
 use std::time::Duration;
 
 use sluice_broker::{ReceiveOptions, ReceivedMessage};
-use sluice_core::limits::MAX_INFLIGHT;
+use sluice_core::limits::{BACK_OF_QUEUE_RECEIVES, MAX_INFLIGHT};
 use sluice_core::{ErrorCode, SqsError};
 
 use crate::moves::{self, dead_letter_target, name_of_arn};
@@ -153,16 +153,13 @@ async fn receive_once(
             break;
         }
         if let Some((policy, dlq)) = &dlq {
-            moves::move_to_dead_letter_queue(
-                b,
-                &tx,
-                &q,
-                &policy.dead_letter_target_arn,
+            let route = moves::DeadLetterRoute {
+                source: &q,
+                dead_letter_target_arn: &policy.dead_letter_target_arn,
                 dlq,
-                std::mem::take(&mut dead),
-                now,
-            )
-            .await?;
+                trigger: "maxReceiveCount",
+            };
+            moves::move_to_dead_letter_queue(b, &tx, route, std::mem::take(&mut dead), now).await?;
         }
     }
 
@@ -170,15 +167,32 @@ async fn receive_once(
         .visibility_timeout
         .unwrap_or(q.config.visibility_timeout);
     let visible_at = now + i64::from(visibility) * 1000;
+    // Each delivery is hidden for the visibility timeout plus the queue's
+    // retry backoff for that attempt; in a standard queue whose
+    // maxReceiveCount is above 3, the third receive sends a message to the
+    // back (rule V12).
+    let backoff = q.config.backoff();
+    let back_after = (!fifo && max_receives.is_some_and(|n| n > BACK_OF_QUEUE_RECEIVES as i32))
+        .then_some(BACK_OF_QUEUE_RECEIVES as i32);
     let seqs: Vec<i64> = chosen.iter().map(|m| m.seq).collect();
+    let hidden_until: Vec<i64> = chosen
+        .iter()
+        .map(|m| {
+            let count = (m.receive_count + 1) as u32;
+            let delay = backoff.map_or(0, |b| b.delay_for(count, m.seq as u64, now as u64));
+            visible_at + delay as i64
+        })
+        .collect();
     if !seqs.is_empty() {
         execute(
             &tx,
-            "UPDATE sluice_messages SET receive_count = receive_count + 1,
-                first_receive_at = CASE WHEN first_receive_at = 0 THEN $3 ELSE first_receive_at END,
-                last_receive_at = $3, visible_at = $4
-             WHERE queue_id = $1 AND seq = ANY($2)",
-            &[&q.id, &seqs, &now, &visible_at],
+            "UPDATE sluice_messages m SET receive_count = m.receive_count + 1,
+                first_receive_at = CASE WHEN m.first_receive_at = 0 THEN $3 ELSE m.first_receive_at END,
+                last_receive_at = $3, visible_at = d.hidden_until,
+                back = m.back OR (m.receive_count + 1 >= $5)
+             FROM unnest($2::bigint[], $4::bigint[]) AS d(seq, hidden_until)
+             WHERE m.queue_id = $1 AND m.seq = d.seq",
+            &[&q.id, &seqs, &now, &hidden_until, &back_after.unwrap_or(i32::MAX)],
         )
         .await?;
     }
@@ -187,13 +201,14 @@ async fn receive_once(
     }
     let delivered: Vec<ReceivedMessage> = chosen
         .into_iter()
-        .map(|mut m| {
+        .zip(hidden_until)
+        .map(|(mut m, hidden_until)| {
             m.receive_count += 1;
             if m.first_receive_at == 0 {
                 m.first_receive_at = now;
             }
             m.last_receive_at = now;
-            m.visible_at = visible_at;
+            m.visible_at = hidden_until;
             m.received(q.id, fifo)
         })
         .collect();
@@ -248,7 +263,7 @@ async fn pick(
         let sql = format!(
             "SELECT {MESSAGE_COLUMNS} FROM sluice_messages
              WHERE queue_id = $1 AND visible_at <= $2 AND NOT (seq = ANY($4))
-             ORDER BY visible_at, seq LIMIT $3 FOR UPDATE SKIP LOCKED"
+             ORDER BY visible_at, back, seq LIMIT $3 FOR UPDATE SKIP LOCKED"
         );
         return MessageRow::all(&query(tx, &sql, &[&q.id, &now, &want, &exclude]).await?);
     }

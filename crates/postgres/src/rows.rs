@@ -6,12 +6,12 @@ use sluice_broker::{PeekedMessage, QueueMeta, ReceivedMessage};
 use sluice_core::SqsError;
 use sluice_core::attributes::QueueConfig;
 use sluice_core::clock::Millis;
-use sluice_core::message::{AttributeValue, MessageAttributes};
+use sluice_core::message::MessageAttributes;
 use sluice_core::receipt::ReceiptHandle;
 use tokio_postgres::Row;
 use tokio_postgres::types::Json;
 
-use crate::moves::LAST_FAILURE_REASON;
+use sluice_broker::moves::recorded_failure;
 
 /// The columns of a message, in the order [`MessageRow::from_row`] reads.
 pub(crate) const MESSAGE_COLUMNS: &str = "seq, message_id, body, attributes, system_attributes, \
@@ -141,16 +141,11 @@ impl MessageRow {
 
     /// How the message looks to a peek or a redrive filter (rules X1, X3).
     pub fn peeked(&self, now: i64, fifo: bool) -> PeekedMessage {
-        let failure_reason = self.failure_reason.clone().or_else(|| {
-            match self
-                .system_attributes
-                .get(LAST_FAILURE_REASON)
-                .map(|a| &a.value)
-            {
-                Some(AttributeValue::String(r)) => Some(r.clone()),
-                _ => None,
-            }
-        });
+        let failure_reason = self
+            .failure_reason
+            .as_deref()
+            .or_else(|| recorded_failure(&self.system_attributes))
+            .map(str::to_string);
         PeekedMessage {
             position: self.seq as u64,
             message_id: self.message_id.hyphenated().to_string(),

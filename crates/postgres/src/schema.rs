@@ -12,6 +12,7 @@ use crate::locks;
 const MIGRATIONS: &[(i32, &str)] = &[
     (1, include_str!("../migrations/0001_initial.sql")),
     (2, include_str!("../migrations/0002_group_index.sql")),
+    (3, include_str!("../migrations/0003_back_of_queue.sql")),
 ];
 
 /// The newest schema version this build knows.
