@@ -3,6 +3,7 @@
 //! little work per request as possible so the client's cost does not hide
 //! the server's.
 
+use sluice_core::error::error_chain;
 use std::borrow::Cow;
 use std::time::Duration;
 
@@ -289,19 +290,6 @@ fn service_error(status: u16, headers: &HeaderMap, body: &[u8]) -> RequestError 
             .unwrap_or_else(|| "UnknownError".into()),
         message,
     }
-}
-
-/// An error with its causes, since hyper's top-level messages ("client
-/// error (Connect)") hide the useful part.
-fn error_chain(e: &dyn std::error::Error) -> String {
-    let mut text = e.to_string();
-    let mut source = e.source();
-    while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    text
 }
 
 #[cfg(test)]

@@ -2,6 +2,7 @@
 //! and sluice's own actions in AWS JSON 1.0, and the `/metrics` page, over
 //! one pooled HTTP/1.1 connection to a running server.
 
+use sluice_core::error::error_chain;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
@@ -340,18 +341,6 @@ fn service_error(status: u16, headers: &HeaderMap, body: &[u8]) -> ClientError {
             .unwrap_or_else(|| format!("HTTP {status}")),
         message,
     }
-}
-
-/// An error with its causes: hyper's top-level messages hide the useful part.
-fn error_chain(e: &dyn std::error::Error) -> String {
-    let mut text = e.to_string();
-    let mut source = e.source();
-    while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    text
 }
 
 #[cfg(test)]

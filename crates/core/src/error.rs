@@ -257,3 +257,16 @@ impl SqsError {
         Self::new(ErrorCode::InternalFailure, message)
     }
 }
+
+/// An error with its causes, `outer: inner: root`: hyper's and rustls'
+/// top-level messages ("client error (Connect)") hide the useful part.
+pub fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut source = e.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
+}

@@ -8,6 +8,7 @@
 //! serves `http://` and `https://` receivers; a TLS failure (an untrusted
 //! certificate, say) is retried like a receiver that is down.
 
+use sluice_core::error::error_chain;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
@@ -300,7 +301,7 @@ async fn post(
         .map_err(|e| Failure::Permanent(e.to_string()))?;
     let response = match tokio::time::timeout(timeout, client.request(request)).await {
         Err(_) => return Err(Failure::Retry("timed out".into())),
-        Ok(Err(e)) => return Err(Failure::Retry(chain(&e))),
+        Ok(Err(e)) => return Err(Failure::Retry(error_chain(&e))),
         Ok(Ok(r)) => r,
     };
     let status = response.status();
@@ -313,18 +314,6 @@ async fn post(
     } else {
         Err(Failure::Permanent(format!("HTTP {status}")))
     }
-}
-
-/// An error with its causes: `client error (Connect): Connection refused`.
-fn chain(e: &dyn std::error::Error) -> String {
-    let mut out = e.to_string();
-    let mut cause = e.source();
-    while let Some(c) = cause {
-        out.push_str(": ");
-        out.push_str(&c.to_string());
-        cause = c.source();
-    }
-    out
 }
 
 #[cfg(test)]
