@@ -198,9 +198,10 @@ async fn run_node<B: Broker>(
         .with_context(|| format!("cannot listen on {bind}"))?;
     let local = listener.local_addr()?;
     // Printed on stdout so scripts and tests can find a port chosen with :0.
+    let shutdown = shutdown_signal();
     println!("sluice listening on http://{local}");
     tracing::info!(address = %local, storage, "sluice is ready");
-    sluice_server::serve(listener, service, shutdown_signal()).await?;
+    sluice_server::serve(listener, service, shutdown).await?;
     tracing::info!("sluice stopped");
     Ok(())
 }
@@ -333,24 +334,37 @@ fn sluice_protocol_request(action: &str, input: serde_json::Value) -> sluice_pro
     }
 }
 
-async fn shutdown_signal() {
-    let ctrl_c = async {
-        let _ = tokio::signal::ctrl_c().await;
-    };
-    #[cfg(unix)]
-    let term = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut s) => {
-                s.recv().await;
-            }
-            Err(_) => std::future::pending::<()>().await,
+/// Resolves at Ctrl-C or SIGTERM. The handlers are installed here, when
+/// called, not when first polled: a SIGTERM that arrives right after the
+/// "listening" line must stop the server cleanly, not kill it.
+/// The next delivery of a signal, or never if its handler could not be set.
+#[cfg(unix)]
+async fn next_signal(signal: Option<&mut tokio::signal::unix::Signal>) {
+    match signal {
+        Some(s) => {
+            s.recv().await;
         }
-    };
-    #[cfg(not(unix))]
-    let term = std::future::pending::<()>();
-    tokio::select! {
-        () = ctrl_c => {}
-        () = term => {}
+        None => std::future::pending::<()>().await,
     }
-    tracing::info!("shutting down");
+}
+
+fn shutdown_signal() -> impl std::future::Future<Output = ()> {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        let mut term = signal(SignalKind::terminate()).ok();
+        let mut interrupt = signal(SignalKind::interrupt()).ok();
+        async move {
+            tokio::select! {
+                () = next_signal(term.as_mut()) => {}
+                () = next_signal(interrupt.as_mut()) => {}
+            }
+            tracing::info!("shutting down");
+        }
+    }
+    #[cfg(not(unix))]
+    async {
+        let _ = tokio::signal::ctrl_c().await;
+        tracing::info!("shutting down");
+    }
 }
