@@ -7,6 +7,7 @@
 //! the service layer and are not repeated here. [`conformance`] is the
 //! behaviour suite every engine must pass.
 
+pub mod activity;
 pub mod conformance;
 pub mod moves;
 mod types;

@@ -8,7 +8,6 @@
 //! disk before it answers. With `in_memory` there is no journal and nothing
 //! survives a restart (rule D2: named, opt-in).
 
-mod activity;
 mod codec;
 mod dead_letter;
 mod dedup;
@@ -37,10 +36,10 @@ use sluice_core::receipt::ReceiptHandle;
 use sluice_core::{ErrorCode, SqsError};
 use tokio::sync::Notify;
 
-use activity::Activity;
 use dedup::{DedupWindow, Seen};
 use journal::{Journal, Ticket};
 use queue_state::{Attempt, DeliveryRules, MessageData, MessageState, Phase, QueueState};
+use sluice_broker::activity::{self, Activity};
 use sluice_broker::moves::{
     name_of_arn, recorded_failure, redrive_destination, refused_reason, replay_count, sibling_arn,
     unmovable_reason,
@@ -1161,19 +1160,9 @@ impl Broker for EmbeddedBroker {
             let st = inner.lock_current(&cell, now)?;
             (st.counts(), st.oldest_enqueued_at())
         };
-        let a = &cell.activity;
-        Ok(QueueStats {
-            counts,
-            oldest_age_ms: oldest.map_or(0, |t| now.saturating_sub(t)),
-            sent: activity::get(&a.sent),
-            sent_bytes: activity::get(&a.sent_bytes),
-            received: activity::get(&a.received),
-            deleted: activity::get(&a.deleted),
-            empty_receives: activity::get(&a.empty_receives),
-            dead_lettered: activity::get(&a.dead_lettered),
-            redriven: activity::get(&a.redriven),
-            expired: activity::get(&a.expired),
-        })
+        Ok(cell
+            .activity
+            .stats(counts, oldest.map_or(0, |t| now.saturating_sub(t))))
     }
 
     async fn move_tasks(&self) -> Result<Vec<MoveTask>, SqsError> {

@@ -9,7 +9,6 @@
 //! Long polls wake on a local [`Notify`] for sends through this node and on
 //! `LISTEN/NOTIFY` for sends through the others ([`listener`]).
 
-mod activity;
 mod error;
 mod listener;
 mod locks;
@@ -42,10 +41,10 @@ use tokio::sync::Notify;
 use tokio_postgres::types::{Json, ToSql};
 use tokio_postgres::{NoTls, Row};
 
-use activity::Activity;
 pub use error::PgError;
 use rows::{MessageRow, QUEUE_COLUMNS, QueueRow, col};
 pub use schema::SCHEMA_VERSION;
+use sluice_broker::activity::{self, Activity};
 
 /// The advisory lock the retention sweep takes (one node sweeps at a time).
 pub const SWEEP_LOCK_KEY: i64 = locks::SWEEP;
@@ -589,19 +588,7 @@ impl Broker for PostgresBroker {
 
     async fn queue_stats(&self, name: &str) -> Result<QueueStats, SqsError> {
         let (counts, oldest_age_ms, id) = self.queue_stats_inner(name).await?;
-        let a = self.inner.activity(id);
-        Ok(QueueStats {
-            counts,
-            oldest_age_ms,
-            sent: activity::get(&a.sent),
-            sent_bytes: activity::get(&a.sent_bytes),
-            received: activity::get(&a.received),
-            deleted: activity::get(&a.deleted),
-            empty_receives: activity::get(&a.empty_receives),
-            dead_lettered: activity::get(&a.dead_lettered),
-            redriven: activity::get(&a.redriven),
-            expired: activity::get(&a.expired),
-        })
+        Ok(self.inner.activity(id).stats(counts, oldest_age_ms))
     }
 
     async fn nack_message(

@@ -1,7 +1,10 @@
-//! Per-queue activity counters of this node since it started (rule M1),
-//! kept in memory: with several nodes each counts what it served.
+//! Per-queue activity counters since the server started (rule M1), kept
+//! outside any queue lock so that reading them never waits. Each engine
+//! keeps them in memory; with several nodes each counts what it served.
 
 use std::sync::atomic::{AtomicU64, Ordering};
+
+use crate::{QueueCounts, QueueStats};
 
 /// Counters of one queue.
 #[derive(Debug, Default)]
@@ -22,6 +25,25 @@ pub struct Activity {
     pub redriven: AtomicU64,
     /// Messages deleted by retention.
     pub expired: AtomicU64,
+}
+
+impl Activity {
+    /// The queue's statistics: these counters with its counts and the age
+    /// of its oldest message.
+    pub fn stats(&self, counts: QueueCounts, oldest_age_ms: u64) -> QueueStats {
+        QueueStats {
+            counts,
+            oldest_age_ms,
+            sent: get(&self.sent),
+            sent_bytes: get(&self.sent_bytes),
+            received: get(&self.received),
+            deleted: get(&self.deleted),
+            empty_receives: get(&self.empty_receives),
+            dead_lettered: get(&self.dead_lettered),
+            redriven: get(&self.redriven),
+            expired: get(&self.expired),
+        }
+    }
 }
 
 /// Adds `n` to a counter.
