@@ -259,3 +259,41 @@ pub async fn r3_fifo_dlq_resets_enqueue_time<H: Harness>(h: &H) {
     h.clock().advance_secs(1);
     assert_eq!(counts(h, "dlq.fifo").await, QueueCounts::default());
 }
+
+/// F1: a group with a message in flight delivers nothing, even when an
+/// earlier message of it is visible again (its visibility was released).
+pub async fn f1_a_group_with_a_message_in_flight_delivers_nothing<H: Harness>(h: &H) {
+    create_fifo(h, "q.fifo", &[]).await;
+    h.broker()
+        .send_messages(
+            "q.fifo",
+            vec![
+                fifo_msg("g", "1", "first"),
+                fifo_msg("g", "2", "second"),
+                fifo_msg("h", "3", "other group"),
+            ],
+        )
+        .await
+        .unwrap();
+    let got = receive(h, "q.fifo", 2).await;
+    assert_eq!(in_order(&got), ["first", "second"]);
+    // "first" is visible again, "second" is still in flight.
+    let released = h
+        .broker()
+        .change_visibility(
+            "q.fifo",
+            vec![crate::VisibilityChange {
+                receipt_handle: got[0].receipt_handle.clone(),
+                visibility_timeout: 0,
+            }],
+        )
+        .await
+        .unwrap();
+    assert!(released[0].is_ok());
+    let next = receive(h, "q.fifo", 10).await;
+    assert_eq!(
+        in_order(&next),
+        ["other group"],
+        "group g waits for its message in flight"
+    );
+}

@@ -57,6 +57,7 @@ macro_rules! conformance_tests {
             f1_order_within_a_group_and_blocking,
             f1_redelivery_keeps_group_order,
             f1_fifo_stale_handle_cannot_delete,
+            f1_a_group_with_a_message_in_flight_delivers_nothing,
             f2_deduplication_window_outlives_delete,
             f2_deduplication_scope_message_group,
             f3_sequence_numbers_increase,
