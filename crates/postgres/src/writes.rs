@@ -45,16 +45,15 @@ pub(crate) async fn send(
     if !q.config.fifo {
         return send_standard(b, tx, q, name, messages, now).await;
     }
+    // A FIFO queue from here on: each message deduplicated and numbered.
     lock_fifo(&tx, &q).await?;
-    let fifo = q.config.fifo;
     let per_group = q.config.deduplication_scope == "messageGroup";
     let mut sent = Vec::with_capacity(messages.len());
     let mut bytes = 0u64;
     let mut stored = 0u64;
-    let mut grouped = false;
     for m in messages {
-        let dedup_key = match (fifo, &m.dedup_id) {
-            (true, Some(dedup_id)) => {
+        let dedup_key = match &m.dedup_id {
+            Some(dedup_id) => {
                 // PostgreSQL text holds no NUL: the group's length keeps
                 // "a" + "b:c" apart from "a:b" + "c".
                 let key = if per_group {
@@ -122,34 +121,38 @@ pub(crate) async fn send(
             )
             .await?;
         }
-        grouped |= m.group_id.is_some();
         bytes += message_size(&m.body, &m.attributes) as u64;
         stored += 1;
         sent.push(SentMessage {
             message_id: message_id.hyphenated().to_string(),
-            sequence_number: fifo.then(|| sequence_number(seq)),
+            sequence_number: Some(sequence_number(seq)),
         });
     }
-    if grouped && !fifo && !q.fair {
-        // Groups on a standard queue: from now on they take turns (V10).
-        execute(
-            &tx,
-            "UPDATE sluice_queues SET fair = TRUE WHERE id = $1 AND NOT fair",
-            &[&q.id],
-        )
-        .await?;
-    }
+    commit_send(b, tx, &q, name, stored, bytes).await?;
+    Ok(sent)
+}
+
+/// Commits a send: announces the arrivals to every node, then counts them
+/// and wakes this node's long polls.
+async fn commit_send(
+    b: &PostgresBroker,
+    tx: deadpool_postgres::Transaction<'_>,
+    q: &QueueRow,
+    name: &str,
+    stored: u64,
+    bytes: u64,
+) -> Result<(), SqsError> {
     if stored > 0 {
         announce(&tx, name).await?;
     }
     tx.commit().await.map_err(error::db)?;
-    let a = inner.activity(q.id);
+    let a = b.inner.activity(q.id);
     activity::add(&a.sent, stored);
     activity::add(&a.sent_bytes, bytes);
     if stored > 0 {
-        inner.wake(name);
+        b.inner.wake(name);
     }
-    Ok(sent)
+    Ok(())
 }
 
 /// All messages of a standard-queue send in one statement: a round trip
@@ -163,7 +166,6 @@ async fn send_standard(
     messages: Vec<NewMessage>,
     now: i64,
 ) -> Result<Vec<SentMessage>, SqsError> {
-    let inner = &b.inner;
     let n = messages.len();
     let mut ids = Vec::with_capacity(n);
     let mut bodies = Vec::with_capacity(n);
@@ -227,16 +229,7 @@ async fn send_standard(
         )
         .await?;
     }
-    if n > 0 {
-        announce(&tx, name).await?;
-    }
-    tx.commit().await.map_err(error::db)?;
-    let a = inner.activity(q.id);
-    activity::add(&a.sent, n as u64);
-    activity::add(&a.sent_bytes, bytes);
-    if n > 0 {
-        inner.wake(name);
-    }
+    commit_send(b, tx, &q, name, n as u64, bytes).await?;
     Ok(ids
         .into_iter()
         .map(|id| SentMessage {
