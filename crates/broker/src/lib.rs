@@ -10,6 +10,7 @@
 pub mod activity;
 pub mod conformance;
 pub mod moves;
+pub mod tags;
 mod types;
 
 use std::collections::BTreeMap;

@@ -24,13 +24,14 @@ use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use parking_lot::{Mutex, RwLock};
+use sluice_broker::tags;
 use sluice_broker::{
     Broker, CreateQueue, MessageFilter, MoveTask, Nack, NewMessage, PeekPage, PeekedMessage,
     QueueCounts, QueueMeta, QueueStats, ReceiveOptions, ReceivedMessage, Redrive, RedriveOutcome,
     SentMessage, VisibilityChange,
 };
 use sluice_core::clock::{Clock, Millis};
-use sluice_core::limits::{MAX_INFLIGHT, MAX_TAGS, PURGE_INTERVAL_SECS};
+use sluice_core::limits::{MAX_INFLIGHT, PURGE_INTERVAL_SECS};
 use sluice_core::message::message_size;
 use sluice_core::receipt::ReceiptHandle;
 use sluice_core::{ErrorCode, SqsError};
@@ -407,12 +408,7 @@ impl Broker for EmbeddedBroker {
                 // Created by a concurrent request since the check above.
                 return Err(queue_exists(&spec.name));
             }
-            if spec.tags.len() > MAX_TAGS {
-                return Err(SqsError::invalid_parameter(format!(
-                    "Too many tags added for queue {}.",
-                    spec.name
-                )));
-            }
+            tags::check_tags(&spec.name, &spec.tags)?;
             let id = inner.next_queue_id.fetch_add(1, Ordering::SeqCst);
             let meta = QueueMeta {
                 name: spec.name.clone(),
@@ -500,25 +496,13 @@ impl Broker for EmbeddedBroker {
     }
 
     async fn tag_queue(&self, name: &str, tags: BTreeMap<String, String>) -> Result<(), SqsError> {
-        self.update_tags(name, |existing| {
-            let mut merged = existing.clone();
-            merged.extend(tags);
-            if merged.len() > MAX_TAGS {
-                return Err(SqsError::invalid_parameter(format!(
-                    "Too many tags added for queue {name}."
-                )));
-            }
-            *existing = merged;
-            Ok(())
-        })
-        .await
+        self.update_tags(name, |existing| tags::add_tags(name, existing, tags))
+            .await
     }
 
     async fn untag_queue(&self, name: &str, keys: Vec<String>) -> Result<(), SqsError> {
         self.update_tags(name, |existing| {
-            for k in &keys {
-                existing.remove(k);
-            }
+            tags::remove_tags(existing, &keys);
             Ok(())
         })
         .await

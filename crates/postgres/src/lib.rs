@@ -29,13 +29,14 @@ use std::time::Duration;
 
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod, Runtime, Transaction};
 use parking_lot::Mutex;
+use sluice_broker::tags;
 use sluice_broker::{
     Broker, CreateQueue, JobClaim, MessageFilter, MoveTask, Nack, NewMessage, PeekPage,
     QueueCounts, QueueMeta, QueueStats, ReceiveOptions, ReceivedMessage, Redrive, RedriveOutcome,
     SentMessage, VisibilityChange,
 };
 use sluice_core::clock::Clock;
-use sluice_core::limits::{MAX_TAGS, PURGE_INTERVAL_SECS};
+use sluice_core::limits::PURGE_INTERVAL_SECS;
 use sluice_core::{ErrorCode, SqsError};
 use tokio::sync::Notify;
 use tokio_postgres::types::{Json, ToSql};
@@ -348,10 +349,6 @@ fn queue_exists(name: &str) -> SqsError {
     )
 }
 
-fn too_many_tags(name: &str) -> SqsError {
-    SqsError::invalid_parameter(format!("Too many tags added for queue {name}."))
-}
-
 impl Broker for PostgresBroker {
     async fn create_queue(&self, spec: CreateQueue) -> Result<QueueMeta, SqsError> {
         let inner = &self.inner;
@@ -368,9 +365,7 @@ impl Broker for PostgresBroker {
             Err(e) if e.code == ErrorCode::QueueDoesNotExist => {}
             Err(e) => return Err(e),
         }
-        if spec.tags.len() > MAX_TAGS {
-            return Err(too_many_tags(&spec.name));
-        }
+        tags::check_tags(&spec.name, &spec.tags)?;
         let sql = format!(
             "INSERT INTO sluice_queues (name, config, tags, created_at, modified_at)
              VALUES ($1, $2, $3, $4, $4) ON CONFLICT (name) DO NOTHING RETURNING {QUEUE_COLUMNS}"
@@ -457,23 +452,13 @@ impl Broker for PostgresBroker {
     }
 
     async fn tag_queue(&self, name: &str, tags: BTreeMap<String, String>) -> Result<(), SqsError> {
-        self.update_tags(name, |existing| {
-            let mut merged = existing.clone();
-            merged.extend(tags);
-            if merged.len() > MAX_TAGS {
-                return Err(too_many_tags(name));
-            }
-            *existing = merged;
-            Ok(())
-        })
-        .await
+        self.update_tags(name, |existing| tags::add_tags(name, existing, tags))
+            .await
     }
 
     async fn untag_queue(&self, name: &str, keys: Vec<String>) -> Result<(), SqsError> {
         self.update_tags(name, |existing| {
-            for k in &keys {
-                existing.remove(k);
-            }
+            tags::remove_tags(existing, &keys);
             Ok(())
         })
         .await
