@@ -15,6 +15,12 @@ mod timefmt;
 
 use clap::{Parser, Subcommand};
 
+/// mimalloc instead of glibc's allocator: per-request buffers and many live
+/// message bodies made malloc/free a fifth of the server's instructions,
+/// and a growing backlog fragmented glibc's heap (docs/benchmarks.md).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// A self-hosted message queue server that speaks the Amazon SQS API.
 ///
 /// Point any SQS client at it (AWS CLI, boto3, aws-sdk-*) with an endpoint
