@@ -15,6 +15,7 @@ mod fair;
 mod fifo;
 mod journal;
 mod queue_state;
+mod seq_hash;
 mod store;
 
 use std::collections::{BTreeMap, HashMap};

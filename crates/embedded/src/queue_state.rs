@@ -13,6 +13,7 @@ use sluice_broker::{QueueCounts, QueueMeta};
 use crate::dedup::DedupWindow;
 use crate::fair::FairReady;
 use crate::fifo::Lanes;
+use crate::seq_hash::SeqMap;
 
 /// The group a message takes turns with; ungrouped messages share one.
 fn fair_group(entry: &Entry) -> &str {
@@ -144,7 +145,7 @@ pub struct QueueState {
     pub last_purge: Option<Millis>,
     /// Set when the queue is deleted; operations that still hold it fail.
     pub deleted: bool,
-    entries: HashMap<u64, Entry>,
+    entries: SeqMap<Entry>,
     /// Ready messages by their place: oldest first, best effort (rule V10).
     ready: BTreeMap<Order, u64>,
     /// Delayed and in-flight messages by the time they become ready.
@@ -186,7 +187,7 @@ impl QueueState {
             meta,
             last_purge: None,
             deleted: false,
-            entries: HashMap::new(),
+            entries: SeqMap::default(),
             ready: BTreeMap::new(),
             timers: BTreeSet::new(),
             by_age: BTreeSet::new(),
