@@ -7,7 +7,7 @@
 //! flattened list, map and location name is exactly the one SDKs use.
 
 pub mod json;
-mod json_writer;
+pub mod json_writer;
 mod model;
 pub mod query;
 pub mod requests;

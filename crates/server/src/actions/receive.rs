@@ -90,7 +90,8 @@ fn render<B>(
         Some(digest) => digest_hex(digest),
         None => md5_of_body(&m.body),
     };
-    let mut fields = Map::new();
+    // Room for every field a message can carry: no regrowth per message.
+    let mut fields = Map::with_capacity(7);
     fields.insert("MessageId".into(), Value::String(m.message_id));
     fields.insert("ReceiptHandle".into(), Value::String(m.receipt_handle));
     fields.insert("MD5OfBody".into(), Value::String(md5));
