@@ -149,9 +149,11 @@ impl SqsClient {
             queue_url: Cow::Borrowed(url),
             entries,
         };
-        self.call("AmazonSQS.SendMessageBatch", &input, REQUEST_TIMEOUT)
-            .await
-            .map(|(output, _)| output)
+        let target = "AmazonSQS.SendMessageBatch";
+        let (bytes, _) = self
+            .exchange_body(target, input.to_json(), REQUEST_TIMEOUT)
+            .await?;
+        decode(target, &bytes)
     }
 
     /// ReceiveMessage of up to `max` messages, waiting up to `wait_seconds`.
@@ -208,6 +210,17 @@ impl SqsClient {
         timeout: Duration,
     ) -> Result<(Bytes, HeaderMap), RequestError> {
         let body = serde_json::to_vec(input).map_err(|e| RequestError::Decode(e.to_string()))?;
+        self.exchange_body(target, body, timeout).await
+    }
+
+    /// POSTs one action's encoded input; the body of a 2xx answer, or its
+    /// SQS error.
+    async fn exchange_body(
+        &self,
+        target: &'static str,
+        body: Vec<u8>,
+        timeout: Duration,
+    ) -> Result<(Bytes, HeaderMap), RequestError> {
         let request = Request::builder()
             .method(Method::POST)
             .uri(self.uri.clone())

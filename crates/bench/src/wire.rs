@@ -37,6 +37,41 @@ pub struct SendMessageBatchRequest<'a> {
     pub entries: Vec<SendEntry<'a>>,
 }
 
+impl SendMessageBatchRequest<'_> {
+    /// The request as JSON, byte for byte what serde_json writes, with the
+    /// strings escaped by sluice-protocol's writer: serde_json's
+    /// byte-by-byte escaping of the bodies was 28 % of the load
+    /// generator's instructions, CPU taken from the server it measures.
+    pub fn to_json(&self) -> Vec<u8> {
+        use sluice_protocol::json_writer::write_str;
+        let bodies: usize = self.entries.iter().map(|e| e.message_body.len() + 64).sum();
+        let mut out = Vec::with_capacity(self.queue_url.len() + bodies + 32);
+        out.extend_from_slice(b"{\"QueueUrl\":");
+        write_str(&mut out, &self.queue_url);
+        out.extend_from_slice(b",\"Entries\":[");
+        for (i, entry) in self.entries.iter().enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            out.extend_from_slice(b"{\"Id\":");
+            write_str(&mut out, &entry.id);
+            out.extend_from_slice(b",\"MessageBody\":");
+            write_str(&mut out, &entry.message_body);
+            if let Some(group) = &entry.message_group_id {
+                out.extend_from_slice(b",\"MessageGroupId\":");
+                write_str(&mut out, group);
+            }
+            if let Some(dedup) = &entry.message_deduplication_id {
+                out.extend_from_slice(b",\"MessageDeduplicationId\":");
+                write_str(&mut out, dedup);
+            }
+            out.push(b'}');
+        }
+        out.extend_from_slice(b"]}");
+        out
+    }
+}
+
 /// One stored message of a SendMessageBatch response.
 #[derive(Debug, Serialize, Deserialize)]
 pub struct SendResultEntry {
@@ -172,4 +207,41 @@ pub const ENTRY_IDS: [&str; 10] = ["0", "1", "2", "3", "4", "5", "6", "7", "8", 
 /// The position in its batch of an entry named by [`ENTRY_IDS`].
 pub fn entry_index(id: &str) -> Option<usize> {
     ENTRY_IDS.iter().position(|candidate| *candidate == id)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn send_batch_json_is_what_serde_json_writes() {
+        let entries = vec![
+            SendEntry {
+                id: "0".into(),
+                message_body: "plain body padded to more than sixteen bytes".into(),
+                message_group_id: None,
+                message_deduplication_id: None,
+            },
+            SendEntry {
+                id: "1".into(),
+                message_body: "quote \" backslash \\ newline \n tab \t nul \u{0} é 😀".into(),
+                message_group_id: Some("group \"7\"".into()),
+                message_deduplication_id: Some("dedup-1".into()),
+            },
+            SendEntry {
+                id: "2".into(),
+                message_body: "x".into(),
+                message_group_id: None,
+                message_deduplication_id: Some("only-dedup".into()),
+            },
+        ];
+        let request = SendMessageBatchRequest {
+            queue_url: "http://127.0.0.1:9324/000000000000/q".into(),
+            entries,
+        };
+        assert_eq!(
+            String::from_utf8(request.to_json()).unwrap(),
+            serde_json::to_string(&request).unwrap()
+        );
+    }
 }
