@@ -155,6 +155,32 @@ async fn describe(raw: RawClient, name: &str) -> Value {
     v["Alarms"][0].clone()
 }
 
+/// Puts the alarm `dlq-not-empty` (a depth ≥ 1 over 10 s, notifying
+/// `action`) on a new queue `dlq`, sends it a message and lets one period
+/// pass on the manual clock: the next `alarm_tick` turns it to ALARM.
+pub(crate) async fn arm_dlq_alarm(server: &TestServer, action: &str) {
+    let sqs = server.sdk();
+    let q = create_queue(&sqs, "dlq").await;
+    let (status, _, r) = sluice(
+        server.raw(),
+        "PutAlarm",
+        json!({"AlarmName": "dlq-not-empty", "QueueUrl": q,
+               "MetricName": "ApproximateNumberOfMessagesVisible", "Period": 10,
+               "Threshold": 1, "ComparisonOperator": "GreaterThanOrEqualToThreshold",
+               "Actions": [action]}),
+    )
+    .await;
+    assert_eq!(status, 200, "the action is accepted: {}", r.body);
+    sqs.send_message()
+        .queue_url(&q)
+        .message_body("dead")
+        .send()
+        .await
+        .unwrap();
+    server.service.alarm_tick().await;
+    server.clock.advance_secs(10);
+}
+
 /// No notification arrives within a short real-time wait.
 pub(crate) async fn assert_quiet(rx: &Receiver) {
     if let Some(extra) = rx.next(Duration::from_millis(300)).await {
@@ -627,27 +653,7 @@ async fn m2_webhook_retried_until_the_receiver_is_up_real_time() {
         ..Default::default()
     })
     .await;
-    let sqs = server.sdk();
-    let raw = server.raw();
-    let q = create_queue(&sqs, "dlq").await;
-    let (status, _, r) = sluice(
-        raw,
-        "PutAlarm",
-        json!({"AlarmName": "dlq-not-empty", "QueueUrl": q,
-               "MetricName": "ApproximateNumberOfMessagesVisible", "Period": 10,
-               "Threshold": 1, "ComparisonOperator": "GreaterThanOrEqualToThreshold",
-               "Actions": [url]}),
-    )
-    .await;
-    assert_eq!(status, 200, "{}", r.body);
-    sqs.send_message()
-        .queue_url(&q)
-        .message_body("dead")
-        .send()
-        .await
-        .unwrap();
-    server.service.alarm_tick().await;
-    server.clock.advance_secs(10);
+    arm_dlq_alarm(&server, &url).await;
     let started = std::time::Instant::now();
     let changes = server.service.alarm_tick().await;
     assert!(
@@ -667,7 +673,7 @@ async fn m2_webhook_retried_until_the_receiver_is_up_real_time() {
     assert_eq!(n["alarm_name"], "dlq-not-empty");
     assert_eq!(n["new_state"], "ALARM");
     assert_quiet(&hook).await;
-    let m = metrics(raw).await;
+    let m = metrics(server.raw()).await;
     assert!(
         m.contains("sluice_alarm_notifications_total{outcome=\"delivered\"} 1\n"),
         "{m}"

@@ -16,8 +16,8 @@ use sluice_server::alarms::tls::WebhookTls;
 use tokio_rustls::TlsAcceptor;
 use tokio_rustls::rustls::{self, pki_types};
 
-use crate::alarms::{Receiver, assert_quiet, metrics, sluice};
-use crate::common::{SluiceProcess, TestServer, create_queue};
+use crate::alarms::{Receiver, arm_dlq_alarm, assert_quiet, metrics};
+use crate::common::{SluiceProcess, TestServer};
 
 /// A private CA that issues server certificates for 127.0.0.1 and localhost.
 struct TestCa {
@@ -97,26 +97,7 @@ async fn fire_alarm(ca_file: &std::path::Path, policy: WebhookPolicy, url: &str)
         ..Default::default()
     })
     .await;
-    let sqs = server.sdk();
-    let q = create_queue(&sqs, "dlq").await;
-    let (status, _, r) = sluice(
-        server.raw(),
-        "PutAlarm",
-        json!({"AlarmName": "dlq-not-empty", "QueueUrl": q,
-               "MetricName": "ApproximateNumberOfMessagesVisible", "Period": 10,
-               "Threshold": 1, "ComparisonOperator": "GreaterThanOrEqualToThreshold",
-               "Actions": [url]}),
-    )
-    .await;
-    assert_eq!(status, 200, "https:// actions are accepted: {}", r.body);
-    sqs.send_message()
-        .queue_url(&q)
-        .message_body("dead")
-        .send()
-        .await
-        .unwrap();
-    server.service.alarm_tick().await;
-    server.clock.advance_secs(10);
+    arm_dlq_alarm(&server, url).await;
     let changes = server.service.alarm_tick().await;
     assert_eq!(changes.len(), 1);
     assert_eq!(changes[0].1.new.as_str(), "ALARM");

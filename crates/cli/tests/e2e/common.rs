@@ -381,3 +381,61 @@ impl Drop for SluiceProcess {
         let _ = self.child.wait();
     }
 }
+
+/// The ARN of the queue named `dlq` that [`dead_lettered`] creates.
+pub const DLQ_ARN: &str = "arn:aws:sqs:us-east-1:000000000000:dlq";
+
+/// A DLQ named `dlq`, a source `src` pointing at it with maxReceiveCount 1,
+/// and `n` messages dead-lettered into it (each received once without a
+/// delete; the next receive moves it). Returns (source URL, DLQ URL).
+pub async fn dead_lettered(sqs: &aws_sdk_sqs::Client, n: usize) -> (String, String) {
+    let dlq = create_queue(sqs, "dlq").await;
+    let src = sqs
+        .create_queue()
+        .queue_name("src")
+        .attributes(
+            aws_sdk_sqs::types::QueueAttributeName::RedrivePolicy,
+            format!(r#"{{"deadLetterTargetArn":"{DLQ_ARN}","maxReceiveCount":1}}"#),
+        )
+        .send()
+        .await
+        .unwrap()
+        .queue_url
+        .unwrap();
+    for i in 0..n {
+        sqs.send_message()
+            .queue_url(&src)
+            .message_body(format!("m{i}"))
+            .send()
+            .await
+            .unwrap();
+    }
+    while !sqs
+        .receive_message()
+        .queue_url(&src)
+        .max_number_of_messages(10)
+        .visibility_timeout(0)
+        .send()
+        .await
+        .unwrap()
+        .messages()
+        .is_empty()
+    {}
+    (src, dlq)
+}
+
+/// One of a queue's approximate counts, e.g. `ApproximateNumberOfMessages`.
+pub async fn approximate(
+    sqs: &aws_sdk_sqs::Client,
+    url: &str,
+    attr: aws_sdk_sqs::types::QueueAttributeName,
+) -> usize {
+    let a = sqs
+        .get_queue_attributes()
+        .queue_url(url)
+        .attribute_names(attr.clone())
+        .send()
+        .await
+        .unwrap();
+    a.attributes().unwrap()[&attr].parse().unwrap()
+}

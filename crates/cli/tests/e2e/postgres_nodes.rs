@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use aws_sdk_sqs::types::{DeleteMessageBatchRequestEntry, QueueAttributeName as Attr};
 use sluice_postgres::testing;
 
-use crate::common::{SluiceProcess, create_queue};
+use crate::common::{DLQ_ARN, SluiceProcess, approximate, create_queue, dead_lettered};
 
 /// Two nodes on a fresh database, or `None` without PostgreSQL.
 async fn two_nodes() -> Option<(SluiceProcess, SluiceProcess, String)> {
@@ -19,17 +19,6 @@ async fn two_nodes() -> Option<(SluiceProcess, SluiceProcess, String)> {
     let a = SluiceProcess::start(&["--postgres", &url, "--postgres-pool-size", "4"]);
     let b = SluiceProcess::start(&["--postgres", &url, "--postgres-pool-size", "4"]);
     Some((a, b, url))
-}
-
-async fn count(sqs: &aws_sdk_sqs::Client, url: &str, attr: Attr) -> usize {
-    let a = sqs
-        .get_queue_attributes()
-        .queue_url(url)
-        .attribute_names(attr.clone())
-        .send()
-        .await
-        .unwrap();
-    a.attributes().unwrap()[&attr].parse().unwrap()
 }
 
 /// V1, V6 across nodes: a message sent through A is received and deleted
@@ -183,17 +172,15 @@ async fn v4_work_spread_over_two_nodes_loses_nothing() {
     assert_eq!(times, expected, "every message exactly once");
     for node in &clients {
         assert_eq!(
-            count(node, &url, Attr::ApproximateNumberOfMessages).await,
+            approximate(node, &url, Attr::ApproximateNumberOfMessages).await,
             0
         );
         assert_eq!(
-            count(node, &url, Attr::ApproximateNumberOfMessagesNotVisible).await,
+            approximate(node, &url, Attr::ApproximateNumberOfMessagesNotVisible).await,
             0
         );
     }
 }
-
-const DLQ_ARN: &str = "arn:aws:sqs:us-east-1:000000000000:dlq";
 
 /// R7 across nodes: a move task started on A survives kill -9 of A: B
 /// resumes it once A's claim is gone, and it completes with every message
@@ -204,41 +191,12 @@ async fn r7_move_task_survives_kill_9_of_its_node() {
         return;
     };
     let sa = a.sdk();
-    let dlq = create_queue(&sa, "dlq").await;
-    let src = sa
-        .create_queue()
-        .queue_name("src")
-        .attributes(
-            Attr::RedrivePolicy,
-            format!(r#"{{"deadLetterTargetArn":"{DLQ_ARN}","maxReceiveCount":1}}"#),
-        )
-        .send()
-        .await
-        .unwrap()
-        .queue_url
-        .unwrap();
     const N: usize = 12;
-    for i in 0..N {
-        sa.send_message()
-            .queue_url(&src)
-            .message_body(format!("m{i}"))
-            .send()
-            .await
-            .unwrap();
-    }
-    // Receive each once without deleting; the next receive dead-letters it.
-    while !sa
-        .receive_message()
-        .queue_url(&src)
-        .max_number_of_messages(10)
-        .visibility_timeout(0)
-        .send()
-        .await
-        .unwrap()
-        .messages()
-        .is_empty()
-    {}
-    assert_eq!(count(&sa, &dlq, Attr::ApproximateNumberOfMessages).await, N);
+    let (src, dlq) = dead_lettered(&sa, N).await;
+    assert_eq!(
+        approximate(&sa, &dlq, Attr::ApproximateNumberOfMessages).await,
+        N
+    );
     sa.start_message_move_task()
         .source_arn(DLQ_ARN)
         .max_number_of_messages_per_second(2)
@@ -248,7 +206,7 @@ async fn r7_move_task_survives_kill_9_of_its_node() {
     // Kill A once its task has moved something and is far from done.
     let deadline = Instant::now() + Duration::from_secs(15);
     let moved_by_a = loop {
-        let moved = count(&sa, &src, Attr::ApproximateNumberOfMessages).await;
+        let moved = approximate(&sa, &src, Attr::ApproximateNumberOfMessages).await;
         if moved > 0 {
             break moved;
         }
@@ -281,7 +239,10 @@ async fn r7_move_task_survives_kill_9_of_its_node() {
         tokio::time::sleep(Duration::from_millis(200)).await;
     };
     assert_eq!(task.status(), Some("COMPLETED"), "{task:?}");
-    assert_eq!(count(&sb, &dlq, Attr::ApproximateNumberOfMessages).await, 0);
+    assert_eq!(
+        approximate(&sb, &dlq, Attr::ApproximateNumberOfMessages).await,
+        0
+    );
     let mut bodies = Vec::new();
     loop {
         let got = sb
@@ -362,35 +323,9 @@ async fn r7_cancel_through_another_node_stops_the_task() {
         return;
     };
     let (sa, sb) = (a.sdk(), b.sdk());
-    let dlq = create_queue(&sa, "dlq").await;
     let other = create_queue(&sa, "other").await;
-    create_queue(&sa, "src").await;
-    sa.set_queue_attributes()
-        .queue_url(
-            sa.get_queue_url()
-                .queue_name("src")
-                .send()
-                .await
-                .unwrap()
-                .queue_url()
-                .unwrap(),
-        )
-        .attributes(
-            Attr::RedrivePolicy,
-            format!(r#"{{"deadLetterTargetArn":"{DLQ_ARN}","maxReceiveCount":1}}"#),
-        )
-        .send()
-        .await
-        .unwrap();
     const N: usize = 10;
-    for i in 0..N {
-        sa.send_message()
-            .queue_url(&dlq)
-            .message_body(format!("m{i}"))
-            .send()
-            .await
-            .unwrap();
-    }
+    let (_, dlq) = dead_lettered(&sa, N).await;
     let started = sa
         .start_message_move_task()
         .source_arn(DLQ_ARN)
@@ -400,7 +335,7 @@ async fn r7_cancel_through_another_node_stops_the_task() {
         .await
         .unwrap();
     let deadline = Instant::now() + Duration::from_secs(15);
-    while count(&sb, &other, Attr::ApproximateNumberOfMessages).await == 0 {
+    while approximate(&sb, &other, Attr::ApproximateNumberOfMessages).await == 0 {
         assert!(Instant::now() < deadline, "the task never moved a message");
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
@@ -411,16 +346,16 @@ async fn r7_cancel_through_another_node_stops_the_task() {
         .unwrap();
     // A's runner notices within a step; give it three, then nothing moves.
     tokio::time::sleep(Duration::from_secs(3)).await;
-    let moved = count(&sb, &other, Attr::ApproximateNumberOfMessages).await;
+    let moved = approximate(&sb, &other, Attr::ApproximateNumberOfMessages).await;
     tokio::time::sleep(Duration::from_secs(2)).await;
     assert_eq!(
-        count(&sb, &other, Attr::ApproximateNumberOfMessages).await,
+        approximate(&sb, &other, Attr::ApproximateNumberOfMessages).await,
         moved,
         "nothing moves after the cancel"
     );
     assert!(moved < N, "cancelled half-way ({moved} of {N})");
     assert_eq!(
-        count(&sb, &dlq, Attr::ApproximateNumberOfMessages).await,
+        approximate(&sb, &dlq, Attr::ApproximateNumberOfMessages).await,
         N - moved,
         "the rest stays in the DLQ"
     );

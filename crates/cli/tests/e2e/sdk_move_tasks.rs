@@ -6,60 +6,7 @@ use std::time::{Duration, Instant};
 use aws_sdk_sqs::error::ProvideErrorMetadata;
 use aws_sdk_sqs::types::QueueAttributeName as Attr;
 
-use crate::common::{SluiceProcess, TestServer, create_queue};
-
-const DLQ_ARN: &str = "arn:aws:sqs:us-east-1:000000000000:dlq";
-
-/// A DLQ, a source pointing at it with maxReceiveCount 1, and `n` messages
-/// dead-lettered into it. Returns (source URL, DLQ URL).
-async fn dead_lettered(sqs: &aws_sdk_sqs::Client, n: usize) -> (String, String) {
-    let dlq = create_queue(sqs, "dlq").await;
-    let src = sqs
-        .create_queue()
-        .queue_name("src")
-        .attributes(
-            Attr::RedrivePolicy,
-            format!(r#"{{"deadLetterTargetArn":"{DLQ_ARN}","maxReceiveCount":1}}"#),
-        )
-        .send()
-        .await
-        .unwrap()
-        .queue_url
-        .unwrap();
-    for i in 0..n {
-        sqs.send_message()
-            .queue_url(&src)
-            .message_body(format!("m{i}"))
-            .send()
-            .await
-            .unwrap();
-    }
-    while !sqs
-        .receive_message()
-        .queue_url(&src)
-        .max_number_of_messages(10)
-        .visibility_timeout(0)
-        .send()
-        .await
-        .unwrap()
-        .messages()
-        .is_empty()
-    {}
-    (src, dlq)
-}
-
-async fn count(sqs: &aws_sdk_sqs::Client, url: &str) -> usize {
-    let a = sqs
-        .get_queue_attributes()
-        .queue_url(url)
-        .attribute_names(Attr::ApproximateNumberOfMessages)
-        .send()
-        .await
-        .unwrap();
-    a.attributes().unwrap()[&Attr::ApproximateNumberOfMessages]
-        .parse()
-        .unwrap()
-}
+use crate::common::{DLQ_ARN, SluiceProcess, TestServer, approximate, create_queue, dead_lettered};
 
 async fn wait_for_status(
     sqs: &aws_sdk_sqs::Client,
@@ -92,7 +39,10 @@ async fn r7_move_task_returns_messages_to_their_source_real_time() {
     let server = TestServer::start().await;
     let sqs = server.sdk();
     let (src, dlq) = dead_lettered(&sqs, 3).await;
-    assert_eq!(count(&sqs, &dlq).await, 3);
+    assert_eq!(
+        approximate(&sqs, &dlq, Attr::ApproximateNumberOfMessages).await,
+        3
+    );
 
     let e = sqs
         .start_message_move_task()
@@ -132,8 +82,15 @@ async fn r7_move_task_returns_messages_to_their_source_real_time() {
     assert_eq!(done.approximate_number_of_messages_moved(), 3);
     assert_eq!(done.approximate_number_of_messages_to_move(), Some(3));
     assert!(done.task_handle().is_none(), "a handle only while RUNNING");
-    assert_eq!(count(&sqs, &dlq).await, 0);
-    assert_eq!(count(&sqs, &src).await, 3, "back in their source");
+    assert_eq!(
+        approximate(&sqs, &dlq, Attr::ApproximateNumberOfMessages).await,
+        0
+    );
+    assert_eq!(
+        approximate(&sqs, &src, Attr::ApproximateNumberOfMessages).await,
+        3,
+        "back in their source"
+    );
     let e = sqs
         .cancel_message_move_task()
         .task_handle(started.task_handle().unwrap())
@@ -187,7 +144,7 @@ async fn r7_cancel_half_way_real_time() {
     // Cancel once the first step has moved something (at 1 message/s the
     // task is far from done), however slow this machine is today.
     let deadline = Instant::now() + Duration::from_secs(10);
-    while count(&sqs, &other).await == 0 {
+    while approximate(&sqs, &other, Attr::ApproximateNumberOfMessages).await == 0 {
         assert!(Instant::now() < deadline, "the task never moved a message");
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
@@ -202,13 +159,19 @@ async fn r7_cancel_half_way_real_time() {
         (1..5).contains(&moved),
         "moved {moved} of 5 before the cancel"
     );
-    assert_eq!(count(&sqs, &other).await, moved);
     assert_eq!(
-        count(&sqs, &dlq).await,
+        approximate(&sqs, &other, Attr::ApproximateNumberOfMessages).await,
+        moved
+    );
+    assert_eq!(
+        approximate(&sqs, &dlq, Attr::ApproximateNumberOfMessages).await,
         5 - moved,
         "the rest stays in the DLQ"
     );
-    assert_eq!(count(&sqs, &src).await, 0);
+    assert_eq!(
+        approximate(&sqs, &src, Attr::ApproximateNumberOfMessages).await,
+        0
+    );
 }
 
 /// R7, D1: a task running when the server stops ends FAILED with a reason
