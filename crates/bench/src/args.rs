@@ -92,6 +92,11 @@ pub struct BenchArgs {
     #[arg(long)]
     pub no_verify: bool,
 
+    /// Instead of a load, measure how soon a waiting long poll returns a message sent meanwhile: N probes, one at a time, each timed from issuing the send to the receive's answer (p50/p99/max).
+    #[arg(long, value_name = "N", conflicts_with_all = ["null_server", "messages", "duration", "rate"],
+          value_parser = clap::value_parser!(u64).range(1..=100_000))]
+    pub wake_probes: Option<u64>,
+
     /// Print one JSON object instead of the table.
     #[arg(long)]
     pub json: bool,

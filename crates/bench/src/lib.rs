@@ -16,6 +16,7 @@ pub mod load;
 pub mod null_server;
 pub mod report;
 pub mod tracker;
+pub mod wake;
 pub mod wire;
 
 use std::time::Duration;
@@ -85,6 +86,10 @@ async fn bench(args: BenchArgs) -> Result<(), BenchError> {
         queue_urls.push(created.url);
     }
 
+    if let Some(probes) = args.wake_probes {
+        return wake_probes(&args, &client, &queue_urls[0], null_server, probes).await;
+    }
+
     let verify = !args.no_verify && !null_server;
     let verification = if null_server {
         "disabled: the endpoint is sluice's null server, whose receives return canned messages"
@@ -140,6 +145,43 @@ async fn bench(args: BenchArgs) -> Result<(), BenchError> {
         Some(v) if v.lost > 0 => Err(BenchError::Lost { lost: v.lost }),
         _ => Ok(()),
     }
+}
+
+/// `--wake-probes`: the long-poll wake-up measurement instead of a load.
+async fn wake_probes(
+    args: &BenchArgs,
+    client: &SqsClient,
+    url: &str,
+    null_server: bool,
+    probes: u64,
+) -> Result<(), BenchError> {
+    if null_server {
+        return Err(BenchError::Usage(
+            "--wake-probes needs a real queue: the null server answers receives at once".into(),
+        ));
+    }
+    let report = wake::probe(client, url, args.fifo, probes)
+        .await
+        .map_err(|source| BenchError::Setup {
+            queue: url.to_string(),
+            source,
+        })?;
+    if args.json {
+        let json = serde_json::to_string(&report).map_err(|e| BenchError::Io {
+            context: "cannot write the report".into(),
+            source: std::io::Error::other(e),
+        })?;
+        println!("{json}");
+    } else {
+        print!("{}", report.table());
+    }
+    if report.missed > 0 {
+        return Err(BenchError::Usage(format!(
+            "{} probe(s) did not get their own message back: is another consumer on {url}?",
+            report.missed
+        )));
+    }
+    Ok(())
 }
 
 /// The queue names of a run: the name alone, or NAME-0 .. NAME-{N-1}; FIFO

@@ -68,6 +68,16 @@ fn start(args: &[&str], prefix: &str) -> (Server, String) {
 /// Runs `sluice bench --endpoint ENDPOINT --json EXTRA` to completion and
 /// returns its exit success and its JSON report.
 fn bench(endpoint: &str, extra: &[&str]) -> (bool, Value) {
+    let (ok, report) = bench_json(endpoint, extra);
+    for key in KEYS {
+        assert!(report.get(key).is_some(), "no {key} in {report}");
+    }
+    (ok, report)
+}
+
+/// Runs `sluice bench --json EXTRA` against `endpoint`: whether it
+/// succeeded, and the JSON object it printed (null when it printed none).
+fn bench_json(endpoint: &str, extra: &[&str]) -> (bool, Value) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_sluice"))
         .args(["bench", "--endpoint", endpoint, "--json"])
         .args(extra)
@@ -88,11 +98,11 @@ fn bench(endpoint: &str, extra: &[&str]) -> (bool, Value) {
     };
     let out = child.wait_with_output().expect("bench output");
     let stdout = String::from_utf8_lossy(&out.stdout);
+    if stdout.trim().is_empty() {
+        return (status.success(), Value::Null);
+    }
     let report: Value = serde_json::from_str(stdout.trim())
         .unwrap_or_else(|e| panic!("not one JSON object ({e}): {stdout}"));
-    for key in KEYS {
-        assert!(report.get(key).is_some(), "no {key} in {report}");
-    }
     (status.success(), report)
 }
 
@@ -169,4 +179,38 @@ fn bench_counts_a_fixed_number_of_messages_through_fifo_queues() {
     assert_eq!(count(&report, "end_to_end"), 300, "{report}");
     assert_eq!(count(&report, "lost"), 0, "{report}");
     assert_eq!(count(&report, "duplicates"), 0, "{report}");
+}
+
+#[test]
+fn wake_probes_time_each_long_poll_and_leave_the_queue_empty() {
+    let (_server, endpoint) = start(
+        &["serve", "--in-memory", "--bind", "127.0.0.1:0"],
+        "sluice listening on ",
+    );
+    let (ok, report) = bench_json(&endpoint, &["--wake-probes", "5", "--queue", "wake"]);
+    assert!(ok, "wake probes failed: {report}");
+    assert_eq!(count(&report, "wake_probes"), 5, "{report}");
+    assert_eq!(count(&report, "missed"), 0, "{report}");
+    let p50 = report["wake_p50_ms"].as_f64().unwrap_or(0.0);
+    let max = report["wake_max_ms"].as_f64().unwrap_or(0.0);
+    assert!(p50 > 0.0 && p50 <= max, "{report}");
+    // Each probe deleted its message: a second run starts on an empty
+    // queue, so its receives return their own probe, never a leftover.
+    let (ok, again) = bench_json(&endpoint, &["--wake-probes", "3", "--queue", "wake"]);
+    assert!(ok, "{again}");
+    assert_eq!(count(&again, "missed"), 0, "{again}");
+}
+
+#[test]
+fn wake_probes_refuse_the_null_server() {
+    let (_server, endpoint) = start(
+        &["bench", "--null-server", "--bind", "127.0.0.1:0"],
+        "sluice null server listening on ",
+    );
+    let (ok, report) = bench_json(&endpoint, &["--wake-probes", "2"]);
+    assert!(
+        !ok,
+        "the null server answers receives at once: nothing to time"
+    );
+    assert!(report.is_null(), "no figures: {report}");
 }

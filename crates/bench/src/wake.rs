@@ -1,0 +1,125 @@
+//! `--wake-probes N`: how soon a waiting long poll returns a message sent
+//! while it waits (issue target: < 5 ms).
+//!
+//! Each probe parks one ReceiveMessage (WaitTimeSeconds 20) on an empty
+//! queue, lets it reach the server, then sends one message and times the
+//! receive's answer from the moment the send was issued: the figure is an
+//! upper bound that also holds the send's own round trip. The message is
+//! deleted before the next probe, so each probe starts on an empty queue.
+
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+
+use crate::client::SqsClient;
+use crate::error::RequestError;
+use crate::latency::{Samples, Summary};
+use crate::wire::{DeleteEntry, SendEntry};
+
+/// How long a probe lets its long poll reach the server and park before
+/// sending: far more than a loopback round trip.
+const PARK: Duration = Duration::from_millis(50);
+
+/// What the probes measured.
+#[derive(Debug, Serialize)]
+pub struct WakeReport {
+    /// Probes run.
+    pub wake_probes: u64,
+    /// Median time from issuing the send to the waiting receive's answer.
+    pub wake_p50_ms: f64,
+    /// 99th percentile of the same.
+    pub wake_p99_ms: f64,
+    /// Slowest probe.
+    pub wake_max_ms: f64,
+    /// Median round trip of the sends themselves, for comparison.
+    pub send_p50_ms: f64,
+    /// Probes whose receive came back empty or with another message.
+    pub missed: u64,
+}
+
+impl WakeReport {
+    /// The report as a short table.
+    pub fn table(&self) -> String {
+        format!(
+            "long-poll wake-up, {} probes (send issued -> waiting receive answered)\n  \
+             p50 {:.3} ms   p99 {:.3} ms   max {:.3} ms   (send alone p50 {:.3} ms)   missed {}\n",
+            self.wake_probes,
+            self.wake_p50_ms,
+            self.wake_p99_ms,
+            self.wake_max_ms,
+            self.send_p50_ms,
+            self.missed
+        )
+    }
+}
+
+/// Runs `probes` probes against the queue at `url`, which must be empty.
+/// On a FIFO queue each probe message has its own group and dedup id.
+pub async fn probe(
+    client: &SqsClient,
+    url: &str,
+    fifo: bool,
+    probes: u64,
+) -> Result<WakeReport, RequestError> {
+    let mut wake = Samples::default();
+    let mut send = Samples::default();
+    let mut missed = 0;
+    for i in 0..probes {
+        let poller = client.clone();
+        let poll_url = url.to_string();
+        let poll = tokio::spawn(async move {
+            let output = poller.receive_message(&poll_url, 1, 20).await;
+            (output, Instant::now())
+        });
+        tokio::time::sleep(PARK).await;
+        let body = format!("wake-probe-{i}");
+        let issued = Instant::now();
+        client
+            .send_message_batch(
+                url,
+                vec![SendEntry {
+                    id: "0".into(),
+                    message_body: body.as_str().into(),
+                    message_group_id: fifo.then(|| body.as_str().into()),
+                    message_deduplication_id: fifo.then(|| body.as_str().into()),
+                }],
+            )
+            .await?;
+        send.record(issued.elapsed());
+        let (output, answered) = poll.await.map_err(|e| {
+            RequestError::Transport(format!("the probe's receive task failed: {e}"))
+        })?;
+        let output = output?;
+        let messages = output.messages()?;
+        match messages.first() {
+            Some(m) if m.body == body => {
+                wake.record(answered.saturating_duration_since(issued));
+                client
+                    .delete_message_batch(
+                        url,
+                        vec![DeleteEntry {
+                            id: "0".into(),
+                            receipt_handle: m.receipt_handle.clone(),
+                        }],
+                    )
+                    .await?;
+            }
+            _ => missed += 1,
+        }
+    }
+    let Summary {
+        count,
+        p50_ms,
+        p99_ms,
+        max_ms,
+        ..
+    } = wake.summary();
+    Ok(WakeReport {
+        wake_probes: count + missed,
+        wake_p50_ms: p50_ms,
+        wake_p99_ms: p99_ms,
+        wake_max_ms: max_ms,
+        send_p50_ms: send.summary().p50_ms,
+        missed,
+    })
+}
