@@ -53,14 +53,14 @@ pub fn decode(target: &str, body: &[u8]) -> Result<Request, SqsError> {
 }
 
 /// Encodes a successful response.
-pub fn encode_response(output: &Value) -> Encoded {
+pub fn encode_response(output: &crate::output::Output) -> Encoded {
     Encoded {
         status: 200,
         content_type: CONTENT_TYPE,
         headers: Vec::new(),
         body: {
             let mut body = Vec::with_capacity(256);
-            crate::json_writer::write_value(&mut body, output);
+            output.write_json(&mut body);
             body
         },
     }

@@ -9,10 +9,12 @@
 pub mod json;
 pub mod json_writer;
 mod model;
+pub mod output;
 pub mod query;
 pub mod requests;
 mod xml;
 
+pub use output::Output;
 use sluice_core::SqsError;
 
 /// The XML namespace of Query responses.
@@ -82,12 +84,12 @@ pub struct Encoded {
 pub fn encode_response(
     protocol: Protocol,
     action: &str,
-    output: &serde_json::Value,
+    output: Output,
     request_id: &str,
 ) -> Encoded {
     match protocol {
-        Protocol::Json => json::encode_response(output),
-        Protocol::Query => query::encode_response(action, output, request_id),
+        Protocol::Json => json::encode_response(&output),
+        Protocol::Query => query::encode_response(action, &output.into_value(), request_id),
     }
 }
 

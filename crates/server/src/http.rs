@@ -178,17 +178,17 @@ pub async fn handle<B: Broker>(svc: &Service<B>, req: Request<Incoming>) -> Resp
 
 fn respond(
     protocol: Protocol,
-    result: Result<serde_json::Value, SqsError>,
+    result: Result<sluice_protocol::Output, SqsError>,
     action: &str,
     request_id: &str,
 ) -> Response<Full<Bytes>> {
-    let encoded = match &result {
+    let encoded = match result {
         Ok(output) => encode_response(protocol, action, output, request_id),
         Err(e) => {
             if e.code == ErrorCode::InternalFailure || e.code == ErrorCode::ServiceUnavailable {
                 tracing::error!(code = e.code.query_code(), message = %e.message, "server error");
             }
-            encode_error(protocol, e, request_id)
+            encode_error(protocol, &e, request_id)
         }
     };
     let mut resp = Response::new(Full::new(Bytes::from(encoded.body)));

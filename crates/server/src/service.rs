@@ -85,12 +85,12 @@ impl<B: Broker> Service<B> {
             .unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Runs one decoded request and returns its JSON-shaped output.
+    /// Runs one decoded request and returns its output.
     pub async fn handle(
         &self,
         request: Request,
         ctx: &RequestContext,
-    ) -> Result<serde_json::Value, SqsError> {
+    ) -> Result<sluice_protocol::Output, SqsError> {
         crate::actions::dispatch(self, request, ctx).await
     }
 

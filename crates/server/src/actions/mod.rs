@@ -31,11 +31,10 @@ mod send;
 mod tags;
 mod visibility;
 
-use serde_json::Value;
 use sluice_broker::Broker;
 use sluice_core::{ErrorCode, SqsError};
-use sluice_protocol::Request;
 use sluice_protocol::requests::parse;
+use sluice_protocol::{Output, Request};
 
 use crate::service::{RequestContext, Service};
 
@@ -44,9 +43,14 @@ pub async fn dispatch<B: Broker>(
     svc: &Service<B>,
     request: Request,
     ctx: &RequestContext,
-) -> Result<Value, SqsError> {
+) -> Result<Output, SqsError> {
     let input = request.input;
-    match request.action.as_str() {
+    let output = match request.action.as_str() {
+        "ReceiveMessage" => {
+            return receive::receive_message(svc, parse(input)?)
+                .await
+                .map(Output::Messages);
+        }
         "CreateQueue" => queues::create_queue(svc, ctx, parse(input)?).await,
         "GetQueueUrl" => queues::get_queue_url(svc, ctx, parse(input)?).await,
         "ListQueues" => queues::list_queues(svc, ctx, parse(input)?).await,
@@ -61,7 +65,6 @@ pub async fn dispatch<B: Broker>(
         "RemovePermission" => permissions::remove_permission(svc, parse(input)?).await,
         "SendMessage" => send::send_message(svc, parse(input)?).await,
         "SendMessageBatch" => send::send_message_batch(svc, parse(input)?).await,
-        "ReceiveMessage" => receive::receive_message(svc, parse(input)?).await,
         "DeleteMessage" => delete::delete_message(svc, parse(input)?).await,
         "DeleteMessageBatch" => delete::delete_message_batch(svc, parse(input)?).await,
         "ChangeMessageVisibility" => {
@@ -86,7 +89,8 @@ pub async fn dispatch<B: Broker>(
             ErrorCode::UnsupportedOperation,
             format!("{other} is not supported by this server yet."),
         )),
-    }
+    };
+    output.map(Output::Value)
 }
 
 /// Parses an integer parameter into a range, or SQS's InvalidParameterValue.

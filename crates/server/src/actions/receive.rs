@@ -2,12 +2,12 @@
 
 use std::time::Duration;
 
-use serde_json::{Map, Value, json};
 use sluice_broker::{Broker, ReceiveOptions, ReceivedMessage};
 use sluice_core::SqsError;
 use sluice_core::digest::{digest_hex, md5_of_attributes, md5_of_body};
 use sluice_core::limits::{MAX_RECEIVE_BATCH, MAX_VISIBILITY_TIMEOUT, MAX_WAIT_TIME};
 use sluice_core::message::{AttributeValue, MessageAttributes, attribute_selected};
+use sluice_protocol::output::{OutAttributeValue, OutMessage};
 use sluice_protocol::requests::{ReceiveMessageInput, required};
 
 use base64::Engine;
@@ -33,7 +33,7 @@ const SYSTEM_ATTRIBUTES: &[&str] = &[
 pub async fn receive_message<B: Broker>(
     svc: &Service<B>,
     input: ReceiveMessageInput,
-) -> Result<Value, SqsError> {
+) -> Result<Vec<OutMessage>, SqsError> {
     let url = required(input.queue_url, "QueueUrl")?;
     let name = svc.queue_name(&url)?;
     let max = match input.max_number_of_messages {
@@ -68,16 +68,10 @@ pub async fn receive_message<B: Broker>(
     let mut system_names: Vec<String> = input.attribute_names.unwrap_or_default();
     system_names.extend(input.message_system_attribute_names.unwrap_or_default());
     let user_names = input.message_attribute_names.unwrap_or_default();
-    let out: Vec<Value> = messages
+    Ok(messages
         .into_iter()
         .map(|m| render(svc, m, &system_names, &user_names))
-        .collect();
-    let mut result = Map::new();
-    if !out.is_empty() {
-        // Moved in, not through `json!`, which would copy every message.
-        result.insert("Messages".into(), Value::Array(out));
-    }
-    Ok(Value::Object(result))
+        .collect())
 }
 
 fn render<B>(
@@ -85,20 +79,13 @@ fn render<B>(
     m: ReceivedMessage,
     system_names: &[String],
     user_names: &[String],
-) -> Value {
-    let md5 = match &m.body_md5 {
+) -> OutMessage {
+    let md5_of_body = match &m.body_md5 {
         Some(digest) => digest_hex(digest),
         None => md5_of_body(&m.body),
     };
-    // Room for every field a message can carry: no regrowth per message.
-    let mut fields = Map::with_capacity(7);
-    fields.insert("MessageId".into(), Value::String(m.message_id));
-    fields.insert("ReceiptHandle".into(), Value::String(m.receipt_handle));
-    fields.insert("MD5OfBody".into(), Value::String(md5));
-    fields.insert("Body".into(), Value::String(m.body));
-    let mut out = Value::Object(fields);
     let all = system_names.iter().any(|n| n == "All");
-    let mut attrs = Map::new();
+    let mut attributes = Vec::new();
     for &name in SYSTEM_ATTRIBUTES {
         if !all && !system_names.iter().any(|n| n == name) {
             continue;
@@ -122,11 +109,8 @@ fn render<B>(
             _ => None,
         };
         if let Some(v) = value {
-            attrs.insert(name.to_string(), Value::String(v));
+            attributes.push((name, v));
         }
-    }
-    if !attrs.is_empty() {
-        out["Attributes"] = Value::Object(attrs);
     }
     // The digest covers exactly the attributes returned, as SDKs check it.
     let selected: MessageAttributes = m
@@ -135,20 +119,24 @@ fn render<B>(
         .filter(|(n, _)| attribute_selected(user_names, n))
         .map(|(n, v)| (n.clone(), v.clone()))
         .collect();
-    if let Some(md5) = md5_of_attributes(&selected) {
-        out["MD5OfMessageAttributes"] = json!(md5);
-        let rendered: Map<String, Value> = selected
-            .into_iter()
-            .map(|(n, v)| {
-                let mut a = json!({ "DataType": v.data_type });
-                match v.value {
-                    AttributeValue::String(s) => a["StringValue"] = json!(s),
-                    AttributeValue::Binary(b) => a["BinaryValue"] = json!(STANDARD.encode(b)),
-                }
-                (n, a)
-            })
-            .collect();
-        out["MessageAttributes"] = Value::Object(rendered);
+    let md5_of_message_attributes = md5_of_attributes(&selected);
+    let message_attributes = selected
+        .into_iter()
+        .map(|(n, v)| {
+            let value = match v.value {
+                AttributeValue::String(s) => OutAttributeValue::String(s),
+                AttributeValue::Binary(b) => OutAttributeValue::Binary(STANDARD.encode(b)),
+            };
+            (n, v.data_type, value)
+        })
+        .collect();
+    OutMessage {
+        message_id: m.message_id,
+        receipt_handle: m.receipt_handle,
+        md5_of_body,
+        body: m.body,
+        attributes,
+        md5_of_message_attributes,
+        message_attributes,
     }
-    out
 }
