@@ -97,6 +97,10 @@ pub struct BenchArgs {
           value_parser = clap::value_parser!(u64).range(1..=100_000))]
     pub wake_probes: Option<u64>,
 
+    /// With --wake-probes: send each probe's message through this other endpoint (another node on the same database) while the receive waits on --endpoint, to time a wake-up across nodes.
+    #[arg(long, value_name = "URL", requires = "wake_probes")]
+    pub wake_send_endpoint: Option<String>,
+
     /// Print one JSON object instead of the table.
     #[arg(long)]
     pub json: bool,

@@ -160,7 +160,12 @@ async fn wake_probes(
             "--wake-probes needs a real queue: the null server answers receives at once".into(),
         ));
     }
-    let report = wake::probe(client, url, args.fifo, probes)
+    let other_node = match &args.wake_send_endpoint {
+        Some(endpoint) => Some(SqsClient::new(endpoint, 1)?),
+        None => None,
+    };
+    let sender = other_node.as_ref().unwrap_or(client);
+    let report = wake::probe(client, sender, url, args.fifo, probes)
         .await
         .map_err(|source| BenchError::Setup {
             queue: url.to_string(),

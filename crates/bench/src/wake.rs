@@ -2,7 +2,9 @@
 //! while it waits (issue target: < 5 ms).
 //!
 //! Each probe parks one ReceiveMessage (WaitTimeSeconds 20) on an empty
-//! queue, lets it reach the server, then sends one message and times the
+//! queue, lets it reach the server, then sends one message (through the
+//! same endpoint, or with `--wake-send-endpoint` through another node of
+//! the same database, to time a wake-up across nodes) and times the
 //! receive's answer from the moment the send was issued: the figure is an
 //! upper bound that also holds the send's own round trip. The message is
 //! deleted before the next probe, so each probe starts on an empty queue.
@@ -55,8 +57,10 @@ impl WakeReport {
 
 /// Runs `probes` probes against the queue at `url`, which must be empty.
 /// On a FIFO queue each probe message has its own group and dedup id.
+/// `sender` sends the probes (another node, or `client` itself).
 pub async fn probe(
     client: &SqsClient,
+    sender: &SqsClient,
     url: &str,
     fifo: bool,
     probes: u64,
@@ -74,7 +78,7 @@ pub async fn probe(
         tokio::time::sleep(PARK).await;
         let body = format!("wake-probe-{i}");
         let issued = Instant::now();
-        client
+        sender
             .send_message_batch(
                 url,
                 vec![SendEntry {
