@@ -10,6 +10,7 @@
 pub mod activity;
 pub mod conformance;
 pub mod moves;
+pub mod shared;
 pub mod tags;
 mod types;
 
@@ -18,6 +19,7 @@ use std::future::Future;
 
 use sluice_core::SqsError;
 
+pub use shared::StoredAlarm;
 pub use types::*;
 
 /// The queue operations, atomic per call. Queue names are already validated.
@@ -146,6 +148,58 @@ pub trait Broker: Clone + Send + Sync + 'static {
     ) -> impl Future<Output = Result<Option<JobClaim>, SqsError>> + Send {
         let _ = name;
         async { Ok(Some(JobClaim::default())) }
+    }
+
+    /// Counts, oldest message age and the activity counters of every node
+    /// sharing this engine's storage, as alarms read them (rule M1). An
+    /// engine no other node shares answers [`Broker::queue_stats`].
+    fn cluster_queue_stats(
+        &self,
+        name: &str,
+    ) -> impl Future<Output = Result<QueueStats, SqsError>> + Send {
+        self.queue_stats(name)
+    }
+
+    /// Every alarm kept in shared storage, by name. An engine no other
+    /// node shares keeps none (the server keeps them).
+    fn stored_alarms(&self) -> impl Future<Output = Result<Vec<StoredAlarm>, SqsError>> + Send {
+        async { Ok(Vec::new()) }
+    }
+
+    /// Adds `alarm`, or replaces the definition and source of the alarm of
+    /// that name (keeping its state and history) when its source is one of
+    /// `replaces`; otherwise changes nothing and returns the existing
+    /// alarm's source.
+    fn put_stored_alarm(
+        &self,
+        alarm: StoredAlarm,
+        replaces: Vec<String>,
+    ) -> impl Future<Output = Result<Option<String>, SqsError>> + Send {
+        let _ = (alarm, replaces);
+        async { Err(shared::alarms_not_shared()) }
+    }
+
+    /// Deletes stored alarms by name; unknown names are ignored.
+    fn delete_stored_alarms(
+        &self,
+        names: Vec<String>,
+    ) -> impl Future<Output = Result<(), SqsError>> + Send {
+        let _ = names;
+        async { Err(shared::alarms_not_shared()) }
+    }
+
+    /// Saves the state, reason, time and history of `alarm` if its stored
+    /// state is still `expected_state` since `expected_updated_at`; false
+    /// (nothing saved) when another node changed it first or it is gone.
+    /// This compare-and-set is what makes each change notified once.
+    fn save_alarm_state(
+        &self,
+        alarm: StoredAlarm,
+        expected_state: String,
+        expected_updated_at: u64,
+    ) -> impl Future<Output = Result<bool, SqsError>> + Send {
+        let _ = (alarm, expected_state, expected_updated_at);
+        async { Err(shared::alarms_not_shared()) }
     }
 
     /// Reads messages without receiving them (rule X1): no receive count or

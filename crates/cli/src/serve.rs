@@ -107,6 +107,7 @@ async fn serve(args: ServeArgs, file: FileConfig) -> anyhow::Result<()> {
         };
         let broker = connect_postgres(&url, clock, options).await?;
         let _sweeper = broker.start_sweeper();
+        let _activity = broker.start_activity_sync();
         return run_node(broker, config, &file, bind, "postgres").await;
     }
     let broker = if in_memory {

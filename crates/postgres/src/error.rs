@@ -41,6 +41,9 @@ pub(crate) fn unavailable() -> SqsError {
 
 /// Maps a database error to what the client sees.
 pub(crate) fn db(e: tokio_postgres::Error) -> SqsError {
+    if violates(&e, ONE_ACTIVE_MOVE_TASK) {
+        return sluice_broker::shared::move_task_already_running();
+    }
     if is_transient(&e) {
         tracing::warn!(error = %e, "database unavailable");
         return unavailable();
@@ -73,6 +76,16 @@ fn is_transient(e: &tokio_postgres::Error) -> bool {
         || *db.code() == SqlState::T_R_DEADLOCK_DETECTED
         || *db.code() == SqlState::LOCK_NOT_AVAILABLE
         || *db.code() == SqlState::READ_ONLY_SQL_TRANSACTION
+}
+
+/// The unique index that allows one active move task per source queue.
+const ONE_ACTIVE_MOVE_TASK: &str = "sluice_move_tasks_one_active";
+
+/// True when `e` is a unique violation of `constraint`.
+fn violates(e: &tokio_postgres::Error, constraint: &str) -> bool {
+    e.as_db_error().is_some_and(|db| {
+        *db.code() == SqlState::UNIQUE_VIOLATION && db.constraint() == Some(constraint)
+    })
 }
 
 /// True when `e` is a foreign key violation: the queue was deleted meanwhile.

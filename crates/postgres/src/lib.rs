@@ -9,6 +9,8 @@
 //! Long polls wake on a local [`Notify`] for sends through this node and on
 //! `LISTEN/NOTIFY` for sends through the others ([`listener`]).
 
+mod activity_sync;
+mod alarm_store;
 mod error;
 mod listener;
 mod locks;
@@ -86,6 +88,8 @@ struct Inner {
     in_flight: Mutex<HashMap<i64, (usize, std::time::Instant)>>,
     /// The LISTEN connection's task; ends with the engine.
     listener: Mutex<Option<tokio::task::JoinHandle<()>>>,
+    /// This node's activity not yet added to the shared totals.
+    flusher: tokio::sync::Mutex<activity_sync::Flusher>,
 }
 
 impl Drop for Inner {
@@ -155,6 +159,7 @@ impl PostgresBroker {
                 activity: Mutex::new(HashMap::new()),
                 in_flight: Mutex::new(HashMap::new()),
                 listener: Mutex::new(None),
+                flusher: Default::default(),
             }),
         };
         let task = listener::spawn(config, Arc::downgrade(&broker.inner));
@@ -587,6 +592,35 @@ impl Broker for PostgresBroker {
 
     fn is_shared(&self) -> bool {
         true
+    }
+
+    async fn cluster_queue_stats(&self, name: &str) -> Result<QueueStats, SqsError> {
+        self.cluster_stats(name).await
+    }
+
+    async fn stored_alarms(&self) -> Result<Vec<sluice_broker::StoredAlarm>, SqsError> {
+        alarm_store::all(&self.inner).await
+    }
+
+    async fn put_stored_alarm(
+        &self,
+        alarm: sluice_broker::StoredAlarm,
+        replaces: Vec<String>,
+    ) -> Result<Option<String>, SqsError> {
+        alarm_store::put(&self.inner, &alarm, &replaces).await
+    }
+
+    async fn delete_stored_alarms(&self, names: Vec<String>) -> Result<(), SqsError> {
+        alarm_store::delete(&self.inner, &names).await
+    }
+
+    async fn save_alarm_state(
+        &self,
+        alarm: sluice_broker::StoredAlarm,
+        expected_state: String,
+        expected_updated_at: u64,
+    ) -> Result<bool, SqsError> {
+        alarm_store::save_state(&self.inner, &alarm, &expected_state, expected_updated_at).await
     }
 
     async fn claim_job(&self, name: &str) -> Result<Option<JobClaim>, SqsError> {

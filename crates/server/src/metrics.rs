@@ -162,6 +162,13 @@ impl Metrics {
             "1 for the state each alarm is in (OK, ALARM, INSUFFICIENT_DATA), 0 for the others",
             states,
         );
+        let evaluator = Gauge::<i64>::default();
+        evaluator.set(i64::from(alarms.is_evaluating()));
+        registry.register(
+            "sluice_alarm_evaluator",
+            "1 on the node that evaluates alarms and sends their notifications (one of the nodes sharing a database), else 0",
+            evaluator,
+        );
         let mut out = String::new();
         if encode(&mut out, &registry).is_err() {
             out.clear();

@@ -59,7 +59,12 @@ impl<B: Broker> Service<B> {
 
     /// A service over `broker` reading `clock`.
     pub fn with_clock(broker: B, config: ServiceConfig, clock: Arc<dyn Clock>) -> Self {
-        let alarms = Alarms::new(config.alarms.clone(), clock.now());
+        let mut alarm_settings = config.alarms.clone();
+        if broker.is_shared() {
+            // The shared storage keeps the alarms, for every node.
+            alarm_settings.file = None;
+        }
+        let alarms = Alarms::new(alarm_settings, clock.now());
         Self {
             broker,
             config,

@@ -246,7 +246,8 @@ pub async fn r7_unmovable_messages_stay<H: Harness>(h: &H) {
     assert_eq!(counts(h, "dlq").await.visible, 2);
 }
 
-/// R7: move task records are kept and listed newest first.
+/// R7: move task records are kept and listed newest first. (A source has
+/// one active task at a time: the first one ends before the next starts.)
 pub async fn r7_move_tasks_are_kept<H: Harness>(h: &H) {
     let task = |handle: &str, started_at| crate::MoveTask {
         handle: handle.into(),
@@ -260,11 +261,11 @@ pub async fn r7_move_tasks_are_kept<H: Harness>(h: &H) {
         started_at,
     };
     h.broker().save_move_task(task("old", 1)).await.unwrap();
-    h.broker().save_move_task(task("new", 2)).await.unwrap();
     let mut done = task("old", 1);
     done.status = crate::MoveTaskStatus::Completed;
     done.moved = 5;
     h.broker().save_move_task(done.clone()).await.unwrap();
+    h.broker().save_move_task(task("new", 2)).await.unwrap();
     let tasks = h.broker().move_tasks().await.unwrap();
     assert_eq!(tasks.len(), 2);
     assert_eq!(tasks[0].handle, "new");

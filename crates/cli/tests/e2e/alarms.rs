@@ -30,7 +30,7 @@ pub(crate) struct Receiver {
 }
 
 impl Receiver {
-    async fn start() -> Self {
+    pub(crate) async fn start() -> Self {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         Self::on(listener)
     }

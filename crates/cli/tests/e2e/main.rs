@@ -16,6 +16,7 @@ mod crash;
 mod extensions;
 mod metrics;
 mod postgres_nodes;
+mod postgres_shared;
 mod query_protocol;
 mod sdk_dead_letter;
 mod sdk_fifo;

@@ -34,6 +34,8 @@ pub async fn describe_alarms<B: Broker>(
         })?),
         None => None,
     };
+    // On shared storage, what the node evaluating them last saved.
+    svc.refresh_shared_alarms().await?;
     let store = svc.alarms.store();
     let alarms: Vec<Value> = store
         .entries()
@@ -99,6 +101,6 @@ pub async fn delete_alarms<B: Broker>(
     if names.is_empty() {
         return Err(SqsError::missing("AlarmNames"));
     }
-    svc.delete_alarms(&names)?;
+    svc.delete_alarms(&names).await?;
     Ok(json!({}))
 }

@@ -89,10 +89,9 @@ pub async fn start_message_move_task<B: Broker>(
         .iter()
         .any(|t| t.source_arn == source_arn && t.status.is_active())
     {
-        return Err(SqsError::new(
-            ErrorCode::UnsupportedOperation,
-            "There is already a task running. Only one active task is allowed for a source queue arn at a given time.",
-        ));
+        // Shared storage also refuses a second active task at the save
+        // below, with this error, when two nodes pass this check at once.
+        return Err(sluice_broker::shared::move_task_already_running());
     }
     let to_move = svc.broker.queue_counts(&source).await?.visible;
     let task = MoveTask {

@@ -6,26 +6,31 @@
 //! - [`series`]: recent per-queue stats and the metric samples read from them;
 //! - [`store`]: alarms with their states and history; API alarms saved to a file;
 //! - [`notify`]: the notification body and the background webhook sender;
+//! - [`shared`]: alarms kept in storage several nodes share;
 //! - [`tls`]: the certificates `https://` webhooks are checked against.
 //!
 //! A tick ([`Service::alarm_tick`]) samples every queue that has an alarm,
 //! evaluates every alarm at the service clock's time and notifies each
 //! state change. `sluice serve` ticks every `sample_interval`
-//! ([`spawn_alarm_monitor`]); tests tick by hand with a manual clock.
+//! ([`spawn_alarm_monitor`]); tests tick by hand with a manual clock. On
+//! shared storage every node samples, one node evaluates and notifies
+//! (see [`shared`]).
 
 pub mod definition;
 pub mod evaluate;
 pub mod notify;
 pub mod series;
+pub mod shared;
 pub mod store;
 pub mod tls;
 
 use std::collections::{BTreeSet, HashMap};
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-use sluice_broker::{Broker, NewMessage};
+use sluice_broker::{Broker, JobClaim, NewMessage, StoredAlarm};
 use sluice_core::SqsError;
 use sluice_core::clock::Millis;
 use sluice_protocol::requests::PutAlarmInput;
@@ -37,7 +42,7 @@ use definition::{
 };
 use notify::{NotificationCounters, WebhookPolicy, WebhookSender};
 use series::QueueSeries;
-use store::{AlarmStore, StoreError, Transition};
+use store::{AlarmEntry, AlarmStore, StoreError, Transition};
 use tls::WebhookTls;
 
 /// Alarm settings of a server.
@@ -89,6 +94,10 @@ impl Default for DlqAlarmSettings {
     }
 }
 
+/// A state change one tick found: the alarm, the change, and on shared
+/// storage the record to save with the time of the state it replaces.
+type Evaluated = (AlarmDefinition, Transition, Option<(StoredAlarm, Millis)>);
+
 /// The prefix of the alarms the `dlq_alarms` setting makes: `dlq-depth:<queue>`.
 pub const DLQ_ALARM_PREFIX: &str = "dlq-depth:";
 
@@ -99,6 +108,10 @@ pub struct Alarms {
     series: Mutex<HashMap<String, QueueSeries>>,
     webhooks: WebhookSender,
     ticking: tokio::sync::Mutex<()>,
+    /// On shared storage, this node's claim to evaluate and notify.
+    lead: tokio::sync::Mutex<Option<JobClaim>>,
+    /// Whether the last tick evaluated (and notified).
+    evaluating: AtomicBool,
 }
 
 impl Alarms {
@@ -109,6 +122,8 @@ impl Alarms {
             series: Mutex::new(HashMap::new()),
             webhooks: WebhookSender::new(settings.webhook.clone(), settings.webhook_tls.clone()),
             ticking: tokio::sync::Mutex::new(()),
+            lead: tokio::sync::Mutex::new(None),
+            evaluating: AtomicBool::new(false),
             settings,
         }
     }
@@ -122,6 +137,12 @@ impl Alarms {
     pub fn store(&self) -> MutexGuard<'_, AlarmStore> {
         // A panic elsewhere cannot leave the store half-written: recover it.
         self.store.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Whether this node evaluated the alarms at its last tick: always
+    /// alone on its storage, one node of those sharing it.
+    pub fn is_evaluating(&self) -> bool {
+        self.evaluating.load(Ordering::Relaxed)
     }
 
     /// What became of notifications, by outcome.
@@ -184,6 +205,21 @@ impl<B: Broker> Service<B> {
             }
         }
         let now = self.now();
+        if self.broker.is_shared() {
+            let name = def.name.clone();
+            let stored = shared::to_stored(&AlarmEntry::new(def, source, now))?;
+            if let Some(existing) = self
+                .broker
+                .put_stored_alarm(stored, shared::replaceable_by(source))
+                .await?
+            {
+                return Err(store_error(StoreError::NotApiAlarm(
+                    name,
+                    shared::source_named(&existing),
+                )));
+            }
+            return self.refresh_shared_alarms().await;
+        }
         self.alarms
             .store()
             .put(def, source, now)
@@ -191,8 +227,53 @@ impl<B: Broker> Service<B> {
     }
 
     /// Deletes API alarms, all or none.
-    pub fn delete_alarms(&self, names: &[String]) -> Result<(), SqsError> {
+    pub async fn delete_alarms(&self, names: &[String]) -> Result<(), SqsError> {
+        if self.broker.is_shared() {
+            self.refresh_shared_alarms().await?;
+            self.alarms
+                .store()
+                .check_deletable(names)
+                .map_err(store_error)?;
+            self.broker.delete_stored_alarms(names.to_vec()).await?;
+            return self.refresh_shared_alarms().await;
+        }
         self.alarms.store().delete_api(names).map_err(store_error)
+    }
+
+    /// On shared storage, replaces this node's copy of the alarms by the
+    /// stored ones (nothing to do otherwise).
+    pub async fn refresh_shared_alarms(&self) -> Result<(), SqsError> {
+        if !self.broker.is_shared() {
+            return Ok(());
+        }
+        let stored = self.broker.stored_alarms().await?;
+        let entries = stored.into_iter().filter_map(shared::from_stored).collect();
+        self.alarms.store().replace_all(entries);
+        Ok(())
+    }
+
+    /// On shared storage, whether this node holds (or now takes) the claim
+    /// to evaluate and notify; always true otherwise.
+    async fn leads_alarms(&self) -> bool {
+        if !self.broker.is_shared() {
+            return true;
+        }
+        let mut lead = self.alarms.lead.lock().await;
+        if lead.as_ref().is_some_and(|c| !c.is_held()) {
+            tracing::warn!("lost the claim to evaluate alarms (database session ended)");
+            *lead = None;
+        }
+        if lead.is_none() {
+            match self.broker.claim_job(shared::ALARM_JOB).await {
+                Ok(Some(claim)) => {
+                    tracing::info!("this node now evaluates the alarms and sends notifications");
+                    *lead = Some(claim);
+                }
+                Ok(None) => {}
+                Err(e) => tracing::warn!(error = %e, "cannot claim alarm evaluation"),
+            }
+        }
+        lead.is_some()
     }
 
     /// Samples the queues, evaluates every alarm at the clock's time and
@@ -201,7 +282,14 @@ impl<B: Broker> Service<B> {
         let alarms = &self.alarms;
         let _one_at_a_time = alarms.ticking.lock().await;
         let now = self.now();
-        if let Some(dlq) = &alarms.settings.dlq_alarms {
+        let shared = self.broker.is_shared();
+        if let Err(e) = self.refresh_shared_alarms().await {
+            tracing::warn!(error = %e, "cannot read the shared alarms; retrying next tick");
+            return Vec::new();
+        }
+        let leading = self.leads_alarms().await;
+        alarms.evaluating.store(leading, Ordering::Relaxed);
+        if leading && let Some(dlq) = &alarms.settings.dlq_alarms {
             self.sync_dlq_alarms(dlq, now).await;
         }
         let queues: BTreeSet<String> = alarms
@@ -211,7 +299,7 @@ impl<B: Broker> Service<B> {
             .collect();
         let mut snapshots = Vec::with_capacity(queues.len());
         for q in &queues {
-            if let Ok(stats) = self.broker.queue_stats(q).await {
+            if let Ok(stats) = self.broker.cluster_queue_stats(q).await {
                 snapshots.push((q.clone(), stats));
             }
         }
@@ -233,12 +321,17 @@ impl<B: Broker> Service<B> {
                 s.prune(now.saturating_sub(keep.get(q.as_str()).copied().unwrap_or(0)));
             }
             let mut transitions = Vec::new();
+            if !leading {
+                // Sampled, so that this node can take over with recent samples.
+                return Vec::new();
+            }
             for e in store.entries_mut() {
                 let samples = series
                     .get(&e.def.queue)
                     .map(|s| s.samples(e.def.metric))
                     .unwrap_or_default();
                 let ev = evaluate::evaluate(&e.def, &samples, now, e.state);
+                let before = e.updated_at;
                 if let Some(t) = e.apply(ev.state, ev.reason, now) {
                     tracing::info!(
                         alarm = e.def.name,
@@ -248,11 +341,23 @@ impl<B: Broker> Service<B> {
                         reason = t.reason,
                         "alarm state changed"
                     );
-                    transitions.push((e.def.clone(), t));
+                    let stored = if shared {
+                        match shared::to_stored(e) {
+                            Ok(s) => Some((s, before)),
+                            Err(err) => {
+                                tracing::error!(alarm = e.def.name, error = %err, "alarm state not saved");
+                                continue;
+                            }
+                        }
+                    } else {
+                        None
+                    };
+                    transitions.push((e.def.clone(), t, stored));
                 }
             }
             transitions
         };
+        let transitions = self.save_shared_transitions(transitions).await;
         for (def, t) in &transitions {
             if notifies(t) {
                 self.notify(def, t).await;
@@ -282,26 +387,89 @@ impl<B: Broker> Service<B> {
                 dlqs.insert(target.to_string());
             }
         }
+        let (stale, new) = {
+            let store = self.alarms.store();
+            let stale: Vec<String> = store
+                .entries()
+                .filter(|e| e.source == AlarmSource::DlqAlarms && !dlqs.contains(&e.def.queue))
+                .map(|e| e.def.name.clone())
+                .collect();
+            let new: Vec<AlarmDefinition> = dlqs
+                .iter()
+                .map(|q| dlq_alarm(q, settings))
+                .filter(|def| match store.get(&def.name) {
+                    // An alarm of that name defined by people wins.
+                    Some(e) if e.source != AlarmSource::DlqAlarms => false,
+                    Some(e) => e.def != *def,
+                    None => true,
+                })
+                .collect();
+            (stale, new)
+        };
+        if stale.is_empty() && new.is_empty() {
+            return;
+        }
+        if self.broker.is_shared() {
+            if let Err(e) = self.store_dlq_alarms(stale, new, now).await {
+                tracing::warn!(error = %e, "cannot update the dlq_alarms alarms; retrying next tick");
+            }
+            return;
+        }
         let mut store = self.alarms.store();
-        let stale: Vec<String> = store
-            .entries()
-            .filter(|e| e.source == AlarmSource::DlqAlarms && !dlqs.contains(&e.def.queue))
-            .map(|e| e.def.name.clone())
-            .collect();
         for name in stale {
             store.remove(&name);
         }
-        for q in dlqs {
-            let def = dlq_alarm(&q, settings);
-            match store.get(&def.name) {
-                // An alarm of that name defined by people wins.
-                Some(e) if e.source != AlarmSource::DlqAlarms => {}
-                Some(e) if e.def == def => {}
-                _ => {
-                    let _ = store.put(def, AlarmSource::DlqAlarms, now);
+        for def in new {
+            let _ = store.put(def, AlarmSource::DlqAlarms, now);
+        }
+    }
+
+    /// Applies the `dlq_alarms` setting's changes to the shared alarms.
+    async fn store_dlq_alarms(
+        &self,
+        stale: Vec<String>,
+        new: Vec<AlarmDefinition>,
+        now: Millis,
+    ) -> Result<(), SqsError> {
+        if !stale.is_empty() {
+            self.broker.delete_stored_alarms(stale).await?;
+        }
+        for def in new {
+            let stored = shared::to_stored(&AlarmEntry::new(def, AlarmSource::DlqAlarms, now))?;
+            let replaces = shared::replaceable_by(AlarmSource::DlqAlarms);
+            self.broker.put_stored_alarm(stored, replaces).await?;
+        }
+        self.refresh_shared_alarms().await
+    }
+
+    /// On shared storage, saves each state change unless another node
+    /// changed the alarm first; the changes to notify. Otherwise all of them.
+    async fn save_shared_transitions(
+        &self,
+        transitions: Vec<Evaluated>,
+    ) -> Vec<(AlarmDefinition, Transition)> {
+        let mut saved = Vec::with_capacity(transitions.len());
+        for (def, t, stored) in transitions {
+            let Some((stored, before)) = stored else {
+                saved.push((def, t));
+                continue;
+            };
+            let expected = t.old.as_str().to_string();
+            match self.broker.save_alarm_state(stored, expected, before).await {
+                Ok(true) => saved.push((def, t)),
+                // The next refresh brings this node's copy up to date.
+                Ok(false) => {
+                    tracing::info!(
+                        alarm = def.name,
+                        "alarm changed by another node; not notified here"
+                    )
+                }
+                Err(e) => {
+                    tracing::warn!(alarm = def.name, error = %e, "alarm state change not saved; evaluated again next tick")
                 }
             }
         }
+        saved
     }
 
     /// Runs an alarm's actions for one change, without blocking on receivers.

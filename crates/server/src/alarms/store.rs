@@ -1,7 +1,9 @@
 //! The alarms this server knows: definitions, current states and the
 //! history of state changes; API-defined alarms are saved to a file so
 //! they survive a restart (states and history do not: an alarm starts
-//! again in INSUFFICIENT_DATA).
+//! again in INSUFFICIENT_DATA). On storage shared by several nodes the
+//! store is this node's copy of the shared alarms ([`super::shared`]),
+//! without a file.
 
 use std::collections::{BTreeMap, VecDeque};
 use std::path::{Path, PathBuf};
@@ -15,7 +17,7 @@ use super::definition::{AlarmDefinition, AlarmSource, AlarmState};
 pub const HISTORY_LIMIT: usize = 100;
 
 /// One state change.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Transition {
     /// When.
     pub at: Millis,
@@ -45,7 +47,8 @@ pub struct AlarmEntry {
 }
 
 impl AlarmEntry {
-    fn new(def: AlarmDefinition, source: AlarmSource, now: Millis) -> Self {
+    /// A new alarm, in INSUFFICIENT_DATA until its first evaluation.
+    pub fn new(def: AlarmDefinition, source: AlarmSource, now: Millis) -> Self {
         Self {
             def,
             source,
@@ -187,6 +190,16 @@ impl AlarmStore {
 
     /// Deletes API alarms, all or none.
     pub fn delete_api(&mut self, names: &[String]) -> Result<(), StoreError> {
+        self.check_deletable(names)?;
+        let before = self.alarms.clone();
+        for n in names {
+            self.alarms.remove(n);
+        }
+        self.save().inspect_err(|_| self.alarms = before)
+    }
+
+    /// Whether the API may delete every alarm of `names`.
+    pub fn check_deletable(&self, names: &[String]) -> Result<(), StoreError> {
         for n in names {
             match self.alarms.get(n) {
                 None => return Err(StoreError::Unknown(n.clone())),
@@ -196,11 +209,15 @@ impl AlarmStore {
                 Some(_) => {}
             }
         }
-        let before = self.alarms.clone();
-        for n in names {
-            self.alarms.remove(n);
-        }
-        self.save().inspect_err(|_| self.alarms = before)
+        Ok(())
+    }
+
+    /// Replaces every alarm by `entries` (a fresh copy of shared alarms).
+    pub fn replace_all(&mut self, entries: Vec<AlarmEntry>) {
+        self.alarms = entries
+            .into_iter()
+            .map(|e| (e.def.name.clone(), e))
+            .collect();
     }
 
     /// Removes an alarm whatever its source (the DLQ setting's, when its
