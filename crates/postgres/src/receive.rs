@@ -24,16 +24,12 @@ pub(crate) async fn receive(
     let inner = &b.inner;
     let waiter = inner.waiter(name);
     let deadline = tokio::time::Instant::now() + options.wait;
-    // After an empty attempt the queue is read afresh: a long poll on a
-    // queue another node deleted must learn it, not wait on a stale row.
-    let mut fresh = false;
     loop {
         let notified = waiter.notified();
         tokio::pin!(notified);
         notified.as_mut().enable();
         let now = inner.now();
-        let attempt = receive_once(b, name, &options, now, fresh).await?;
-        fresh = true;
+        let attempt = receive_once(b, name, &options, now).await?;
         if !attempt.delivered.is_empty() {
             activity::add(
                 &inner.activity(attempt.queue_id).received,
@@ -78,15 +74,10 @@ async fn receive_once(
     name: &str,
     options: &ReceiveOptions,
     now: i64,
-    fresh: bool,
 ) -> Result<Attempt, SqsError> {
     let inner = &b.inner;
     let mut client = inner.client().await?;
-    let q = if fresh {
-        inner.fresh_queue(&client, name).await?
-    } else {
-        inner.queue(&client, name).await?
-    };
+    let q = inner.queue(&client, name).await?;
     // Plain standard queues take the one-statement path; fair queues,
     // retry backoff, FIFO queues, the in-flight limit and dead letters
     // take the transaction below.
@@ -182,10 +173,14 @@ async fn receive_standard(
         .unwrap_or(q.config.visibility_timeout);
     let visible_at = now + i64::from(visibility) * 1000;
     let cut = now - q.retention_ms();
+    // `enqueued_at + 0`: the retention filter must not lead the planner to
+    // the age index (a generic plan did, under load), which reads the
+    // queue's whole backlog and sorts it; the receive index's own order
+    // reads only the rows it takes.
     let sql = format!(
         "WITH picked AS (
             SELECT seq, receive_count, visible_at, back FROM sluice_messages
-            WHERE queue_id = $1 AND visible_at <= $2 AND enqueued_at > $3
+            WHERE queue_id = $1 AND visible_at <= $2 AND enqueued_at + 0 > $3
             ORDER BY visible_at, back, seq LIMIT $4 FOR UPDATE SKIP LOCKED
          ), taken AS (
             UPDATE sluice_messages m SET receive_count = m.receive_count + 1,
