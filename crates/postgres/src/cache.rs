@@ -1,6 +1,7 @@
 //! Queue rows as this node last read them, for at most [`QUEUE_TTL`]: the
-//! hot actions (send, receive, delete) read a queue's config from here
-//! instead of a statement each. SQS itself documents that attribute
+//! hot actions (send, receive, delete) and GetQueue (which the server calls
+//! before every send and receive) read a queue from here instead of a
+//! statement each. SQS itself documents that attribute
 //! changes take a while to reach every server; here another node's change
 //! shows within [`QUEUE_TTL`], this node's own at once. A send to a queue
 //! deleted meanwhile still fails: its insert breaks the foreign key.

@@ -417,10 +417,13 @@ impl Broker for PostgresBroker {
     }
 
     async fn get_queue(&self, name: &str) -> Result<QueueMeta, SqsError> {
-        let mut client = self.inner.client().await?;
-        let tx = client.transaction().await.map_err(error::db)?;
-        let q = queue_row(&tx, name, "").await?;
-        Ok(q.meta())
+        // The server reads a queue before every send and receive: from this
+        // node's cache, like the engine's own actions (see cache.rs).
+        if let Some(q) = self.inner.queues.get(name) {
+            return Ok(q.meta());
+        }
+        let client = self.inner.client().await?;
+        Ok(self.inner.fresh_queue(&client, name).await?.meta())
     }
 
     async fn list_queues(&self) -> Result<Vec<String>, SqsError> {
@@ -685,7 +688,9 @@ impl PostgresBroker {
             &[&q.id, &Json(&q.tags)],
         )
         .await?;
-        tx.commit().await.map_err(error::db)
+        tx.commit().await.map_err(error::db)?;
+        self.inner.queues.forget(name);
+        Ok(())
     }
 
     /// Counts, oldest message age and the queue's id.

@@ -84,12 +84,16 @@ async fn a_standard_send_receive_and_delete_are_one_statement_each() {
     // action costs between those.
     let (mut send, mut recv, mut delete) = (i64::MAX, i64::MAX, i64::MAX);
     for _ in 0..5 {
+        // The server reads the queue (GetQueue) before each send and
+        // receive: counted with the action.
         let before = statements(&monitor, &db).await;
+        broker.get_queue("counted").await.expect("get the queue");
         broker
             .send_messages("counted", batch(10))
             .await
             .expect("send");
         let sent = statements(&monitor, &db).await;
+        broker.get_queue("counted").await.expect("get the queue");
         let got = broker
             .receive_messages("counted", receive.clone())
             .await
