@@ -11,6 +11,7 @@
 
 mod activity_sync;
 mod alarm_store;
+mod cache;
 mod error;
 mod listener;
 mod locks;
@@ -29,7 +30,9 @@ use std::str::FromStr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod, Runtime, Transaction};
+use deadpool_postgres::{
+    GenericClient, Manager, ManagerConfig, Pool, RecyclingMethod, Runtime, Transaction,
+};
 use parking_lot::Mutex;
 use sluice_broker::tags;
 use sluice_broker::{
@@ -86,6 +89,8 @@ struct Inner {
     activity: Mutex<HashMap<i64, Arc<Activity>>>,
     /// Messages in flight by queue id, as last counted, and when.
     in_flight: Mutex<HashMap<i64, (usize, std::time::Instant)>>,
+    /// Queue rows as last read, for the hot actions.
+    queues: cache::QueueCache,
     /// The LISTEN connection's task; ends with the engine.
     listener: Mutex<Option<tokio::task::JoinHandle<()>>>,
     /// This node's activity not yet added to the shared totals.
@@ -158,6 +163,7 @@ impl PostgresBroker {
                 waiters: Mutex::new(HashMap::new()),
                 activity: Mutex::new(HashMap::new()),
                 in_flight: Mutex::new(HashMap::new()),
+                queues: cache::QueueCache::default(),
                 listener: Mutex::new(None),
                 flusher: Default::default(),
             }),
@@ -244,6 +250,30 @@ impl Inner {
         self.pool.get().await.map_err(error::pool)
     }
 
+    /// The queue named `name` as this node last read it (at most
+    /// [`cache::QUEUE_TTL`] ago), else read now outside any transaction.
+    async fn queue(
+        &self,
+        client: &deadpool_postgres::Object,
+        name: &str,
+    ) -> Result<Arc<QueueRow>, SqsError> {
+        if let Some(q) = self.queues.get(name) {
+            return Ok(q);
+        }
+        self.fresh_queue(client, name).await
+    }
+
+    /// The queue named `name` read now (and remembered).
+    async fn fresh_queue(
+        &self,
+        client: &deadpool_postgres::Object,
+        name: &str,
+    ) -> Result<Arc<QueueRow>, SqsError> {
+        let q = Arc::new(queue_row(client, name, "").await?);
+        self.queues.put(q.clone());
+        Ok(q)
+    }
+
     fn activity(&self, queue_id: i64) -> Arc<Activity> {
         self.activity.lock().entry(queue_id).or_default().clone()
     }
@@ -273,9 +303,9 @@ impl Inner {
     }
 }
 
-/// Runs a prepared (cached) statement in a transaction.
-pub(crate) async fn query(
-    tx: &Transaction<'_>,
+/// Runs a prepared (cached) statement, in a transaction or on its own.
+pub(crate) async fn query<C: GenericClient>(
+    tx: &C,
     sql: &str,
     params: &[&(dyn ToSql + Sync)],
 ) -> Result<Vec<Row>, SqsError> {
@@ -283,9 +313,10 @@ pub(crate) async fn query(
     tx.query(&statement, params).await.map_err(error::db)
 }
 
-/// Runs a prepared (cached) statement in a transaction; rows changed.
-pub(crate) async fn execute(
-    tx: &Transaction<'_>,
+/// Runs a prepared (cached) statement, in a transaction or on its own;
+/// rows changed.
+pub(crate) async fn execute<C: GenericClient>(
+    tx: &C,
     sql: &str,
     params: &[&(dyn ToSql + Sync)],
 ) -> Result<u64, SqsError> {
@@ -294,8 +325,8 @@ pub(crate) async fn execute(
 }
 
 /// The queue named `name`; `lock` is a row lock clause or "".
-pub(crate) async fn queue_row(
-    tx: &Transaction<'_>,
+pub(crate) async fn queue_row<C: GenericClient>(
+    tx: &C,
     name: &str,
     lock: &str,
 ) -> Result<QueueRow, SqsError> {
@@ -391,10 +422,13 @@ impl Broker for PostgresBroker {
     }
 
     async fn get_queue(&self, name: &str) -> Result<QueueMeta, SqsError> {
-        let mut client = self.inner.client().await?;
-        let tx = client.transaction().await.map_err(error::db)?;
-        let q = queue_row(&tx, name, "").await?;
-        Ok(q.meta())
+        // The server reads a queue before every send and receive: from this
+        // node's cache, like the engine's own actions (see cache.rs).
+        if let Some(q) = self.inner.queues.get(name) {
+            return Ok(q.meta());
+        }
+        let client = self.inner.client().await?;
+        Ok(self.inner.fresh_queue(&client, name).await?.meta())
     }
 
     async fn list_queues(&self) -> Result<Vec<String>, SqsError> {
@@ -427,6 +461,7 @@ impl Broker for PostgresBroker {
         announce(&tx, name).await?;
         tx.commit().await.map_err(error::db)?;
         inner.activity.lock().remove(&id);
+        inner.queues.forget(name);
         inner.wake(name);
         Ok(())
     }
@@ -453,6 +488,7 @@ impl Broker for PostgresBroker {
         )
         .await?;
         tx.commit().await.map_err(error::db)?;
+        inner.queues.forget(name);
         Ok(q.meta())
     }
 
@@ -686,7 +722,9 @@ impl PostgresBroker {
             &[&q.id, &Json(&q.tags)],
         )
         .await?;
-        tx.commit().await.map_err(error::db)
+        tx.commit().await.map_err(error::db)?;
+        self.inner.queues.forget(name);
+        Ok(())
     }
 
     /// Counts, oldest message age and the queue's id.

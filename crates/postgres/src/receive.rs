@@ -13,7 +13,7 @@ use sluice_core::{ErrorCode, SqsError};
 use crate::moves::{self, dead_letter_target, name_of_arn};
 use crate::rows::{MESSAGE_COLUMNS, MessageRow, QueueRow, col};
 use crate::writes::{DEDUP_WINDOW_MS, lock_fifo};
-use crate::{PostgresBroker, activity, error, execute, expire, query, queue_row};
+use crate::{PostgresBroker, activity, error, execute, expire, query};
 
 /// Receives, waiting up to `options.wait` for a message.
 pub(crate) async fn receive(
@@ -77,16 +77,208 @@ async fn receive_once(
 ) -> Result<Attempt, SqsError> {
     let inner = &b.inner;
     let mut client = inner.client().await?;
+    let q = inner.queue(&client, name).await?;
+    // Plain standard queues take the one-statement path; fair queues,
+    // retry backoff, FIFO queues, the in-flight limit and dead letters
+    // take the transaction below.
+    if !q.config.fifo && !q.fair && q.config.backoff().is_none() {
+        let room = MAX_INFLIGHT.saturating_sub(in_flight(b, &client, &q, now).await?);
+        if room > 0 {
+            let max = (options.max_messages as usize).min(room);
+            let fast = receive_standard(b, &client, &q, options, max, now).await?;
+            if fast.dead == 0 {
+                return Ok(fast.attempt);
+            }
+            // Some picked messages are over maxReceiveCount: they move to
+            // the dead-letter queue in a transaction, which may fill up
+            // the receive with others.
+            let mut attempt = fast.attempt;
+            let already = attempt.delivered.len();
+            let more = receive_locked(b, &mut client, &q, options, now, already).await?;
+            attempt.delivered.extend(more.delivered);
+            attempt.next_due = more.next_due.filter(|_| attempt.delivered.is_empty());
+            return Ok(attempt);
+        }
+    }
+    receive_locked(b, &mut client, &q, options, now, 0).await
+}
+
+/// Messages in flight in `q` as this node last counted them (at most
+/// [`IN_FLIGHT_RECOUNT`] ago), else counted now.
+async fn in_flight<C: deadpool_postgres::GenericClient>(
+    b: &PostgresBroker,
+    client: &C,
+    q: &QueueRow,
+    now: i64,
+) -> Result<usize, SqsError> {
+    let inner = &b.inner;
+    let known = match inner.in_flight.lock().get(&q.id) {
+        Some(&(count, at)) if at.elapsed() < IN_FLIGHT_RECOUNT => Some(count),
+        _ => None,
+    };
+    if let Some(count) = known {
+        return Ok(count);
+    }
+    let count = in_flight_count(client, q, now).await?;
+    inner
+        .in_flight
+        .lock()
+        .insert(q.id, (count, std::time::Instant::now()));
+    Ok(count)
+}
+
+/// What the one-statement receive found.
+struct FastAttempt {
+    attempt: Attempt,
+    /// Messages it picked but left: over maxReceiveCount, for the DLQ.
+    dead: i64,
+}
+
+/// A plain standard queue's receive in one statement, committed on its
+/// own: pick the messages visible longest first (skipping those another
+/// receive holds, and those past retention, rule V7, which the sweep
+/// deletes), hide them for the visibility timeout, count the receive and
+/// send a message to the back past the third receive (V12). Messages over
+/// maxReceiveCount are picked but left alone and counted, for the caller.
+async fn receive_standard(
+    b: &PostgresBroker,
+    client: &deadpool_postgres::Object,
+    q: &QueueRow,
+    options: &ReceiveOptions,
+    max: usize,
+    now: i64,
+) -> Result<FastAttempt, SqsError> {
+    let inner = &b.inner;
+    // Without its dead-letter queue a policy moves nothing: the messages
+    // stay deliverable rather than vanish (rule R2). Whether it exists is
+    // checked again, under a lock, before anything moves.
+    let max_receives = match q.config.redrive() {
+        Some(policy) => {
+            match inner
+                .queue(client, name_of_arn(&policy.dead_letter_target_arn))
+                .await
+            {
+                Ok(_) => Some(policy.max_receive_count as i32),
+                Err(e) if e.code == ErrorCode::QueueDoesNotExist => None,
+                Err(e) => return Err(e),
+            }
+        }
+        None => None,
+    };
+    let back_after = max_receives
+        .filter(|&n| n > BACK_OF_QUEUE_RECEIVES as i32)
+        .map_or(i32::MAX, |_| BACK_OF_QUEUE_RECEIVES as i32);
+    let visibility = options
+        .visibility_timeout
+        .unwrap_or(q.config.visibility_timeout);
+    let visible_at = now + i64::from(visibility) * 1000;
+    let cut = now - q.retention_ms();
+    // `enqueued_at + 0`: the retention filter must not lead the planner to
+    // the age index (a generic plan did, under load), which reads the
+    // queue's whole backlog and sorts it; the receive index's own order
+    // reads only the rows it takes.
+    let sql = format!(
+        "WITH picked AS (
+            SELECT seq, receive_count, visible_at, back FROM sluice_messages
+            WHERE queue_id = $1 AND visible_at <= $2 AND enqueued_at + 0 > $3
+            ORDER BY visible_at, back, seq LIMIT $4 FOR UPDATE SKIP LOCKED
+         ), taken AS (
+            UPDATE sluice_messages m SET receive_count = m.receive_count + 1,
+                first_receive_at = CASE WHEN m.first_receive_at = 0 THEN $2
+                                        ELSE m.first_receive_at END,
+                last_receive_at = $2, visible_at = $6,
+                back = m.back OR (m.receive_count + 1 >= $7)
+            FROM picked p
+            WHERE m.queue_id = $1 AND m.seq = p.seq AND p.receive_count < $5
+            RETURNING {TAKEN_COLUMNS}, p.visible_at AS was_visible_at, p.back AS was_back
+         )
+         SELECT {TAKEN_COLUMNS}, (SELECT count(*) FROM picked WHERE receive_count >= $5)
+         FROM (SELECT 1) one LEFT JOIN taken m ON TRUE
+         ORDER BY m.was_visible_at, m.was_back, m.seq"
+    );
+    let rows = query(
+        client,
+        &sql,
+        &[
+            &q.id,
+            &now,
+            &cut,
+            &(max as i64),
+            &max_receives.unwrap_or(i32::MAX),
+            &visible_at,
+            &back_after,
+        ],
+    )
+    .await?;
+    let mut dead = 0;
+    let mut delivered = Vec::with_capacity(rows.len());
+    for r in &rows {
+        dead = col::<i64>(r, 14)?;
+        if col::<Option<i64>>(r, 0)?.is_some() {
+            delivered.push(MessageRow::from_row(r)?.received(q.id, false));
+        }
+    }
+    if let Some((count, _)) = inner.in_flight.lock().get_mut(&q.id) {
+        *count += delivered.len();
+    }
+    let next_due = if delivered.is_empty() && dead == 0 {
+        next_due(client, q, now).await?
+    } else {
+        None
+    };
+    Ok(FastAttempt {
+        attempt: Attempt {
+            queue_id: q.id,
+            delivered,
+            next_due,
+        },
+        dead,
+    })
+}
+
+/// [`MESSAGE_COLUMNS`] of the rows a receive updated (`m`).
+const TAKEN_COLUMNS: &str = "m.seq, m.message_id, m.body, m.attributes, m.system_attributes, \
+     m.group_id, m.dedup_id, m.sent_at, m.enqueued_at, m.visible_at, m.receive_count, \
+     m.first_receive_at, m.last_receive_at, m.failure_reason";
+
+/// When the next delayed or in-flight message of `q` becomes receivable.
+async fn next_due<C: deadpool_postgres::GenericClient>(
+    client: &C,
+    q: &QueueRow,
+    now: i64,
+) -> Result<Option<i64>, SqsError> {
+    let rows = query(
+        client,
+        "SELECT min(visible_at) FROM sluice_messages WHERE queue_id = $1 AND visible_at > $2",
+        &[&q.id, &now],
+    )
+    .await?;
+    match rows.first() {
+        Some(r) => col::<Option<i64>>(r, 0),
+        None => Ok(None),
+    }
+}
+
+/// A receive in one transaction, for every kind of queue: after `already`
+/// messages the one-statement path delivered, or instead of it.
+async fn receive_locked(
+    b: &PostgresBroker,
+    client: &mut deadpool_postgres::Object,
+    q: &QueueRow,
+    options: &ReceiveOptions,
+    now: i64,
+    already: usize,
+) -> Result<Attempt, SqsError> {
+    let inner = &b.inner;
     let tx = client.transaction().await.map_err(error::db)?;
-    let q = queue_row(&tx, name, "").await?;
-    lock_fifo(&tx, &q).await?;
-    expire(inner, &tx, &q, now).await?;
+    lock_fifo(&tx, q).await?;
+    expire(inner, &tx, q, now).await?;
     let fifo = q.config.fifo;
 
     // A FIFO receive retried with the same attempt id gets the same
     // messages and handles while they are still its (rule F4).
     if let (true, Some(attempt_id)) = (fifo, &options.attempt_id)
-        && let Some(replay) = replay_attempt(&tx, &q, attempt_id, now).await?
+        && let Some(replay) = replay_attempt(&tx, q, attempt_id, now).await?
     {
         tx.commit().await.map_err(error::db)?;
         return Ok(Attempt {
@@ -96,29 +288,16 @@ async fn receive_once(
         });
     }
 
-    let in_flight = match inner.in_flight.lock().get(&q.id) {
-        Some(&(count, at)) if at.elapsed() < IN_FLIGHT_RECOUNT => Some(count),
-        _ => None,
-    };
-    let in_flight = match in_flight {
-        Some(count) => count,
-        None => {
-            let count = in_flight_count(&tx, &q, now).await?;
-            inner
-                .in_flight
-                .lock()
-                .insert(q.id, (count, std::time::Instant::now()));
-            count
-        }
-    };
-    let room = MAX_INFLIGHT.saturating_sub(in_flight);
-    if room == 0 && has_ready(&tx, &q, now).await? {
+    let room = MAX_INFLIGHT.saturating_sub(in_flight(b, &tx, q, now).await?);
+    if room == 0 && already == 0 && has_ready(&tx, q, now).await? {
         return Err(SqsError::new(
             ErrorCode::OverLimit,
             format!("The maximum number of in flight messages ({MAX_INFLIGHT}) was reached."),
         ));
     }
-    let max = (options.max_messages as usize).min(room);
+    let max = (options.max_messages as usize)
+        .saturating_sub(already)
+        .min(room);
     // Without its dead-letter queue a policy moves nothing: the messages
     // stay deliverable rather than vanish (rule R2).
     let dlq = match q.config.redrive() {
@@ -139,7 +318,7 @@ async fn receive_once(
         if want == 0 {
             break;
         }
-        let picked = pick(&tx, &q, now, want, &exclude).await?;
+        let picked = pick(&tx, q, now, want, &exclude).await?;
         let mut died = false;
         for m in picked {
             if max_receives.is_some_and(|limit| m.receive_count >= limit) {
@@ -154,7 +333,7 @@ async fn receive_once(
         }
         if let Some((policy, dlq)) = &dlq {
             let route = moves::DeadLetterRoute {
-                source: &q,
+                source: q,
                 dead_letter_target_arn: &policy.dead_letter_target_arn,
                 dlq,
                 trigger: "maxReceiveCount",
@@ -225,16 +404,7 @@ async fn receive_once(
         .await?;
     }
     let next_due = if delivered.is_empty() {
-        let rows = query(
-            &tx,
-            "SELECT min(visible_at) FROM sluice_messages WHERE queue_id = $1 AND visible_at > $2",
-            &[&q.id, &now],
-        )
-        .await?;
-        match rows.first() {
-            Some(r) => col::<Option<i64>>(r, 0)?,
-            None => None,
-        }
+        next_due(&tx, q, now).await?
     } else {
         None
     };
@@ -432,8 +602,8 @@ async fn replay_attempt(
 }
 
 /// Messages in flight, counted up to the limit (rule L4).
-async fn in_flight_count(
-    tx: &deadpool_postgres::Transaction<'_>,
+async fn in_flight_count<C: deadpool_postgres::GenericClient>(
+    tx: &C,
     q: &QueueRow,
     now: i64,
 ) -> Result<usize, SqsError> {

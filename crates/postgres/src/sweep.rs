@@ -23,15 +23,34 @@ pub(crate) fn spawn(inner: Weak<Inner>) -> tokio::task::JoinHandle<()> {
         loop {
             interval.tick().await;
             let Some(inner) = inner.upgrade() else { break };
-            if let Err(e) = sweep_once(&inner).await {
-                tracing::warn!(error = %e, "retention sweep failed; retrying later");
+            // Receives skip expired messages but leave them to the sweep:
+            // a full batch means more wait, so go on (a few batches per
+            // tick, each its own short transaction).
+            for _ in 0..MAX_BATCHES_PER_TICK {
+                match sweep_pass(&inner).await {
+                    Ok(Some(n)) if n as i64 >= BATCH => continue,
+                    Ok(_) => break,
+                    Err(e) => {
+                        tracing::warn!(error = %e, "retention sweep failed; retrying later");
+                        break;
+                    }
+                }
             }
         }
     })
 }
 
+/// Most batches one tick deletes.
+const MAX_BATCHES_PER_TICK: usize = 10;
+
 /// Sweeps now unless another node is; true when this node swept.
 pub(crate) async fn sweep_once(inner: &Arc<Inner>) -> Result<bool, SqsError> {
+    Ok(sweep_pass(inner).await?.is_some())
+}
+
+/// One sweep: the messages it deleted, or `None` when another node holds
+/// the sweep's lock.
+async fn sweep_pass(inner: &Arc<Inner>) -> Result<Option<usize>, SqsError> {
     let now = inner.now();
     let mut client = inner.client().await?;
     let tx = client.transaction().await.map_err(error::db)?;
@@ -46,7 +65,7 @@ pub(crate) async fn sweep_once(inner: &Arc<Inner>) -> Result<bool, SqsError> {
         None => false,
     };
     if !got {
-        return Ok(false);
+        return Ok(None);
     }
     let expired = query(
         &tx,
@@ -76,5 +95,5 @@ pub(crate) async fn sweep_once(inner: &Arc<Inner>) -> Result<bool, SqsError> {
     for row in &expired {
         crate::activity::add(&inner.activity(col(row, 0)?).expired, 1);
     }
-    Ok(true)
+    Ok(Some(expired.len()))
 }

@@ -169,12 +169,19 @@ fn start(bindir: PathBuf) -> TestCluster {
         String::from_utf8_lossy(&out.stderr)
     );
     let port = free_port();
-    let options = format!(
+    let mut options = format!(
         "-p {port} -c listen_addresses=127.0.0.1 -c unix_socket_directories={} \
          -c fsync=off -c synchronous_commit=off -c full_page_writes=off \
          -c max_connections=400 -c shared_buffers=64MB",
         dir.display()
     );
+    // Statement counts per action (tests/statements.rs), where installed.
+    if bindir
+        .parent()
+        .is_some_and(|d| d.join("lib/pg_stat_statements.so").is_file())
+    {
+        options.push_str(" -c shared_preload_libraries=pg_stat_statements");
+    }
     // No pipes: the server would inherit them and keep them open.
     let status = as_owner(&bindir.join("pg_ctl"))
         .arg("-D")
