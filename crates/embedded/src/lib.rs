@@ -177,6 +177,7 @@ impl EmbeddedBroker {
             for (seq, reason) in q.failures {
                 state.set_failure(seq, reason.into());
             }
+            state.compact();
             queues.insert(record.name, Arc::new(QueueCell::new(q.id, state)));
         }
         let broker = Self::with_journal(
@@ -420,10 +421,10 @@ fn in_flight_seq(st: &QueueState, queue_id: u64, handle: &str) -> Result<u64, Sq
             "Message does not exist or is not available for visibility timeout change.",
         ));
     };
-    if rh.receive > entry.state.receive_count {
+    if rh.receive > entry.receive_count {
         return Err(SqsError::bad_receipt(handle));
     }
-    if entry.phase != Phase::InFlight || rh.receive != entry.state.receive_count {
+    if entry.phase != Phase::InFlight || rh.receive != entry.receive_count {
         return Err(SqsError::new(
             ErrorCode::MessageNotInflight,
             "Message not inflight.",
@@ -446,10 +447,11 @@ struct Snapshot {
 
 impl Snapshot {
     fn of(st: &QueueState, seq: u64, order: Option<Order>) -> Option<Self> {
+        let state = st.message_state(seq)?;
         st.get(seq).map(|entry| Snapshot {
             seq,
             order,
-            state: entry.state,
+            state,
             phase: entry.phase,
             body: entry.body.clone(),
             failure: st.failure(seq).cloned(),
@@ -845,9 +847,8 @@ impl Broker for EmbeddedBroker {
                 if let (true, Some(id)) = (fifo, &options.attempt_id)
                     && let Some(attempt) = st.attempts.get(id)
                     && attempt.seqs.iter().all(|&(seq, count)| {
-                        st.get(seq).is_some_and(|e| {
-                            e.phase == Phase::InFlight && e.state.receive_count == count
-                        })
+                        st.get(seq)
+                            .is_some_and(|e| e.phase == Phase::InFlight && e.receive_count == count)
                     })
                 {
                     let replay = attempt.messages.clone();
@@ -877,9 +878,11 @@ impl Broker for EmbeddedBroker {
                 let delivery = st.deliver(max, now, &rules);
                 let mut delivered = Vec::with_capacity(delivery.delivered.len());
                 for seq in delivery.delivered {
-                    let Some(entry) = st.get(seq) else { continue };
-                    inner.put_state(cell.id, seq, &entry.state, &mut changes);
-                    delivered.push((seq, entry.state, entry.body.clone()));
+                    let (Some(entry), Some(state)) = (st.get(seq), st.message_state(seq)) else {
+                        continue;
+                    };
+                    inner.put_state(cell.id, seq, &state, &mut changes);
+                    delivered.push((seq, state, entry.body.clone()));
                 }
                 let dead = match redrive {
                     Some((policy, dlq)) if !delivery.dead.is_empty() => Some((
@@ -990,8 +993,8 @@ impl Broker for EmbeddedBroker {
                         // FIFO: only the latest delivery, while in flight, may delete.
                         Some(e)
                             if fifo
-                                && rh.receive <= e.state.receive_count
-                                && (rh.receive != e.state.receive_count
+                                && rh.receive <= e.receive_count
+                                && (rh.receive != e.receive_count
                                     || e.phase != Phase::InFlight) =>
                         {
                             Err(SqsError::new(
@@ -999,7 +1002,7 @@ impl Broker for EmbeddedBroker {
                                 "The receipt handle has expired.",
                             ))
                         }
-                        Some(e) if rh.receive > e.state.receive_count => {
+                        Some(e) if rh.receive > e.receive_count => {
                             Err(SqsError::bad_receipt(handle))
                         }
                         Some(_) => {
@@ -1045,8 +1048,8 @@ impl Broker for EmbeddedBroker {
                     let visible_at = now + u64::from(c.visibility_timeout) * 1000;
                     st.set_visibility(seq, visible_at, now);
                     woke |= c.visibility_timeout == 0;
-                    if let Some(entry) = st.get(seq) {
-                        inner.put_state(cell.id, seq, &entry.state, &mut changes);
+                    if let Some(state) = st.message_state(seq) {
+                        inner.put_state(cell.id, seq, &state, &mut changes);
                     }
                     Ok(())
                 })
@@ -1138,7 +1141,7 @@ impl Broker for EmbeddedBroker {
             for (seq, count, data) in chosen {
                 let unchanged = st
                     .get(seq)
-                    .is_some_and(|e| e.phase == Phase::Ready && e.state.receive_count == count);
+                    .is_some_and(|e| e.phase == Phase::Ready && e.receive_count == count);
                 if let Some(removed) = unchanged.then(|| st.remove(seq)).flatten() {
                     taken.push((removed, data));
                 }
@@ -1263,12 +1266,12 @@ impl Broker for EmbeddedBroker {
                         (Some(seconds), _) => u64::from(seconds) * 1000,
                         (None, Some(backoff)) => st
                             .get(seq)
-                            .map_or(0, |e| backoff.delay_for(e.state.receive_count, seq, now)),
+                            .map_or(0, |e| backoff.delay_for(e.receive_count, seq, now)),
                         (None, None) => 0,
                     };
                     st.set_visibility(seq, now + retry, now);
-                    if let Some(entry) = st.get(seq) {
-                        inner.put_state(cell.id, seq, &entry.state, &mut changes);
+                    if let Some(state) = st.message_state(seq) {
+                        inner.put_state(cell.id, seq, &state, &mut changes);
                     }
                     (None, retry == 0)
                 }

@@ -121,8 +121,11 @@ pub struct Entry {
     pub body: Option<Arc<MessageData>>,
     /// Start of its retention clock.
     pub enqueued_at: Millis,
-    /// Delivery state.
-    pub state: MessageState,
+    /// When it is (again) receivable.
+    pub visible_at: Millis,
+    /// Receives so far (the receive times are in a side map: most waiting
+    /// messages were never received).
+    pub receive_count: u32,
     /// Its message group, interned in the queue's [`GroupNames`].
     group: Option<GroupId>,
     /// Which index holds it.
@@ -184,6 +187,8 @@ pub struct QueueState {
     groups: GroupNames,
     /// Failure reasons consumers gave (rule X2); few messages have one.
     failures: HashMap<u64, Arc<str>>,
+    /// First and latest receive time of the messages received at least once.
+    receive_times: HashMap<u64, (Millis, Millis)>,
     /// The place of messages sent to the back (rule V12); every other
     /// message's place is `(seq, 0)`.
     back_order: HashMap<u64, Order>,
@@ -233,6 +238,7 @@ impl QueueState {
             fair: None,
             groups: GroupNames::default(),
             failures: HashMap::new(),
+            receive_times: HashMap::new(),
             back_order: HashMap::new(),
             newest_seq: 0,
             sent_back: 0,
@@ -273,10 +279,15 @@ impl QueueState {
         }
         self.newest_seq = self.newest_seq.max(seq);
         let cached = body.is_some() && self.cache.is_some();
+        if state.first_receive_at != 0 || state.last_receive_at != 0 {
+            self.receive_times
+                .insert(seq, (state.first_receive_at, state.last_receive_at));
+        }
         let entry = Entry {
             body,
             enqueued_at,
-            state,
+            visible_at: state.visible_at,
+            receive_count: state.receive_count,
             group,
             phase,
             at_back: false,
@@ -396,11 +407,11 @@ impl QueueState {
             }
             Phase::Delayed => {
                 self.delayed += 1;
-                self.timers.insert((entry.state.visible_at, seq));
+                self.timers.insert((entry.visible_at, seq));
             }
             Phase::InFlight => {
                 self.in_flight += 1;
-                self.timers.insert((entry.state.visible_at, seq));
+                self.timers.insert((entry.visible_at, seq));
                 self.count_group_flight(entry, true);
             }
         }
@@ -423,11 +434,11 @@ impl QueueState {
             }
             Phase::Delayed => {
                 self.delayed -= 1;
-                self.timers.remove(&(entry.state.visible_at, seq));
+                self.timers.remove(&(entry.visible_at, seq));
             }
             Phase::InFlight => {
                 self.in_flight -= 1;
-                self.timers.remove(&(entry.state.visible_at, seq));
+                self.timers.remove(&(entry.visible_at, seq));
                 self.count_group_flight(entry, false);
             }
         }
@@ -448,11 +459,17 @@ impl QueueState {
             self.groups.release(g);
             name
         });
+        let (first_receive_at, last_receive_at) = self.receive_times.remove(&seq).unwrap_or((0, 0));
         Some(Removed {
             seq,
             body: entry.body,
             enqueued_at: entry.enqueued_at,
-            state: entry.state,
+            state: MessageState {
+                visible_at: entry.visible_at,
+                receive_count: entry.receive_count,
+                first_receive_at,
+                last_receive_at,
+            },
             group,
             failure: self.failures.remove(&seq),
         })
@@ -461,6 +478,29 @@ impl QueueState {
     /// The message with this sequence.
     pub fn get(&self, seq: u64) -> Option<&Entry> {
         self.entries.get(&seq)
+    }
+
+    /// The delivery state of a message, as stored.
+    pub fn message_state(&self, seq: u64) -> Option<MessageState> {
+        let entry = self.entries.get(&seq)?;
+        let (first_receive_at, last_receive_at) =
+            self.receive_times.get(&seq).copied().unwrap_or((0, 0));
+        Some(MessageState {
+            visible_at: entry.visible_at,
+            receive_count: entry.receive_count,
+            first_receive_at,
+            last_receive_at,
+        })
+    }
+
+    /// Repacks the ordered sets after a bulk load: inserting in order leaves
+    /// B-tree nodes about half full, rebuilding them from sorted input fills
+    /// them, which is most of the index's memory after a restart.
+    pub fn compact(&mut self) {
+        self.ready = std::mem::take(&mut self.ready).into_iter().collect();
+        self.timers = std::mem::take(&mut self.timers).into_iter().collect();
+        self.by_age = std::mem::take(&mut self.by_age).into_iter().collect();
+        self.entries.shrink_to_fit();
     }
 
     /// Records the reason a consumer gave for failing a message (rule X2).
@@ -673,7 +713,7 @@ impl QueueState {
         now: Millis,
         rules: &DeliveryRules,
     ) -> bool {
-        let Some(receive_count) = self.entries.get(&seq).map(|e| e.state.receive_count) else {
+        let Some(receive_count) = self.entries.get(&seq).map(|e| e.receive_count) else {
             return false;
         };
         if rules
@@ -690,14 +730,15 @@ impl QueueState {
         };
         self.unplace(seq, &entry);
         self.back_order.remove(&seq);
-        entry.state.receive_count += 1;
-        if entry.state.first_receive_at == 0 {
-            entry.state.first_receive_at = now;
+        entry.receive_count += 1;
+        let times = self.receive_times.entry(seq).or_insert((now, now));
+        if times.0 == 0 {
+            times.0 = now;
         }
-        entry.state.last_receive_at = now;
-        let count = entry.state.receive_count;
+        times.1 = now;
+        let count = entry.receive_count;
         let backoff = rules.backoff.map_or(0, |b| b.delay_for(count, seq, now));
-        entry.state.visible_at = now + rules.visibility_ms + backoff;
+        entry.visible_at = now + rules.visibility_ms + backoff;
         entry.at_back |= rules.back_after.is_some_and(|n| count >= n);
         entry.phase = Phase::InFlight;
         self.place(seq, &entry);
@@ -713,7 +754,7 @@ impl QueueState {
             return;
         };
         self.unplace(seq, &entry);
-        entry.state.visible_at = visible_at;
+        entry.visible_at = visible_at;
         if visible_at <= now {
             self.make_ready(seq, &mut entry);
         } else {
@@ -741,6 +782,7 @@ impl QueueState {
         self.by_age.clear();
         self.groups.clear();
         self.failures.clear();
+        self.receive_times.clear();
         self.back_order.clear();
         self.cached.clear();
         self.cached_live = 0;
@@ -802,7 +844,7 @@ mod tests {
     #[test]
     fn an_index_entry_stays_small() {
         assert!(
-            std::mem::size_of::<Entry>() <= 56,
+            std::mem::size_of::<Entry>() <= 40,
             "{}",
             std::mem::size_of::<Entry>()
         );
