@@ -5,7 +5,7 @@
 //! no I/O, so the engine can hold its lock only for these calls and hand the
 //! resulting changes to the journal.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
+use std::collections::{BTreeSet, HashMap, VecDeque};
 use std::sync::Arc;
 
 use sluice_broker::{QueueCounts, QueueMeta};
@@ -172,7 +172,7 @@ pub struct QueueState {
     pub deleted: bool,
     entries: HashMap<u64, Entry>,
     /// Ready messages by their place: oldest first, best effort (rule V10).
-    ready: BTreeMap<Order, u64>,
+    ready: BTreeSet<Order>,
     /// Delayed and in-flight messages by the time they become ready.
     timers: BTreeSet<(Millis, u64)>,
     /// All messages by the start of their retention clock (rule V7).
@@ -190,8 +190,9 @@ pub struct QueueState {
     /// First and latest receive time of the messages received at least once.
     receive_times: HashMap<u64, (Millis, Millis)>,
     /// The place of messages sent to the back (rule V12); every other
-    /// message's place is `(seq, 0)`.
+    /// message's place is `(seq, 0)`; and back from place to sequence.
     back_order: HashMap<u64, Order>,
+    back_seq: HashMap<Order, u64>,
     /// The highest sequence inserted, and how many messages went to the
     /// back after it (rule V12).
     newest_seq: u64,
@@ -229,7 +230,7 @@ impl QueueState {
             last_purge: None,
             deleted: false,
             entries: HashMap::new(),
-            ready: BTreeMap::new(),
+            ready: BTreeSet::new(),
             timers: BTreeSet::new(),
             by_age: BTreeSet::new(),
             in_flight: 0,
@@ -240,6 +241,7 @@ impl QueueState {
             failures: HashMap::new(),
             receive_times: HashMap::new(),
             back_order: HashMap::new(),
+            back_seq: HashMap::new(),
             newest_seq: 0,
             sent_back: 0,
             cache,
@@ -396,11 +398,27 @@ impl QueueState {
         self.back_order.get(&seq).copied().unwrap_or((seq, 0))
     }
 
+    /// The message at a place among the ready ones.
+    fn seq_at(&self, order: Order) -> Option<u64> {
+        if order.1 == 0 {
+            Some(order.0)
+        } else {
+            self.back_seq.get(&order).copied()
+        }
+    }
+
+    /// Forgets a message's place at the back, if it had one.
+    fn forget_back(&mut self, seq: u64) {
+        if let Some(order) = self.back_order.remove(&seq) {
+            self.back_seq.remove(&order);
+        }
+    }
+
     fn place(&mut self, seq: u64, entry: &Entry) {
         match entry.phase {
             Phase::Ready => {
                 let order = self.order(seq);
-                self.ready.insert(order, seq);
+                self.ready.insert(order);
                 if let Some(fair) = &mut self.fair {
                     fair.add(fair_group(&self.groups, entry), order);
                 }
@@ -450,7 +468,7 @@ impl QueueState {
         self.unplace(seq, &entry);
         self.uncount_cached(&entry);
         self.by_age.remove(&(entry.enqueued_at, seq));
-        self.back_order.remove(&seq);
+        self.forget_back(seq);
         let group = entry.group.map(|g| {
             let name = self.groups.name(g).clone();
             if let Some(lanes) = &mut self.lanes {
@@ -573,8 +591,9 @@ impl QueueState {
         entry.phase = Phase::Ready;
         if entry.at_back {
             self.sent_back += 1;
-            self.back_order
-                .insert(seq, (self.newest_seq, self.sent_back));
+            let order = (self.newest_seq, self.sent_back);
+            self.back_order.insert(seq, order);
+            self.back_seq.insert(order, seq);
         }
     }
 
@@ -632,9 +651,12 @@ impl QueueState {
         while out.delivered.len() < max {
             let next = match &mut self.fair {
                 Some(fair) => fair.next(),
-                None => self.ready.first_key_value().map(|(&order, _)| order),
+                None => self.ready.first().copied(),
             };
-            let Some(seq) = next.and_then(|order| self.ready.get(&order).copied()) else {
+            let Some(seq) = next
+                .filter(|order| self.ready.contains(order))
+                .and_then(|order| self.seq_at(order))
+            else {
                 break;
             };
             self.deliver_one(seq, &mut out, now, rules);
@@ -657,14 +679,17 @@ impl QueueState {
                 .range((std::ops::Bound::Excluded(order), std::ops::Bound::Unbounded)),
             None => self.ready.range(..),
         };
-        range.take(n).map(|(&order, &seq)| (order, seq)).collect()
+        range
+            .filter_map(|&order| self.seq_at(order).map(|seq| (order, seq)))
+            .take(n)
+            .collect()
     }
 
     /// Starts taking turns between groups, from the messages ready now.
     fn enable_fairness(&mut self) {
         let mut fair = FairReady::default();
-        for (&order, seq) in &self.ready {
-            if let Some(entry) = self.entries.get(seq) {
+        for &order in &self.ready {
+            if let Some(entry) = self.seq_at(order).and_then(|seq| self.entries.get(&seq)) {
                 fair.add(fair_group(&self.groups, entry), order);
             }
         }
@@ -729,7 +754,7 @@ impl QueueState {
             return false;
         };
         self.unplace(seq, &entry);
-        self.back_order.remove(&seq);
+        self.forget_back(seq);
         entry.receive_count += 1;
         let times = self.receive_times.entry(seq).or_insert((now, now));
         if times.0 == 0 {
@@ -784,6 +809,7 @@ impl QueueState {
         self.failures.clear();
         self.receive_times.clear();
         self.back_order.clear();
+        self.back_seq.clear();
         self.cached.clear();
         self.cached_live = 0;
         self.in_flight = 0;
