@@ -17,6 +17,10 @@ pub struct FileConfig {
     pub data_dir: Option<PathBuf>,
     /// Keep everything in memory (not durable).
     pub in_memory: Option<bool>,
+    /// Durable mode: MiB of recently sent bodies kept in memory (default 64).
+    pub body_cache_mib: Option<usize>,
+    /// Durable mode: MiB of redb's page cache (default 1024).
+    pub storage_cache_mib: Option<usize>,
     /// PostgreSQL URL: store everything there, shared by several nodes.
     pub postgres: Option<String>,
     /// Most PostgreSQL connections for requests.

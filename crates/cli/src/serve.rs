@@ -11,7 +11,7 @@ use sluice_broker::Broker;
 use sluice_core::ErrorCode;
 use sluice_core::clock::SystemClock;
 use sluice_core::queue_name::Account;
-use sluice_embedded::EmbeddedBroker;
+use sluice_embedded::{EmbeddedBroker, EmbeddedOptions};
 use sluice_postgres::{PgError, PostgresBroker, PostgresOptions};
 use sluice_protocol::requests::PutAlarmInput;
 use sluice_server::alarms::definition::{AlarmDefinition, AlarmSource};
@@ -42,6 +42,14 @@ pub struct ServeArgs {
     /// one database; the schema is created and migrated at start-up.
     #[arg(long, value_name = "URL", conflicts_with_all = ["in_memory", "data_dir"])]
     postgres: Option<String>,
+    /// Durable mode: MiB of recently sent message bodies kept in memory, so
+    /// a receive soon after the send reads nothing from disk; older bodies
+    /// are read from the store [default: 64].
+    #[arg(long, value_name = "MIB")]
+    body_cache_mib: Option<usize>,
+    /// Durable mode: MiB of redb's page cache [default: 1024, redb's own].
+    #[arg(long, value_name = "MIB")]
+    storage_cache_mib: Option<usize>,
     /// Most PostgreSQL connections this node opens for requests [default: 16].
     #[arg(long, value_name = "N")]
     postgres_pool_size: Option<usize>,
@@ -115,7 +123,18 @@ async fn serve(args: ServeArgs, file: FileConfig) -> anyhow::Result<()> {
         EmbeddedBroker::in_memory(clock)
     } else {
         let started = Instant::now();
-        let (broker, stats) = EmbeddedBroker::open(&data_dir, clock)
+        let defaults = EmbeddedOptions::default();
+        let options = EmbeddedOptions {
+            body_cache_bytes: args
+                .body_cache_mib
+                .or(file.body_cache_mib)
+                .map_or(defaults.body_cache_bytes, |mib| mib << 20),
+            storage_cache_bytes: args
+                .storage_cache_mib
+                .or(file.storage_cache_mib)
+                .map(|mib| mib << 20),
+        };
+        let (broker, stats) = EmbeddedBroker::open_with(&data_dir, clock, options)
             .with_context(|| format!("cannot open the data directory {}", data_dir.display()))?;
         tracing::info!(
             queues = stats.queues,

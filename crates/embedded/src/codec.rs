@@ -57,6 +57,26 @@ pub fn decode_message(bytes: &[u8]) -> Result<MessageData, CorruptRecord> {
     })
 }
 
+/// What recovery needs of a message record, read without copying its body:
+/// the start of its retention clock and its group.
+pub fn decode_head(bytes: &[u8]) -> Result<(u64, Option<&str>), CorruptRecord> {
+    let mut r = Reader(bytes);
+    if r.u8()? != VERSION {
+        return Err(CorruptRecord("message version"));
+    }
+    r.take(16 + 8)?;
+    let enqueued_at = r.u64()?;
+    let group = match r.u8()? {
+        0 => None,
+        1 => {
+            let n = r.u32()? as usize;
+            Some(std::str::from_utf8(r.take(n)?).map_err(|_| CorruptRecord("utf-8"))?)
+        }
+        _ => return Err(CorruptRecord("option tag")),
+    };
+    Ok((enqueued_at, group))
+}
+
 /// Version of the state record; version 1 lacked the last receive time.
 const STATE_VERSION: u8 = 2;
 
@@ -224,6 +244,12 @@ mod tests {
         };
         let bytes = encode_message(&m);
         assert_eq!(decode_message(&bytes).unwrap(), m);
+        assert_eq!(decode_head(&bytes).unwrap(), (2, Some("g")));
+        let ungrouped = encode_message(&MessageData {
+            group_id: None,
+            ..m.clone()
+        });
+        assert_eq!(decode_head(&ungrouped).unwrap(), (2, None));
         assert!(decode_message(&bytes[..bytes.len() - 1]).is_err());
         let s = MessageState {
             visible_at: 77,

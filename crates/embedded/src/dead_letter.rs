@@ -10,17 +10,20 @@ use sluice_core::SqsError;
 use sluice_core::clock::Millis;
 
 use crate::journal::Ticket;
-use crate::queue_state::MessageState;
-use crate::store::Change;
+use crate::queue_state::{MessageData, MessageState, Removed};
+use crate::store::{Change, Rewrite};
 use crate::{EmbeddedBroker, QueueCell, Taken, activity, codec, uuid_string};
+
+/// Messages a redrive chose, with their data read.
+pub(crate) type Chosen = Vec<(Removed, Arc<MessageData>)>;
 
 impl EmbeddedBroker {
     /// Returns messages a redrive took but could not move.
     pub(crate) fn put_back(&self, src: &QueueCell, entries: Taken, now: Millis) {
         let mut st = src.state.lock();
         if !st.deleted {
-            for (seq, entry) in entries {
-                st.insert(seq, entry.data, entry.state, now);
+            for removed in entries {
+                st.insert_removed(removed, now);
             }
         }
     }
@@ -36,10 +39,10 @@ impl EmbeddedBroker {
         &self,
         src: &QueueCell,
         dest: &QueueCell,
-        entries: Taken,
+        entries: Chosen,
         mark_replay: bool,
         now: Millis,
-    ) -> Result<(Vec<String>, Ticket), Taken> {
+    ) -> Result<(Vec<String>, Ticket), Chosen> {
         let inner = &self.inner;
         let durable = inner.journal.is_durable();
         let (moved, ticket) = {
@@ -50,8 +53,8 @@ impl EmbeddedBroker {
             let fifo = dst.meta.config.fifo;
             let mut changes = Vec::with_capacity(entries.len() * 2);
             let mut moved = Vec::with_capacity(entries.len());
-            for (old_seq, entry) in entries {
-                let mut data = (*entry.data).clone();
+            for (removed, data) in entries {
+                let mut data = (*data).clone();
                 moved.push(uuid_string(&data.message_id));
                 if mark_replay {
                     // Rule X3: consumers can tell a replay, and loops are bounded.
@@ -76,7 +79,7 @@ impl EmbeddedBroker {
                 if durable {
                     changes.push(Change::DeleteMessage {
                         queue: src.id,
-                        seq: old_seq,
+                        seq: removed.seq,
                     });
                     changes.push(Change::PutMessage {
                         queue: dest.id,
@@ -85,7 +88,15 @@ impl EmbeddedBroker {
                         state: codec::encode_state(&state),
                     });
                 }
-                dst.insert(seq, Arc::new(data), state, now);
+                let data = Arc::new(data);
+                dst.insert(
+                    seq,
+                    Some(data.clone()),
+                    now,
+                    data.group_id.as_deref(),
+                    state,
+                    now,
+                );
             }
             (moved, inner.journal.submit(changes))
         };
@@ -100,6 +111,10 @@ impl EmbeddedBroker {
     /// queues keep the original enqueue time; `DeadLetterQueueSourceArn`
     /// names the source. The source's deletes and the DLQ's inserts are one
     /// journal submission, so they commit together or not at all.
+    ///
+    /// A message whose body is not in memory is not read here: the journal
+    /// writer rewrites its record as it moves it (`Change::MoveMessage`),
+    /// so a dead-letter move never waits for a read.
     pub(crate) async fn move_to_dead_letter_queue(
         &self,
         source: &QueueCell,
@@ -116,60 +131,56 @@ impl EmbeddedBroker {
             if dst.deleted {
                 // The DLQ went away since the lookup: keep the messages.
                 drop(dst);
-                let mut st = source.state.lock();
-                if !st.deleted {
-                    for (seq, entry) in dead {
-                        st.insert(seq, entry.data, entry.state, now);
-                    }
-                }
+                self.put_back(source, dead, now);
                 return Ok(());
             }
+            let fifo_dlq = dst.meta.config.fifo;
             let mut changes = Vec::with_capacity(dead.len() * 2);
-            for (old_seq, entry) in dead {
-                let mut data = (*entry.data).clone();
-                // Provenance (rules R4, X2): where it came from, when, and why.
-                Provenance {
+            for removed in dead {
+                let rewrite = dead_letter_rewrite(
+                    &removed,
                     source_arn,
-                    moved_at: now,
-                    first_receive_at: entry.state.first_receive_at,
-                    last_receive_at: entry.state.last_receive_at,
-                    failure_reason: entry.failure.as_deref(),
-                }
-                .record(&mut data.system_attributes);
-                if dst.meta.config.fifo {
-                    // Rule R3: a FIFO DLQ restarts the retention clock and
-                    // deduplicates by message id.
-                    data.enqueued_at = now;
-                    data.dedup_id = Some(uuid_string(&data.message_id));
-                }
+                    &dst.meta.name,
+                    fifo_dlq,
+                    now,
+                    trigger,
+                );
+                // Rule R3: a FIFO DLQ restarts the retention clock.
+                let enqueued_at = if fifo_dlq { now } else { removed.enqueued_at };
                 let state = MessageState {
                     visible_at: now,
-                    ..entry.state
+                    ..removed.state
                 };
                 let seq = inner.next_seq.fetch_add(1, Ordering::SeqCst);
-                if durable {
-                    changes.push(Change::DeleteMessage {
-                        queue: source.id,
-                        seq: old_seq,
-                    });
-                    changes.push(Change::PutMessage {
-                        queue: dlq.id,
-                        seq,
-                        data: codec::encode_message(&data),
-                        state: codec::encode_state(&state),
-                    });
-                }
-                tracing::info!(
-                    target: "sluice::audit",
-                    message_id = %uuid_string(&data.message_id),
-                    source = %source_arn,
-                    dead_letter_queue = %dst.meta.name,
-                    receive_count = state.receive_count,
-                    trigger,
-                    reason = entry.failure.as_deref().unwrap_or(""),
-                    "moved message to dead-letter queue"
-                );
-                dst.insert(seq, Arc::new(data), state, now);
+                let body = match &removed.body {
+                    Some(body) => {
+                        let mut data = (**body).clone();
+                        (rewrite.0)(&mut data);
+                        if durable {
+                            changes.push(Change::DeleteMessage {
+                                queue: source.id,
+                                seq: removed.seq,
+                            });
+                            changes.push(Change::PutMessage {
+                                queue: dlq.id,
+                                seq,
+                                data: codec::encode_message(&data),
+                                state: codec::encode_state(&state),
+                            });
+                        }
+                        Some(Arc::new(data))
+                    }
+                    None => {
+                        changes.push(Change::MoveMessage {
+                            from: (source.id, removed.seq),
+                            to: (dlq.id, seq),
+                            state: codec::encode_state(&state),
+                            rewrite,
+                        });
+                        None
+                    }
+                };
+                dst.insert(seq, body, enqueued_at, removed.group.as_deref(), state, now);
                 activity::add(&source.activity.dead_lettered, 1);
                 activity::add(&dlq.activity.sent, 1);
             }
@@ -179,4 +190,47 @@ impl EmbeddedBroker {
         dlq.arrivals.notify_waiters();
         Ok(())
     }
+}
+
+/// What a dead-letter move changes in a message's data (rules R3, R4, X2),
+/// and its audit line, which is written where the change is made.
+fn dead_letter_rewrite(
+    removed: &Removed,
+    source_arn: &str,
+    dlq_name: &str,
+    fifo_dlq: bool,
+    now: Millis,
+    trigger: &'static str,
+) -> Rewrite {
+    let source_arn = source_arn.to_string();
+    let dlq_name = dlq_name.to_string();
+    let failure = removed.failure.clone();
+    let state = removed.state;
+    Rewrite(Arc::new(move |data: &mut MessageData| {
+        // Provenance (rules R4, X2): where it came from, when, and why.
+        Provenance {
+            source_arn: &source_arn,
+            moved_at: now,
+            first_receive_at: state.first_receive_at,
+            last_receive_at: state.last_receive_at,
+            failure_reason: failure.as_deref(),
+        }
+        .record(&mut data.system_attributes);
+        if fifo_dlq {
+            // Rule R3: a FIFO DLQ restarts the retention clock and
+            // deduplicates by message id.
+            data.enqueued_at = now;
+            data.dedup_id = Some(uuid_string(&data.message_id));
+        }
+        tracing::info!(
+            target: "sluice::audit",
+            message_id = %uuid_string(&data.message_id),
+            source = %source_arn,
+            dead_letter_queue = %dlq_name,
+            receive_count = state.receive_count,
+            trigger,
+            reason = failure.as_deref().unwrap_or(""),
+            "moved message to dead-letter queue"
+        );
+    }))
 }

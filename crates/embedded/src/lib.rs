@@ -8,11 +8,13 @@
 //! disk before it answers. With `in_memory` there is no journal and nothing
 //! survives a restart (rule D2: named, opt-in).
 
+mod body_cache;
 mod codec;
 mod dead_letter;
 mod dedup;
 mod fair;
 mod fifo;
+mod groups;
 mod journal;
 mod queue_state;
 mod seq_hash;
@@ -38,9 +40,12 @@ use sluice_core::receipt::ReceiptHandle;
 use sluice_core::{ErrorCode, SqsError};
 use tokio::sync::Notify;
 
+use body_cache::BodyBudget;
 use dedup::{DedupWindow, Seen};
 use journal::{Journal, Ticket};
-use queue_state::{Attempt, DeliveryRules, MessageData, MessageState, Phase, QueueState};
+use queue_state::{
+    Attempt, DeliveryRules, MessageData, MessageState, Order, Phase, QueueState, Removed,
+};
 use sluice_broker::activity::{self, Activity};
 use sluice_broker::moves::{
     name_of_arn, recorded_failure, redrive_destination, refused_reason, replay_count, sibling_arn,
@@ -55,6 +60,33 @@ pub const DATA_FILE: &str = "sluice.redb";
 /// How often the background sweeper applies retention and wakes waiters.
 const SWEEP_INTERVAL: Duration = Duration::from_secs(1);
 
+/// A cached body older than this may go when the budget is over half used,
+/// so queues nobody reads give the budget back to those being read.
+const CACHE_IDLE_MS: Millis = 10_000;
+
+/// Messages looked at per lock hold while a peek or a redrive reads bodies.
+const SCAN_CHUNK: usize = 256;
+
+/// Settings of the durable engine.
+#[derive(Debug, Clone, Copy)]
+pub struct EmbeddedOptions {
+    /// Bytes of recently sent message bodies kept in memory so that a
+    /// receive soon after the send needs no read from disk. Older bodies
+    /// are read from the store when needed. Default 64 MiB.
+    pub body_cache_bytes: usize,
+    /// redb's page cache, bytes; `None` keeps redb's default (1 GiB).
+    pub storage_cache_bytes: Option<usize>,
+}
+
+impl Default for EmbeddedOptions {
+    fn default() -> Self {
+        Self {
+            body_cache_bytes: 64 << 20,
+            storage_cache_bytes: None,
+        }
+    }
+}
+
 /// The embedded engine.
 #[derive(Clone)]
 pub struct EmbeddedBroker {
@@ -65,6 +97,10 @@ struct Inner {
     clock: Arc<dyn Clock>,
     queues: RwLock<HashMap<String, Arc<QueueCell>>>,
     journal: Journal,
+    /// Durable mode: where bodies not in memory are read from.
+    store: Option<Store>,
+    /// Durable mode: the budget of bodies kept in memory.
+    budget: Option<Arc<BodyBudget>>,
     next_seq: AtomicU64,
     next_queue_id: AtomicU64,
     /// Message move task records (rule R7).
@@ -92,14 +128,27 @@ pub struct RecoveryStats {
 impl EmbeddedBroker {
     /// An engine that keeps everything in memory only: not durable.
     pub fn in_memory(clock: Arc<dyn Clock>) -> Self {
-        Self::with_journal(clock, Journal::Memory, 1, 1)
+        Self::with_journal(clock, Journal::Memory, None, None, 1, 1)
     }
 
-    /// Opens (or creates) the durable engine in `dir`, reading back every
-    /// queue and message stored there.
+    /// Opens (or creates) the durable engine in `dir` with the default
+    /// [`EmbeddedOptions`], reading back every queue and message index
+    /// stored there.
     pub fn open(dir: &Path, clock: Arc<dyn Clock>) -> Result<(Self, RecoveryStats), StoreError> {
+        Self::open_with(dir, clock, EmbeddedOptions::default())
+    }
+
+    /// Opens (or creates) the durable engine in `dir`. Recovery reads each
+    /// message's delivery state, retention clock and group into the index;
+    /// bodies stay on disk until a receive, peek or redrive needs them.
+    pub fn open_with(
+        dir: &Path,
+        clock: Arc<dyn Clock>,
+        options: EmbeddedOptions,
+    ) -> Result<(Self, RecoveryStats), StoreError> {
         std::fs::create_dir_all(dir).map_err(|e| StoreError::Redb(e.to_string()))?;
-        let store = Store::open(&dir.join(DATA_FILE))?;
+        let store = Store::open(&dir.join(DATA_FILE), options.storage_cache_bytes)?;
+        let budget = Arc::new(BodyBudget::new(options.body_cache_bytes));
         let recovered = store.load()?;
         let now = clock.now();
         let mut stats = RecoveryStats::default();
@@ -108,41 +157,49 @@ impl EmbeddedBroker {
         for q in recovered.queues {
             next_queue_id = next_queue_id.max(q.id + 1);
             let record = q.record;
-            let mut state = QueueState::new(QueueMeta {
-                name: record.name.clone(),
-                config: record.config,
-                tags: record.tags,
-                created_at: record.created_at,
-                modified_at: record.modified_at,
-            });
+            let mut state = QueueState::new(
+                QueueMeta {
+                    name: record.name.clone(),
+                    config: record.config,
+                    tags: record.tags,
+                    created_at: record.created_at,
+                    modified_at: record.modified_at,
+                },
+                Some(budget.clone()),
+            );
             state.last_purge = record.last_purge;
             stats.queues += 1;
-            stats.messages += q.messages.len();
-            for (seq, data, msg_state) in q.messages {
-                state.insert(seq, Arc::new(data), msg_state, now);
-            }
+            stats.messages += store.for_each_message(q.id, |seq, enqueued_at, group, ms| {
+                state.insert(seq, None, enqueued_at, group, ms, now);
+            })?;
             for (key, seen) in q.dedup {
                 state.dedup.insert(key, seen);
             }
             for (seq, reason) in q.failures {
                 state.set_failure(seq, reason.into());
             }
+            state.compact();
             queues.insert(record.name, Arc::new(QueueCell::new(q.id, state)));
         }
         let broker = Self::with_journal(
             clock,
-            Journal::durable(store),
+            Journal::durable(store.clone()),
+            Some(store),
+            Some(budget),
             recovered.next_seq,
             next_queue_id,
         );
         *broker.inner.queues.write() = queues;
         *broker.inner.tasks.lock() = recovered.tasks;
+        release_free_memory();
         Ok((broker, stats))
     }
 
     fn with_journal(
         clock: Arc<dyn Clock>,
         journal: Journal,
+        store: Option<Store>,
+        budget: Option<Arc<BodyBudget>>,
         next_seq: u64,
         next_queue_id: u64,
     ) -> Self {
@@ -151,6 +208,8 @@ impl EmbeddedBroker {
                 clock,
                 queues: RwLock::new(HashMap::new()),
                 journal,
+                store,
+                budget,
                 next_seq: AtomicU64::new(next_seq),
                 next_queue_id: AtomicU64::new(next_queue_id),
                 tasks: Mutex::new(Vec::new()),
@@ -161,6 +220,12 @@ impl EmbeddedBroker {
     /// True when changes survive a restart.
     pub fn is_durable(&self) -> bool {
         self.inner.journal.is_durable()
+    }
+
+    /// Bytes of message bodies held in the durable engine's cache now
+    /// (0 in memory, where the index is the only copy).
+    pub fn cached_body_bytes(&self) -> usize {
+        self.inner.budget.as_ref().map_or(0, |b| b.used())
     }
 
     /// Starts the background task that applies retention and wakes long
@@ -218,6 +283,7 @@ impl Inner {
                 let mut st = cell.state.lock();
                 let mut changes = Vec::new();
                 let woke = self.tick(&cell, &mut st, now, &mut changes);
+                st.trim_cache(now.saturating_sub(CACHE_IDLE_MS));
                 // Retention deletes need no waiter: nobody answers from them.
                 // An idle queue sends the writer nothing.
                 if !changes.is_empty() {
@@ -295,6 +361,37 @@ impl Inner {
         }
     }
 
+    /// The data of messages of queue `queue`: the bodies given are used,
+    /// the others are read from the store in one read transaction. `None`
+    /// where a message is no longer stored (deleted meanwhile).
+    ///
+    /// Call it after the changes that inserted the messages are durable
+    /// (after waiting on a later ticket), or accept `None` for messages
+    /// whose insert is still on its way to disk.
+    fn load_bodies(
+        &self,
+        queue: u64,
+        wanted: Vec<(u64, Option<Arc<MessageData>>)>,
+    ) -> Result<Vec<Option<Arc<MessageData>>>, SqsError> {
+        let missing: Vec<u64> = wanted
+            .iter()
+            .filter(|(_, body)| body.is_none())
+            .map(|&(seq, _)| seq)
+            .collect();
+        let read = match (&self.store, missing.is_empty()) {
+            (Some(store), false) => store.read_messages(queue, &missing).map_err(|e| {
+                tracing::error!(error = %e, "reading message bodies failed");
+                SqsError::internal("The storage could not be read.")
+            })?,
+            _ => Vec::new(),
+        };
+        let mut read = read.into_iter();
+        Ok(wanted
+            .into_iter()
+            .map(|(_, body)| body.or_else(|| read.next().flatten().map(Arc::new)))
+            .collect())
+    }
+
     fn put_state(&self, id: u64, seq: u64, state: &MessageState, changes: &mut Vec<Change>) {
         if self.journal.is_durable() {
             changes.push(Change::PutState {
@@ -306,12 +403,31 @@ impl Inner {
     }
 }
 
+/// Hands the allocator's free pages back to the system. Recovery builds
+/// and rebuilds large structures; glibc keeps what they freed inside its
+/// heap (it returns only the top), which would otherwise stay resident as
+/// if it were index.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+fn release_free_memory() {
+    unsafe extern "C" {
+        fn malloc_trim(pad: usize) -> std::ffi::c_int;
+    }
+    // SAFETY: malloc_trim takes no pointers; it only releases free memory
+    // the allocator holds, and is safe to call from any thread at any time.
+    unsafe {
+        malloc_trim(0);
+    }
+}
+
+#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+fn release_free_memory() {}
+
 fn uuid_string(bytes: &[u8; 16]) -> String {
     uuid::Uuid::from_bytes(*bytes).hyphenated().to_string()
 }
 
-/// Messages taken out of a queue's index, with their sequences.
-type Taken = Vec<(u64, queue_state::Entry)>;
+/// Messages taken out of a queue's index.
+type Taken = Vec<Removed>;
 
 /// The sequence of the message `handle` holds in flight, with the errors
 /// ChangeMessageVisibility gives (rule V5).
@@ -326,10 +442,10 @@ fn in_flight_seq(st: &QueueState, queue_id: u64, handle: &str) -> Result<u64, Sq
             "Message does not exist or is not available for visibility timeout change.",
         ));
     };
-    if rh.receive > entry.state.receive_count {
+    if rh.receive > entry.receive_count {
         return Err(SqsError::bad_receipt(handle));
     }
-    if entry.phase != Phase::InFlight || rh.receive != entry.state.receive_count {
+    if entry.phase != Phase::InFlight || rh.receive != entry.receive_count {
         return Err(SqsError::new(
             ErrorCode::MessageNotInflight,
             "Message not inflight.",
@@ -338,10 +454,36 @@ fn in_flight_seq(st: &QueueState, queue_id: u64, handle: &str) -> Result<u64, Sq
     Ok(rh.seq)
 }
 
+/// What a peek or a redrive copies out of the index under the lock, to
+/// look at with the message's data once it is read.
+#[derive(Debug, Clone)]
+struct Snapshot {
+    seq: u64,
+    order: Option<Order>,
+    state: MessageState,
+    phase: Phase,
+    body: Option<Arc<MessageData>>,
+    failure: Option<Arc<str>>,
+}
+
+impl Snapshot {
+    fn of(st: &QueueState, seq: u64, order: Option<Order>) -> Option<Self> {
+        let state = st.message_state(seq)?;
+        st.get(seq).map(|entry| Snapshot {
+            seq,
+            order,
+            state,
+            phase: entry.phase,
+            body: entry.body.clone(),
+            failure: st.failure(seq).cloned(),
+        })
+    }
+}
+
 /// How a message looks to a peek or a redrive filter (rules X1, X3).
-fn peeked(seq: u64, entry: &queue_state::Entry, fifo: bool) -> PeekedMessage {
-    let data = &entry.data;
-    let failure_reason = entry
+fn peeked(snap: &Snapshot, data: &MessageData, fifo: bool) -> PeekedMessage {
+    let seq = snap.seq;
+    let failure_reason = snap
         .failure
         .as_deref()
         .or_else(|| recorded_failure(&data.system_attributes))
@@ -353,10 +495,10 @@ fn peeked(seq: u64, entry: &queue_state::Entry, fifo: bool) -> PeekedMessage {
         attributes: data.attributes.clone(),
         system_attributes: data.system_attributes.clone(),
         sent_at: data.sent_at,
-        receive_count: entry.state.receive_count,
-        first_receive_at: entry.state.first_receive_at,
-        last_receive_at: entry.state.last_receive_at,
-        state: match entry.phase {
+        receive_count: snap.state.receive_count,
+        first_receive_at: snap.state.first_receive_at,
+        last_receive_at: snap.state.last_receive_at,
+        state: match snap.phase {
             Phase::Ready => "visible",
             Phase::InFlight => "in_flight",
             Phase::Delayed => "delayed",
@@ -365,6 +507,35 @@ fn peeked(seq: u64, entry: &queue_state::Entry, fifo: bool) -> PeekedMessage {
         dedup_id: data.dedup_id.clone(),
         sequence_number: fifo.then(|| sequence_number(seq)),
         failure_reason,
+    }
+}
+
+/// A delivered message as the receive answers it.
+fn received(
+    queue_id: u64,
+    seq: u64,
+    state: &MessageState,
+    data: &MessageData,
+    fifo: bool,
+) -> ReceivedMessage {
+    ReceivedMessage {
+        message_id: uuid_string(&data.message_id),
+        receipt_handle: ReceiptHandle {
+            queue_id,
+            seq,
+            receive: state.receive_count,
+        }
+        .encode(),
+        body: data.body.clone(),
+        attributes: data.attributes.clone(),
+        system_attributes: data.system_attributes.clone(),
+        sent_at: data.sent_at,
+        first_receive_at: state.first_receive_at,
+        receive_count: state.receive_count,
+        group_id: data.group_id.clone(),
+        dedup_id: data.dedup_id.clone(),
+        sequence_number: fifo.then(|| sequence_number(seq)),
+        body_md5: data.body_md5,
     }
 }
 
@@ -418,7 +589,7 @@ impl Broker for EmbeddedBroker {
                 created_at: now,
                 modified_at: now,
             };
-            let st = QueueState::new(meta.clone());
+            let st = QueueState::new(meta.clone(), inner.budget.clone());
             let mut changes = Vec::new();
             inner.put_queue(id, &st, &mut changes);
             let ticket = inner.journal.submit(changes);
@@ -646,7 +817,14 @@ impl Broker for EmbeddedBroker {
                     &cell.activity.sent_bytes,
                     message_size(&data.body, &data.attributes) as u64,
                 );
-                st.insert(seq, data, state, now);
+                st.insert(
+                    seq,
+                    Some(data.clone()),
+                    data.enqueued_at,
+                    data.group_id.as_deref(),
+                    state,
+                    now,
+                );
             }
             inner.journal.submit(changes)
         };
@@ -668,7 +846,7 @@ impl Broker for EmbeddedBroker {
             tokio::pin!(notified);
             notified.as_mut().enable();
             let now = inner.now();
-            let (delivered, ticket, next_due, dead) = {
+            let (delivered, ticket, next_due, dead, fifo) = {
                 let mut st = cell.state.lock();
                 if st.deleted {
                     return Err(deleted_error());
@@ -690,9 +868,8 @@ impl Broker for EmbeddedBroker {
                 if let (true, Some(id)) = (fifo, &options.attempt_id)
                     && let Some(attempt) = st.attempts.get(id)
                     && attempt.seqs.iter().all(|&(seq, count)| {
-                        st.get(seq).is_some_and(|e| {
-                            e.phase == Phase::InFlight && e.state.receive_count == count
-                        })
+                        st.get(seq)
+                            .is_some_and(|e| e.phase == Phase::InFlight && e.receive_count == count)
                     })
                 {
                     let replay = attempt.messages.clone();
@@ -722,43 +899,11 @@ impl Broker for EmbeddedBroker {
                 let delivery = st.deliver(max, now, &rules);
                 let mut delivered = Vec::with_capacity(delivery.delivered.len());
                 for seq in delivery.delivered {
-                    let Some(entry) = st.get(seq) else { continue };
-                    let (data, state) = (entry.data.clone(), entry.state);
+                    let (Some(entry), Some(state)) = (st.get(seq), st.message_state(seq)) else {
+                        continue;
+                    };
                     inner.put_state(cell.id, seq, &state, &mut changes);
-                    delivered.push(ReceivedMessage {
-                        message_id: uuid_string(&data.message_id),
-                        receipt_handle: ReceiptHandle {
-                            queue_id: cell.id,
-                            seq,
-                            receive: state.receive_count,
-                        }
-                        .encode(),
-                        body: data.body.clone(),
-                        attributes: data.attributes.clone(),
-                        system_attributes: data.system_attributes.clone(),
-                        sent_at: data.sent_at,
-                        first_receive_at: state.first_receive_at,
-                        receive_count: state.receive_count,
-                        group_id: data.group_id.clone(),
-                        dedup_id: data.dedup_id.clone(),
-                        sequence_number: fifo.then(|| sequence_number(seq)),
-                        body_md5: data.body_md5,
-                    });
-                }
-                if let (true, Some(id), false) = (fifo, &options.attempt_id, delivered.is_empty()) {
-                    let seqs = delivered
-                        .iter()
-                        .filter_map(|m: &ReceivedMessage| ReceiptHandle::decode(&m.receipt_handle))
-                        .map(|h| (h.seq, h.receive))
-                        .collect();
-                    st.attempts.insert(
-                        id.clone(),
-                        Attempt {
-                            expires_at: now + dedup::WINDOW_MS,
-                            seqs,
-                            messages: delivered.clone(),
-                        },
-                    );
+                    delivered.push((seq, state, entry.body.clone()));
                 }
                 let dead = match redrive {
                     Some((policy, dlq)) if !delivery.dead.is_empty() => Some((
@@ -773,6 +918,7 @@ impl Broker for EmbeddedBroker {
                     inner.journal.submit(changes),
                     st.next_due(),
                     dead,
+                    fifo,
                 )
             };
             if let Some((source_arn, dlq, dead)) = dead {
@@ -788,8 +934,39 @@ impl Broker for EmbeddedBroker {
             }
             if !delivered.is_empty() {
                 ticket.wait().await?;
-                activity::add(&cell.activity.received, delivered.len() as u64);
-                return Ok(delivered);
+                // The inserts of these messages came before this receive's
+                // changes in the journal, so what is not cached is on disk.
+                let (states, bodies): (Vec<_>, Vec<_>) = delivered
+                    .into_iter()
+                    .map(|(seq, state, body)| ((seq, state), (seq, body)))
+                    .unzip();
+                let bodies = inner.load_bodies(cell.id, bodies)?;
+                let messages: Vec<ReceivedMessage> = states
+                    .into_iter()
+                    .zip(bodies)
+                    // A body gone meanwhile: the message was deleted (by a
+                    // purge, retention or an older handle) since delivery.
+                    .filter_map(|((seq, state), body)| {
+                        body.map(|data| received(cell.id, seq, &state, &data, fifo))
+                    })
+                    .collect();
+                if let (true, Some(id), false) = (fifo, &options.attempt_id, messages.is_empty()) {
+                    let seqs = messages
+                        .iter()
+                        .filter_map(|m| ReceiptHandle::decode(&m.receipt_handle))
+                        .map(|h| (h.seq, h.receive))
+                        .collect();
+                    cell.state.lock().attempts.insert(
+                        id.clone(),
+                        Attempt {
+                            expires_at: now + dedup::WINDOW_MS,
+                            seqs,
+                            messages: messages.clone(),
+                        },
+                    );
+                }
+                activity::add(&cell.activity.received, messages.len() as u64);
+                return Ok(messages);
             }
             drop(ticket);
             let now_instant = tokio::time::Instant::now();
@@ -837,8 +1014,8 @@ impl Broker for EmbeddedBroker {
                         // FIFO: only the latest delivery, while in flight, may delete.
                         Some(e)
                             if fifo
-                                && rh.receive <= e.state.receive_count
-                                && (rh.receive != e.state.receive_count
+                                && rh.receive <= e.receive_count
+                                && (rh.receive != e.receive_count
                                     || e.phase != Phase::InFlight) =>
                         {
                             Err(SqsError::new(
@@ -846,7 +1023,7 @@ impl Broker for EmbeddedBroker {
                                 "The receipt handle has expired.",
                             ))
                         }
-                        Some(e) if rh.receive > e.state.receive_count => {
+                        Some(e) if rh.receive > e.receive_count => {
                             Err(SqsError::bad_receipt(handle))
                         }
                         Some(_) => {
@@ -892,8 +1069,8 @@ impl Broker for EmbeddedBroker {
                     let visible_at = now + u64::from(c.visibility_timeout) * 1000;
                     st.set_visibility(seq, visible_at, now);
                     woke |= c.visibility_timeout == 0;
-                    if let Some(entry) = st.get(seq) {
-                        inner.put_state(cell.id, seq, &entry.state, &mut changes);
+                    if let Some(state) = st.message_state(seq) {
+                        inner.put_state(cell.id, seq, &state, &mut changes);
                     }
                     Ok(())
                 })
@@ -916,35 +1093,49 @@ impl Broker for EmbeddedBroker {
         let inner = &self.inner;
         let now = inner.now();
         let mut outcome = RedriveOutcome::default();
-        let destination = |entry: &queue_state::Entry| {
-            redrive_destination(redrive, &entry.data.system_attributes)
-        };
-        let taken: Taken = {
-            let mut st = inner.lock_current(&src, now)?;
-            let mut chosen = Vec::new();
-            for (seq, entry) in st.ready_entries() {
+        let destination =
+            |data: &MessageData| redrive_destination(redrive, &data.system_attributes);
+        // Choose a page at a time: the index under the lock, then the data
+        // (read from disk unless cached) without it.
+        let mut chosen: Vec<(u64, u32, Arc<MessageData>)> = Vec::new();
+        let mut after: Option<Order> = None;
+        'scan: loop {
+            let (page, fifo) = {
+                let st = inner.lock_current(&src, now)?;
+                let page: Vec<Snapshot> = st
+                    .ready_after(after, SCAN_CHUNK)
+                    .into_iter()
+                    .filter_map(|(order, seq)| Snapshot::of(&st, seq, Some(order)))
+                    .collect();
+                (page, st.meta.config.fifo)
+            };
+            let Some(last) = page.last() else { break };
+            after = last.order;
+            let bodies = inner.load_bodies(
+                src.id,
+                page.iter().map(|p| (p.seq, p.body.clone())).collect(),
+            )?;
+            for (snap, data) in page.iter().zip(bodies) {
+                // Not on disk yet (its move is still being written): the
+                // next redrive takes it.
+                let Some(data) = data else { continue };
                 if chosen.len() + outcome.message_ids.len() >= redrive.max {
-                    break;
+                    break 'scan;
                 }
                 if redrive.filter != MessageFilter::default()
-                    && !redrive
-                        .filter
-                        .matches(&peeked(seq, entry, st.meta.config.fifo))
+                    && !redrive.filter.matches(&peeked(snap, &data, fifo))
                 {
                     continue;
                 }
-                let replays = replay_count(&entry.data.attributes);
+                let replays = replay_count(&data.attributes);
                 if redrive.max_replays.is_some_and(|limit| replays >= limit) {
                     outcome.refused += 1;
-                    outcome.reason = Some(refused_reason(
-                        &uuid_string(&entry.data.message_id),
-                        replays,
-                    ));
+                    outcome.reason = Some(refused_reason(&uuid_string(&data.message_id), replays));
                     continue;
                 }
                 // A message with nowhere to go stays, is reported, and does
                 // not count against `max`: the same in a dry run and a real one.
-                let target = destination(entry);
+                let target = destination(&data);
                 if !target
                     .as_deref()
                     .is_some_and(|t| inner.queues.read().contains_key(t))
@@ -954,29 +1145,37 @@ impl Broker for EmbeddedBroker {
                     continue;
                 }
                 if redrive.dry_run {
-                    outcome
-                        .message_ids
-                        .push(uuid_string(&entry.data.message_id));
+                    outcome.message_ids.push(uuid_string(&data.message_id));
                     continue;
                 }
-                chosen.push(seq);
+                chosen.push((snap.seq, snap.state.receive_count, data));
             }
-            chosen
-                .into_iter()
-                .filter_map(|seq| st.remove(seq).map(|e| (seq, e)))
-                .collect()
-        };
+        }
         if redrive.dry_run {
             outcome.moved = outcome.message_ids.len() as u64;
             return Ok(outcome);
         }
+        // Take the chosen messages that are still ready as they were seen.
+        let taken: Vec<(Removed, Arc<MessageData>)> = {
+            let mut st = inner.lock_current(&src, now)?;
+            let mut taken = Vec::with_capacity(chosen.len());
+            for (seq, count, data) in chosen {
+                let unchanged = st
+                    .get(seq)
+                    .is_some_and(|e| e.phase == Phase::Ready && e.receive_count == count);
+                if let Some(removed) = unchanged.then(|| st.remove(seq)).flatten() {
+                    taken.push((removed, data));
+                }
+            }
+            taken
+        };
         // Group by destination, keeping each group's order.
-        let mut by_destination: Vec<(Option<String>, Taken)> = Vec::new();
-        for (seq, entry) in taken {
-            let target = destination(&entry);
+        let mut by_destination: Vec<(Option<String>, dead_letter::Chosen)> = Vec::new();
+        for (removed, data) in taken {
+            let target = destination(&data);
             match by_destination.iter_mut().find(|(t, _)| *t == target) {
-                Some((_, list)) => list.push((seq, entry)),
-                None => by_destination.push((target, vec![(seq, entry)])),
+                Some((_, list)) => list.push((removed, data)),
+                None => by_destination.push((target, vec![(removed, data)])),
             }
         }
         // Every move is made before the first wait, so a caller that gives up
@@ -990,7 +1189,7 @@ impl Broker for EmbeddedBroker {
                 // Deleted since the choice.
                 outcome.unmovable += entries.len() as u64;
                 outcome.reason = Some(unmovable_reason(target.as_deref()));
-                self.put_back(&src, entries, now);
+                self.put_back(&src, entries.into_iter().map(|(r, _)| r).collect(), now);
                 continue;
             };
             match self.redrive_into(&src, &dest, entries, redrive.mark_replay, now) {
@@ -1002,7 +1201,7 @@ impl Broker for EmbeddedBroker {
                 Err(entries) => {
                     outcome.unmovable += entries.len() as u64;
                     outcome.reason = Some("AWS.SimpleQueueService.NonExistentQueue: the destination queue was deleted".into());
-                    self.put_back(&src, entries, now);
+                    self.put_back(&src, entries.into_iter().map(|(r, _)| r).collect(), now);
                 }
             }
         }
@@ -1078,8 +1277,8 @@ impl Broker for EmbeddedBroker {
             }
             let (dead, visible_now) = match dlq {
                 Some((source_arn, dlq)) => {
-                    let entry = st.remove(seq);
-                    (entry.map(|e| (source_arn, dlq, vec![(seq, e)])), false)
+                    let removed = st.remove(seq);
+                    (removed.map(|r| (source_arn, dlq, vec![r])), false)
                 }
                 None => {
                     // An explicit wait wins; otherwise the queue's backoff
@@ -1088,12 +1287,12 @@ impl Broker for EmbeddedBroker {
                         (Some(seconds), _) => u64::from(seconds) * 1000,
                         (None, Some(backoff)) => st
                             .get(seq)
-                            .map_or(0, |e| backoff.delay_for(e.state.receive_count, seq, now)),
+                            .map_or(0, |e| backoff.delay_for(e.receive_count, seq, now)),
                         (None, None) => 0,
                     };
                     st.set_visibility(seq, now + retry, now);
-                    if let Some(entry) = st.get(seq) {
-                        inner.put_state(cell.id, seq, &entry.state, &mut changes);
+                    if let Some(state) = st.message_state(seq) {
+                        inner.put_state(cell.id, seq, &state, &mut changes);
                     }
                     (None, retry == 0)
                 }
@@ -1122,16 +1321,37 @@ impl Broker for EmbeddedBroker {
         let cell = self.queue(name)?;
         let inner = &self.inner;
         let now = inner.now();
-        let st = inner.lock_current(&cell, now)?;
+        let seqs: Vec<u64> = {
+            let st = inner.lock_current(&cell, now)?;
+            st.iter_from(after.unwrap_or(0))
+                .map(|(seq, _)| seq)
+                .collect()
+        };
         let mut page = PeekPage::default();
-        for (seq, entry) in st.iter_from(after.unwrap_or(0)) {
-            if page.messages.len() == limit {
-                page.next = page.messages.last().map(|m| m.position);
-                break;
-            }
-            let peeked = peeked(seq, entry, st.meta.config.fifo);
-            if filter.matches(&peeked) {
-                page.messages.push(peeked);
+        for chunk in seqs.chunks(SCAN_CHUNK) {
+            let (snaps, fifo) = {
+                let st = inner.lock_current(&cell, now)?;
+                let snaps: Vec<Snapshot> = chunk
+                    .iter()
+                    .filter_map(|&seq| Snapshot::of(&st, seq, None))
+                    .collect();
+                (snaps, st.meta.config.fifo)
+            };
+            let bodies = inner.load_bodies(
+                cell.id,
+                snaps.iter().map(|p| (p.seq, p.body.clone())).collect(),
+            )?;
+            for (snap, data) in snaps.iter().zip(bodies) {
+                // Gone since the index was read, or not on disk yet.
+                let Some(data) = data else { continue };
+                if page.messages.len() == limit {
+                    page.next = page.messages.last().map(|m| m.position);
+                    return Ok(page);
+                }
+                let peeked = peeked(snap, &data, fifo);
+                if filter.matches(&peeked) {
+                    page.messages.push(peeked);
+                }
             }
         }
         Ok(page)

@@ -7,6 +7,7 @@
 //! receipt handle from before a restart can never name another message).
 
 use std::path::Path;
+use std::sync::Arc;
 
 use redb::{Database, ReadableDatabase, ReadableTable, TableDefinition};
 use serde::{Deserialize, Serialize};
@@ -157,6 +158,19 @@ pub enum Change {
         /// JSON of the task.
         record: Vec<u8>,
     },
+    /// Moves a message to another queue (or place) as the writer finds it
+    /// on disk, rewritten by `rewrite`: a dead-letter move of a message
+    /// whose body is not in memory needs no read on the request's path.
+    MoveMessage {
+        /// Queue and sequence it leaves.
+        from: (u64, u64),
+        /// Queue and sequence it takes.
+        to: (u64, u64),
+        /// Encoded [`MessageState`] at its new place.
+        state: [u8; codec::STATE_LEN],
+        /// What changes in its data.
+        rewrite: Rewrite,
+    },
     /// Deletes a queue's messages with a sequence below `below`.
     Purge {
         /// Queue id.
@@ -166,7 +180,18 @@ pub enum Change {
     },
 }
 
-/// Everything read back at start-up.
+/// A change to a message's data made while it moves.
+#[derive(Clone)]
+pub struct Rewrite(pub Arc<dyn Fn(&mut MessageData) + Send + Sync>);
+
+impl std::fmt::Debug for Rewrite {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Rewrite")
+    }
+}
+
+/// Everything read back at start-up but the messages, which
+/// [`Store::for_each_message`] streams.
 #[derive(Debug, Default)]
 pub struct Recovered {
     /// Queues with their messages.
@@ -186,8 +211,6 @@ pub struct RecoveredQueue {
     pub id: u64,
     /// Its record.
     pub record: QueueRecord,
-    /// Its messages by sequence.
-    pub messages: Vec<(u64, MessageData, MessageState)>,
     /// Its FIFO deduplication window.
     pub dedup: Vec<(String, Seen)>,
     /// Failure reasons consumers gave, by sequence.
@@ -195,14 +218,20 @@ pub struct RecoveredQueue {
 }
 
 /// The redb database.
+#[derive(Clone)]
 pub struct Store {
-    db: Database,
+    db: Arc<Database>,
 }
 
 impl Store {
-    /// Opens or creates the database file.
-    pub fn open(path: &Path) -> Result<Self, StoreError> {
-        let db = Database::create(path)?;
+    /// Opens or creates the database file; `cache_bytes` bounds redb's
+    /// page cache (redb's own default, 1 GiB, when `None`).
+    pub fn open(path: &Path, cache_bytes: Option<usize>) -> Result<Self, StoreError> {
+        let mut builder = Database::builder();
+        if let Some(bytes) = cache_bytes {
+            builder.set_cache_size(bytes);
+        }
+        let db = Arc::new(builder.create(path)?);
         let txn = db.begin_write()?;
         {
             txn.open_table(QUEUES)?;
@@ -275,6 +304,31 @@ impl Store {
                         states.remove((*queue, *seq))?;
                         failures.remove((*queue, *seq))?;
                     }
+                    Change::MoveMessage {
+                        from,
+                        to,
+                        state,
+                        rewrite,
+                    } => {
+                        let old = messages.remove(*from)?.map(|v| v.value().to_vec());
+                        states.remove(*from)?;
+                        failures.remove(*from)?;
+                        let Some(old) = old else {
+                            // Whoever took it out of the index owned it; a
+                            // missing record is a bug, not a reason to stop.
+                            tracing::warn!(
+                                queue = from.0,
+                                seq = from.1,
+                                "moved message not in store"
+                            );
+                            continue;
+                        };
+                        let mut data = codec::decode_message(&old)?;
+                        (rewrite.0)(&mut data);
+                        messages.insert(*to, codec::encode_message(&data).as_slice())?;
+                        states.insert(*to, state.as_slice())?;
+                        max_seq = max_seq.max(Some(to.1));
+                    }
                     Change::Purge { queue, below } => {
                         let range = (*queue, 0)..(*queue, *below);
                         messages.retain_in(range.clone(), |_, _| false)?;
@@ -300,7 +354,7 @@ impl Store {
         Ok(())
     }
 
-    /// Reads every queue and message back.
+    /// Reads every queue back, without its messages.
     pub fn load(&self) -> Result<Recovered, StoreError> {
         let txn = self.db.begin_read()?;
         let meta = txn.open_table(META)?;
@@ -319,8 +373,6 @@ impl Store {
             out.tasks.push(serde_json::from_slice(record.value())?);
         }
         let queues = txn.open_table(QUEUES)?;
-        let messages = txn.open_table(MESSAGES)?;
-        let states = txn.open_table(STATES)?;
         let dedup = txn.open_table(DEDUP)?;
         let failures = txn.open_table(FAILURES)?;
         for row in queues.iter()? {
@@ -330,7 +382,6 @@ impl Store {
             let mut recovered = RecoveredQueue {
                 id,
                 record,
-                messages: Vec::new(),
                 dedup: Vec::new(),
                 failures: Vec::new(),
             };
@@ -346,36 +397,69 @@ impl Store {
                 let seen = Seen::decode(value.value()).ok_or(CorruptRecord("dedup entry"))?;
                 recovered.dedup.push((key.to_string(), seen));
             }
-            let range = (id, 0)..=(id, u64::MAX);
-            let mut state_rows = states.range(range.clone())?;
-            for row in messages.range(range)? {
-                let (key, data) = row?;
-                let (_, seq) = key.value();
-                // Both tables hold the same keys in the same order.
-                let state = loop {
-                    match state_rows.next() {
-                        Some(s) => {
-                            let (skey, sval) = s?;
-                            let (_, sseq) = skey.value();
-                            if sseq == seq {
-                                break Some(codec::decode_state(sval.value())?);
-                            }
-                            if sseq > seq {
-                                break None;
-                            }
-                        }
-                        None => break None,
-                    }
-                };
-                let Some(state) = state else {
-                    return Err(CorruptRecord("message without state").into());
-                };
-                recovered
-                    .messages
-                    .push((seq, codec::decode_message(data.value())?, state));
-            }
             out.queues.push(recovered);
         }
         Ok(out)
+    }
+
+    /// Streams one queue's messages in sequence order to `each` as the
+    /// index needs them: sequence, start of the retention clock, group and
+    /// delivery state. Bodies are not copied. Returns how many there were.
+    pub fn for_each_message(
+        &self,
+        queue: u64,
+        mut each: impl FnMut(u64, u64, Option<&str>, MessageState),
+    ) -> Result<usize, StoreError> {
+        let txn = self.db.begin_read()?;
+        let messages = txn.open_table(MESSAGES)?;
+        let states = txn.open_table(STATES)?;
+        let range = (queue, 0)..=(queue, u64::MAX);
+        let mut state_rows = states.range(range.clone())?;
+        let mut count = 0;
+        for row in messages.range(range)? {
+            let (key, data) = row?;
+            let (_, seq) = key.value();
+            // Both tables hold the same keys in the same order.
+            let state = loop {
+                match state_rows.next() {
+                    Some(s) => {
+                        let (skey, sval) = s?;
+                        let (_, sseq) = skey.value();
+                        if sseq == seq {
+                            break Some(codec::decode_state(sval.value())?);
+                        }
+                        if sseq > seq {
+                            break None;
+                        }
+                    }
+                    None => break None,
+                }
+            };
+            let Some(state) = state else {
+                return Err(CorruptRecord("message without state").into());
+            };
+            let bytes = data.value();
+            let (enqueued_at, group) = codec::decode_head(bytes)?;
+            each(seq, enqueued_at, group, state);
+            count += 1;
+        }
+        Ok(count)
+    }
+
+    /// Reads the data of some of a queue's messages in one read
+    /// transaction; `None` for a message no longer (or not yet) stored.
+    pub fn read_messages(
+        &self,
+        queue: u64,
+        seqs: &[u64],
+    ) -> Result<Vec<Option<MessageData>>, StoreError> {
+        let txn = self.db.begin_read()?;
+        let messages = txn.open_table(MESSAGES)?;
+        seqs.iter()
+            .map(|&seq| match messages.get((queue, seq))? {
+                Some(bytes) => Ok(Some(codec::decode_message(bytes.value())?)),
+                None => Ok(None),
+            })
+            .collect()
     }
 }
