@@ -123,15 +123,7 @@ async fn bench(args: BenchArgs) -> Result<(), BenchError> {
     let run_id = uuid::Uuid::new_v4().simple().to_string()[..8].to_string();
     let outcome = load::run(client, plan, run_id).await;
     let report = Report::new(&args, null_server, verification, &outcome);
-    if args.json {
-        let json = serde_json::to_string(&report).map_err(|e| BenchError::Io {
-            context: "cannot write the report".into(),
-            source: std::io::Error::other(e),
-        })?;
-        println!("{json}");
-    } else {
-        print!("{}", report.table());
-    }
+    print_report(args.json, &report, report.table())?;
 
     if outcome.sent == 0 {
         let why = outcome
@@ -171,20 +163,30 @@ async fn wake_probes(
             queue: url.to_string(),
             source,
         })?;
-    if args.json {
-        let json = serde_json::to_string(&report).map_err(|e| BenchError::Io {
-            context: "cannot write the report".into(),
-            source: std::io::Error::other(e),
-        })?;
-        println!("{json}");
-    } else {
-        print!("{}", report.table());
-    }
+    print_report(args.json, &report, report.table())?;
     if report.missed > 0 {
         return Err(BenchError::Usage(format!(
             "{} probe(s) did not get their own message back: is another consumer on {url}?",
             report.missed
         )));
+    }
+    Ok(())
+}
+
+/// Prints a report: one JSON object with `--json`, else its table.
+fn print_report(
+    json: bool,
+    report: &impl serde::Serialize,
+    table: String,
+) -> Result<(), BenchError> {
+    if json {
+        let json = serde_json::to_string(report).map_err(|e| BenchError::Io {
+            context: "cannot write the report".into(),
+            source: std::io::Error::other(e),
+        })?;
+        println!("{json}");
+    } else {
+        print!("{table}");
     }
     Ok(())
 }
