@@ -21,6 +21,18 @@ use clap::{Parser, Subcommand};
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+/// Hands the allocator's free memory back to the system. Called after
+/// recovery, whose temporary structures mimalloc would otherwise keep
+/// resident for a while, as if they were index (docs/benchmarks.md).
+pub(crate) fn release_free_memory() {
+    unsafe extern "C" {
+        fn mi_collect(force: bool);
+    }
+    // SAFETY: mi_collect takes no pointers; it only frees and purges memory
+    // mimalloc holds unused, and may be called from any thread at any time.
+    unsafe { mi_collect(true) }
+}
+
 /// A self-hosted message queue server that speaks the Amazon SQS API.
 ///
 /// Point any SQS client at it (AWS CLI, boto3, aws-sdk-*) with an endpoint

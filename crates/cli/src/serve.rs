@@ -143,6 +143,7 @@ async fn serve(args: ServeArgs, file: FileConfig) -> anyhow::Result<()> {
             data_dir = %data_dir.display(),
             "recovered durable state"
         );
+        crate::release_free_memory();
         broker
     };
     let _sweeper = broker.start_sweeper();
