@@ -77,16 +77,13 @@ impl EmbeddedBroker {
                 };
                 let seq = inner.next_seq.fetch_add(1, Ordering::SeqCst);
                 if durable {
-                    changes.push(Change::DeleteMessage {
-                        queue: src.id,
-                        seq: removed.seq,
-                    });
-                    changes.push(Change::PutMessage {
-                        queue: dest.id,
-                        seq,
-                        data: codec::encode_message(&data),
-                        state: codec::encode_state(&state),
-                    });
+                    relocate(
+                        &mut changes,
+                        (src.id, removed.seq),
+                        (dest.id, seq),
+                        &data,
+                        &state,
+                    );
                 }
                 let data = Arc::new(data);
                 dst.insert(
@@ -157,16 +154,8 @@ impl EmbeddedBroker {
                         let mut data = (**body).clone();
                         (rewrite.0)(&mut data);
                         if durable {
-                            changes.push(Change::DeleteMessage {
-                                queue: source.id,
-                                seq: removed.seq,
-                            });
-                            changes.push(Change::PutMessage {
-                                queue: dlq.id,
-                                seq,
-                                data: codec::encode_message(&data),
-                                state: codec::encode_state(&state),
-                            });
+                            let (from, to) = ((source.id, removed.seq), (dlq.id, seq));
+                            relocate(&mut changes, from, to, &data, &state);
                         }
                         Some(Arc::new(data))
                     }
@@ -190,6 +179,27 @@ impl EmbeddedBroker {
         dlq.arrivals.notify_waiters();
         Ok(())
     }
+}
+
+/// The durable changes that move a message whose data is in memory: gone
+/// from `from` (queue id, sequence), written at `to` with `data` and `state`.
+fn relocate(
+    changes: &mut Vec<Change>,
+    from: (u64, u64),
+    to: (u64, u64),
+    data: &MessageData,
+    state: &MessageState,
+) {
+    changes.push(Change::DeleteMessage {
+        queue: from.0,
+        seq: from.1,
+    });
+    changes.push(Change::PutMessage {
+        queue: to.0,
+        seq: to.1,
+        data: codec::encode_message(data),
+        state: codec::encode_state(state),
+    });
 }
 
 /// What a dead-letter move changes in a message's data (rules R3, R4, X2),
