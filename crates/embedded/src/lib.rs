@@ -191,7 +191,6 @@ impl EmbeddedBroker {
         );
         *broker.inner.queues.write() = queues;
         *broker.inner.tasks.lock() = recovered.tasks;
-        release_free_memory();
         Ok((broker, stats))
     }
 
@@ -402,25 +401,6 @@ impl Inner {
         }
     }
 }
-
-/// Hands the allocator's free pages back to the system. Recovery builds
-/// and rebuilds large structures; glibc keeps what they freed inside its
-/// heap (it returns only the top), which would otherwise stay resident as
-/// if it were index.
-#[cfg(all(target_os = "linux", target_env = "gnu"))]
-fn release_free_memory() {
-    unsafe extern "C" {
-        fn malloc_trim(pad: usize) -> std::ffi::c_int;
-    }
-    // SAFETY: malloc_trim takes no pointers; it only releases free memory
-    // the allocator holds, and is safe to call from any thread at any time.
-    unsafe {
-        malloc_trim(0);
-    }
-}
-
-#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
-fn release_free_memory() {}
 
 fn uuid_string(bytes: &[u8; 16]) -> String {
     uuid::Uuid::from_bytes(*bytes).hyphenated().to_string()
