@@ -218,8 +218,10 @@ mod tests {
         );
     }
 
+    /// W1: the JSON protocol's direct answer carries exactly what the
+    /// Query protocol's Value does.
     #[test]
-    fn received_messages_write_the_json_of_their_value() {
+    fn w1_received_messages_write_the_json_of_their_value() {
         same_json_as_the_value(Output::Messages(vec![]));
         same_json_as_the_value(Output::Messages(vec![message(1)]));
         let mut full = message(2);
@@ -245,7 +247,7 @@ mod tests {
     }
 
     #[test]
-    fn an_empty_receive_has_no_messages_member() {
+    fn w1_an_empty_receive_has_no_messages_member() {
         let value = Output::Messages(vec![]).into_value();
         assert_eq!(value, serde_json::json!({}));
     }
