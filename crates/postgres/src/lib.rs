@@ -12,6 +12,7 @@
 mod activity_sync;
 mod alarm_store;
 mod cache;
+mod combine;
 mod error;
 mod listener;
 mod locks;
@@ -91,6 +92,13 @@ struct Inner {
     in_flight: Mutex<HashMap<i64, (usize, std::time::Instant)>>,
     /// Queue rows as last read, for the hot actions.
     queues: cache::QueueCache,
+    /// Standard-queue sends put together by queue (see combine.rs).
+    sends: combine::Combiner<i64, Arc<Vec<NewMessage>>, Vec<SentMessage>>,
+    /// Standard-queue deletes put together by queue.
+    deletes: combine::Combiner<i64, writes::DeleteRequest, writes::DeleteResults>,
+    /// Standard-queue receive attempts put together by queue and
+    /// visibility timeout.
+    receives: combine::Combiner<(i64, u32), usize, receive::Share>,
     /// The LISTEN connection's task; ends with the engine.
     listener: Mutex<Option<tokio::task::JoinHandle<()>>>,
     /// This node's activity not yet added to the shared totals.
@@ -164,6 +172,9 @@ impl PostgresBroker {
                 activity: Mutex::new(HashMap::new()),
                 in_flight: Mutex::new(HashMap::new()),
                 queues: cache::QueueCache::default(),
+                sends: Default::default(),
+                deletes: Default::default(),
+                receives: Default::default(),
                 listener: Mutex::new(None),
                 flusher: Default::default(),
             }),
@@ -261,6 +272,16 @@ impl Inner {
             return Ok(q);
         }
         self.fresh_queue(client, name).await
+    }
+
+    /// The queue named `name` as this node last read it, taking a
+    /// connection only to read it again.
+    async fn queue_by_name(&self, name: &str) -> Result<Arc<QueueRow>, SqsError> {
+        if let Some(q) = self.queues.get(name) {
+            return Ok(q);
+        }
+        let client = self.client().await?;
+        self.fresh_queue(&client, name).await
     }
 
     /// The queue named `name` read now (and remembered).

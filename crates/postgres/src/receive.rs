@@ -76,31 +76,65 @@ async fn receive_once(
     now: i64,
 ) -> Result<Attempt, SqsError> {
     let inner = &b.inner;
-    let mut client = inner.client().await?;
-    let q = inner.queue(&client, name).await?;
-    // Plain standard queues take the one-statement path; fair queues,
-    // retry backoff, FIFO queues, the in-flight limit and dead letters
-    // take the transaction below.
+    let q = inner.queue_by_name(name).await?;
+    // Plain standard queues take the one-statement path, put together
+    // with the node's other receives on the queue (combine.rs); fair
+    // queues, retry backoff, FIFO queues, the in-flight limit and dead
+    // letters take the transaction below.
     if !q.config.fifo && !q.fair && q.config.backoff().is_none() {
-        let room = MAX_INFLIGHT.saturating_sub(in_flight(b, &client, &q, now).await?);
+        let counted = match known_in_flight(b, &q) {
+            Some(count) => count,
+            None => in_flight(b, &inner.client().await?, &q, now).await?,
+        };
+        let room = MAX_INFLIGHT.saturating_sub(counted);
         if room > 0 {
             let max = (options.max_messages as usize).min(room);
-            let fast = receive_standard(b, &client, &q, options, max, now).await?;
-            if fast.dead == 0 {
-                return Ok(fast.attempt);
+            let visibility = options
+                .visibility_timeout
+                .unwrap_or(q.config.visibility_timeout);
+            let fast_q = q.clone();
+            let share = inner
+                .receives
+                .run((q.id, visibility), max, |wants| async move {
+                    let client = b.inner.client().await?;
+                    let now = b.inner.now();
+                    receive_standard(b, &client, &fast_q, visibility, &wants, now).await
+                })
+                .await?;
+            if share.dead == 0 {
+                return Ok(Attempt {
+                    queue_id: q.id,
+                    delivered: share.delivered,
+                    next_due: share.next_due,
+                });
             }
             // Some picked messages are over maxReceiveCount: they move to
             // the dead-letter queue in a transaction, which may fill up
             // the receive with others.
-            let mut attempt = fast.attempt;
-            let already = attempt.delivered.len();
+            let mut delivered = share.delivered;
+            let already = delivered.len();
+            let mut client = inner.client().await?;
             let more = receive_locked(b, &mut client, &q, options, now, already).await?;
-            attempt.delivered.extend(more.delivered);
-            attempt.next_due = more.next_due.filter(|_| attempt.delivered.is_empty());
-            return Ok(attempt);
+            delivered.extend(more.delivered);
+            let next_due = more.next_due.filter(|_| delivered.is_empty());
+            return Ok(Attempt {
+                queue_id: q.id,
+                delivered,
+                next_due,
+            });
         }
     }
+    let mut client = inner.client().await?;
     receive_locked(b, &mut client, &q, options, now, 0).await
+}
+
+/// Messages in flight in `q` as this node counted them at most
+/// [`IN_FLIGHT_RECOUNT`] ago.
+fn known_in_flight(b: &PostgresBroker, q: &QueueRow) -> Option<usize> {
+    match b.inner.in_flight.lock().get(&q.id) {
+        Some(&(count, at)) if at.elapsed() < IN_FLIGHT_RECOUNT => Some(count),
+        _ => None,
+    }
 }
 
 /// Messages in flight in `q` as this node last counted them (at most
@@ -112,11 +146,7 @@ async fn in_flight<C: deadpool_postgres::GenericClient>(
     now: i64,
 ) -> Result<usize, SqsError> {
     let inner = &b.inner;
-    let known = match inner.in_flight.lock().get(&q.id) {
-        Some(&(count, at)) if at.elapsed() < IN_FLIGHT_RECOUNT => Some(count),
-        _ => None,
-    };
-    if let Some(count) = known {
+    if let Some(count) = known_in_flight(b, q) {
         return Ok(count);
     }
     let count = in_flight_count(client, q, now).await?;
@@ -127,27 +157,33 @@ async fn in_flight<C: deadpool_postgres::GenericClient>(
     Ok(count)
 }
 
-/// What the one-statement receive found.
-struct FastAttempt {
-    attempt: Attempt,
-    /// Messages it picked but left: over maxReceiveCount, for the DLQ.
+/// What the one-statement receive gave one of the requests it served.
+pub(crate) struct Share {
+    delivered: Vec<ReceivedMessage>,
+    /// Messages the statement picked but left, over maxReceiveCount, for
+    /// the DLQ: told to every request it could not fill.
     dead: i64,
+    /// When the next message is due, if the statement found none.
+    next_due: Option<i64>,
 }
 
-/// A plain standard queue's receive in one statement, committed on its
-/// own: pick the messages visible longest first (skipping those another
+/// Plain standard-queue receives in one statement, committed on its own:
+/// pick the messages visible longest first (skipping those another
 /// receive holds, and those past retention, rule V7, which the sweep
 /// deletes), hide them for the visibility timeout, count the receive and
 /// send a message to the back past the third receive (V12). Messages over
 /// maxReceiveCount are picked but left alone and counted, for the caller.
+/// `wants` holds each request's most messages; each gets its share in
+/// pick order.
 async fn receive_standard(
     b: &PostgresBroker,
     client: &deadpool_postgres::Object,
     q: &QueueRow,
-    options: &ReceiveOptions,
-    max: usize,
+    visibility: u32,
+    wants: &[usize],
     now: i64,
-) -> Result<FastAttempt, SqsError> {
+) -> Result<Vec<Result<Share, SqsError>>, SqsError> {
+    let max: usize = wants.iter().sum();
     let inner = &b.inner;
     // Without its dead-letter queue a policy moves nothing: the messages
     // stay deliverable rather than vanish (rule R2). Whether it exists is
@@ -168,9 +204,6 @@ async fn receive_standard(
     let back_after = max_receives
         .filter(|&n| n > BACK_OF_QUEUE_RECEIVES as i32)
         .map_or(i32::MAX, |_| BACK_OF_QUEUE_RECEIVES as i32);
-    let visibility = options
-        .visibility_timeout
-        .unwrap_or(q.config.visibility_timeout);
     let visible_at = now + i64::from(visibility) * 1000;
     let cut = now - q.retention_ms();
     // `enqueued_at + 0`: the retention filter must not lead the planner to
@@ -179,7 +212,7 @@ async fn receive_standard(
     // reads only the rows it takes.
     let sql = format!(
         "WITH picked AS (
-            SELECT seq, receive_count, visible_at, back FROM sluice_messages
+            SELECT ctid, seq, receive_count, visible_at, back FROM sluice_messages
             WHERE queue_id = $1 AND visible_at <= $2 AND enqueued_at + 0 > $3
             ORDER BY visible_at, back, seq LIMIT $4 FOR UPDATE SKIP LOCKED
          ), taken AS (
@@ -189,7 +222,7 @@ async fn receive_standard(
                 last_receive_at = $2, visible_at = $6,
                 back = m.back OR (m.receive_count + 1 >= $7)
             FROM picked p
-            WHERE m.queue_id = $1 AND m.seq = p.seq AND p.receive_count < $5
+            WHERE m.ctid = p.ctid AND p.receive_count < $5
             RETURNING {TAKEN_COLUMNS}, p.visible_at AS was_visible_at, p.back AS was_back
          )
          SELECT {TAKEN_COLUMNS}, (SELECT count(*) FROM picked WHERE receive_count >= $5)
@@ -226,14 +259,19 @@ async fn receive_standard(
     } else {
         None
     };
-    Ok(FastAttempt {
-        attempt: Attempt {
-            queue_id: q.id,
-            delivered,
-            next_due,
-        },
-        dead,
-    })
+    let mut messages = delivered.into_iter();
+    Ok(wants
+        .iter()
+        .map(|&want| {
+            let delivered: Vec<ReceivedMessage> = messages.by_ref().take(want).collect();
+            let short = delivered.len() < want;
+            Ok(Share {
+                delivered,
+                dead: if short { dead } else { 0 },
+                next_due,
+            })
+        })
+        .collect())
 }
 
 /// [`MESSAGE_COLUMNS`] of the rows a receive updated (`m`).

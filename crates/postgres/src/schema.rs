@@ -17,6 +17,10 @@ const MIGRATIONS: &[(i32, &str)] = &[
     (2, include_str!("../migrations/0002_group_index.sql")),
     (3, include_str!("../migrations/0003_back_of_queue.sql")),
     (5, include_str!("../migrations/0005_shared_background.sql")),
+    (
+        6,
+        include_str!("../migrations/0006_receive_order_index.sql"),
+    ),
 ];
 
 /// The newest schema version this build knows: the last migration's.

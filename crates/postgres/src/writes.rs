@@ -1,5 +1,8 @@
 //! Sends, deletes and visibility changes.
 
+use std::collections::HashMap;
+use std::sync::Arc;
+
 use sluice_broker::{NewMessage, SentMessage, VisibilityChange};
 use sluice_core::message::message_size;
 use sluice_core::receipt::ReceiptHandle;
@@ -39,15 +42,15 @@ pub(crate) async fn send(
 ) -> Result<Vec<SentMessage>, SqsError> {
     let inner = &b.inner;
     let now = inner.now();
-    let mut client = inner.client().await?;
-    let q = inner.queue(&client, name).await?;
-    match send_to(b, &mut client, &q, name, &messages, now).await {
+    let q = inner.queue_by_name(name).await?;
+    let messages = Arc::new(messages);
+    match send_to(b, &q, name, messages.clone(), now).await {
         // The queue this node remembers is gone: deleted, or deleted and
         // created again under a new id. Ask the database which.
         Err(e) if e.code == ErrorCode::QueueDoesNotExist => {
             inner.queues.forget(name);
-            let q = inner.fresh_queue(&client, name).await?;
-            send_to(b, &mut client, &q, name, &messages, now).await
+            let q = inner.queue_by_name(name).await?;
+            send_to(b, &q, name, messages, now).await
         }
         other => other,
     }
@@ -55,15 +58,24 @@ pub(crate) async fn send(
 
 async fn send_to(
     b: &PostgresBroker,
-    client: &mut deadpool_postgres::Object,
     q: &QueueRow,
     name: &str,
-    messages: &[NewMessage],
+    messages: Arc<Vec<NewMessage>>,
     now: i64,
 ) -> Result<Vec<SentMessage>, SqsError> {
     if !q.config.fifo {
-        return send_standard(b, client, q, name, messages, now).await;
+        // Put together with the node's other sends to the queue
+        // (combine.rs); the connection is taken once its turn comes.
+        return b
+            .inner
+            .sends
+            .run(q.id, messages, |requests| async move {
+                let client = b.inner.client().await?;
+                send_standard(b, &client, q, name, &requests, now).await
+            })
+            .await;
     }
+    let mut client = b.inner.client().await?;
     let tx = client.transaction().await.map_err(error::db)?;
     // A FIFO queue from here on: each message deduplicated and numbered.
     lock_fifo(&tx, q).await?;
@@ -71,7 +83,7 @@ async fn send_to(
     let mut sent = Vec::with_capacity(messages.len());
     let mut bytes = 0u64;
     let mut stored = 0u64;
-    for m in messages {
+    for m in messages.iter() {
         let dedup_key = match &m.dedup_id {
             Some(dedup_id) => {
                 // PostgreSQL text holds no NUL: the group's length keeps
@@ -196,10 +208,11 @@ async fn send_standard(
     client: &deadpool_postgres::Object,
     q: &QueueRow,
     name: &str,
-    messages: &[NewMessage],
+    requests: &[Arc<Vec<NewMessage>>],
     now: i64,
-) -> Result<Vec<SentMessage>, SqsError> {
-    let n = messages.len();
+) -> Result<Vec<Result<Vec<SentMessage>, SqsError>>, SqsError> {
+    let messages = || requests.iter().flat_map(|r| r.iter());
+    let n = messages().count();
     let mut ids = Vec::with_capacity(n);
     let mut bodies = Vec::with_capacity(n);
     let mut attributes = Vec::with_capacity(n);
@@ -207,7 +220,7 @@ async fn send_standard(
     let mut groups = Vec::with_capacity(n);
     let mut visible = Vec::with_capacity(n);
     let mut bytes = 0u64;
-    for m in messages {
+    for m in messages() {
         ids.push(uuid::Uuid::new_v4());
         bodies.push(m.body.as_str());
         attributes.push(Json(&m.attributes));
@@ -282,11 +295,18 @@ async fn send_standard(
     activity::add(&a.sent, n as u64);
     activity::add(&a.sent_bytes, bytes);
     b.inner.wake(name);
-    Ok(ids
-        .into_iter()
-        .map(|id| SentMessage {
-            message_id: id.hyphenated().to_string(),
-            sequence_number: None,
+    let mut ids = ids.into_iter();
+    Ok(requests
+        .iter()
+        .map(|r| {
+            Ok(ids
+                .by_ref()
+                .take(r.len())
+                .map(|id| SentMessage {
+                    message_id: id.hyphenated().to_string(),
+                    sequence_number: None,
+                })
+                .collect())
         })
         .collect())
 }
@@ -300,15 +320,28 @@ pub(crate) async fn delete(
 ) -> Result<Vec<Result<(), SqsError>>, SqsError> {
     let inner = &b.inner;
     let now = inner.now();
-    let mut client = inner.client().await?;
-    let q = inner.queue(&client, name).await?;
+    let q = inner.queue_by_name(name).await?;
     let decoded: Vec<Option<ReceiptHandle>> = handles
         .iter()
         .map(|h| ReceiptHandle::decode(h).filter(|rh| rh.queue_id == q.id as u64 && rh.receive > 0))
         .collect();
     if !q.config.fifo {
-        return delete_standard(b, &client, &q, &handles, &decoded).await;
+        // Taken only once the request's turn comes: requests waiting in
+        // line must not hold the pool's connections.
+        let q2 = q.clone();
+        return inner
+            .deletes
+            .run(
+                q.id,
+                DeleteRequest { handles, decoded },
+                |requests| async move {
+                    let client = b.inner.client().await?;
+                    delete_standard(b, &client, &q2, &requests).await
+                },
+            )
+            .await;
     }
+    let mut client = inner.client().await?;
     let tx = client.transaction().await.map_err(error::db)?;
     let seqs: Vec<i64> = decoded.iter().flatten().map(|rh| rh.seq as i64).collect();
     let rows = query(
@@ -376,59 +409,75 @@ pub(crate) async fn delete(
     Ok(results)
 }
 
-/// A standard queue's deletes in one statement, committed on its own: a
-/// handle deletes its message if that delivery happened (any delivery, not
-/// only the latest); one naming a delivery that never happened is refused.
+/// One DeleteMessage or DeleteMessageBatch request on a standard queue.
+pub(crate) struct DeleteRequest {
+    handles: Vec<String>,
+    decoded: Vec<Option<ReceiptHandle>>,
+}
+
+/// Each handle's outcome, in the request's order.
+pub(crate) type DeleteResults = Vec<Result<(), SqsError>>;
+
+/// Standard-queue delete requests in one statement, committed on its own:
+/// a handle deletes its message if that delivery happened (any delivery,
+/// not only the latest); one naming a delivery that never happened is
+/// refused. Each request gets its own handles' outcomes.
 async fn delete_standard(
     b: &PostgresBroker,
     client: &deadpool_postgres::Object,
     q: &QueueRow,
-    handles: &[String],
-    decoded: &[Option<ReceiptHandle>],
-) -> Result<Vec<Result<(), SqsError>>, SqsError> {
-    let seqs: Vec<i64> = decoded.iter().flatten().map(|rh| rh.seq as i64).collect();
-    let receives: Vec<i32> = decoded
-        .iter()
-        .flatten()
+    requests: &[DeleteRequest],
+) -> Result<Vec<Result<DeleteResults, SqsError>>, SqsError> {
+    let valid = || requests.iter().flat_map(|r| r.decoded.iter().flatten());
+    let seqs: Vec<i64> = valid().map(|rh| rh.seq as i64).collect();
+    let receives: Vec<i32> = valid()
         .map(|rh| rh.receive.min(i32::MAX as u32) as i32)
         .collect();
-    // The outer SELECT sees the rows as they were before the DELETE (one
-    // snapshot per statement): what tells a forged handle from a message
-    // already gone.
+    // Each handle's message and its receive count: those the DELETE took,
+    // as it found them, and the others as they were before it (one
+    // snapshot per statement), which tells a forged handle from a message
+    // already gone. Only rows the DELETE left are read again.
     let rows = query(
         client,
         "WITH gone AS (
             DELETE FROM sluice_messages m USING unnest($2::bigint[], $3::int[]) AS h(seq, receive)
             WHERE m.queue_id = $1 AND m.seq = h.seq AND m.receive_count >= h.receive
-            RETURNING m.seq
+            RETURNING m.seq, m.receive_count
          )
-         SELECT (SELECT count(*) FROM gone), m.seq, m.receive_count
-         FROM (SELECT 1) one
-         LEFT JOIN sluice_messages m ON m.queue_id = $1 AND m.seq = ANY($2)",
+         SELECT seq, receive_count, TRUE FROM gone
+         UNION ALL
+         SELECT m.seq, m.receive_count, FALSE FROM sluice_messages m
+         WHERE m.queue_id = $1
+           AND m.seq = ANY(ARRAY(SELECT unnest($2::bigint[]) EXCEPT SELECT seq FROM gone))",
         &[&q.id, &seqs, &receives],
     )
     .await?;
-    let mut deleted = 0i64;
-    let mut counts: Vec<(i64, u32)> = Vec::with_capacity(rows.len());
+    let mut deleted = 0u64;
+    let mut counts: HashMap<i64, u32> = HashMap::with_capacity(rows.len());
     for r in &rows {
-        deleted = col(r, 0)?;
-        if let Some(seq) = col::<Option<i64>>(r, 1)? {
-            counts.push((seq, col::<i32>(r, 2)?.max(0) as u32));
+        counts.insert(col(r, 0)?, col::<i32>(r, 1)?.max(0) as u32);
+        if col::<bool>(r, 2)? {
+            deleted += 1;
         }
     }
-    let results = handles
+    let results = requests
         .iter()
-        .zip(decoded)
-        .map(|(handle, rh)| {
-            let rh = rh.ok_or_else(|| SqsError::bad_receipt(handle))?;
-            match counts.iter().find(|(s, _)| *s == rh.seq as i64) {
-                Some(&(_, count)) if rh.receive > count => Err(SqsError::bad_receipt(handle)),
-                // Deleted now, or already gone: both succeed (rule V4).
-                _ => Ok(()),
-            }
+        .map(|r| {
+            Ok(r.handles
+                .iter()
+                .zip(&r.decoded)
+                .map(|(handle, rh)| {
+                    let rh = rh.ok_or_else(|| SqsError::bad_receipt(handle))?;
+                    match counts.get(&(rh.seq as i64)) {
+                        Some(&count) if rh.receive > count => Err(SqsError::bad_receipt(handle)),
+                        // Deleted now, or already gone: both succeed (rule V4).
+                        _ => Ok(()),
+                    }
+                })
+                .collect())
         })
         .collect();
-    activity::add(&b.inner.activity(q.id).deleted, deleted.max(0) as u64);
+    activity::add(&b.inner.activity(q.id).deleted, deleted);
     Ok(results)
 }
 

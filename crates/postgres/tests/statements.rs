@@ -37,11 +37,11 @@ fn batch(n: usize) -> Vec<NewMessage> {
         .collect()
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_standard_send_receive_and_delete_are_one_statement_each() {
-    let Some(cluster) = testing::cluster() else {
-        return;
-    };
+/// A broker on a fresh database holding the plain standard queue
+/// `counted`, a monitor of that database's statements, and its name; None
+/// (after saying SKIPPED) without PostgreSQL or pg_stat_statements.
+async fn counted_queue() -> Option<(PostgresBroker, tokio_postgres::Client, String)> {
+    let cluster = testing::cluster()?;
     let url = cluster.fresh_database().await;
     let db = url.rsplit('/').next().expect("a database name").to_string();
     // The monitor reads from another database, so its own reads are not
@@ -56,22 +56,29 @@ async fn a_standard_send_receive_and_delete_are_one_statement_each() {
         .await
     {
         eprintln!("SKIPPED: pg_stat_statements is not available: {e}");
-        return;
+        return None;
     }
     let clock = ManualClock::default();
     let broker = PostgresBroker::connect(&url, Arc::new(clock), PostgresOptions::default())
         .await
         .expect("connect to the test database");
-    let config = QueueConfig::default();
     broker
         .create_queue(CreateQueue {
             name: "counted".into(),
-            config,
+            config: QueueConfig::default(),
             requested: BTreeMap::new(),
             tags: BTreeMap::new(),
         })
         .await
         .expect("create the queue");
+    Some((broker, monitor, db))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_standard_send_receive_and_delete_are_one_statement_each() {
+    let Some((broker, monitor, db)) = counted_queue().await else {
+        return;
+    };
     let receive = ReceiveOptions {
         max_messages: 10,
         visibility_timeout: None,
@@ -115,4 +122,132 @@ async fn a_standard_send_receive_and_delete_are_one_statement_each() {
     // A send is the insert and, pipelined in the same round trip, its
     // announcement in a transaction of its own (see ANNOUNCE_ARRIVAL).
     assert_eq!((send, recv, delete), (2, 1, 1));
+}
+
+/// Requests that reach one node for the same queue at the same moment
+/// share statements (the node's combining lanes), and each still gets
+/// exactly its own results: its own message ids, its own messages (none
+/// delivered twice, none lost), its own handles' outcomes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_requests_share_statements_and_keep_their_own_results() {
+    let Some((broker, monitor, db)) = counted_queue().await else {
+        return;
+    };
+    const REQUESTS: usize = 48;
+    broker
+        .get_queue("counted")
+        .await
+        .expect("read the queue once");
+
+    let before = statements(&monitor, &db).await;
+    let sends = (0..REQUESTS).map(|_| {
+        let broker = broker.clone();
+        tokio::spawn(async move { broker.send_messages("counted", batch(10)).await })
+    });
+    // Spawned all at once, before any is awaited.
+    let sends: Vec<_> = sends.collect();
+    let mut sent_ids = std::collections::HashSet::new();
+    for send in sends {
+        let ids = send.await.expect("join").expect("send");
+        assert_eq!(ids.len(), 10, "each send gets its own ten ids");
+        for m in ids {
+            assert!(sent_ids.insert(m.message_id), "an id given twice");
+        }
+    }
+    let after_sends = statements(&monitor, &db).await;
+
+    let receive = ReceiveOptions {
+        max_messages: 10,
+        visibility_timeout: None,
+        wait: Duration::ZERO,
+        attempt_id: None,
+    };
+    let receives = (0..REQUESTS).map(|_| {
+        let broker = broker.clone();
+        let receive = receive.clone();
+        tokio::spawn(async move { broker.receive_messages("counted", receive).await })
+    });
+    let receives: Vec<_> = receives.collect();
+    let mut received = Vec::new();
+    for r in receives {
+        let got = r.await.expect("join").expect("receive");
+        assert!(got.len() <= 10, "a receive got more than it asked for");
+        received.push(got);
+    }
+    let after_receives = statements(&monitor, &db).await;
+    // A receive can come back short when the rows it would take were
+    // locked by a concurrent receive: what is left is received now.
+    loop {
+        let got = broker
+            .receive_messages("counted", receive.clone())
+            .await
+            .expect("receive the rest");
+        if got.is_empty() {
+            break;
+        }
+        received.push(got);
+    }
+    let mut seen = std::collections::HashSet::new();
+    for m in received.iter().flatten() {
+        assert!(sent_ids.contains(&m.message_id), "a message never sent");
+        assert!(
+            seen.insert(m.message_id.clone()),
+            "a message delivered twice"
+        );
+    }
+    assert_eq!(seen.len(), sent_ids.len(), "every message delivered once");
+
+    // Each delete request also carries a forged handle of one of its own
+    // messages (a delivery that never happened): only that one fails.
+    let deletes = received
+        .into_iter()
+        .filter(|got| !got.is_empty())
+        .map(|got| {
+            let broker = broker.clone();
+            let mut handles: Vec<String> = got.iter().map(|m| m.receipt_handle.clone()).collect();
+            let forged = forge(&handles[0]);
+            handles.push(forged);
+            tokio::spawn(async move { broker.delete_messages("counted", handles).await })
+        });
+    let deletes: Vec<_> = deletes.collect();
+    let mut delete_requests = 0;
+    for d in deletes {
+        let results = d.await.expect("join").expect("delete");
+        delete_requests += 1;
+        let (last, own) = results.split_last().expect("results");
+        assert!(own.iter().all(Result::is_ok), "{own:?}");
+        let code = last.as_ref().err().map(|e| e.code);
+        assert_eq!(code, Some(sluice_core::ErrorCode::ReceiptHandleIsInvalid));
+    }
+    let after_deletes = statements(&monitor, &db).await;
+    let left = broker
+        .receive_messages("counted", receive)
+        .await
+        .expect("receive what is left");
+    assert!(
+        left.is_empty(),
+        "deleted messages came back: {}",
+        left.len()
+    );
+
+    let (s, r, d) = (
+        after_sends - before,
+        after_receives - after_sends,
+        after_deletes - after_receives,
+    );
+    eprintln!(
+        "{REQUESTS} sends took {s} statements, {REQUESTS} receives {r}, {delete_requests} deletes {d}"
+    );
+    // Alone, a send is 2 statements, a receive and a delete 1 each.
+    assert!(s < 2 * REQUESTS as i64, "sends were not combined: {s}");
+    assert!(r < REQUESTS as i64, "receives were not combined: {r}");
+    assert!(d < delete_requests, "deletes were not combined: {d}");
+}
+
+/// A handle for the same message as `handle` naming a later delivery
+/// than any that happened.
+fn forge(handle: &str) -> String {
+    let mut rh = sluice_core::receipt::ReceiptHandle::decode(handle).expect("a valid handle");
+    rh.receive += 5;
+    rh.encode()
 }
