@@ -129,11 +129,18 @@ async fn receive_once(
 }
 
 /// Messages in flight in `q` as this node counted them at most
-/// [`IN_FLIGHT_RECOUNT`] ago.
+/// [`IN_FLIGHT_RECOUNT`] ago. None tells the caller to count them; when
+/// the count is stale only the first request to see it does (counting
+/// reads every in-flight row), and the others keep the old count until it
+/// is done.
 fn known_in_flight(b: &PostgresBroker, q: &QueueRow) -> Option<usize> {
-    match b.inner.in_flight.lock().get(&q.id) {
-        Some(&(count, at)) if at.elapsed() < IN_FLIGHT_RECOUNT => Some(count),
-        _ => None,
+    match b.inner.in_flight.lock().get_mut(&q.id) {
+        Some((count, at)) if at.elapsed() < IN_FLIGHT_RECOUNT => Some(*count),
+        Some((_, at)) => {
+            *at = std::time::Instant::now();
+            None
+        }
+        None => None,
     }
 }
 
