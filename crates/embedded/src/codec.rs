@@ -8,7 +8,9 @@ use sluice_core::message::{AttributeValue, MessageAttributeValue, MessageAttribu
 
 use crate::queue_state::{MessageData, MessageState};
 
-const VERSION: u8 = 1;
+/// Version of the message record; version 1 lacked the body's MD5, which
+/// receives of a body read back from disk then had to compute again.
+const VERSION: u8 = 2;
 
 /// A record that could not be decoded.
 #[derive(Debug, thiserror::Error)]
@@ -27,13 +29,21 @@ pub fn encode_message(m: &MessageData) -> Vec<u8> {
     put_bytes(&mut out, m.body.as_bytes());
     put_attrs(&mut out, &m.attributes);
     put_attrs(&mut out, &m.system_attributes);
+    match &m.body_md5 {
+        Some(md5) => {
+            out.push(1);
+            out.extend_from_slice(md5);
+        }
+        None => out.push(0),
+    }
     out
 }
 
 /// Decodes what [`encode_message`] wrote.
 pub fn decode_message(bytes: &[u8]) -> Result<MessageData, CorruptRecord> {
     let mut r = Reader(bytes);
-    if r.u8()? != VERSION {
+    let version = r.u8()?;
+    if version != 1 && version != VERSION {
         return Err(CorruptRecord("message version"));
     }
     let message_id: [u8; 16] = r.take(16)?.try_into().map_err(|_| CorruptRecord("id"))?;
@@ -44,6 +54,14 @@ pub fn decode_message(bytes: &[u8]) -> Result<MessageData, CorruptRecord> {
     let body = r.string()?;
     let attributes = r.attrs()?;
     let system_attributes = r.attrs()?;
+    let body_md5 = match version {
+        1 => None,
+        _ => match r.u8()? {
+            0 => None,
+            1 => Some(r.take(16)?.try_into().map_err(|_| CorruptRecord("md5"))?),
+            _ => return Err(CorruptRecord("md5 tag")),
+        },
+    };
     Ok(MessageData {
         message_id,
         sent_at,
@@ -53,7 +71,7 @@ pub fn decode_message(bytes: &[u8]) -> Result<MessageData, CorruptRecord> {
         system_attributes,
         group_id,
         dedup_id,
-        body_md5: None,
+        body_md5,
     })
 }
 
@@ -61,7 +79,8 @@ pub fn decode_message(bytes: &[u8]) -> Result<MessageData, CorruptRecord> {
 /// the start of its retention clock and its group.
 pub fn decode_head(bytes: &[u8]) -> Result<(u64, Option<&str>), CorruptRecord> {
     let mut r = Reader(bytes);
-    if r.u8()? != VERSION {
+    let version = r.u8()?;
+    if version != 1 && version != VERSION {
         return Err(CorruptRecord("message version"));
     }
     r.take(16 + 8)?;
@@ -258,5 +277,38 @@ mod tests {
             last_receive_at: 9,
         };
         assert_eq!(decode_state(&encode_state(&s)).unwrap(), s);
+    }
+
+    /// The body's MD5 is kept with the message, so a receive of a body
+    /// read back from disk does not hash it again; records written before
+    /// it was kept (version 1) still read, without it.
+    #[test]
+    fn the_body_md5_is_kept_and_version_1_records_still_read() {
+        let m = MessageData {
+            message_id: [3; 16],
+            sent_at: 10,
+            enqueued_at: 11,
+            body: "body".into(),
+            attributes: MessageAttributes::new(),
+            system_attributes: MessageAttributes::new(),
+            group_id: None,
+            dedup_id: Some("d".into()),
+            body_md5: Some([7; 16]),
+        };
+        let bytes = encode_message(&m);
+        assert_eq!(decode_message(&bytes).unwrap(), m);
+        assert!(decode_message(&bytes[..bytes.len() - 1]).is_err());
+
+        // Version 1: the same layout without the MD5 part at the end.
+        let mut v1 = encode_message(&MessageData {
+            body_md5: None,
+            ..m.clone()
+        });
+        v1.pop();
+        v1[0] = 1;
+        let read = decode_message(&v1).unwrap();
+        assert_eq!(read.body_md5, None);
+        assert_eq!(read.body, "body");
+        assert_eq!(decode_head(&v1).unwrap(), (11, None));
     }
 }

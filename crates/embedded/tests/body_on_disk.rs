@@ -13,6 +13,7 @@ use sluice_broker::{
 };
 use sluice_core::ManualClock;
 use sluice_core::attributes::QueueConfig;
+use sluice_core::digest::body_digest;
 use sluice_core::message::{AttributeValue, MessageAttributeValue, MessageAttributes};
 use sluice_embedded::{EmbeddedBroker, EmbeddedOptions};
 
@@ -73,8 +74,8 @@ fn receive(max: u32) -> ReceiveOptions {
     }
 }
 
-/// Bodies, attributes and ids come back whole after a restart, when no
-/// body is in memory; the index alone gave the counts.
+/// Bodies, attributes, ids and the bodies' MD5s come back whole after a
+/// restart, when no body is in memory; the index alone gave the counts.
 #[tokio::test]
 async fn restart_then_receive_reads_bodies_from_disk() {
     let dir = tempfile::tempdir().expect("dir");
@@ -82,9 +83,14 @@ async fn restart_then_receive_reads_bodies_from_disk() {
     let sent = {
         let b = open(dir.path(), &clock, 64 << 20);
         create(&b, "q", &[]).await;
-        b.send_messages("q", (0..10).map(message).collect())
-            .await
-            .expect("send")
+        // As the server sends: with the body's MD5 it computed.
+        let messages = (0..10)
+            .map(|n| NewMessage {
+                body_md5: Some(body_digest(&message(n).body)),
+                ..message(n)
+            })
+            .collect();
+        b.send_messages("q", messages).await.expect("send")
     };
     let b = open(dir.path(), &clock, 64 << 20);
     assert_eq!(b.cached_body_bytes(), 0, "recovery loads no body");
@@ -95,6 +101,8 @@ async fn restart_then_receive_reads_bodies_from_disk() {
         assert_eq!(m.message_id, sent[n].message_id);
         assert_eq!(m.body, message(n).body);
         assert_eq!(m.attributes, attributes(n));
+        // Kept on disk with the body: the receive need not hash it again.
+        assert_eq!(m.body_md5, Some(body_digest(&m.body)));
     }
     let handles = got.into_iter().map(|m| m.receipt_handle).collect();
     let deleted = b.delete_messages("q", handles).await.expect("delete");
