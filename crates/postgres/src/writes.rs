@@ -71,7 +71,31 @@ async fn send_to(
             .sends
             .run(q.id, messages, |requests| async move {
                 let client = b.inner.client().await?;
-                send_standard(b, &client, q, name, &requests, now).await
+                let together = send_standard(b, &client, q, name, &requests, now).await;
+                match together {
+                    // One request's messages must not fail another's: when
+                    // the database refuses a combined insert for what it
+                    // holds (not for the queue or the connection), each
+                    // request is stored alone and keeps its own outcome.
+                    Err(e)
+                        if requests.len() > 1
+                            && e.code == ErrorCode::InternalFailure
+                            && !client.is_closed() =>
+                    {
+                        let mut alone = Vec::with_capacity(requests.len());
+                        for request in &requests {
+                            let one = std::slice::from_ref(request);
+                            alone.push(match send_standard(b, &client, q, name, one, now).await {
+                                Ok(mut results) => results.pop().unwrap_or_else(|| {
+                                    Err(SqsError::internal("a send lost its result"))
+                                }),
+                                Err(e) => Err(e),
+                            });
+                        }
+                        Ok(alone)
+                    }
+                    other => other,
+                }
             })
             .await;
     }

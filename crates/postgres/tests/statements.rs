@@ -251,3 +251,41 @@ fn forge(handle: &str) -> String {
     rh.receive += 5;
     rh.encode()
 }
+
+/// A send the database refuses (a NUL byte, which PostgreSQL's text cannot
+/// hold; the server's own checks refuse it earlier) fails alone: the
+/// requests combined with it are stored, each with its own ids.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_send_does_not_fail_the_sends_combined_with_it() {
+    let Some((broker, _monitor, _db)) = counted_queue().await else {
+        return;
+    };
+    const REQUESTS: usize = 48;
+    broker
+        .get_queue("counted")
+        .await
+        .expect("read the queue once");
+    let sends: Vec<_> = (0..REQUESTS)
+        .map(|n| {
+            let broker = broker.clone();
+            let mut messages = batch(10);
+            if n == REQUESTS / 2 {
+                messages[3].body = "nul \0 byte".into();
+            }
+            tokio::spawn(async move { broker.send_messages("counted", messages).await })
+        })
+        .collect();
+    let mut failed = 0;
+    for (n, send) in sends.into_iter().enumerate() {
+        match send.await.expect("join") {
+            Ok(ids) => assert_eq!(ids.len(), 10, "request {n}"),
+            Err(e) => {
+                assert_eq!(n, REQUESTS / 2, "a good send failed: {e:?}");
+                failed += 1;
+            }
+        }
+    }
+    assert_eq!(failed, 1, "the refused send must fail");
+    let counts = broker.queue_counts("counted").await.expect("counts");
+    assert_eq!(counts.visible, (REQUESTS as u64 - 1) * 10);
+}
