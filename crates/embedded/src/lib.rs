@@ -10,15 +10,18 @@
 
 mod body_cache;
 mod codec;
+mod crc32c;
 mod dead_letter;
 mod dedup;
 mod fair;
 mod fifo;
 mod groups;
 mod journal;
+mod log_record;
 mod queue_state;
 mod seq_hash;
 mod store;
+mod wal;
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
@@ -56,6 +59,10 @@ use store::{Change, QueueRecord, Store};
 
 /// The file that holds the durable records inside the data directory.
 pub const DATA_FILE: &str = "sluice.redb";
+
+/// The write-ahead log inside the data directory: changes not yet
+/// checkpointed into [`DATA_FILE`].
+pub use wal::LOG_FILE;
 
 /// How often the background sweeper applies retention and wakes waiters.
 const SWEEP_INTERVAL: Duration = Duration::from_secs(1);
@@ -123,6 +130,8 @@ pub struct RecoveryStats {
     pub queues: usize,
     /// Messages read back.
     pub messages: usize,
+    /// Write-ahead log records replayed into the store first.
+    pub log_records: usize,
 }
 
 impl EmbeddedBroker {
@@ -148,10 +157,14 @@ impl EmbeddedBroker {
     ) -> Result<(Self, RecoveryStats), StoreError> {
         std::fs::create_dir_all(dir).map_err(|e| StoreError::Redb(e.to_string()))?;
         let store = Store::open(&dir.join(DATA_FILE), options.storage_cache_bytes)?;
+        let journal = journal::recover(store.clone(), &dir.join(LOG_FILE))?;
         let budget = Arc::new(BodyBudget::new(options.body_cache_bytes));
         let recovered = store.load()?;
         let now = clock.now();
-        let mut stats = RecoveryStats::default();
+        let mut stats = RecoveryStats {
+            log_records: journal.replayed,
+            ..RecoveryStats::default()
+        };
         let mut queues = HashMap::new();
         let mut next_queue_id = recovered.next_queue_id;
         for q in recovered.queues {
@@ -183,7 +196,7 @@ impl EmbeddedBroker {
         }
         let broker = Self::with_journal(
             clock,
-            Journal::durable(store.clone()),
+            Journal::durable(journal),
             Some(store),
             Some(budget),
             recovered.next_seq,

@@ -1,0 +1,190 @@
+//! The write-ahead log: each group commit is one record appended to one
+//! file and made durable with one `fdatasync`, before redb holds it durably.
+//!
+//! Layout: an 8-byte magic, then records, each a 16-byte header — CRC-32C
+//! (over the rest of the header and the payload), payload length, log
+//! sequence number (LSN), all little-endian — and the payload
+//! ([`crate::log_record`]). LSNs of the records of one file run without a
+//! gap.
+//!
+//! The file is never truncated: after a checkpoint has made redb durable up
+//! to some LSN, the next record is written at the start again, over records
+//! redb already holds. Rewriting blocks the file already has spares the
+//! file system a metadata update on every sync, and it leaves nothing that
+//! a crash could catch half done: a reader tells the current records from
+//! older ones by their LSN chain, and stops at the first record that is
+//! torn, fails its checksum, or does not continue the chain (a torn tail is
+//! what a kill -9 normally leaves, not an error).
+
+use std::fs::{File, OpenOptions};
+use std::io::{self, Read, Seek, SeekFrom, Write};
+use std::path::Path;
+
+use crate::crc32c::Crc32c;
+
+/// The log's file name inside the data directory.
+pub const LOG_FILE: &str = "sluice.wal";
+
+const MAGIC: &[u8; 8] = b"SLUICEW1";
+const START: u64 = MAGIC.len() as u64;
+
+/// Bytes of a record's header.
+pub const HEADER: usize = 16;
+
+/// Errors of the log.
+#[derive(Debug, thiserror::Error)]
+pub enum LogError {
+    /// Reading, writing or syncing the file failed.
+    #[error("log file: {0}")]
+    Io(#[from] io::Error),
+    /// The file is not a sluice log.
+    #[error("{0} is not a sluice log file")]
+    NotALog(String),
+    /// The log starts after the store's last change: records are missing.
+    #[error("the log starts at record {first} but the store holds only up to {applied}")]
+    Gap {
+        /// The LSN of the first record found.
+        first: u64,
+        /// The last LSN the store holds.
+        applied: u64,
+    },
+}
+
+/// A record read back at start-up.
+#[derive(Debug)]
+pub struct Recovered {
+    /// Its sequence number.
+    pub lsn: u64,
+    /// Its encoded changes.
+    pub payload: Vec<u8>,
+}
+
+/// The log file, open for appending.
+pub struct Log {
+    file: File,
+    end: u64,
+}
+
+impl Log {
+    /// Opens (or creates) the log at `path` and returns the records after
+    /// `applied`, the last LSN the store holds durably, in order.
+    ///
+    /// The next [`Log::append`] writes over the records read, so the caller
+    /// must make them durable in the store first.
+    pub fn open(path: &Path, applied: u64) -> Result<(Self, Vec<Recovered>), LogError> {
+        let mut file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(path)?;
+        let mut bytes = Vec::new();
+        file.read_to_end(&mut bytes)?;
+        let records = if bytes.len() < MAGIC.len() && MAGIC.starts_with(&bytes) {
+            // New, or created by a run that died before its first sync,
+            // which came before any record could be acknowledged.
+            file.seek(SeekFrom::Start(0))?;
+            file.write_all(MAGIC)?;
+            file.sync_all()?;
+            sync_dir(path)?;
+            Vec::new()
+        } else if !bytes.starts_with(MAGIC) {
+            return Err(LogError::NotALog(path.display().to_string()));
+        } else {
+            read_records(&bytes[MAGIC.len()..], applied)?
+        };
+        file.seek(SeekFrom::Start(START))?;
+        Ok((Self { file, end: START }, records))
+    }
+
+    /// Clears `buf` and reserves room for a record's header; the caller
+    /// appends the payload after it.
+    pub fn start_record(buf: &mut Vec<u8>) {
+        buf.clear();
+        buf.resize(HEADER, 0);
+    }
+
+    /// Writes the record `lsn` whose payload follows the header room in
+    /// `buf` (see [`Log::start_record`]), then syncs the file: when this
+    /// returns the record survives a crash.
+    pub fn append(&mut self, lsn: u64, buf: &mut [u8]) -> io::Result<()> {
+        let len = u32::try_from(buf.len() - HEADER)
+            .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "log record over 4 GiB"))?;
+        buf[4..8].copy_from_slice(&len.to_le_bytes());
+        buf[8..16].copy_from_slice(&lsn.to_le_bytes());
+        let crc = Crc32c::new().update(&buf[4..]).finish();
+        buf[0..4].copy_from_slice(&crc.to_le_bytes());
+        self.file.write_all(buf)?;
+        self.file.sync_data()?;
+        self.end += buf.len() as u64;
+        Ok(())
+    }
+
+    /// Starts writing at the beginning again; call only once the store
+    /// holds every record written so far durably.
+    pub fn rewind(&mut self) -> io::Result<()> {
+        self.file.seek(SeekFrom::Start(START))?;
+        self.end = START;
+        Ok(())
+    }
+
+    /// Bytes of records written since the last rewind.
+    pub fn written(&self) -> u64 {
+        self.end - START
+    }
+}
+
+/// The records of `bytes` (a log without its magic) after `applied`.
+fn read_records(mut bytes: &[u8], applied: u64) -> Result<Vec<Recovered>, LogError> {
+    let mut out = Vec::new();
+    let mut last: Option<u64> = None;
+    while bytes.len() >= HEADER {
+        let crc = u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]);
+        let len = u32::from_le_bytes([bytes[4], bytes[5], bytes[6], bytes[7]]) as usize;
+        let Some(record) = bytes.get(..HEADER + len) else {
+            break;
+        };
+        if Crc32c::new().update(&record[4..]).finish() != crc {
+            break;
+        }
+        let mut lsn = [0u8; 8];
+        lsn.copy_from_slice(&record[8..16]);
+        let lsn = u64::from_le_bytes(lsn);
+        match last {
+            // An older generation's record left behind a rewind.
+            Some(prev) if lsn != prev + 1 => break,
+            None if lsn > applied + 1 => {
+                return Err(LogError::Gap {
+                    first: lsn,
+                    applied,
+                });
+            }
+            _ => {}
+        }
+        if lsn > applied {
+            out.push(Recovered {
+                lsn,
+                payload: record[HEADER..].to_vec(),
+            });
+        }
+        last = Some(lsn);
+        bytes = &bytes[HEADER + len..];
+    }
+    Ok(out)
+}
+
+/// Makes a new file's directory entry durable.
+fn sync_dir(path: &Path) -> io::Result<()> {
+    #[cfg(unix)]
+    if let Some(dir) = path.parent() {
+        let dir = if dir.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            dir
+        };
+        File::open(dir)?.sync_all()?;
+    }
+    #[cfg(not(unix))]
+    let _ = path;
+    Ok(())
+}
