@@ -33,11 +33,9 @@ use crate::wal::{Log, LogError};
 /// for more; bounds the latency a huge backlog of work adds to one batch.
 const MAX_CHANGES_PER_COMMIT: usize = 20_000;
 
-/// Longest time a change stays only in the log: bounds how much a restart
-/// replays and how much redb holds in memory waiting for a durable commit.
-const CHECKPOINT_INTERVAL: Duration = Duration::from_secs(1);
-
-/// Most bytes of log between checkpoints, for the same reasons under load.
+/// Most bytes of log between checkpoints: with the interval, bounds how
+/// much a restart replays and how much redb holds in memory waiting for a
+/// durable commit.
 const CHECKPOINT_BYTES: u64 = 64 << 20;
 
 /// A record buffer grown past this is given back after its commit.
@@ -88,8 +86,9 @@ impl Ticket {
 }
 
 impl Journal {
-    /// Starts the writer thread over an open store and its recovered log.
-    pub fn durable(recovered: Recovered) -> Self {
+    /// Starts the writer thread over an open store and its recovered log;
+    /// it checkpoints at least every `checkpoint_interval`.
+    pub fn durable(recovered: Recovered, checkpoint_interval: Duration) -> Self {
         let (tx, rx) = mpsc::channel::<Pending>();
         let failed = Arc::new(AtomicBool::new(false));
         let thread_failed = failed.clone();
@@ -99,6 +98,7 @@ impl Journal {
             next_lsn: recovered.next_lsn,
             buf: Vec::new(),
             dirty_since: None,
+            interval: checkpoint_interval,
         };
         let thread = std::thread::Builder::new()
             .name("sluice-journal".into())
@@ -204,6 +204,8 @@ struct LogWriter {
     buf: Vec<u8>,
     /// When the oldest change redb holds only in memory was applied.
     dirty_since: Option<Instant>,
+    /// Longest time between a change and its checkpoint.
+    interval: Duration,
 }
 
 impl LogWriter {
@@ -227,7 +229,7 @@ impl LogWriter {
 
     fn checkpoint_due(&self) -> bool {
         self.dirty_since.is_some_and(|since| {
-            since.elapsed() >= CHECKPOINT_INTERVAL || self.log.written() >= CHECKPOINT_BYTES
+            since.elapsed() >= self.interval || self.log.written() >= CHECKPOINT_BYTES
         })
     }
 
@@ -246,15 +248,15 @@ fn write_loop(mut writer: LogWriter, rx: mpsc::Receiver<Pending>, failed: Arc<At
     let mut batch: Vec<Pending> = Vec::new();
     loop {
         // An idle writer still checkpoints once the interval is up.
-        let first = match writer.dirty_since {
-            Some(since) => {
-                let due = (since + CHECKPOINT_INTERVAL).saturating_duration_since(Instant::now());
-                match rx.recv_timeout(due) {
-                    Ok(first) => Some(first),
-                    Err(RecvTimeoutError::Timeout) => None,
-                    Err(RecvTimeoutError::Disconnected) => break,
-                }
-            }
+        let due = writer
+            .dirty_since
+            .and_then(|since| since.checked_add(writer.interval));
+        let first = match due {
+            Some(due) => match rx.recv_timeout(due.saturating_duration_since(Instant::now())) {
+                Ok(first) => Some(first),
+                Err(RecvTimeoutError::Timeout) => None,
+                Err(RecvTimeoutError::Disconnected) => break,
+            },
             None => match rx.recv() {
                 Ok(first) => Some(first),
                 Err(_) => break,

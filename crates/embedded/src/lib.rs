@@ -83,6 +83,11 @@ pub struct EmbeddedOptions {
     pub body_cache_bytes: usize,
     /// redb's page cache, bytes; `None` keeps redb's default (1 GiB).
     pub storage_cache_bytes: Option<usize>,
+    /// Longest time a change stays only in the write-ahead log before a
+    /// checkpoint writes it into the store (default 1 s; 64 MiB of log
+    /// also triggers one). Longer means fewer, bigger checkpoints and more
+    /// to replay after a crash.
+    pub checkpoint_interval: Duration,
 }
 
 impl Default for EmbeddedOptions {
@@ -90,6 +95,7 @@ impl Default for EmbeddedOptions {
         Self {
             body_cache_bytes: 64 << 20,
             storage_cache_bytes: None,
+            checkpoint_interval: Duration::from_secs(1),
         }
     }
 }
@@ -196,7 +202,7 @@ impl EmbeddedBroker {
         }
         let broker = Self::with_journal(
             clock,
-            Journal::durable(journal),
+            Journal::durable(journal, options.checkpoint_interval),
             Some(store),
             Some(budget),
             recovered.next_seq,

@@ -188,3 +188,165 @@ fn sync_dir(path: &Path) -> io::Result<()> {
     let _ = path;
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn append(log: &mut Log, lsn: u64, payload: &[u8]) {
+        let mut buf = Vec::new();
+        Log::start_record(&mut buf);
+        buf.extend_from_slice(payload);
+        log.append(lsn, &mut buf).unwrap();
+    }
+
+    fn lsns(records: &[Recovered]) -> Vec<u64> {
+        records.iter().map(|r| r.lsn).collect()
+    }
+
+    /// A log holding records 1..=n, each with a 10-byte payload.
+    fn written(n: u64) -> (tempfile::TempDir, std::path::PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(LOG_FILE);
+        let (mut log, records) = Log::open(&path, 0).unwrap();
+        assert!(records.is_empty());
+        for lsn in 1..=n {
+            append(&mut log, lsn, &[lsn as u8; 10]);
+        }
+        (dir, path)
+    }
+
+    #[test]
+    fn reads_back_the_records_after_the_stores_last() {
+        let (_dir, path) = written(5);
+        let (_, records) = Log::open(&path, 0).unwrap();
+        assert_eq!(lsns(&records), [1, 2, 3, 4, 5]);
+        assert_eq!(records[2].payload, [3; 10]);
+        let (_, records) = Log::open(&path, 3).unwrap();
+        assert_eq!(lsns(&records), [4, 5]);
+        let (_, records) = Log::open(&path, 5).unwrap();
+        assert!(records.is_empty(), "nothing is replayed twice");
+    }
+
+    #[test]
+    fn a_torn_tail_record_ends_the_log() {
+        let (_dir, path) = written(3);
+        let len = std::fs::metadata(&path).unwrap().len();
+        let file = OpenOptions::new().write(true).open(&path).unwrap();
+        file.set_len(len - 4).unwrap();
+        let (_, records) = Log::open(&path, 0).unwrap();
+        assert_eq!(lsns(&records), [1, 2]);
+        // A header cut short ends it too.
+        file.set_len(START + 26 + 5).unwrap();
+        let (_, records) = Log::open(&path, 0).unwrap();
+        assert_eq!(lsns(&records), [1]);
+    }
+
+    #[test]
+    fn a_record_failing_its_checksum_ends_the_log() {
+        let (_dir, path) = written(3);
+        let mut bytes = std::fs::read(&path).unwrap();
+        // Flip one payload byte of record 2 (each record is 16 + 10 bytes).
+        bytes[START as usize + 26 + HEADER + 3] ^= 1;
+        std::fs::write(&path, &bytes).unwrap();
+        let (_, records) = Log::open(&path, 0).unwrap();
+        assert_eq!(lsns(&records), [1]);
+    }
+
+    #[test]
+    fn garbage_after_the_last_record_is_ignored() {
+        let (_dir, path) = written(2);
+        let mut bytes = std::fs::read(&path).unwrap();
+        bytes.extend((0..200u32).map(|i| (i * 7919 % 251) as u8));
+        std::fs::write(&path, &bytes).unwrap();
+        let (_, records) = Log::open(&path, 0).unwrap();
+        assert_eq!(lsns(&records), [1, 2]);
+    }
+
+    #[test]
+    fn a_record_that_breaks_the_sequence_ends_the_log() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(LOG_FILE);
+        let (mut log, _) = Log::open(&path, 0).unwrap();
+        for lsn in [1, 2, 4] {
+            append(&mut log, lsn, b"x");
+        }
+        let (_, records) = Log::open(&path, 0).unwrap();
+        assert_eq!(lsns(&records), [1, 2]);
+    }
+
+    #[test]
+    fn a_log_starting_after_the_store_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(LOG_FILE);
+        let (mut log, _) = Log::open(&path, 0).unwrap();
+        append(&mut log, 7, b"x");
+        assert!(matches!(
+            Log::open(&path, 5),
+            Err(LogError::Gap {
+                first: 7,
+                applied: 5
+            })
+        ));
+        assert_eq!(lsns(&Log::open(&path, 6).unwrap().1), [7]);
+    }
+
+    #[test]
+    fn records_left_behind_a_rewind_are_not_replayed() {
+        let (_dir, path) = written(5);
+        // A checkpoint made 1..=5 durable in the store; the log starts again.
+        let (mut log, _) = Log::open(&path, 5).unwrap();
+        append(&mut log, 6, &[6; 10]);
+        append(&mut log, 7, &[7; 10]);
+        // Records 3, 4 and 5 of the old generation follow 7 on disk, each
+        // intact, exactly where a record 8 would start.
+        let (_, records) = Log::open(&path, 5).unwrap();
+        assert_eq!(lsns(&records), [6, 7]);
+        assert_eq!(records[1].payload, [7; 10]);
+        // A shorter first record leaves a torn old one behind it.
+        let (mut log, _) = Log::open(&path, 7).unwrap();
+        append(&mut log, 8, b"short");
+        let (_, records) = Log::open(&path, 7).unwrap();
+        assert_eq!(lsns(&records), [8]);
+    }
+
+    #[test]
+    fn a_crash_mid_rotation_loses_no_durable_record() {
+        // Between the checkpoint and the first new record: the store holds
+        // 1..=5, the log still has them all.
+        let (dir, path) = written(5);
+        let (_, records) = Log::open(&path, 5).unwrap();
+        assert!(records.is_empty());
+        // The first new record torn as it overwrites the old first one:
+        // its header landed, its payload did not.
+        let mut bytes = std::fs::read(&path).unwrap();
+        let mut record = Vec::new();
+        Log::start_record(&mut record);
+        record.extend_from_slice(&[6; 10]);
+        let (mut scratch, _) = Log::open(&dir.path().join("scratch"), 0).unwrap();
+        scratch.append(6, &mut record).unwrap();
+        bytes[START as usize..START as usize + HEADER].copy_from_slice(&record[..HEADER]);
+        std::fs::write(&path, &bytes).unwrap();
+        let (_, records) = Log::open(&path, 5).unwrap();
+        assert!(records.is_empty(), "an unsynced record is never replayed");
+        // Its payload landed, its header did not: the old record 1 is
+        // unreadable, the rest of the old generation is older than the store.
+        let mut bytes = std::fs::read(&path).unwrap();
+        let (_old_dir, old_header) = written(1);
+        let old = std::fs::read(&old_header).unwrap();
+        bytes[START as usize..START as usize + HEADER]
+            .copy_from_slice(&old[START as usize..START as usize + HEADER]);
+        bytes[START as usize + HEADER..START as usize + 26].copy_from_slice(&[6; 10]);
+        std::fs::write(&path, &bytes).unwrap();
+        let (_, records) = Log::open(&path, 5).unwrap();
+        assert!(records.is_empty());
+    }
+
+    #[test]
+    fn a_file_that_is_not_a_log_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(LOG_FILE);
+        std::fs::write(&path, b"something else entirely").unwrap();
+        assert!(matches!(Log::open(&path, 0), Err(LogError::NotALog(_))));
+    }
+}
