@@ -15,6 +15,7 @@ mod dead_letter;
 mod dedup;
 mod fair;
 mod fifo;
+mod group_commit;
 mod groups;
 mod journal;
 mod log_record;

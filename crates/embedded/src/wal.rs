@@ -62,7 +62,6 @@ pub struct Recovered {
 /// The log file, open for appending.
 pub struct Log {
     file: File,
-    end: u64,
 }
 
 impl Log {
@@ -94,7 +93,7 @@ impl Log {
             read_records(&bytes[MAGIC.len()..], applied)?
         };
         file.seek(SeekFrom::Start(START))?;
-        Ok((Self { file, end: START }, records))
+        Ok((Self { file }, records))
     }
 
     /// Clears `buf` and reserves room for a record's header; the caller
@@ -105,32 +104,34 @@ impl Log {
     }
 
     /// Writes the record `lsn` whose payload follows the header room in
-    /// `buf` (see [`Log::start_record`]), then syncs the file: when this
-    /// returns the record survives a crash.
-    pub fn append(&mut self, lsn: u64, buf: &mut [u8]) -> io::Result<()> {
+    /// `buf` (see [`Log::start_record`]), without syncing.
+    pub fn write(&mut self, lsn: u64, buf: &mut [u8]) -> io::Result<()> {
         let len = u32::try_from(buf.len() - HEADER)
             .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "log record over 4 GiB"))?;
         buf[4..8].copy_from_slice(&len.to_le_bytes());
         buf[8..16].copy_from_slice(&lsn.to_le_bytes());
         let crc = Crc32c::new().update(&buf[4..]).finish();
         buf[0..4].copy_from_slice(&crc.to_le_bytes());
-        self.file.write_all(buf)?;
-        self.file.sync_data()?;
-        self.end += buf.len() as u64;
-        Ok(())
+        self.file.write_all(buf)
+    }
+
+    /// Makes every record written so far survive a crash (`fdatasync`).
+    pub fn sync(&mut self) -> io::Result<()> {
+        self.file.sync_data()
+    }
+
+    /// [`Log::write`] then [`Log::sync`].
+    #[cfg(test)]
+    pub fn append(&mut self, lsn: u64, buf: &mut [u8]) -> io::Result<()> {
+        self.write(lsn, buf)?;
+        self.sync()
     }
 
     /// Starts writing at the beginning again; call only once the store
     /// holds every record written so far durably.
     pub fn rewind(&mut self) -> io::Result<()> {
         self.file.seek(SeekFrom::Start(START))?;
-        self.end = START;
         Ok(())
-    }
-
-    /// Bytes of records written since the last rewind.
-    pub fn written(&self) -> u64 {
-        self.end - START
     }
 }
 

@@ -349,6 +349,12 @@ async fn d1_kill_9_at_random_points_loses_no_acknowledged_change() {
         let b = open(dir.path(), Duration::from_secs(1), 64 << 20);
         let present: BTreeSet<String> = stored(&b).await.into_iter().collect();
         drop(b);
+        eprintln!(
+            "round {round}: {} sends and {} deletes acknowledged so far, {} stored",
+            sent.len(),
+            deleted.len(),
+            present.len()
+        );
         for body in &sent {
             // A delete not acknowledged may or may not have happened.
             assert!(
