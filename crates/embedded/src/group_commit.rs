@@ -34,6 +34,10 @@ pub const MAX_CHANGES_PER_COMMIT: usize = 20_000;
 /// durable commit.
 const CHECKPOINT_BYTES: u64 = 64 << 20;
 
+/// Most records the syncer writes before it syncs, so that a steady
+/// stream of records cannot hold back the tickets already written.
+const MAX_RECORDS_PER_SYNC: usize = 256;
+
 /// What the applier hands the syncer.
 enum ToSyncer {
     /// A record to write; the payload follows the header room in `buf`.
@@ -199,6 +203,7 @@ fn sync_loop(mut log: Log, rx: Receiver<ToSyncer>, failed: Arc<AtomicBool>) {
     let mut broken: Option<String> = None;
     while let Ok(first) = rx.recv() {
         let mut next = Some(first);
+        let mut records = 0;
         while let Some(message) = next.take() {
             match message {
                 ToSyncer::Record { lsn, mut buf, done } => {
@@ -208,6 +213,7 @@ fn sync_loop(mut log: Log, rx: Receiver<ToSyncer>, failed: Arc<AtomicBool>) {
                         broken = Some(format!("write-ahead log: {e}"));
                     }
                     waiting.extend(done);
+                    records += 1;
                 }
                 ToSyncer::Rewind => {
                     flush(&mut log, &mut waiting, &mut broken, &failed);
@@ -218,7 +224,9 @@ fn sync_loop(mut log: Log, rx: Receiver<ToSyncer>, failed: Arc<AtomicBool>) {
                     }
                 }
             }
-            next = rx.try_recv().ok();
+            if records < MAX_RECORDS_PER_SYNC {
+                next = rx.try_recv().ok();
+            }
         }
         flush(&mut log, &mut waiting, &mut broken, &failed);
     }

@@ -9,12 +9,17 @@
 //!
 //! The file is never truncated: after a checkpoint has made redb durable up
 //! to some LSN, the next record is written at the start again, over records
-//! redb already holds. Rewriting blocks the file already has spares the
-//! file system a metadata update on every sync, and it leaves nothing that
-//! a crash could catch half done: a reader tells the current records from
-//! older ones by their LSN chain, and stops at the first record that is
-//! torn, fails its checksum, or does not continue the chain (a torn tail is
-//! what a kill -9 normally leaves, not an error).
+//! redb already holds. That leaves nothing a crash could catch half done: a
+//! reader tells the current records from older ones by their LSN chain, and
+//! stops at the first record that is torn, fails its checksum, or does not
+//! continue the chain (a torn tail is what a kill -9 normally leaves, not
+//! an error).
+//!
+//! The file grows by writing zeros ahead of the records, [`GROW_BYTES`] at
+//! a time, so that most syncs rewrite blocks the file already has: on ext4
+//! such an `fdatasync` flushes data only, while one that changes the file's
+//! size also commits the file system's journal, which costs another flush
+//! and waits for whatever other files that commit carries.
 
 use std::fs::{File, OpenOptions};
 use std::io::{self, Read, Seek, SeekFrom, Write};
@@ -30,6 +35,9 @@ const START: u64 = MAGIC.len() as u64;
 
 /// Bytes of a record's header.
 pub const HEADER: usize = 16;
+
+/// How much the file grows when a record would pass its end.
+pub const GROW_BYTES: u64 = 4 << 20;
 
 /// Errors of the log.
 #[derive(Debug, thiserror::Error)]
@@ -62,6 +70,10 @@ pub struct Recovered {
 /// The log file, open for appending.
 pub struct Log {
     file: File,
+    /// Where the next record goes.
+    end: u64,
+    /// The file's length: zeros or old records from `end` to here.
+    len: u64,
 }
 
 impl Log {
@@ -92,8 +104,16 @@ impl Log {
         } else {
             read_records(&bytes[MAGIC.len()..], applied)?
         };
+        let len = file.seek(SeekFrom::End(0))?;
         file.seek(SeekFrom::Start(START))?;
-        Ok((Self { file }, records))
+        Ok((
+            Self {
+                file,
+                end: START,
+                len,
+            },
+            records,
+        ))
     }
 
     /// Clears `buf` and reserves room for a record's header; the caller
@@ -112,7 +132,28 @@ impl Log {
         buf[8..16].copy_from_slice(&lsn.to_le_bytes());
         let crc = Crc32c::new().update(&buf[4..]).finish();
         buf[0..4].copy_from_slice(&crc.to_le_bytes());
-        self.file.write_all(buf)
+        let end = self.end + buf.len() as u64;
+        if end > self.len {
+            self.grow(end)?;
+        }
+        self.file.write_all(buf)?;
+        self.end = end;
+        Ok(())
+    }
+
+    /// Writes zeros from the file's end to past `needed`; the next sync
+    /// makes them durable with the record that needed them.
+    fn grow(&mut self, needed: u64) -> io::Result<()> {
+        static ZEROS: [u8; 64 << 10] = [0; 64 << 10];
+        let target = needed.max(self.len + GROW_BYTES);
+        self.file.seek(SeekFrom::Start(self.len))?;
+        while self.len < target {
+            let n = (target - self.len).min(ZEROS.len() as u64) as usize;
+            self.file.write_all(&ZEROS[..n])?;
+            self.len += n as u64;
+        }
+        self.file.seek(SeekFrom::Start(self.end))?;
+        Ok(())
     }
 
     /// Makes every record written so far survive a crash (`fdatasync`).
@@ -131,6 +172,7 @@ impl Log {
     /// holds every record written so far durably.
     pub fn rewind(&mut self) -> io::Result<()> {
         self.file.seek(SeekFrom::Start(START))?;
+        self.end = START;
         Ok(())
     }
 }
@@ -232,9 +274,9 @@ mod tests {
     #[test]
     fn a_torn_tail_record_ends_the_log() {
         let (_dir, path) = written(3);
-        let len = std::fs::metadata(&path).unwrap().len();
+        // Each record is 16 + 10 bytes; cut the third.
         let file = OpenOptions::new().write(true).open(&path).unwrap();
-        file.set_len(len - 4).unwrap();
+        file.set_len(START + 3 * 26 - 4).unwrap();
         let (_, records) = Log::open(&path, 0).unwrap();
         assert_eq!(lsns(&records), [1, 2]);
         // A header cut short ends it too.
@@ -258,7 +300,10 @@ mod tests {
     fn garbage_after_the_last_record_is_ignored() {
         let (_dir, path) = written(2);
         let mut bytes = std::fs::read(&path).unwrap();
-        bytes.extend((0..200u32).map(|i| (i * 7919 % 251) as u8));
+        let at = START as usize + 2 * 26;
+        for (i, b) in bytes[at..at + 200].iter_mut().enumerate() {
+            *b = (i * 7919 % 251) as u8;
+        }
         std::fs::write(&path, &bytes).unwrap();
         let (_, records) = Log::open(&path, 0).unwrap();
         assert_eq!(lsns(&records), [1, 2]);
@@ -341,6 +386,21 @@ mod tests {
         std::fs::write(&path, &bytes).unwrap();
         let (_, records) = Log::open(&path, 5).unwrap();
         assert!(records.is_empty());
+    }
+
+    #[test]
+    fn the_file_grows_ahead_of_the_records_and_zeros_end_the_log() {
+        let (_dir, path) = written(3);
+        assert_eq!(std::fs::metadata(&path).unwrap().len(), START + GROW_BYTES);
+        let (mut log, records) = Log::open(&path, 0).unwrap();
+        assert_eq!(lsns(&records), [1, 2, 3]);
+        // A record larger than what is left grows the file past it.
+        log.rewind().unwrap();
+        append(&mut log, 4, &vec![9; GROW_BYTES as usize]);
+        let len = std::fs::metadata(&path).unwrap().len();
+        assert!(len >= START + HEADER as u64 + GROW_BYTES, "{len}");
+        let (_, records) = Log::open(&path, 3).unwrap();
+        assert_eq!(lsns(&records), [4]);
     }
 
     #[test]

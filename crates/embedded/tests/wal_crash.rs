@@ -95,6 +95,18 @@ fn acked_lines(output: &[u8]) -> Vec<String> {
         .collect()
 }
 
+/// Where the log's records end: its format is an 8-byte magic, then
+/// records of a 16-byte header (checksum, payload length, LSN) and the
+/// payload; the file runs on in zeros the log grew ahead of its records.
+fn records_end(log: &[u8]) -> u64 {
+    let mut at = 8;
+    while at + 16 <= log.len() && log[at..at + 16] != [0; 16] {
+        let len = u32::from_le_bytes(log[at + 4..at + 8].try_into().unwrap()) as usize;
+        at += 16 + len;
+    }
+    at as u64
+}
+
 /// Sends BATCHES batches of 10 and exits without closing anything: no
 /// checkpoint ever ran, so only the log holds them.
 fn run_batches(dir: &Path) -> Vec<String> {
@@ -169,9 +181,9 @@ async fn d1_a_torn_tail_record_ends_the_replay() {
     let dir = tempfile::tempdir().unwrap();
     run_batches(dir.path());
     let log = dir.path().join(LOG_FILE);
-    let len = std::fs::metadata(&log).unwrap().len();
+    let end = records_end(&std::fs::read(&log).unwrap());
     let file = std::fs::OpenOptions::new().write(true).open(&log).unwrap();
-    file.set_len(len - 3).unwrap();
+    file.set_len(end - 3).unwrap();
     drop(file);
     let (b, stats) = EmbeddedBroker::open(dir.path(), Arc::new(ManualClock::default())).unwrap();
     assert_eq!(stats.log_records, BATCHES);
@@ -187,10 +199,11 @@ async fn d1_garbage_after_the_log_is_ignored() {
     let dir = tempfile::tempdir().unwrap();
     run_batches(dir.path());
     let log = dir.path().join(LOG_FILE);
-    let mut file = std::fs::OpenOptions::new().append(true).open(&log).unwrap();
-    let garbage: Vec<u8> = (0..300u32).map(|i| (i * 7919 % 253) as u8).collect();
-    file.write_all(&garbage).unwrap();
-    drop(file);
+    let mut bytes = std::fs::read(&log).unwrap();
+    let end = records_end(&bytes) as usize;
+    bytes.truncate(end);
+    bytes.extend((0..300u32).map(|i| (i * 7919 % 253) as u8));
+    std::fs::write(&log, &bytes).unwrap();
     let (b, stats) = EmbeddedBroker::open(dir.path(), Arc::new(ManualClock::default())).unwrap();
     assert_eq!(stats.log_records, 1 + BATCHES);
     assert_eq!(stored(&b).await.len(), BATCHES * 10);
