@@ -182,3 +182,44 @@ pub fn recover(store: Store, path: &Path) -> Result<Recovered, StoreError> {
         replayed,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::wal::LOG_FILE;
+
+    fn put_queue(id: u64) -> Vec<Change> {
+        vec![Change::PutQueue {
+            id,
+            record: b"{}".to_vec(),
+        }]
+    }
+
+    /// A log that cannot be written fails the batch as a failed redb
+    /// commit did (ServiceUnavailable), and every write after it.
+    #[tokio::test]
+    async fn a_failed_log_write_fails_the_batch_and_every_later_write() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("db.redb"), None).unwrap();
+        let path = dir.path().join(LOG_FILE);
+        let mut recovered = recover(store, &path).unwrap();
+        recovered.log = Log::failing(&path).unwrap();
+        let journal = Journal::durable(recovered, Duration::from_secs(3600));
+        let err = journal.submit(put_queue(1)).wait().await.unwrap_err();
+        assert_eq!(err.code, ErrorCode::ServiceUnavailable);
+        assert!(err.message.contains("write-ahead log"), "{}", err.message);
+        let err = journal.submit(put_queue(2)).wait().await.unwrap_err();
+        assert_eq!(err.code, ErrorCode::ServiceUnavailable);
+    }
+
+    /// The same journal over a log that can be written acknowledges both.
+    #[tokio::test]
+    async fn a_working_log_acknowledges_writes() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("db.redb"), None).unwrap();
+        let recovered = recover(store, &dir.path().join(LOG_FILE)).unwrap();
+        let journal = Journal::durable(recovered, Duration::from_secs(3600));
+        journal.submit(put_queue(1)).wait().await.unwrap();
+        journal.submit(put_queue(2)).wait().await.unwrap();
+    }
+}

@@ -116,6 +116,17 @@ impl Log {
         ))
     }
 
+    /// A log on `path` whose every write fails, as on a failing disk.
+    #[cfg(test)]
+    pub fn failing(path: &Path) -> io::Result<Self> {
+        let file = OpenOptions::new().read(true).open(path)?;
+        Ok(Self {
+            file,
+            end: START,
+            len: 0,
+        })
+    }
+
     /// Clears `buf` and reserves room for a record's header; the caller
     /// appends the payload after it.
     pub fn start_record(buf: &mut Vec<u8>) {
