@@ -133,12 +133,14 @@ async fn serve(args: ServeArgs, file: FileConfig) -> anyhow::Result<()> {
                 .storage_cache_mib
                 .or(file.storage_cache_mib)
                 .map(|mib| mib << 20),
+            ..defaults
         };
         let (broker, stats) = EmbeddedBroker::open_with(&data_dir, clock, options)
             .with_context(|| format!("cannot open the data directory {}", data_dir.display()))?;
         tracing::info!(
             queues = stats.queues,
             messages = stats.messages,
+            log_records = stats.log_records,
             elapsed_ms = started.elapsed().as_millis() as u64,
             data_dir = %data_dir.display(),
             "recovered durable state"

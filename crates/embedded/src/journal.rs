@@ -1,30 +1,41 @@
-//! Group commit: one writer thread turns many requests' changes into one
-//! transaction and one fsync.
+//! Group commit: requests' changes become one redb transaction and one log
+//! record at a time, and many records share one `fdatasync`.
 //!
 //! Requests hand their changes to [`Journal::submit`] while they still hold
 //! their queue's lock, so the journal sees each queue's changes in the order
-//! the index made them. The writer drains everything pending, commits it at
-//! once, then wakes every request in the batch. A request answers its client
-//! only after its [`Ticket`] resolves: no response before its changes are
-//! durable.
+//! the index made them. Two threads do the rest ([`crate::group_commit`]):
+//! one applies everything pending to redb without durability (visible to
+//! reads at once) and encodes it as a log record; the other writes records
+//! to the write-ahead log ([`crate::wal`]), syncs it, and wakes every
+//! request whose record is durable. A request answers its client only after
+//! its [`Ticket`] resolves: no response before its changes are durable.
+//!
+//! Every so often (a time or a log size, whichever comes first) a checkpoint
+//! makes redb durable and the log starts again. Start-up replays the log's
+//! records that redb does not hold yet ([`recover`]).
 
+use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::thread::JoinHandle;
+use std::time::Duration;
 
 use sluice_core::{ErrorCode, SqsError};
 use tokio::sync::oneshot;
 
+use crate::group_commit::{self, MAX_CHANGES_PER_COMMIT};
+use crate::log_record;
 use crate::store::{Change, Store, StoreError};
+use crate::wal::{Log, LogError};
 
-/// Most changes one commit takes before the writer commits and comes back
-/// for more; bounds the latency a huge backlog of work adds to one batch.
-const MAX_CHANGES_PER_COMMIT: usize = 20_000;
+/// What one resolved ticket learns: durable, or why not.
+pub(crate) type Outcome = Result<(), String>;
 
-struct Pending {
-    changes: Vec<Change>,
-    done: oneshot::Sender<Result<(), String>>,
+/// Changes waiting for the applier, with the ticket to resolve.
+pub(crate) struct Pending {
+    pub(crate) changes: Vec<Change>,
+    pub(crate) done: oneshot::Sender<Outcome>,
 }
 
 /// Where changes go: nowhere (in-memory mode) or the group-commit writer.
@@ -35,15 +46,16 @@ pub enum Journal {
     Durable(Writer),
 }
 
-/// The handle to the writer thread.
+/// The handle to the group-commit threads.
 pub struct Writer {
     tx: Option<mpsc::Sender<Pending>>,
     failed: Arc<AtomicBool>,
+    /// The applier, which joins the syncer before it ends.
     thread: Option<JoinHandle<()>>,
 }
 
 /// A promise that submitted changes are durable.
-pub struct Ticket(Option<Result<oneshot::Receiver<Result<(), String>>, ()>>);
+pub struct Ticket(Option<Result<oneshot::Receiver<Outcome>, ()>>);
 
 impl Ticket {
     /// Waits until the changes are on disk.
@@ -67,15 +79,19 @@ impl Ticket {
 }
 
 impl Journal {
-    /// Starts the writer thread over an open store.
-    pub fn durable(store: Store) -> Self {
+    /// Starts the group-commit threads over an open store and its
+    /// recovered log; they checkpoint at least every `checkpoint_interval`.
+    pub fn durable(recovered: Recovered, checkpoint_interval: Duration) -> Self {
         let (tx, rx) = mpsc::channel::<Pending>();
         let failed = Arc::new(AtomicBool::new(false));
-        let thread_failed = failed.clone();
-        let thread = std::thread::Builder::new()
-            .name("sluice-journal".into())
-            .spawn(move || write_loop(store, rx, thread_failed))
-            .ok();
+        let thread = group_commit::spawn(
+            recovered.store,
+            recovered.log,
+            recovered.next_lsn,
+            checkpoint_interval,
+            rx,
+            failed.clone(),
+        );
         Journal::Durable(Writer {
             tx: Some(tx),
             failed,
@@ -113,7 +129,7 @@ impl Writer {
 
 impl Drop for Writer {
     fn drop(&mut self) {
-        // Closing the channel lets the writer finish what is queued and exit.
+        // Closing the channel lets the threads finish what is queued and exit.
         self.tx.take();
         if let Some(thread) = self.thread.take() {
             let _ = thread.join();
@@ -121,37 +137,89 @@ impl Drop for Writer {
     }
 }
 
-fn write_loop(store: Store, rx: mpsc::Receiver<Pending>, failed: Arc<AtomicBool>) {
-    let mut batch: Vec<Pending> = Vec::new();
-    while let Ok(first) = rx.recv() {
-        let mut count = first.changes.len();
-        batch.push(first);
-        while count < MAX_CHANGES_PER_COMMIT {
-            match rx.try_recv() {
-                Ok(next) => {
-                    count += next.changes.len();
-                    batch.push(next);
-                }
-                Err(_) => break,
-            }
+/// A store with its log, ready for the writer: what [`recover`] returns.
+pub struct Recovered {
+    store: Store,
+    log: Log,
+    next_lsn: u64,
+    /// Log records replayed into the store.
+    pub replayed: usize,
+}
+
+/// Opens the log at `path` and replays into `store` the records after the
+/// last one it holds, then checkpoints so the log can start again.
+pub fn recover(store: Store, path: &Path) -> Result<Recovered, StoreError> {
+    let log_err = |e: LogError| StoreError::Log(e.to_string());
+    let applied = store.applied_lsn()?;
+    let (log, records) = Log::open(path, applied).map_err(log_err)?;
+    let replayed = records.len();
+    let mut last = applied;
+    let mut chunk: Vec<Change> = Vec::new();
+    for record in records {
+        chunk.extend(log_record::decode(&record.payload)?);
+        last = record.lsn;
+        if chunk.len() >= MAX_CHANGES_PER_COMMIT {
+            store.apply(chunk.iter(), last, None)?;
+            chunk.clear();
         }
-        let result = if failed.load(Ordering::Acquire) {
-            Err(StoreError::Failed.to_string())
-        } else if count == 0 {
-            Ok(())
-        } else {
-            store
-                .apply(batch.iter().flat_map(|p| p.changes.iter()))
-                .map_err(|e| e.to_string())
-        };
-        if let Err(e) = &result {
-            // After a failed commit the index is ahead of the disk; refuse
-            // further writes rather than answer from state that may vanish.
-            tracing::error!(error = %e, "commit failed; refusing further writes");
-            failed.store(true, Ordering::Release);
-        }
-        for pending in batch.drain(..) {
-            let _ = pending.done.send(result.clone());
-        }
+    }
+    if !chunk.is_empty() || last != applied {
+        store.apply(chunk.iter(), last, None)?;
+    }
+    if replayed > 0 {
+        // The writer's first record goes over the ones just replayed.
+        store.checkpoint()?;
+        tracing::info!(
+            records = replayed,
+            last_lsn = last,
+            "replayed the write-ahead log"
+        );
+    }
+    Ok(Recovered {
+        store,
+        log,
+        next_lsn: last + 1,
+        replayed,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::wal::LOG_FILE;
+
+    fn put_queue(id: u64) -> Vec<Change> {
+        vec![Change::PutQueue {
+            id,
+            record: b"{}".to_vec(),
+        }]
+    }
+
+    /// A log that cannot be written fails the batch as a failed redb
+    /// commit did (ServiceUnavailable), and every write after it.
+    #[tokio::test]
+    async fn a_failed_log_write_fails_the_batch_and_every_later_write() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("db.redb"), None).unwrap();
+        let path = dir.path().join(LOG_FILE);
+        let mut recovered = recover(store, &path).unwrap();
+        recovered.log = Log::failing(&path).unwrap();
+        let journal = Journal::durable(recovered, Duration::from_secs(3600));
+        let err = journal.submit(put_queue(1)).wait().await.unwrap_err();
+        assert_eq!(err.code, ErrorCode::ServiceUnavailable);
+        assert!(err.message.contains("write-ahead log"), "{}", err.message);
+        let err = journal.submit(put_queue(2)).wait().await.unwrap_err();
+        assert_eq!(err.code, ErrorCode::ServiceUnavailable);
+    }
+
+    /// The same journal over a log that can be written acknowledges both.
+    #[tokio::test]
+    async fn a_working_log_acknowledges_writes() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("db.redb"), None).unwrap();
+        let recovered = recover(store, &dir.path().join(LOG_FILE)).unwrap();
+        let journal = Journal::durable(recovered, Duration::from_secs(3600));
+        journal.submit(put_queue(1)).wait().await.unwrap();
+        journal.submit(put_queue(2)).wait().await.unwrap();
     }
 }

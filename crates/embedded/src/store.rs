@@ -9,7 +9,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use redb::{Database, ReadableDatabase, ReadableTable, TableDefinition};
+use redb::{Database, Durability, ReadableDatabase, ReadableTable, TableDefinition};
 use serde::{Deserialize, Serialize};
 use sluice_core::attributes::QueueConfig;
 use sluice_core::clock::Millis;
@@ -18,6 +18,7 @@ use std::collections::BTreeMap;
 
 use crate::codec::{self, CorruptRecord};
 use crate::dedup::Seen;
+use crate::log_record;
 use crate::queue_state::{MessageData, MessageState};
 use sluice_broker::MoveTask;
 
@@ -31,6 +32,9 @@ const FAILURES: TableDefinition<(u64, u64), &str> = TableDefinition::new("failur
 
 const NEXT_SEQ: &str = "next_seq";
 const NEXT_QUEUE_ID: &str = "next_queue_id";
+/// The last log record applied: written in the transaction that applies
+/// it, so what redb holds durably names exactly the records it holds.
+const APPLIED_LSN: &str = "applied_lsn";
 
 /// Errors of the durable store.
 #[derive(Debug, thiserror::Error)]
@@ -44,6 +48,9 @@ pub enum StoreError {
     /// A queue record did not decode.
     #[error("corrupt queue record: {0}")]
     QueueRecord(#[from] serde_json::Error),
+    /// The write-ahead log failed, or could not be read back.
+    #[error("write-ahead log: {0}")]
+    Log(String),
     /// An earlier write failed; the engine accepts no more writes.
     #[error("an earlier write to storage failed; restart the server")]
     Failed,
@@ -64,7 +71,8 @@ redb_err!(
     redb::TransactionError,
     redb::TableError,
     redb::StorageError,
-    redb::CommitError
+    redb::CommitError,
+    redb::SetDurabilityError
 );
 
 /// A queue as stored.
@@ -246,10 +254,38 @@ impl Store {
         Ok(Self { db })
     }
 
-    /// Applies changes in one transaction and syncs it to disk
-    /// (redb's default durability is immediate: fsync before commit returns).
-    pub fn apply<'a>(&self, changes: impl Iterator<Item = &'a Change>) -> Result<(), StoreError> {
-        let txn = self.db.begin_write()?;
+    /// The last log record the store holds (0 before the first).
+    pub fn applied_lsn(&self) -> Result<u64, StoreError> {
+        let txn = self.db.begin_read()?;
+        let meta = txn.open_table(META)?;
+        Ok(meta.get(APPLIED_LSN)?.map(|v| v.value()).unwrap_or(0))
+    }
+
+    /// Makes every change applied so far durable: one redb commit with
+    /// immediate durability, which writes out what the commits without
+    /// durability left in memory.
+    pub fn checkpoint(&self) -> Result<(), StoreError> {
+        let mut txn = self.db.begin_write()?;
+        txn.set_durability(Durability::Immediate)?;
+        txn.commit()?;
+        Ok(())
+    }
+
+    /// Applies changes in one transaction, as log record `lsn`, without
+    /// syncing: visible to every later read at once, durable at the next
+    /// [`Store::checkpoint`]; the log makes them durable before that.
+    ///
+    /// With `log`, appends the changes as applied to it
+    /// ([`crate::log_record`]): a move of a message on disk is written as
+    /// the delete and put it became.
+    pub fn apply<'a>(
+        &self,
+        changes: impl Iterator<Item = &'a Change>,
+        lsn: u64,
+        mut log: Option<&mut Vec<u8>>,
+    ) -> Result<(), StoreError> {
+        let mut txn = self.db.begin_write()?;
+        txn.set_durability(Durability::None)?;
         {
             let mut queues = txn.open_table(QUEUES)?;
             let mut messages = txn.open_table(MESSAGES)?;
@@ -261,6 +297,11 @@ impl Store {
             let mut max_seq = None::<u64>;
             let mut max_queue = None::<u64>;
             for change in changes {
+                if let Some(out) = log.as_deref_mut()
+                    && !matches!(change, Change::MoveMessage { .. })
+                {
+                    log_record::encode(change, out);
+                }
                 match change {
                     Change::PutQueue { id, record } => {
                         queues.insert(*id, record.as_slice())?;
@@ -313,6 +354,9 @@ impl Store {
                         let old = messages.remove(*from)?.map(|v| v.value().to_vec());
                         states.remove(*from)?;
                         failures.remove(*from)?;
+                        if let Some(out) = log.as_deref_mut() {
+                            log_record::delete_message(out, *from);
+                        }
                         let Some(old) = old else {
                             // Whoever took it out of the index owned it; a
                             // missing record is a bug, not a reason to stop.
@@ -325,8 +369,12 @@ impl Store {
                         };
                         let mut data = codec::decode_message(&old)?;
                         (rewrite.0)(&mut data);
-                        messages.insert(*to, codec::encode_message(&data).as_slice())?;
+                        let data = codec::encode_message(&data);
+                        messages.insert(*to, data.as_slice())?;
                         states.insert(*to, state.as_slice())?;
+                        if let Some(out) = log.as_deref_mut() {
+                            log_record::put_message(out, *to, &data, state);
+                        }
                         max_seq = max_seq.max(Some(to.1));
                     }
                     Change::Purge { queue, below } => {
@@ -349,6 +397,7 @@ impl Store {
                     meta.insert(NEXT_QUEUE_ID, id + 1)?;
                 }
             }
+            meta.insert(APPLIED_LSN, lsn)?;
         }
         txn.commit()?;
         Ok(())
