@@ -10,7 +10,6 @@
 
 mod body_cache;
 mod codec;
-mod crc32c;
 mod dead_letter;
 mod dedup;
 mod fair;
