@@ -21,6 +21,8 @@ pub struct FileConfig {
     pub body_cache_mib: Option<usize>,
     /// Durable mode: MiB of redb's page cache (default 1024).
     pub storage_cache_mib: Option<usize>,
+    /// Durable mode: most milliseconds between checkpoints (default 1000).
+    pub checkpoint_interval_ms: Option<u64>,
     /// PostgreSQL URL: store everything there, shared by several nodes.
     pub postgres: Option<String>,
     /// Most PostgreSQL connections for requests.

@@ -50,6 +50,12 @@ pub struct ServeArgs {
     /// Durable mode: MiB of redb's page cache [default: 1024, redb's own].
     #[arg(long, value_name = "MIB")]
     storage_cache_mib: Option<usize>,
+    /// Durable mode: most milliseconds between checkpoints, which write
+    /// redb's pages out and restart the write-ahead log. Shorter: smaller
+    /// pauses while a checkpoint writes and less log to replay after a
+    /// crash; longer: fewer page writes [default: 1000; 1 to 60000].
+    #[arg(long, value_name = "MS", value_parser = clap::value_parser!(u64).range(1..=MAX_CHECKPOINT_MS))]
+    checkpoint_interval_ms: Option<u64>,
     /// Most PostgreSQL connections this node opens for requests [default: 16].
     #[arg(long, value_name = "N")]
     postgres_pool_size: Option<usize>,
@@ -133,7 +139,10 @@ async fn serve(args: ServeArgs, file: FileConfig) -> anyhow::Result<()> {
                 .storage_cache_mib
                 .or(file.storage_cache_mib)
                 .map(|mib| mib << 20),
-            ..defaults
+            checkpoint_interval: checkpoint_interval(
+                args.checkpoint_interval_ms.or(file.checkpoint_interval_ms),
+                defaults.checkpoint_interval,
+            )?,
         };
         let (broker, stats) = EmbeddedBroker::open_with(&data_dir, clock, options)
             .with_context(|| format!("cannot open the data directory {}", data_dir.display()))?;
@@ -284,7 +293,7 @@ fn alarm_settings(
             (1..=3600).contains(&secs),
             "alarm_sample_seconds must be 1 to 3600, got {secs}"
         );
-        settings.sample_interval = std::time::Duration::from_secs(secs);
+        settings.sample_interval = Duration::from_secs(secs);
     }
     if let Some(path) = &file.webhook_ca_file {
         // Read now: a bad file stops the start, not the first alarm.
@@ -389,5 +398,40 @@ fn shutdown_signal() -> impl std::future::Future<Output = ()> {
     async {
         let _ = tokio::signal::ctrl_c().await;
         tracing::info!("shutting down");
+    }
+}
+
+/// Longest checkpoint interval `--checkpoint-interval-ms` accepts: a
+/// minute of log is already a long replay after a crash.
+const MAX_CHECKPOINT_MS: u64 = 60_000;
+
+/// The checkpoint interval given (flag or config file), checked, or the
+/// engine's default.
+fn checkpoint_interval(given_ms: Option<u64>, default: Duration) -> anyhow::Result<Duration> {
+    match given_ms {
+        None => Ok(default),
+        Some(ms @ 1..=MAX_CHECKPOINT_MS) => Ok(Duration::from_millis(ms)),
+        Some(ms) => anyhow::bail!(
+            "checkpoint_interval_ms must be between 1 and {MAX_CHECKPOINT_MS}, not {ms}"
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The checkpoint interval: the default when none is given, the given
+    /// one within 1 ms to a minute, refused outside.
+    #[test]
+    fn checkpoint_interval_is_checked() {
+        let default = Duration::from_secs(1);
+        assert_eq!(checkpoint_interval(None, default).unwrap(), default);
+        assert_eq!(
+            checkpoint_interval(Some(250), default).unwrap(),
+            Duration::from_millis(250)
+        );
+        assert!(checkpoint_interval(Some(0), default).is_err());
+        assert!(checkpoint_interval(Some(MAX_CHECKPOINT_MS + 1), default).is_err());
     }
 }
