@@ -84,7 +84,7 @@ async fn receive_once(
     if !q.config.fifo && !q.fair && q.config.backoff().is_none() {
         let counted = match known_in_flight(b, &q) {
             Some(count) => count,
-            None => in_flight(b, &inner.client().await?, &q, now).await?,
+            None => recount_in_flight(b, &inner.client().await?, &q, now).await?,
         };
         let room = MAX_INFLIGHT.saturating_sub(counted);
         if room > 0 {
@@ -129,18 +129,25 @@ async fn receive_once(
 }
 
 /// Messages in flight in `q` as this node counted them at most
-/// [`IN_FLIGHT_RECOUNT`] ago. None tells the caller to count them; when
-/// the count is stale only the first request to see it does (counting
-/// reads every in-flight row), and the others keep the old count until it
-/// is done.
+/// [`IN_FLIGHT_RECOUNT`] ago. None tells the caller to count them: only
+/// the first request to find the count stale or missing does (counting
+/// reads every in-flight row), and the others keep the old count (none
+/// yet: zero) until it is done.
 fn known_in_flight(b: &PostgresBroker, q: &QueueRow) -> Option<usize> {
-    match b.inner.in_flight.lock().get_mut(&q.id) {
-        Some((count, at)) if at.elapsed() < IN_FLIGHT_RECOUNT => Some(*count),
-        Some((_, at)) => {
-            *at = std::time::Instant::now();
+    let now = std::time::Instant::now();
+    match b.inner.in_flight.lock().entry(q.id) {
+        std::collections::hash_map::Entry::Occupied(mut known) => {
+            let (count, at) = known.get_mut();
+            if at.elapsed() < IN_FLIGHT_RECOUNT {
+                return Some(*count);
+            }
+            *at = now;
             None
         }
-        None => None,
+        std::collections::hash_map::Entry::Vacant(none) => {
+            none.insert((0, now));
+            None
+        }
     }
 }
 
@@ -152,12 +159,23 @@ async fn in_flight<C: deadpool_postgres::GenericClient>(
     q: &QueueRow,
     now: i64,
 ) -> Result<usize, SqsError> {
-    let inner = &b.inner;
-    if let Some(count) = known_in_flight(b, q) {
-        return Ok(count);
+    match known_in_flight(b, q) {
+        Some(count) => Ok(count),
+        None => recount_in_flight(b, client, q, now).await,
     }
+}
+
+/// Counts the messages in flight in `q` now, and remembers the count.
+/// Only after [`known_in_flight`] said None: asking it again would find
+/// the count it just marked as being recounted.
+async fn recount_in_flight<C: deadpool_postgres::GenericClient>(
+    b: &PostgresBroker,
+    client: &C,
+    q: &QueueRow,
+    now: i64,
+) -> Result<usize, SqsError> {
     let count = in_flight_count(client, q, now).await?;
-    inner
+    b.inner
         .in_flight
         .lock()
         .insert(q.id, (count, std::time::Instant::now()));

@@ -289,3 +289,56 @@ async fn a_refused_send_does_not_fail_the_sends_combined_with_it() {
     let counts = broker.queue_counts("counted").await.expect("counts");
     assert_eq!(counts.visible, (REQUESTS as u64 - 1) * 10);
 }
+
+/// Rule L4: the node's count of messages in flight, kept for a second,
+/// is counted again once stale (else it only ever grows, and the limit
+/// would refuse receives that are within it).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn l4_a_stale_in_flight_count_is_counted_again() {
+    let Some((broker, monitor, db)) = counted_queue().await else {
+        return;
+    };
+    let recounts = || async {
+        monitor
+            .query_one(
+                "SELECT COALESCE(sum(s.calls), 0)::bigint FROM pg_stat_statements s
+                 JOIN pg_database d ON d.oid = s.dbid
+                 WHERE d.datname = $1 AND s.query LIKE 'SELECT count(*) FROM (SELECT %'",
+                &[&db],
+            )
+            .await
+            .expect("read pg_stat_statements")
+            .get::<_, i64>(0)
+    };
+    let receive = ReceiveOptions {
+        max_messages: 1,
+        visibility_timeout: None,
+        wait: Duration::ZERO,
+        attempt_id: None,
+    };
+    broker
+        .send_messages("counted", batch(3))
+        .await
+        .expect("send");
+    broker
+        .receive_messages("counted", receive.clone())
+        .await
+        .expect("first receive");
+    let first = recounts().await;
+    assert!(first >= 1, "the first receive counts");
+    broker
+        .receive_messages("counted", receive.clone())
+        .await
+        .expect("receive with a fresh count");
+    assert_eq!(recounts().await, first, "a fresh count is not read again");
+    tokio::time::sleep(Duration::from_millis(1_100)).await;
+    broker
+        .receive_messages("counted", receive)
+        .await
+        .expect("receive with a stale count");
+    assert_eq!(
+        recounts().await,
+        first + 1,
+        "a stale count is counted again"
+    );
+}
