@@ -71,7 +71,23 @@ async fn counted_queue() -> Option<(PostgresBroker, tokio_postgres::Client, Stri
         })
         .await
         .expect("create the queue");
+    // The node now remembers the queue's row: the counts below are the
+    // actions' own.
+    broker
+        .get_queue("counted")
+        .await
+        .expect("read the queue once");
     Some((broker, monitor, db))
+}
+
+/// A receive of at most `max` messages that does not wait.
+fn receive_at_once(max: u32) -> ReceiveOptions {
+    ReceiveOptions {
+        max_messages: max,
+        visibility_timeout: None,
+        wait: Duration::ZERO,
+        attempt_id: None,
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -79,12 +95,7 @@ async fn a_standard_send_receive_and_delete_are_one_statement_each() {
     let Some((broker, monitor, db)) = counted_queue().await else {
         return;
     };
-    let receive = ReceiveOptions {
-        max_messages: 10,
-        visibility_timeout: None,
-        wait: Duration::ZERO,
-        attempt_id: None,
-    };
+    let receive = receive_at_once(10);
 
     // The node re-reads a queue's row and recounts its messages in flight
     // once a second: the fewest statements over a few rounds is what an
@@ -134,10 +145,6 @@ async fn concurrent_requests_share_statements_and_keep_their_own_results() {
         return;
     };
     const REQUESTS: usize = 48;
-    broker
-        .get_queue("counted")
-        .await
-        .expect("read the queue once");
 
     let before = statements(&monitor, &db).await;
     let sends = (0..REQUESTS).map(|_| {
@@ -156,12 +163,7 @@ async fn concurrent_requests_share_statements_and_keep_their_own_results() {
     }
     let after_sends = statements(&monitor, &db).await;
 
-    let receive = ReceiveOptions {
-        max_messages: 10,
-        visibility_timeout: None,
-        wait: Duration::ZERO,
-        attempt_id: None,
-    };
+    let receive = receive_at_once(10);
     let receives = (0..REQUESTS).map(|_| {
         let broker = broker.clone();
         let receive = receive.clone();
@@ -261,10 +263,6 @@ async fn a_refused_send_does_not_fail_the_sends_combined_with_it() {
         return;
     };
     const REQUESTS: usize = 48;
-    broker
-        .get_queue("counted")
-        .await
-        .expect("read the queue once");
     let sends: Vec<_> = (0..REQUESTS)
         .map(|n| {
             let broker = broker.clone();
@@ -310,12 +308,7 @@ async fn l4_a_stale_in_flight_count_is_counted_again() {
             .expect("read pg_stat_statements")
             .get::<_, i64>(0)
     };
-    let receive = ReceiveOptions {
-        max_messages: 1,
-        visibility_timeout: None,
-        wait: Duration::ZERO,
-        attempt_id: None,
-    };
+    let receive = receive_at_once(1);
     broker
         .send_messages("counted", batch(3))
         .await
