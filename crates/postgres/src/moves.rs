@@ -15,7 +15,7 @@ use sluice_core::SqsError;
 use sluice_core::receipt::ReceiptHandle;
 use tokio_postgres::types::Json;
 
-use crate::rows::{MESSAGE_COLUMNS, MessageRow, QueueRow};
+use crate::rows::{MESSAGE_COLUMNS, MessageRow, QueueRow, UNGROUPED_IN_FAIR_QUEUE};
 use crate::writes::in_flight;
 use crate::{
     PostgresBroker, activity, announce, error, execute, expire, query, queue_row, target_queue,
@@ -29,10 +29,16 @@ pub(crate) async fn dead_letter_target(
     target_queue(tx, name).await
 }
 
+/// An ungrouped message moving into a fair queue takes the group id of its
+/// ungrouped messages, read with the queue's row `FOR SHARE` so that the
+/// queue cannot turn fair before this commits (see `writes::turn_fair`).
 const INSERT_MOVED: &str = "INSERT INTO sluice_messages
     (queue_id, seq, message_id, body, attributes, system_attributes, group_id, dedup_id,
      sent_at, enqueued_at, visible_at, receive_count, first_receive_at, last_receive_at)
-    VALUES ($1, nextval('sluice_message_seq'), $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)";
+    VALUES ($1, nextval('sluice_message_seq'), $2, $3, $4, $5,
+            COALESCE($6, (SELECT CASE WHEN fair THEN $14::text END FROM sluice_queues
+                          WHERE id = $1 FOR SHARE)),
+            $7, $8, $9, $10, $11, $12, $13)";
 
 async fn insert_moved(
     tx: &deadpool_postgres::Transaction<'_>,
@@ -56,6 +62,7 @@ async fn insert_moved(
             &m.receive_count,
             &m.first_receive_at,
             &m.last_receive_at,
+            &UNGROUPED_IN_FAIR_QUEUE,
         ],
     )
     .await?;

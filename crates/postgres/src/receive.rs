@@ -500,7 +500,8 @@ async fn pick(
         );
         return MessageRow::all(&query(tx, &sql, &[&q.id, &now, &want, &exclude]).await?);
     }
-    // Fair queues (V10): each group's oldest first, groups in turn.
+    // Fair queues (V10): each group's oldest first, groups in turn; the
+    // ungrouped messages are one more group (rows::UNGROUPED_IN_FAIR_QUEUE).
     let sql = format!(
         "WITH RECURSIVE {GROUPS}
         SELECT h.seq, h.turn FROM groups CROSS JOIN LATERAL (
@@ -510,12 +511,6 @@ async fn pick(
                   AND NOT (m.seq = ANY($4))
                 ORDER BY seq LIMIT $3) r
         ) h WHERE groups.g IS NOT NULL
-        UNION ALL
-        SELECT seq, row_number() OVER (ORDER BY seq) FROM (
-            SELECT seq FROM sluice_messages
-            WHERE queue_id = $1 AND group_id IS NULL AND visible_at <= $2
-              AND NOT (seq = ANY($4))
-            ORDER BY seq LIMIT $3) u
         ORDER BY 2, 1 LIMIT $3"
     );
     let order = query(tx, &sql, &[&q.id, &now, &want, &exclude])
@@ -547,7 +542,8 @@ async fn lock_in_order(
 }
 
 /// The group ids of queue `$1`, one index probe each however many messages
-/// they hold (a loose index scan), as the CTE `groups (g)`; ends with NULL.
+/// they hold (a loose index scan of the group index, which holds grouped
+/// messages only), as the CTE `groups (g)`; ends with NULL.
 const GROUPS: &str = "groups (g) AS (
         (SELECT group_id FROM sluice_messages
          WHERE queue_id = $1 AND group_id IS NOT NULL ORDER BY group_id LIMIT 1)

@@ -22,6 +22,12 @@ pub(crate) const MESSAGE_COLUMNS: &str = "seq, message_id, body, attributes, sys
 pub(crate) const QUEUE_COLUMNS: &str =
     "id, name, config, tags, created_at, modified_at, last_purge, fair";
 
+/// The group id a fair queue's ungrouped messages are stored under: the
+/// group index holds grouped messages only (migration 0007), and a fair
+/// receive must find every message of its queue there. No client can send
+/// it (MessageGroupId is 1 to 128 characters); it reads back as no group.
+pub(crate) const UNGROUPED_IN_FAIR_QUEUE: &str = "";
+
 /// A queue's row.
 #[derive(Debug, Clone)]
 pub(crate) struct QueueRow {
@@ -99,7 +105,10 @@ impl MessageRow {
             body: row.try_get(2).map_err(corrupt)?,
             attributes,
             system_attributes,
-            group_id: row.try_get(5).map_err(corrupt)?,
+            group_id: row
+                .try_get::<_, Option<String>>(5)
+                .map_err(corrupt)?
+                .filter(|g| g != UNGROUPED_IN_FAIR_QUEUE),
             dedup_id: row.try_get(6).map_err(corrupt)?,
             sent_at: row.try_get(7).map_err(corrupt)?,
             enqueued_at: row.try_get(8).map_err(corrupt)?,

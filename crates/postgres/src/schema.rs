@@ -21,6 +21,10 @@ const MIGRATIONS: &[(i32, &str)] = &[
         6,
         include_str!("../migrations/0006_receive_order_index.sql"),
     ),
+    (
+        7,
+        include_str!("../migrations/0007_group_index_only_groups.sql"),
+    ),
 ];
 
 /// The newest schema version this build knows: the last migration's.

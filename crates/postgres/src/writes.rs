@@ -9,7 +9,7 @@ use sluice_core::receipt::ReceiptHandle;
 use sluice_core::{ErrorCode, SqsError};
 use tokio_postgres::types::{Json, ToSql};
 
-use crate::rows::{QueueRow, col, sequence_number};
+use crate::rows::{QueueRow, UNGROUPED_IN_FAIR_QUEUE, col, sequence_number};
 use crate::{PostgresBroker, activity, announce, error, execute, query, queue_row};
 
 /// How long a deduplication id is remembered (rule F2).
@@ -64,6 +64,9 @@ async fn send_to(
     now: i64,
 ) -> Result<Vec<SentMessage>, SqsError> {
     if !q.config.fifo {
+        if !q.fair && messages.iter().any(|m| m.group_id.is_some()) {
+            turn_fair(b, q, name).await?;
+        }
         // Put together with the node's other sends to the queue
         // (combine.rs); the connection is taken once its turn comes.
         return b
@@ -221,10 +224,40 @@ async fn commit_send(
 const ANNOUNCE_ARRIVAL: &str =
     "SELECT set_config('synchronous_commit', 'off', true), pg_notify('sluice_arrivals', $1)";
 
+/// Turns a standard queue fair on its first grouped message (V10): from
+/// then on its groups take turns, and its ungrouped messages, those
+/// already stored included, carry [`UNGROUPED_IN_FAIR_QUEUE`] so that
+/// fair receives find them in the group index. Updating the queue's row
+/// waits for the sends holding it (they lock it `FOR SHARE`), and the
+/// sends after it wait for the commit and then see the queue fair: no
+/// ungrouped message of a fair queue is left out of the index.
+async fn turn_fair(b: &PostgresBroker, q: &QueueRow, name: &str) -> Result<(), SqsError> {
+    let mut client = b.inner.client().await?;
+    let tx = client.transaction().await.map_err(error::db)?;
+    let turned = execute(
+        &tx,
+        "UPDATE sluice_queues SET fair = TRUE WHERE id = $1 AND NOT fair",
+        &[&q.id],
+    )
+    .await?;
+    if turned > 0 {
+        // A statement of its own: its snapshot holds every send that
+        // held the row before the update above.
+        execute(
+            &tx,
+            "UPDATE sluice_messages SET group_id = $2 WHERE queue_id = $1 AND group_id IS NULL",
+            &[&q.id, &UNGROUPED_IN_FAIR_QUEUE],
+        )
+        .await?;
+    }
+    tx.commit().await.map_err(error::db)?;
+    b.inner.queues.mark_fair(name);
+    Ok(())
+}
+
 /// All messages of a standard-queue send in one statement, committed on
-/// its own: the insert and turning the queue fair on its first grouped
-/// message (V10); then, pipelined in the same round trip, the announcement
-/// to every node ([`ANNOUNCE_ARRIVAL`]). Round trips were the engine's
+/// its own; then, pipelined in the same round trip, the announcement to
+/// every node ([`ANNOUNCE_ARRIVAL`]). Round trips were the engine's
 /// main cost under load. (FIFO sends stay one by one: each is deduplicated
 /// and numbered in order.)
 async fn send_standard(
@@ -254,21 +287,23 @@ async fn send_standard(
         visible.push(now + delay_ms);
         bytes += message_size(&m.body, &m.attributes) as u64;
     }
-    let grouped = !q.fair && groups.iter().any(Option::is_some);
+    // The queue's row, read `FOR SHARE`, says whether it is fair (see
+    // `turn_fair`); a queue deleted meanwhile has none, and stores nothing.
     let statement = client
         .prepare_cached(
-            "WITH stored AS (
+            "WITH q AS (
+                SELECT fair FROM sluice_queues WHERE id = $1 FOR SHARE
+             ), stored AS (
                 INSERT INTO sluice_messages
                     (queue_id, seq, message_id, body, attributes, system_attributes, group_id,
                      sent_at, enqueued_at, visible_at)
                 SELECT $1, nextval('sluice_message_seq'), m.id, m.body, m.attributes,
-                       m.system_attributes, m.group_id, $2, $2, m.visible_at
-                FROM unnest($3::uuid[], $4::text[], $5::jsonb[], $6::jsonb[], $7::text[],
-                            $8::bigint[])
+                       m.system_attributes,
+                       COALESCE(m.group_id, CASE WHEN q.fair THEN $9::text END),
+                       $2, $2, m.visible_at
+                FROM q, unnest($3::uuid[], $4::text[], $5::jsonb[], $6::jsonb[], $7::text[],
+                               $8::bigint[])
                      AS m(id, body, attributes, system_attributes, group_id, visible_at)
-                RETURNING 1
-             ), turned AS (
-                UPDATE sluice_queues SET fair = TRUE WHERE id = $1 AND $9 AND NOT fair
                 RETURNING 1
              )
              SELECT count(*) FROM stored",
@@ -291,11 +326,11 @@ async fn send_standard(
         &system_attributes,
         &groups,
         &visible,
-        &grouped,
+        &UNGROUPED_IN_FAIR_QUEUE,
     ];
     let announce_params: [&(dyn ToSql + Sync); 1] = [&name];
     let (stored, announced) = tokio::join!(
-        client.execute(&statement, &params),
+        client.query_one(&statement, &params),
         client.execute(&announcement, &announce_params),
     );
     if let Err(e) = announced {
@@ -303,7 +338,7 @@ async fn send_standard(
         // next attempt.
         tracing::warn!(error = %e, queue = name, "arrival not announced");
     }
-    stored.map_err(|e| {
+    let stored = stored.map_err(|e| {
         // The queue was deleted meanwhile: its row is gone.
         if error::is_missing_queue(&e) {
             SqsError::no_queue()
@@ -311,9 +346,8 @@ async fn send_standard(
             error::db(e)
         }
     })?;
-    if grouped {
-        // Groups on a standard queue: from now on they take turns (V10).
-        b.inner.queues.mark_fair(name);
+    if (col::<i64>(&stored, 0)? as usize) < n {
+        return Err(SqsError::no_queue());
     }
     let a = b.inner.activity(q.id);
     activity::add(&a.sent, n as u64);

@@ -64,6 +64,7 @@ macro_rules! conformance_tests {
             f4_receive_attempt_id_replays,
             r3_fifo_dlq_resets_enqueue_time,
             v10_fair_queue_flooding_group_does_not_starve_others,
+            v10_ungrouped_messages_of_a_fair_queue_take_one_turn,
             r7_redrive_returns_messages_to_their_sources,
             r7_redrive_to_a_destination_in_steps,
             r7_unmovable_messages_stay,

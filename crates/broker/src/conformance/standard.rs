@@ -568,3 +568,54 @@ pub async fn v10_fair_queue_flooding_group_does_not_starve_others<H: Harness>(h:
         "quiet tenants waited at most one extra receive: {dwell_ms:?}"
     );
 }
+
+/// V10, fair queues: messages without a group form one group of their
+/// own, whether they were sent before the queue turned fair (its first
+/// grouped message) or after; each is delivered once, without a group id.
+pub async fn v10_ungrouped_messages_of_a_fair_queue_take_one_turn<H: Harness>(h: &H) {
+    create(h, "mixed", &[]).await;
+    send(h, "mixed", &["u0", "u1", "u2"]).await;
+    let grouped = (0..6)
+        .map(|i| NewMessage {
+            body: format!("g{i}"),
+            group_id: Some("g".into()),
+            ..Default::default()
+        })
+        .collect();
+    h.broker().send_messages("mixed", grouped).await.unwrap();
+    send(h, "mixed", &["u3", "u4"]).await;
+
+    let first = receive(h, "mixed", 4).await;
+    let ungrouped = first.iter().filter(|m| m.group_id.is_none()).count();
+    assert_eq!(
+        (first.len(), ungrouped),
+        (4, 2),
+        "the ungrouped messages and the group take turns: {:?}",
+        first.iter().map(|m| &m.body).collect::<Vec<_>>()
+    );
+    let mut seen: Vec<(String, Option<String>)> = Vec::new();
+    let mut batch = first;
+    for _ in 0..5 {
+        seen.extend(batch.iter().map(|m| (m.body.clone(), m.group_id.clone())));
+        let handles = batch.into_iter().map(|m| m.receipt_handle).collect();
+        h.broker().delete_messages("mixed", handles).await.unwrap();
+        batch = receive(h, "mixed", 10).await;
+        if batch.is_empty() {
+            break;
+        }
+    }
+    seen.sort();
+    let expected: Vec<(String, Option<String>)> = ["g0", "g1", "g2", "g3", "g4", "g5"]
+        .iter()
+        .map(|b| (b.to_string(), Some("g".to_string())))
+        .chain(
+            ["u0", "u1", "u2", "u3", "u4"]
+                .iter()
+                .map(|b| (b.to_string(), None)),
+        )
+        .collect();
+    assert_eq!(
+        seen, expected,
+        "every message once, ungrouped ones without a group"
+    );
+}
