@@ -380,12 +380,12 @@ pub(crate) async fn expire(
     now: i64,
 ) -> Result<(), SqsError> {
     let cut = now - q.retention_ms();
-    let n = execute(
-        tx,
-        "DELETE FROM sluice_messages WHERE queue_id = $1 AND enqueued_at <= $2",
-        &[&q.id, &cut],
-    )
-    .await?;
+    let sql = format!(
+        "DELETE FROM sluice_messages WHERE queue_id = $1 AND enqueued_at <= $2
+           AND seq = ANY(ARRAY({}))",
+        sweep::expired_seqs("$1", "$2", "ALL")
+    );
+    let n = execute(tx, &sql, &[&q.id, &cut]).await?;
     activity::add(&inner.activity(q.id).expired, n);
     Ok(())
 }

@@ -25,6 +25,10 @@ const MIGRATIONS: &[(i32, &str)] = &[
         7,
         include_str!("../migrations/0007_group_index_only_groups.sql"),
     ),
+    (
+        8,
+        include_str!("../migrations/0008_age_index_only_moved.sql"),
+    ),
 ];
 
 /// The newest schema version this build knows: the last migration's.

@@ -16,6 +16,34 @@ const SWEEP_INTERVAL: Duration = Duration::from_secs(5);
 /// Most messages one sweep deletes, to keep its transaction short.
 const BATCH: i64 = 10_000;
 
+/// SQL for the seqs of queue `queue`'s messages enqueued at or before
+/// `cut` (expressions), at most `limit` of each kind, through indexes only:
+/// - messages moved in (`moved`), whose enqueue time may be older than the
+///   messages stored before them (rule R3), through the age index, which
+///   holds them alone;
+/// - the others, in seq order, before the first message of the queue
+///   enqueued after `cut`, through the primary key. A message gets its seq
+///   when it is stored, and is enqueued then unless moved, when its enqueue
+///   time can only be older: every message after that first one was stored
+///   after `cut`. Sends on several nodes, or combined in one statement, may
+///   store a message a few milliseconds out of order; one expired just
+///   behind an unexpired one waits for the next pass, and no receive
+///   delivers it meanwhile (they skip expired messages).
+pub(crate) fn expired_seqs(queue: &str, cut: &str, limit: &str) -> String {
+    format!(
+        "(SELECT seq FROM sluice_messages
+          WHERE queue_id = {queue} AND moved AND enqueued_at <= {cut} LIMIT {limit})
+         UNION ALL
+         (SELECT seq FROM sluice_messages
+          WHERE queue_id = {queue} AND NOT moved AND enqueued_at <= {cut}
+            AND seq < COALESCE((SELECT f.seq FROM sluice_messages f
+                                WHERE f.queue_id = {queue} AND f.enqueued_at > {cut}
+                                ORDER BY f.seq LIMIT 1), {max})
+          ORDER BY seq LIMIT {limit})",
+        max = i64::MAX
+    )
+}
+
 pub(crate) fn spawn(inner: Weak<Inner>) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
         let mut interval = tokio::time::interval(SWEEP_INTERVAL);
@@ -69,13 +97,23 @@ async fn sweep_pass(inner: &Arc<Inner>) -> Result<Option<usize>, SqsError> {
     }
     let expired = query(
         &tx,
-        "WITH doomed AS (
-            SELECT m.queue_id, m.seq FROM sluice_messages m JOIN sluice_queues q ON q.id = m.queue_id
-            WHERE m.enqueued_at <= $1 - (q.config->>'message_retention_period')::bigint * 1000
-            LIMIT $2 FOR UPDATE OF m SKIP LOCKED)
-         DELETE FROM sluice_messages m USING doomed
-         WHERE m.queue_id = doomed.queue_id AND m.seq = doomed.seq
-         RETURNING m.queue_id",
+        &format!(
+            "WITH queues AS (
+                SELECT id, $1 - (config->>'message_retention_period')::bigint * 1000 AS cut
+                FROM sluice_queues
+             ), doomed AS (
+                SELECT q.id AS queue_id, e.seq FROM queues q
+                CROSS JOIN LATERAL ({}) e LIMIT $2
+             ), locked AS (
+                SELECT m.queue_id, m.seq FROM sluice_messages m
+                JOIN doomed d ON m.queue_id = d.queue_id AND m.seq = d.seq
+                FOR UPDATE OF m SKIP LOCKED
+             )
+             DELETE FROM sluice_messages m USING locked
+             WHERE m.queue_id = locked.queue_id AND m.seq = locked.seq
+             RETURNING m.queue_id",
+            expired_seqs("q.id", "q.cut", "$2")
+        ),
         &[&now, &BATCH],
     )
     .await?;

@@ -109,8 +109,9 @@ async fn stored_without_group(db: &tokio_postgres::Client, queue: &str) -> i64 {
     .get(0)
 }
 
-/// The messages of a plain standard queue leave the group index empty:
-/// the index only FIFO and fair receives read costs them nothing.
+/// The messages of a plain standard queue leave the group and age indexes
+/// empty: indexes that only FIFO and fair receives, and retention of moved
+/// messages, read cost them nothing.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn plain_standard_messages_stay_out_of_the_group_index() {
     let Some((a, _, db)) = two_nodes().await else {
@@ -135,6 +136,11 @@ async fn plain_standard_messages_stay_out_of_the_group_index() {
     assert!(
         size("sluice_messages_group").await <= 2 * 8192,
         "ungrouped messages of a plain queue entered the group index"
+    );
+    // Nor the age index, which holds moved messages only (migration 0008).
+    assert!(
+        size("sluice_messages_age").await <= 2 * 8192,
+        "messages sent to a plain queue entered the age index"
     );
     assert!(
         size("sluice_messages_visible").await > 4 * 8192,
