@@ -293,6 +293,52 @@ mod tests {
         assert!(journal.readable().0.is_none());
     }
 
+    /// Where the crash child below works; unset in a normal test run.
+    const CRASH_DIR: &str = "SLUICE_JOURNAL_CRASH_DIR";
+
+    /// The child of the test below: acknowledges a put that redb cannot
+    /// take (its write lock is held), then dies without closing anything.
+    #[tokio::test]
+    async fn crash_child_acknowledges_then_dies() {
+        let Ok(dir) = std::env::var(CRASH_DIR) else {
+            return;
+        };
+        let dir = Path::new(&dir);
+        let store = Store::open(&dir.join("db.redb"), None).unwrap();
+        let recovered = recover(store.clone(), &dir.join(LOG_FILE)).unwrap();
+        let journal = Journal::durable(recovered, Duration::from_secs(3600));
+        let _held = store.hold_writes().unwrap();
+        let ticket = journal.submit(put_message(7, "survives")).wait();
+        tokio::time::timeout(Duration::from_secs(10), ticket)
+            .await
+            .unwrap()
+            .unwrap();
+        std::process::exit(0);
+    }
+
+    /// D1 with the answer ahead of redb: a change acknowledged once its
+    /// log record was synced, and never applied to redb, is replayed from
+    /// the log after a crash.
+    #[test]
+    fn d1_an_acknowledged_change_redb_never_applied_survives_a_crash() {
+        let dir = tempfile::tempdir().unwrap();
+        let status = std::process::Command::new(std::env::current_exe().unwrap())
+            .args([
+                "--exact",
+                "journal::tests::crash_child_acknowledges_then_dies",
+            ])
+            .env(CRASH_DIR, dir.path())
+            .status()
+            .unwrap();
+        assert!(status.success(), "the child did not get its answer");
+        let store = Store::open(&dir.path().join("db.redb"), None).unwrap();
+        assert_eq!(store.applied_lsn().unwrap(), 0, "redb took the put");
+        let recovered = recover(store.clone(), &dir.path().join(LOG_FILE)).unwrap();
+        assert_eq!(recovered.replayed, 1);
+        let read = store.read_messages(1, &[7]).unwrap();
+        assert_eq!(read[0].as_ref().map(|m| m.body.as_str()), Some("survives"));
+    }
+
     /// The same journal over a log that can be written acknowledges both.
     #[tokio::test]
     async fn a_working_log_acknowledges_writes() {
