@@ -14,7 +14,10 @@
 //! Checkpoints are the writer's: after the last record before it, it asks
 //! the applier for a durable redb commit, which applies everything before
 //! it first, then starts the log again. Nothing is written in between, so
-//! the rewind only ever writes over records redb holds durably.
+//! the rewind only ever writes over records redb holds durably. That wait
+//! also bounds how far the applier can fall behind, and so the changes
+//! queued for it in memory: one checkpoint's worth (its interval, or
+//! [`CHECKPOINT_BYTES`] of log).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
