@@ -1,25 +1,27 @@
-//! The two threads behind the journal: the applier and the syncer.
+//! The two threads behind the journal: the log writer and the applier.
 //!
-//! The applier drains pending changes, encodes them as one log record,
-//! hands it to the syncer, then applies them to redb in one transaction
-//! without durability. The syncer writes every record handed to it since
-//! its last sync and syncs the log once. A ticket resolves when both are
-//! done with its record ([`Gate`]): durable in the log, and readable from
-//! redb. So a batch's apply overlaps its own sync (a send waits for the
-//! longer of the two, not their sum), and a slow sync gathers many records
-//! instead of holding up the applier. A batch holding a dead-letter move
-//! of a body on disk is encoded while it is applied (what the move writes
-//! depends on what redb holds), so it is handed over once applied.
+//! The writer drains pending changes, encodes them as one log record, hands
+//! the changes to the applier, then writes the record and syncs the log.
+//! Once synced, a ticket resolves: its changes are durable, and the apply to
+//! redb (without durability) runs beside the sync and after it, off the
+//! path of the answer. So an acknowledged change may not be in redb yet:
+//! anything that reads redb first waits, through the [`Gate`], until
+//! every record handed over is applied (`Journal::readable`); the
+//! index and the body cache answer everything else. A batch holding a
+//! dead-letter move of a body on disk is encoded by the applier (what the
+//! move writes depends on what redb holds), and written once applied.
 //!
-//! Checkpoints are the applier's: a durable redb commit, then a rewind the
-//! syncer carries out in order, after writing and syncing every record
-//! before it. A checkpoint may make redb durable ahead of the log's sync of
-//! its last records; those are not acknowledged before their sync, and a
-//! crash in between keeps them, as a crash just after a sync would.
+//! Checkpoints are the writer's: after the last record before it, it asks
+//! the applier for a durable redb commit, which applies everything before
+//! it first, then starts the log again. Nothing is written in between, so
+//! the rewind only ever writes over records redb holds durably. That wait
+//! also bounds how far the applier can fall behind, and so the changes
+//! queued for it in memory: one checkpoint's worth (its interval, or
+//! [`CHECKPOINT_BYTES`] of log).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender, SyncSender};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -31,7 +33,7 @@ use crate::log_record;
 use crate::store::{Change, Store, StoreError};
 use crate::wal::Log;
 
-/// Most changes one commit takes before the applier commits and comes back
+/// Most changes one commit takes before the writer commits and comes back
 /// for more; bounds the latency a huge backlog of work adds to one batch.
 pub const MAX_CHANGES_PER_COMMIT: usize = 20_000;
 
@@ -40,31 +42,64 @@ pub const MAX_CHANGES_PER_COMMIT: usize = 20_000;
 /// durable commit.
 const CHECKPOINT_BYTES: u64 = 64 << 20;
 
-/// Most records the syncer writes before it syncs, so that a steady
-/// stream of records cannot hold back the tickets already written.
-const MAX_RECORDS_PER_SYNC: usize = 256;
-
-/// Where a record's tickets wait for the later of its apply and its sync.
+/// Where readers of redb wait until the records before them are applied.
 #[derive(Default)]
-struct Gate {
+pub(crate) struct Gate {
     /// The last record applied to redb (the applier applies in order).
     applied: u64,
-    /// Why applying failed, once it has: every later ticket's answer.
+    /// The last record handed to the applier.
+    handed: u64,
+    /// Why applying failed, once it has: every later waiter's answer.
     failed: Option<String>,
-    /// Tickets of records synced but not yet applied, by record.
-    synced: Vec<(u64, Vec<oneshot::Sender<Outcome>>)>,
+    /// Waiters for records handed over but not yet applied, by record.
+    waiting: Vec<(u64, Vec<oneshot::Sender<Outcome>>)>,
 }
 
 impl Gate {
+    /// A gate over a store that holds every record up to `applied`.
+    pub(crate) fn new(applied: u64) -> Self {
+        Gate {
+            applied,
+            handed: applied,
+            ..Gate::default()
+        }
+    }
+
+    /// A receiver that resolves once every record handed over so far is
+    /// applied, or `None` when they are already.
+    pub(crate) fn readable(
+        gate: &Mutex<Gate>,
+    ) -> Result<Option<oneshot::Receiver<Outcome>>, String> {
+        let mut g = gate.lock();
+        if let Some(e) = &g.failed {
+            return Err(e.clone());
+        }
+        if g.applied >= g.handed {
+            return Ok(None);
+        }
+        let (tx, rx) = oneshot::channel();
+        let at = g.handed;
+        g.waiting.push((at, vec![tx]));
+        Ok(Some(rx))
+    }
+
+    /// Record `lsn` goes to the applier.
+    fn handed(gate: &Mutex<Gate>, lsn: u64) {
+        gate.lock().handed = lsn;
+    }
+
     /// The applier has applied every record up to `lsn`: resolves the
-    /// tickets of those already synced.
+    /// waiters for those.
     fn applied(gate: &Mutex<Gate>, lsn: u64) {
         let ready = {
             let mut g = gate.lock();
             g.applied = lsn;
+            if g.waiting.is_empty() {
+                return;
+            }
             let (ready, held): (Vec<_>, Vec<_>) =
-                g.synced.drain(..).partition(|(at, _)| *at <= lsn);
-            g.synced = held;
+                g.waiting.drain(..).partition(|(at, _)| *at <= lsn);
+            g.waiting = held;
             ready
         };
         for (_, done) in ready {
@@ -72,76 +107,61 @@ impl Gate {
         }
     }
 
-    /// Applying failed: resolves every held ticket, and every later one,
-    /// with `error`.
+    /// Applying failed: resolves every waiter, and every later one, with
+    /// `error`.
     fn apply_failed(gate: &Mutex<Gate>, error: &str) {
         let held = {
             let mut g = gate.lock();
             g.failed = Some(error.to_string());
-            std::mem::take(&mut g.synced)
+            std::mem::take(&mut g.waiting)
         };
         for (_, done) in held {
             resolve(done, Err(error.to_string()));
         }
     }
-
-    /// Record `lsn` is durable: its tickets resolve now if it is applied,
-    /// else when it is.
-    fn synced(gate: &Mutex<Gate>, lsn: u64, done: Vec<oneshot::Sender<Outcome>>) {
-        let outcome = {
-            let mut g = gate.lock();
-            match &g.failed {
-                Some(e) => Err(e.clone()),
-                None if lsn <= g.applied => Ok(()),
-                None => {
-                    g.synced.push((lsn, done));
-                    return;
-                }
-            }
-        };
-        resolve(done, outcome);
-    }
 }
 
-/// What the applier hands the syncer.
-enum ToSyncer {
-    /// A record to write; the payload follows the header room in `buf`.
-    Record {
+/// What the writer hands the applier.
+enum ToApplier {
+    /// Changes to apply as record `lsn`.
+    Apply {
         lsn: u64,
-        buf: Vec<u8>,
-        done: Vec<oneshot::Sender<Outcome>>,
+        changes: Vec<Vec<Change>>,
+        /// Set when the record depends on what redb holds (a move of a
+        /// body on disk): the applier encodes it as it applies it and
+        /// sends it back here, header room first.
+        encode: Option<SyncSender<Result<Vec<u8>, String>>>,
     },
-    /// redb is durable up to every record handed over so far: start the
-    /// log again.
-    Rewind,
+    /// Make redb durable up to every record handed over so far.
+    Checkpoint(SyncSender<Result<(), String>>),
 }
 
-/// Starts the applier (which starts the syncer); joining it joins both.
-pub fn spawn(
+/// Starts the writer (which starts the applier); joining it joins both.
+pub(crate) fn spawn(
     store: Store,
     log: Log,
     next_lsn: u64,
     interval: Duration,
     rx: Receiver<Pending>,
     failed: Arc<AtomicBool>,
+    gate: Arc<Mutex<Gate>>,
 ) -> Option<JoinHandle<()>> {
-    let (to_syncer, from_applier) = mpsc::channel();
-    let syncer_failed = failed.clone();
-    // Records before `next_lsn` are in redb already (recovery applied them).
-    let gate = Arc::new(Mutex::new(Gate {
-        applied: next_lsn.saturating_sub(1),
-        ..Gate::default()
-    }));
-    let syncer_gate = gate.clone();
-    let syncer = std::thread::Builder::new()
-        .name("sluice-log-sync".into())
-        .spawn(move || sync_loop(log, from_applier, syncer_failed, syncer_gate))
-        .ok()?;
+    let (to_applier, from_writer) = mpsc::channel();
     let applier = Applier {
-        gate,
         store,
+        gate: gate.clone(),
+        failed: failed.clone(),
+        broken: None,
+    };
+    let applier = std::thread::Builder::new()
+        .name("sluice-apply".into())
+        .spawn(move || applier.run(from_writer))
+        .ok()?;
+    let writer = LogWriter {
+        log,
+        gate,
         next_lsn,
-        to_syncer,
+        to_applier,
         dirty_since: None,
         log_bytes: 0,
         interval,
@@ -150,31 +170,33 @@ pub fn spawn(
     std::thread::Builder::new()
         .name("sluice-journal".into())
         .spawn(move || {
-            applier.run(rx);
-            let _ = syncer.join();
+            writer.run(rx);
+            let _ = applier.join();
         })
         .ok()
 }
 
-struct Applier {
+struct LogWriter {
+    log: Log,
     gate: Arc<Mutex<Gate>>,
-    store: Store,
     next_lsn: u64,
-    to_syncer: Sender<ToSyncer>,
-    /// When the oldest change redb holds only in memory was applied.
+    to_applier: Sender<ToApplier>,
+    /// When the oldest record redb does not hold durably was written.
     dirty_since: Option<Instant>,
-    /// Bytes of records handed over since the last rewind.
+    /// Bytes of records written since the last rewind.
     log_bytes: u64,
     /// Longest time between a change and its checkpoint.
     interval: Duration,
     failed: Arc<AtomicBool>,
 }
 
-impl Applier {
+impl LogWriter {
+    /// Commits until every sender of `rx` is gone; dropping `self` at the
+    /// end stops the applier.
     fn run(mut self, rx: Receiver<Pending>) {
         let mut batch: Vec<Pending> = Vec::new();
         loop {
-            // An idle applier still checkpoints once the interval is up.
+            // An idle writer still checkpoints once the interval is up.
             let due = self
                 .dirty_since
                 .and_then(|since| since.checked_add(self.interval));
@@ -213,11 +235,11 @@ impl Applier {
         }
     }
 
-    /// Applies `batch` and hands its record to the syncer, or fails its
-    /// tickets.
+    /// Hands `batch` to the applier, writes and syncs its record, then
+    /// resolves its tickets.
     fn commit(&mut self, batch: &mut Vec<Pending>, count: usize) {
-        let done = batch.drain(..).map(|p| (p.changes, p.done));
-        let (changes, done): (Vec<_>, Vec<_>) = done.unzip();
+        let (changes, done): (Vec<_>, Vec<_>) =
+            batch.drain(..).map(|p| (p.changes, p.done)).unzip();
         if self.failed.load(Ordering::Acquire) {
             return resolve(done, Err(StoreError::Failed.to_string()));
         }
@@ -225,54 +247,59 @@ impl Applier {
             return resolve(done, Ok(()));
         }
         let lsn = self.next_lsn;
-        // Encoded ahead of the apply, and synced while it runs, unless a
-        // move's record depends on what redb holds: then encoded by the
-        // apply and handed over after it.
-        let ahead = !changes
+        let moves = changes
             .iter()
             .flatten()
             .any(|c| matches!(c, Change::MoveMessage { .. }));
         let mut buf = Vec::new();
         Log::start_record(&mut buf);
-        let mut later = Some(done);
-        if ahead {
+        let (encode, encoded) = if moves {
+            let (tx, rx) = mpsc::sync_channel(1);
+            (Some(tx), Some(rx))
+        } else {
             for change in changes.iter().flatten() {
                 log_record::encode(change, &mut buf);
             }
-            let done = later.take().unwrap_or_default();
-            self.hand_over(lsn, std::mem::take(&mut buf), done);
+            (None, None)
+        };
+        // Handed over before the write, so the apply runs beside the sync.
+        Gate::handed(&self.gate, lsn);
+        let handed = self.to_applier.send(ToApplier::Apply {
+            lsn,
+            changes,
+            encode,
+        });
+        if handed.is_err() {
+            return self.stopped(done);
         }
-        let log = if ahead { None } else { Some(&mut buf) };
-        if let Err(e) = self.store.apply(changes.iter().flatten(), lsn, log) {
-            let e = e.to_string();
-            fail(&self.failed, &e);
-            Gate::apply_failed(&self.gate, &e);
-            if let Some(done) = later {
+        // Taken even if the log fails: redb may hold it already.
+        self.next_lsn += 1;
+        if let Some(encoded) = encoded {
+            match encoded.recv() {
+                Ok(Ok(record)) => buf = record,
+                Ok(Err(e)) => return resolve(done, Err(e)),
+                Err(_) => return self.stopped(done),
+            }
+        }
+        self.dirty_since.get_or_insert_with(Instant::now);
+        self.log_bytes += buf.len() as u64;
+        match self.log.write(lsn, &mut buf).and_then(|()| self.log.sync()) {
+            Ok(()) => resolve(done, Ok(())),
+            Err(e) => {
+                let e = format!("write-ahead log: {e}");
+                fail(&self.failed, &e);
                 resolve(done, Err(e));
             }
-            return;
-        }
-        // Once applied, `lsn` is taken even if the log fails: a later
-        // durable commit (redb's own, at close) may still write it out.
-        self.next_lsn += 1;
-        self.dirty_since.get_or_insert_with(Instant::now);
-        Gate::applied(&self.gate, lsn);
-        if let Some(done) = later {
-            self.hand_over(lsn, buf, done);
         }
     }
 
-    /// Hands record `lsn` to the syncer, or fails its tickets if the
-    /// syncer is gone.
-    fn hand_over(&mut self, lsn: u64, buf: Vec<u8>, done: Vec<oneshot::Sender<Outcome>>) {
-        self.log_bytes += buf.len() as u64;
-        if let Err(mpsc::SendError(ToSyncer::Record { done, .. })) =
-            self.to_syncer.send(ToSyncer::Record { lsn, buf, done })
-        {
-            let e = "the log writer stopped".to_string();
-            fail(&self.failed, &e);
-            resolve(done, Err(e));
-        }
+    /// The applier is gone: fails `done`, every later write, and every
+    /// reader waiting for an apply.
+    fn stopped(&self, done: Vec<oneshot::Sender<Outcome>>) {
+        let e = "the store's applier stopped".to_string();
+        fail(&self.failed, &e);
+        Gate::apply_failed(&self.gate, &e);
+        resolve(done, Err(e));
     }
 
     fn checkpoint_due(&self) -> bool {
@@ -281,91 +308,126 @@ impl Applier {
         })
     }
 
-    /// Makes redb durable up to the last record, then has the syncer start
-    /// the log again. Nothing more is made durable after a failure.
+    /// Has the applier make redb durable up to the last record written,
+    /// then starts the log again. Nothing more is made durable after a
+    /// failure.
     fn checkpoint(&mut self) {
         if self.failed.load(Ordering::Acquire) {
             return;
         }
-        if let Err(e) = self.store.checkpoint() {
-            return fail(&self.failed, &e.to_string());
+        let (tx, rx) = mpsc::sync_channel(1);
+        let durable = match self.to_applier.send(ToApplier::Checkpoint(tx)) {
+            Ok(()) => rx
+                .recv()
+                .unwrap_or_else(|_| Err("the store's applier stopped".into())),
+            Err(_) => Err("the store's applier stopped".into()),
+        };
+        let rewound = durable.and_then(|()| {
+            self.log
+                .rewind()
+                .map_err(|e| format!("write-ahead log: {e}"))
+        });
+        if let Err(e) = rewound {
+            return fail(&self.failed, &e);
         }
         self.dirty_since = None;
         self.log_bytes = 0;
-        let _ = self.to_syncer.send(ToSyncer::Rewind);
     }
 }
 
-fn sync_loop(
-    mut log: Log,
-    rx: Receiver<ToSyncer>,
-    failed: Arc<AtomicBool>,
+struct Applier {
+    store: Store,
     gate: Arc<Mutex<Gate>>,
-) {
-    let mut waiting: Vec<(u64, Vec<oneshot::Sender<Outcome>>)> = Vec::new();
-    // The first failure, answered to every later record too.
-    let mut broken: Option<String> = None;
-    while let Ok(first) = rx.recv() {
-        let mut next = Some(first);
-        let mut records = 0;
-        while let Some(message) = next.take() {
-            match message {
-                ToSyncer::Record { lsn, mut buf, done } => {
-                    if broken.is_none()
-                        && let Err(e) = log.write(lsn, &mut buf)
-                    {
-                        broken = Some(format!("write-ahead log: {e}"));
-                    }
-                    waiting.push((lsn, done));
-                    records += 1;
-                }
-                ToSyncer::Rewind => {
-                    flush(&mut log, &mut waiting, &mut broken, &failed, &gate);
-                    if broken.is_none()
-                        && let Err(e) = log.rewind()
-                    {
-                        broken = Some(format!("write-ahead log: {e}"));
-                    }
-                }
-            }
-            if records < MAX_RECORDS_PER_SYNC {
-                next = rx.try_recv().ok();
-            }
-        }
-        flush(&mut log, &mut waiting, &mut broken, &failed, &gate);
-    }
+    failed: Arc<AtomicBool>,
+    /// The first failed apply: nothing is applied, nor made durable, after it.
+    broken: Option<String>,
 }
 
-/// Syncs what was written and passes each record's tickets to the gate,
-/// which resolves them once the record is applied too; after a failure,
-/// resolves them with it.
-fn flush(
-    log: &mut Log,
-    waiting: &mut Vec<(u64, Vec<oneshot::Sender<Outcome>>)>,
-    broken: &mut Option<String>,
-    failed: &AtomicBool,
-    gate: &Mutex<Gate>,
-) {
-    if waiting.is_empty() && broken.is_none() {
-        return;
-    }
-    if broken.is_none()
-        && let Err(e) = log.sync()
-    {
-        *broken = Some(format!("write-ahead log: {e}"));
-    }
-    match broken.as_ref() {
-        Some(e) => {
-            if !failed.swap(true, Ordering::AcqRel) {
-                tracing::error!(error = %e, "log write failed; refusing further writes");
-            }
-            for (_, done) in waiting.drain(..) {
-                resolve(done, Err(e.clone()));
+impl Applier {
+    fn run(mut self, rx: Receiver<ToApplier>) {
+        let mut next = None;
+        loop {
+            let message = match next.take() {
+                Some(message) => message,
+                None => match rx.recv() {
+                    Ok(message) => message,
+                    Err(_) => break,
+                },
+            };
+            match message {
+                ToApplier::Checkpoint(reply) => {
+                    let durable = match &self.broken {
+                        Some(e) => Err(e.clone()),
+                        None => self.store.checkpoint().map_err(|e| e.to_string()),
+                    };
+                    let _ = reply.send(durable);
+                }
+                ToApplier::Apply {
+                    lsn,
+                    changes,
+                    encode: Some(reply),
+                } => {
+                    let mut buf = Vec::new();
+                    Log::start_record(&mut buf);
+                    let applied = self.apply(changes.iter().flatten(), lsn, Some(&mut buf));
+                    let _ = reply.send(applied.map(|()| buf));
+                }
+                ToApplier::Apply {
+                    lsn,
+                    changes,
+                    encode: None,
+                } => {
+                    // Records that queued up behind this one go in the same
+                    // transaction: a lagging applier catches up in one commit.
+                    let mut last = lsn;
+                    let mut count: usize = changes.iter().map(Vec::len).sum();
+                    let mut records = vec![changes];
+                    while count < MAX_CHANGES_PER_COMMIT {
+                        match rx.try_recv() {
+                            Ok(ToApplier::Apply {
+                                lsn,
+                                changes,
+                                encode: None,
+                            }) => {
+                                count += changes.iter().map(Vec::len).sum::<usize>();
+                                records.push(changes);
+                                last = lsn;
+                            }
+                            Ok(other) => {
+                                next = Some(other);
+                                break;
+                            }
+                            Err(_) => break,
+                        }
+                    }
+                    let _ = self.apply(records.iter().flatten().flatten(), last, None);
+                }
             }
         }
-        None => {
-            for (lsn, done) in waiting.drain(..) {
-                Gate::synced(gate, lsn, done);
+    }
+
+    /// Applies changes as record `lsn` (and every one before it) and opens
+    /// the gate up to it; the first failure stops every later write.
+    fn apply<'a>(
+        &mut self,
+        changes: impl Iterator<Item = &'a Change>,
+        lsn: u64,
+        log: Option<&mut Vec<u8>>,
+    ) -> Result<(), String> {
+        if let Some(e) = &self.broken {
+            return Err(e.clone());
+        }
+        match self.store.apply(changes, lsn, log) {
+            Ok(()) => {
+                Gate::applied(&self.gate, lsn);
+                Ok(())
+            }
+            Err(e) => {
+                let e = e.to_string();
+                fail(&self.failed, &e);
+                Gate::apply_failed(&self.gate, &e);
+                self.broken = Some(e.clone());
+                Err(e)
             }
         }
     }
@@ -380,56 +442,42 @@ fn resolve(done: impl IntoIterator<Item = oneshot::Sender<Outcome>>, outcome: Ou
 /// After a failed write the index is ahead of the disk; refuse further
 /// writes rather than answer from state that may vanish.
 fn fail(failed: &AtomicBool, error: &str) {
-    tracing::error!(error = %error, "commit failed; refusing further writes");
-    failed.store(true, Ordering::Release);
+    if !failed.swap(true, Ordering::AcqRel) {
+        tracing::error!(error = %error, "commit failed; refusing further writes");
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn ticket() -> (oneshot::Sender<Outcome>, oneshot::Receiver<Outcome>) {
-        oneshot::channel()
-    }
-
-    /// A record synced before it is applied answers only once applied: a
-    /// send must not be answered before a receive can read its body.
+    /// A reader waits for every record handed over to be applied, and no
+    /// longer: applied records let it through at once.
     #[test]
-    fn a_ticket_waits_for_both_its_sync_and_its_apply() {
-        let gate = Mutex::new(Gate::default());
-        let (tx, mut rx) = ticket();
-        Gate::synced(&gate, 1, vec![tx]);
-        assert!(rx.try_recv().is_err(), "answered before applied");
+    fn a_reader_waits_for_the_records_handed_over() {
+        let gate = Mutex::new(Gate::new(0));
+        assert!(matches!(Gate::readable(&gate), Ok(None)));
+        Gate::handed(&gate, 1);
+        Gate::handed(&gate, 2);
+        let mut rx = Gate::readable(&gate)
+            .unwrap()
+            .expect("record 2 is not applied");
         Gate::applied(&gate, 1);
-        assert_eq!(rx.try_recv(), Ok(Ok(())));
-
-        // Applied first: the sync answers at once.
-        let (tx, mut rx) = ticket();
+        assert!(rx.try_recv().is_err(), "answered before record 2 applied");
         Gate::applied(&gate, 2);
-        Gate::synced(&gate, 2, vec![tx]);
         assert_eq!(rx.try_recv(), Ok(Ok(())));
-
-        // Records applied in order release only those up to the mark.
-        let (tx3, mut rx3) = ticket();
-        let (tx4, mut rx4) = ticket();
-        Gate::synced(&gate, 3, vec![tx3]);
-        Gate::synced(&gate, 4, vec![tx4]);
-        Gate::applied(&gate, 3);
-        assert_eq!(rx3.try_recv(), Ok(Ok(())));
-        assert!(rx4.try_recv().is_err(), "record 4 is not applied");
+        assert!(matches!(Gate::readable(&gate), Ok(None)));
     }
 
-    /// A failed apply answers the tickets it holds and every later one
-    /// with its error, synced or not.
+    /// A failed apply answers the readers waiting and every later one
+    /// with its error.
     #[test]
-    fn a_failed_apply_answers_held_and_later_tickets_with_its_error() {
-        let gate = Mutex::new(Gate::default());
-        let (tx, mut rx) = ticket();
-        Gate::synced(&gate, 1, vec![tx]);
+    fn a_failed_apply_answers_waiting_and_later_readers_with_its_error() {
+        let gate = Mutex::new(Gate::new(0));
+        Gate::handed(&gate, 1);
+        let mut rx = Gate::readable(&gate).unwrap().unwrap();
         Gate::apply_failed(&gate, "disk full");
         assert_eq!(rx.try_recv(), Ok(Err("disk full".to_string())));
-        let (tx, mut rx) = ticket();
-        Gate::synced(&gate, 2, vec![tx]);
-        assert_eq!(rx.try_recv(), Ok(Err("disk full".to_string())));
+        assert_eq!(Gate::readable(&gate).unwrap_err(), "disk full");
     }
 }

@@ -1,14 +1,16 @@
-//! Group commit: requests' changes become one redb transaction and one log
-//! record at a time, and many records share one `fdatasync`.
+//! Group commit: requests' changes become one log record and one redb
+//! transaction at a time, and many requests share one `fdatasync`.
 //!
 //! Requests hand their changes to [`Journal::submit`] while they still hold
 //! their queue's lock, so the journal sees each queue's changes in the order
 //! the index made them. Two threads do the rest ([`crate::group_commit`]):
-//! one applies everything pending to redb without durability (visible to
-//! reads at once) and encodes it as a log record; the other writes records
-//! to the write-ahead log ([`crate::wal`]), syncs it, and wakes every
-//! request whose record is durable. A request answers its client only after
-//! its [`Ticket`] resolves: no response before its changes are durable.
+//! the writer encodes everything pending as one record of the write-ahead
+//! log ([`crate::wal`]), writes and syncs it, and wakes every request whose
+//! record is durable; the applier applies the same changes to redb without
+//! durability, beside the sync and after it. A request answers its client
+//! only after its [`Ticket`] resolves: no response before its changes are
+//! durable. What reads redb waits for [`Journal::readable`] first, so it
+//! finds every change acknowledged before it.
 //!
 //! Every so often (a time or a log size, whichever comes first) a checkpoint
 //! makes redb durable and the log starts again. Start-up replays the log's
@@ -24,7 +26,9 @@ use std::time::Duration;
 use sluice_core::{ErrorCode, SqsError};
 use tokio::sync::oneshot;
 
-use crate::group_commit::{self, MAX_CHANGES_PER_COMMIT};
+use parking_lot::Mutex;
+
+use crate::group_commit::{self, Gate, MAX_CHANGES_PER_COMMIT};
 use crate::log_record;
 use crate::store::{Change, Store, StoreError};
 use crate::wal::{Log, LogError};
@@ -50,7 +54,9 @@ pub enum Journal {
 pub struct Writer {
     tx: Option<mpsc::Sender<Pending>>,
     failed: Arc<AtomicBool>,
-    /// The applier, which joins the syncer before it ends.
+    /// Where readers wait for the applier.
+    gate: Arc<Mutex<Gate>>,
+    /// The log writer, which joins the applier before it ends.
     thread: Option<JoinHandle<()>>,
 }
 
@@ -84,6 +90,8 @@ impl Journal {
     pub fn durable(recovered: Recovered, checkpoint_interval: Duration) -> Self {
         let (tx, rx) = mpsc::channel::<Pending>();
         let failed = Arc::new(AtomicBool::new(false));
+        // Records before `next_lsn` are in redb already (recovery applied them).
+        let gate = Arc::new(Mutex::new(Gate::new(recovered.next_lsn.saturating_sub(1))));
         let thread = group_commit::spawn(
             recovered.store,
             recovered.log,
@@ -91,10 +99,12 @@ impl Journal {
             checkpoint_interval,
             rx,
             failed.clone(),
+            gate.clone(),
         );
         Journal::Durable(Writer {
             tx: Some(tx),
             failed,
+            gate,
             thread,
         })
     }
@@ -110,6 +120,21 @@ impl Journal {
         match self {
             Journal::Memory => Ticket(None),
             Journal::Durable(w) => w.send(changes),
+        }
+    }
+
+    /// A ticket that resolves once redb holds every change acknowledged so
+    /// far: wait on it before reading redb. Acknowledged means durable in
+    /// the log; redb's apply may still be running. Resolves at once when
+    /// the applier is caught up, which it mostly is.
+    pub fn readable(&self) -> Ticket {
+        match self {
+            Journal::Memory => Ticket(None),
+            Journal::Durable(w) => match Gate::readable(&w.gate) {
+                Ok(None) => Ticket(None),
+                Ok(Some(rx)) => Ticket(Some(Ok(rx))),
+                Err(_) => Ticket(Some(Err(()))),
+            },
         }
     }
 }
@@ -210,6 +235,108 @@ mod tests {
         assert!(err.message.contains("write-ahead log"), "{}", err.message);
         let err = journal.submit(put_queue(2)).wait().await.unwrap_err();
         assert_eq!(err.code, ErrorCode::ServiceUnavailable);
+    }
+
+    fn put_message(seq: u64, body: &str) -> Vec<Change> {
+        let data = crate::queue_state::MessageData {
+            message_id: [1; 16],
+            sent_at: 0,
+            enqueued_at: 0,
+            body: body.into(),
+            attributes: Default::default(),
+            system_attributes: Default::default(),
+            group_id: None,
+            dedup_id: None,
+            body_md5: None,
+        };
+        vec![Change::PutMessage {
+            queue: 1,
+            seq,
+            data: crate::codec::encode_message(&data),
+            state: [0; crate::codec::STATE_LEN],
+        }]
+    }
+
+    /// A send is answered once its record is synced, while redb's apply of
+    /// it is still held up; a read of redb through `readable` waits for
+    /// the apply and then finds it. Without that wait, a receive right
+    /// after an acknowledged send whose body left the cache would miss it.
+    #[tokio::test]
+    async fn acknowledged_before_applied_and_read_only_once_applied() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("db.redb"), None).unwrap();
+        let recovered = recover(store.clone(), &dir.path().join(LOG_FILE)).unwrap();
+        let journal = Journal::durable(recovered, Duration::from_secs(3600));
+        let held = store.hold_writes().unwrap();
+        let acked = tokio::time::timeout(
+            Duration::from_secs(10),
+            journal.submit(put_message(7, "body")).wait(),
+        )
+        .await;
+        assert!(
+            matches!(acked, Ok(Ok(()))),
+            "the send waited for redb: {acked:?}"
+        );
+        assert_eq!(store.read_messages(1, &[7]).unwrap().len(), 1);
+        assert!(
+            store.read_messages(1, &[7]).unwrap()[0].is_none(),
+            "the apply was not held"
+        );
+        let readable = tokio::spawn(journal.readable().wait());
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        assert!(!readable.is_finished(), "readable before the apply");
+        drop(held);
+        readable.await.unwrap().unwrap();
+        let read = store.read_messages(1, &[7]).unwrap();
+        assert_eq!(read[0].as_ref().map(|m| m.body.as_str()), Some("body"));
+        // Caught up: the next reader does not wait at all.
+        assert!(journal.readable().0.is_none());
+    }
+
+    /// Where the crash child below works; unset in a normal test run.
+    const CRASH_DIR: &str = "SLUICE_JOURNAL_CRASH_DIR";
+
+    /// The child of the test below: acknowledges a put that redb cannot
+    /// take (its write lock is held), then dies without closing anything.
+    #[tokio::test]
+    async fn crash_child_acknowledges_then_dies() {
+        let Ok(dir) = std::env::var(CRASH_DIR) else {
+            return;
+        };
+        let dir = Path::new(&dir);
+        let store = Store::open(&dir.join("db.redb"), None).unwrap();
+        let recovered = recover(store.clone(), &dir.join(LOG_FILE)).unwrap();
+        let journal = Journal::durable(recovered, Duration::from_secs(3600));
+        let _held = store.hold_writes().unwrap();
+        let ticket = journal.submit(put_message(7, "survives")).wait();
+        tokio::time::timeout(Duration::from_secs(10), ticket)
+            .await
+            .unwrap()
+            .unwrap();
+        std::process::exit(0);
+    }
+
+    /// D1 with the answer ahead of redb: a change acknowledged once its
+    /// log record was synced, and never applied to redb, is replayed from
+    /// the log after a crash.
+    #[test]
+    fn d1_an_acknowledged_change_redb_never_applied_survives_a_crash() {
+        let dir = tempfile::tempdir().unwrap();
+        let status = std::process::Command::new(std::env::current_exe().unwrap())
+            .args([
+                "--exact",
+                "journal::tests::crash_child_acknowledges_then_dies",
+            ])
+            .env(CRASH_DIR, dir.path())
+            .status()
+            .unwrap();
+        assert!(status.success(), "the child did not get its answer");
+        let store = Store::open(&dir.path().join("db.redb"), None).unwrap();
+        assert_eq!(store.applied_lsn().unwrap(), 0, "redb took the put");
+        let recovered = recover(store.clone(), &dir.path().join(LOG_FILE)).unwrap();
+        assert_eq!(recovered.replayed, 1);
+        let read = store.read_messages(1, &[7]).unwrap();
+        assert_eq!(read[0].as_ref().map(|m| m.body.as_str()), Some("survives"));
     }
 
     /// The same journal over a log that can be written acknowledges both.

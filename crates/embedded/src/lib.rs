@@ -383,10 +383,11 @@ impl Inner {
     /// the others are read from the store in one read transaction. `None`
     /// where a message is no longer stored (deleted meanwhile).
     ///
-    /// Call it after the changes that inserted the messages are durable
-    /// (after waiting on a later ticket), or accept `None` for messages
-    /// whose insert is still on its way to disk.
-    fn load_bodies(
+    /// Call it after the changes that inserted the messages are
+    /// acknowledged (after waiting on a later ticket), or accept `None` for
+    /// messages whose insert is still on its way to disk. It waits for redb
+    /// to hold every acknowledged change before it reads.
+    async fn load_bodies(
         &self,
         queue: u64,
         wanted: Vec<(u64, Option<Arc<MessageData>>)>,
@@ -397,10 +398,13 @@ impl Inner {
             .map(|&(seq, _)| seq)
             .collect();
         let read = match (&self.store, missing.is_empty()) {
-            (Some(store), false) => store.read_messages(queue, &missing).map_err(|e| {
-                tracing::error!(error = %e, "reading message bodies failed");
-                SqsError::internal("The storage could not be read.")
-            })?,
+            (Some(store), false) => {
+                self.journal.readable().wait().await?;
+                store.read_messages(queue, &missing).map_err(|e| {
+                    tracing::error!(error = %e, "reading message bodies failed");
+                    SqsError::internal("The storage could not be read.")
+                })?
+            }
             _ => Vec::new(),
         };
         let mut read = read.into_iter();
@@ -934,12 +938,13 @@ impl Broker for EmbeddedBroker {
             if !delivered.is_empty() {
                 ticket.wait().await?;
                 // The inserts of these messages came before this receive's
-                // changes in the journal, so what is not cached is on disk.
+                // changes in the journal, so what is not cached is in the
+                // log, and in redb once `load_bodies` has waited for it.
                 let (states, bodies): (Vec<_>, Vec<_>) = delivered
                     .into_iter()
                     .map(|(seq, state, body)| ((seq, state), (seq, body)))
                     .unzip();
-                let bodies = inner.load_bodies(cell.id, bodies)?;
+                let bodies = inner.load_bodies(cell.id, bodies).await?;
                 let messages: Vec<ReceivedMessage> = states
                     .into_iter()
                     .zip(bodies)
@@ -1110,10 +1115,12 @@ impl Broker for EmbeddedBroker {
             };
             let Some(last) = page.last() else { break };
             after = last.order;
-            let bodies = inner.load_bodies(
-                src.id,
-                page.iter().map(|p| (p.seq, p.body.clone())).collect(),
-            )?;
+            let bodies = inner
+                .load_bodies(
+                    src.id,
+                    page.iter().map(|p| (p.seq, p.body.clone())).collect(),
+                )
+                .await?;
             for (snap, data) in page.iter().zip(bodies) {
                 // Not on disk yet (its move is still being written): the
                 // next redrive takes it.
@@ -1336,10 +1343,12 @@ impl Broker for EmbeddedBroker {
                     .collect();
                 (snaps, st.meta.config.fifo)
             };
-            let bodies = inner.load_bodies(
-                cell.id,
-                snaps.iter().map(|p| (p.seq, p.body.clone())).collect(),
-            )?;
+            let bodies = inner
+                .load_bodies(
+                    cell.id,
+                    snaps.iter().map(|p| (p.seq, p.body.clone())).collect(),
+                )
+                .await?;
             for (snap, data) in snaps.iter().zip(bodies) {
                 // Gone since the index was read, or not on disk yet.
                 let Some(data) = data else { continue };
@@ -1399,5 +1408,60 @@ impl EmbeddedBroker {
             inner.journal.submit(changes)
         };
         ticket.wait().await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sluice_core::ManualClock;
+    use sluice_core::attributes::QueueConfig;
+
+    /// D1 with redb's apply off the answer's path: a send is answered while
+    /// redb cannot take it yet, and a receive right after it, whose body is
+    /// on disk only (no cache), waits for the apply rather than miss it.
+    #[tokio::test]
+    async fn a_receive_right_after_an_acknowledged_send_finds_its_body() {
+        let dir = tempfile::tempdir().unwrap();
+        let options = EmbeddedOptions {
+            body_cache_bytes: 0,
+            ..Default::default()
+        };
+        let clock = Arc::new(ManualClock::default());
+        let (b, _) = EmbeddedBroker::open_with(dir.path(), clock, options).unwrap();
+        let requested = BTreeMap::new();
+        let config = QueueConfig::for_create("q", &requested).unwrap();
+        let (name, tags) = ("q".to_string(), BTreeMap::new());
+        let spec = CreateQueue {
+            name,
+            config,
+            requested,
+            tags,
+        };
+        b.create_queue(spec).await.unwrap();
+        let held = b.inner.store.as_ref().unwrap().hold_writes().unwrap();
+        let body = NewMessage {
+            body: "on disk".into(),
+            ..Default::default()
+        };
+        let send = b.send_messages("q", vec![body]);
+        tokio::time::timeout(Duration::from_secs(10), send)
+            .await
+            .unwrap()
+            .unwrap();
+        let options = ReceiveOptions {
+            max_messages: 1,
+            visibility_timeout: Some(30),
+            wait: Duration::ZERO,
+            attempt_id: None,
+        };
+        let receiver = b.clone();
+        let receive = tokio::spawn(async move { receiver.receive_messages("q", options).await });
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        assert!(!receive.is_finished(), "read redb before the apply");
+        drop(held);
+        let got = receive.await.unwrap().unwrap();
+        assert_eq!(got.len(), 1, "the acknowledged message was missed");
+        assert_eq!(got[0].body, "on disk");
     }
 }

@@ -495,6 +495,13 @@ impl Store {
         Ok(count)
     }
 
+    /// Takes redb's write lock until the transaction is dropped: the next
+    /// apply waits for it, as it would behind a slow one.
+    #[cfg(test)]
+    pub fn hold_writes(&self) -> Result<redb::WriteTransaction, StoreError> {
+        Ok(self.db.begin_write()?)
+    }
+
     /// Reads the data of some of a queue's messages in one read
     /// transaction; `None` for a message no longer (or not yet) stored.
     pub fn read_messages(
