@@ -16,34 +16,11 @@ use sluice_postgres::{PostgresBroker, PostgresOptions, SWEEP_LOCK_KEY as SWEEP_L
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn v7_sweep_expires_unread_queues_on_one_node_at_a_time() {
-    let Some(cluster) = testing::cluster() else {
+    let Some((broker, clock, url)) = node().await else {
         return;
     };
-    let url = cluster.fresh_database().await;
-    let clock = ManualClock::default();
-    let broker = PostgresBroker::connect(&url, Arc::new(clock.clone()), PostgresOptions::default())
-        .await
-        .unwrap();
-    let requested = [("MessageRetentionPeriod".to_string(), "60".to_string())].into();
-    broker
-        .create_queue(CreateQueue {
-            name: "q".into(),
-            config: QueueConfig::for_create("q", &requested).unwrap(),
-            requested,
-            tags: Default::default(),
-        })
-        .await
-        .unwrap();
-    broker
-        .send_messages(
-            "q",
-            vec![NewMessage {
-                body: "old".into(),
-                ..Default::default()
-            }],
-        )
-        .await
-        .unwrap();
+    create(&broker, "q", &[("MessageRetentionPeriod", "60")]).await;
+    send(&broker, "q", "old").await;
     let (other_node, connection) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
         .await
         .unwrap();
@@ -69,6 +46,17 @@ async fn v7_sweep_expires_unread_queues_on_one_node_at_a_time() {
         .unwrap();
     assert!(broker.sweep().await.unwrap());
     assert_eq!(stored().await, 0, "the expired message is gone");
+}
+
+/// A node on a fresh database, its clock and the database's URL, or
+/// `None` without PostgreSQL.
+async fn node() -> Option<(PostgresBroker, ManualClock, String)> {
+    let url = testing::cluster()?.fresh_database().await;
+    let clock = ManualClock::default();
+    let broker = PostgresBroker::connect(&url, Arc::new(clock.clone()), PostgresOptions::default())
+        .await
+        .unwrap();
+    Some((broker, clock, url))
 }
 
 async fn create(broker: &PostgresBroker, name: &str, pairs: &[(&str, &str)]) {
@@ -103,14 +91,9 @@ async fn send(broker: &PostgresBroker, queue: &str, body: &str) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn v7_r3_expired_messages_are_found_wherever_they_sit() {
     const DAY: u64 = 86_400;
-    let Some(cluster) = testing::cluster() else {
+    let Some((broker, clock, url)) = node().await else {
         return;
     };
-    let url = cluster.fresh_database().await;
-    let clock = ManualClock::default();
-    let broker = PostgresBroker::connect(&url, Arc::new(clock.clone()), PostgresOptions::default())
-        .await
-        .unwrap();
     create(&broker, "dlq", &[("MessageRetentionPeriod", "345600")]).await;
     let policy =
         r#"{"deadLetterTargetArn":"arn:aws:sqs:us-east-1:000000000000:dlq","maxReceiveCount":1}"#;
