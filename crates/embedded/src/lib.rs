@@ -399,11 +399,32 @@ impl Inner {
             .collect();
         let read = match (&self.store, missing.is_empty()) {
             (Some(store), false) => {
-                self.journal.readable().wait().await?;
-                store.read_messages(queue, &missing).map_err(|e| {
+                let failed = |e: StoreError| {
                     tracing::error!(error = %e, "reading message bodies failed");
                     SqsError::internal("The storage could not be read.")
-                })?
+                };
+                // A message's data never changes once stored, so what redb
+                // has already is right; only a message it lacks may be an
+                // acknowledged send the applier has not reached. A backlog's
+                // old messages are all found at once, without that wait.
+                let mut read = store.read_messages(queue, &missing).map_err(failed)?;
+                let absent: Vec<u64> = missing
+                    .iter()
+                    .zip(&read)
+                    .filter(|(_, data)| data.is_none())
+                    .map(|(&seq, _)| seq)
+                    .collect();
+                if !absent.is_empty() {
+                    self.journal.readable().wait().await?;
+                    let mut again = store
+                        .read_messages(queue, &absent)
+                        .map_err(failed)?
+                        .into_iter();
+                    for data in read.iter_mut().filter(|d| d.is_none()) {
+                        *data = again.next().flatten();
+                    }
+                }
+                read
             }
             _ => Vec::new(),
         };
