@@ -37,6 +37,18 @@ use crate::wal::Log;
 /// for more; bounds the latency a huge backlog of work adds to one batch.
 pub const MAX_CHANGES_PER_COMMIT: usize = 20_000;
 
+/// How long the applier gathers records before it applies them as one
+/// redb transaction. Each transaction copies every page it touches
+/// (redb's pages are copy-on-write): the root-to-leaf paths of the leaves
+/// it changes, in each table. A send, a receive and a delete of the same
+/// message, or of messages next to each other, in one transaction copy
+/// those paths once instead of once each; with millions of messages the
+/// paths are deeper and the pages colder, and this copying was most of
+/// the applier's work. Nothing waits for it on an answer's path: replies
+/// wait for the log, and reads of redb first look without waiting (see
+/// `Journal::readable`).
+const APPLY_WINDOW: Duration = Duration::from_millis(4);
+
 /// Most bytes of log between checkpoints: with the interval, bounds how
 /// much a restart replays and how much redb holds in memory waiting for a
 /// durable commit.
@@ -377,13 +389,14 @@ impl Applier {
                     changes,
                     encode: None,
                 } => {
-                    // Records that queued up behind this one go in the same
-                    // transaction: a lagging applier catches up in one commit.
+                    // Records that queued up behind this one, or that come
+                    // within the window, go in the same transaction.
                     let mut last = lsn;
                     let mut count: usize = changes.iter().map(Vec::len).sum();
                     let mut records = vec![changes];
+                    let until = Instant::now() + APPLY_WINDOW;
                     while count < MAX_CHANGES_PER_COMMIT {
-                        match rx.try_recv() {
+                        match rx.recv_timeout(until.saturating_duration_since(Instant::now())) {
                             Ok(ToApplier::Apply {
                                 lsn,
                                 changes,

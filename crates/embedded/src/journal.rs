@@ -9,8 +9,9 @@
 //! record is durable; the applier applies the same changes to redb without
 //! durability, beside the sync and after it. A request answers its client
 //! only after its [`Ticket`] resolves: no response before its changes are
-//! durable. What reads redb waits for [`Journal::readable`] first, so it
-//! finds every change acknowledged before it.
+//! durable. What reads redb and misses a message waits for
+//! [`Journal::readable`] and looks again, so it finds every change
+//! acknowledged before it.
 //!
 //! Every so often (a time or a log size, whichever comes first) a checkpoint
 //! makes redb durable and the log starts again. Start-up replays the log's
