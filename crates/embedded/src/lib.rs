@@ -1485,4 +1485,48 @@ mod tests {
         assert_eq!(got.len(), 1, "the acknowledged message was missed");
         assert_eq!(got[0].body, "on disk");
     }
+
+    /// A body redb already holds is read without waiting for the applier,
+    /// even while the applier is stuck behind later sends: a backlog's old
+    /// messages do not wait for the newest ones to be applied.
+    #[tokio::test]
+    async fn a_body_already_in_redb_is_read_without_waiting_for_the_applier() {
+        let dir = tempfile::tempdir().unwrap();
+        let options = EmbeddedOptions {
+            body_cache_bytes: 0,
+            // No checkpoint, which would wait for the held applier.
+            checkpoint_interval: Duration::from_secs(3600),
+            ..Default::default()
+        };
+        let clock = Arc::new(ManualClock::default());
+        let (b, _) = EmbeddedBroker::open_with(dir.path(), clock, options).unwrap();
+        let requested = BTreeMap::new();
+        let spec = CreateQueue {
+            name: "q".into(),
+            config: QueueConfig::for_create("q", &requested).unwrap(),
+            requested,
+            tags: BTreeMap::new(),
+        };
+        b.create_queue(spec).await.unwrap();
+        let message = |body: &str| NewMessage {
+            body: body.into(),
+            ..Default::default()
+        };
+        b.send_messages("q", vec![message("old")]).await.unwrap();
+        b.inner.journal.readable().wait().await.unwrap();
+        let held = b.inner.store.as_ref().unwrap().hold_writes().unwrap();
+        b.send_messages("q", vec![message("new")]).await.unwrap();
+        let options = ReceiveOptions {
+            max_messages: 1,
+            visibility_timeout: Some(30),
+            wait: Duration::ZERO,
+            attempt_id: None,
+        };
+        let receive = b.receive_messages("q", options);
+        let got = tokio::time::timeout(Duration::from_secs(5), receive).await;
+        drop(held);
+        let got = got.expect("the read waited for the held applier").unwrap();
+        assert_eq!(got.len(), 1);
+        assert_eq!(got[0].body, "old");
+    }
 }
