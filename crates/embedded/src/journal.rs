@@ -239,23 +239,7 @@ mod tests {
     }
 
     fn put_message(seq: u64, body: &str) -> Vec<Change> {
-        let data = crate::queue_state::MessageData {
-            message_id: [1; 16],
-            sent_at: 0,
-            enqueued_at: 0,
-            body: body.into(),
-            attributes: Default::default(),
-            system_attributes: Default::default(),
-            group_id: None,
-            dedup_id: None,
-            body_md5: None,
-        };
-        vec![Change::PutMessage {
-            queue: 1,
-            seq,
-            data: crate::codec::encode_message(&data),
-            state: [0; crate::codec::STATE_LEN],
-        }]
+        vec![crate::store::tests::put(seq, body)]
     }
 
     /// A send is answered once its record is synced, while redb's apply of

@@ -1441,25 +1441,30 @@ mod tests {
     /// D1 with redb's apply off the answer's path: a send is answered while
     /// redb cannot take it yet, and a receive right after it, whose body is
     /// on disk only (no cache), waits for the apply rather than miss it.
+    /// A durable broker in `dir` without a body cache, so every body is
+    /// read from redb, and with its queue "q".
+    async fn uncached_with_queue(dir: &Path, options: EmbeddedOptions) -> EmbeddedBroker {
+        let options = EmbeddedOptions {
+            body_cache_bytes: 0,
+            ..options
+        };
+        let clock = Arc::new(ManualClock::default());
+        let (b, _) = EmbeddedBroker::open_with(dir, clock, options).unwrap();
+        let requested = BTreeMap::new();
+        let spec = CreateQueue {
+            name: "q".into(),
+            config: QueueConfig::for_create("q", &requested).unwrap(),
+            requested,
+            tags: BTreeMap::new(),
+        };
+        b.create_queue(spec).await.unwrap();
+        b
+    }
+
     #[tokio::test]
     async fn a_receive_right_after_an_acknowledged_send_finds_its_body() {
         let dir = tempfile::tempdir().unwrap();
-        let options = EmbeddedOptions {
-            body_cache_bytes: 0,
-            ..Default::default()
-        };
-        let clock = Arc::new(ManualClock::default());
-        let (b, _) = EmbeddedBroker::open_with(dir.path(), clock, options).unwrap();
-        let requested = BTreeMap::new();
-        let config = QueueConfig::for_create("q", &requested).unwrap();
-        let (name, tags) = ("q".to_string(), BTreeMap::new());
-        let spec = CreateQueue {
-            name,
-            config,
-            requested,
-            tags,
-        };
-        b.create_queue(spec).await.unwrap();
+        let b = uncached_with_queue(dir.path(), EmbeddedOptions::default()).await;
         let held = b.inner.store.as_ref().unwrap().hold_writes().unwrap();
         let body = NewMessage {
             body: "on disk".into(),
@@ -1486,28 +1491,19 @@ mod tests {
         assert_eq!(got[0].body, "on disk");
     }
 
-    /// A body redb already holds is read without waiting for the applier,
-    /// even while the applier is stuck behind later sends: a backlog's old
-    /// messages do not wait for the newest ones to be applied.
+    /// D1 with redb's apply off the answer's path, the other way round: a
+    /// body redb already holds is read without waiting for the applier,
+    /// even while the applier is stuck behind later sends, so a backlog's
+    /// old messages do not wait for the newest ones to be applied.
     #[tokio::test]
     async fn a_body_already_in_redb_is_read_without_waiting_for_the_applier() {
         let dir = tempfile::tempdir().unwrap();
         let options = EmbeddedOptions {
-            body_cache_bytes: 0,
             // No checkpoint, which would wait for the held applier.
             checkpoint_interval: Duration::from_secs(3600),
             ..Default::default()
         };
-        let clock = Arc::new(ManualClock::default());
-        let (b, _) = EmbeddedBroker::open_with(dir.path(), clock, options).unwrap();
-        let requested = BTreeMap::new();
-        let spec = CreateQueue {
-            name: "q".into(),
-            config: QueueConfig::for_create("q", &requested).unwrap(),
-            requested,
-            tags: BTreeMap::new(),
-        };
-        b.create_queue(spec).await.unwrap();
+        let b = uncached_with_queue(dir.path(), options).await;
         let message = |body: &str| NewMessage {
             body: body.into(),
             ..Default::default()

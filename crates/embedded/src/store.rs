@@ -550,15 +550,17 @@ impl Store {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn put(seq: u64) -> Change {
+    /// A put of message `seq` of queue 1 with `body`, for tests here and
+    /// in the journal.
+    pub(crate) fn put(seq: u64, body: &str) -> Change {
         let data = MessageData {
             message_id: [1; 16],
             sent_at: 0,
             enqueued_at: 0,
-            body: format!("m{seq}"),
+            body: body.into(),
             attributes: Default::default(),
             system_attributes: Default::default(),
             group_id: None,
@@ -580,7 +582,10 @@ mod tests {
     fn read_messages_answers_in_the_order_asked() {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(&dir.path().join("db.redb"), None).unwrap();
-        let changes: Vec<Change> = [3, 4, 5, 7, 9, 1000].into_iter().map(put).collect();
+        let changes: Vec<Change> = [3, 4, 5, 7, 9, 1000]
+            .into_iter()
+            .map(|seq| put(seq, &format!("m{seq}")))
+            .collect();
         store.apply(changes.iter(), 1, None).unwrap();
         let bodies = |seqs: &[u64]| -> Vec<Option<String>> {
             let read = store.read_messages(1, seqs).unwrap();
