@@ -59,6 +59,25 @@ impl TestCluster {
     }
 }
 
+/// Two engines on one fresh database, as two nodes of a deployment
+/// (manual clocks, pools of 4), with the database's URL; `None` without
+/// PostgreSQL.
+pub async fn two_nodes() -> Option<(String, crate::PostgresBroker, crate::PostgresBroker)> {
+    let url = cluster()?.fresh_database().await;
+    let node = || async {
+        let options = crate::PostgresOptions {
+            pool_size: 4,
+            ..Default::default()
+        };
+        let clock = std::sync::Arc::new(sluice_core::ManualClock::default());
+        crate::PostgresBroker::connect(&url, clock, options)
+            .await
+            .expect("connect to the test database")
+    };
+    let (a, b) = (node().await, node().await);
+    Some((url, a, b))
+}
+
 /// The cluster of this test process, started on first use; `None` (after a
 /// loud message) when PostgreSQL's binaries are not installed.
 pub fn cluster() -> Option<&'static TestCluster> {

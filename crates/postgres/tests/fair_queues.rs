@@ -10,24 +10,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use sluice_broker::{Broker, CreateQueue, NewMessage, ReceiveOptions};
-use sluice_core::ManualClock;
 use sluice_core::attributes::QueueConfig;
-use sluice_postgres::{PostgresBroker, PostgresOptions, testing};
+use sluice_postgres::{PostgresBroker, testing};
 
 /// Two nodes on a fresh database and a plain connection to it, or `None`
 /// without PostgreSQL.
 async fn two_nodes() -> Option<(PostgresBroker, PostgresBroker, tokio_postgres::Client)> {
-    let url = testing::cluster()?.fresh_database().await;
-    let node = || async {
-        let options = PostgresOptions {
-            pool_size: 4,
-            ..Default::default()
-        };
-        PostgresBroker::connect(&url, Arc::new(ManualClock::default()), options)
-            .await
-            .expect("connect to the test database")
-    };
-    let (a, b) = (node().await, node().await);
+    let (url, a, b) = testing::two_nodes().await?;
     let (db, connection) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
         .await
         .expect("connect to the test database");

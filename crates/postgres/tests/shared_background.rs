@@ -4,26 +4,15 @@
 //! (rule M1), one active move task per source (rule R7). Without
 //! PostgreSQL's binaries every test says SKIPPED and passes.
 
-use std::sync::Arc;
-
 use sluice_broker::{Broker, CreateQueue, MoveTask, MoveTaskStatus, NewMessage, StoredAlarm};
+use sluice_core::ErrorCode;
 use sluice_core::attributes::QueueConfig;
-use sluice_core::{ErrorCode, ManualClock};
-use sluice_postgres::{PostgresBroker, PostgresOptions, testing};
+use sluice_postgres::{PostgresBroker, testing};
 
 /// Two nodes on a fresh database, or `None` without PostgreSQL.
 async fn two_nodes() -> Option<(PostgresBroker, PostgresBroker)> {
-    let url = testing::cluster()?.fresh_database().await;
-    let node = || async {
-        let options = PostgresOptions {
-            pool_size: 4,
-            ..Default::default()
-        };
-        PostgresBroker::connect(&url, Arc::new(ManualClock::default()), options)
-            .await
-            .expect("connect to the test database")
-    };
-    Some((node().await, node().await))
+    let (_, a, b) = testing::two_nodes().await?;
+    Some((a, b))
 }
 
 fn alarm(name: &str, source: &str) -> StoredAlarm {
