@@ -150,6 +150,7 @@ async fn serve(args: ServeArgs, file: FileConfig) -> anyhow::Result<()> {
             queues = stats.queues,
             messages = stats.messages,
             log_records = stats.log_records,
+            store_repaired = stats.store_repaired,
             elapsed_ms = started.elapsed().as_millis() as u64,
             data_dir = %data_dir.display(),
             "recovered durable state"

@@ -138,6 +138,10 @@ pub struct RecoveryStats {
     pub messages: usize,
     /// Write-ahead log records replayed into the store first.
     pub log_records: usize,
+    /// Whether the store had to be repaired by reading all of it, which
+    /// the checkpoints' saved allocator state normally spares a restart
+    /// after a crash.
+    pub store_repaired: bool,
 }
 
 impl EmbeddedBroker {
@@ -169,6 +173,7 @@ impl EmbeddedBroker {
         let now = clock.now();
         let mut stats = RecoveryStats {
             log_records: journal.replayed,
+            store_repaired: store.repaired_on_open(),
             ..RecoveryStats::default()
         };
         let mut queues = HashMap::new();

@@ -8,6 +8,8 @@
 
 use std::path::Path;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
 
 use redb::{Database, Durability, ReadableDatabase, ReadableTable, TableDefinition};
 use serde::{Deserialize, Serialize};
@@ -229,6 +231,9 @@ pub struct RecoveredQueue {
 #[derive(Clone)]
 pub struct Store {
     db: Arc<Database>,
+    /// Whether opening had to rebuild redb's allocator state by reading
+    /// the whole file (a crash before any quick-repair commit).
+    repaired: bool,
 }
 
 impl Store {
@@ -239,8 +244,26 @@ impl Store {
         if let Some(bytes) = cache_bytes {
             builder.set_cache_size(bytes);
         }
+        let repairing = Arc::new(AtomicBool::new(false));
+        let seen = repairing.clone();
+        builder.set_repair_callback(move |_| {
+            if !seen.swap(true, Ordering::Relaxed) {
+                tracing::warn!("the store was not closed cleanly: rebuilding its allocator state");
+            }
+        });
+        let began = Instant::now();
         let db = Arc::new(builder.create(path)?);
-        let txn = db.begin_write()?;
+        let repaired = repairing.load(Ordering::Relaxed);
+        if repaired {
+            tracing::warn!(
+                elapsed_ms = began.elapsed().as_millis() as u64,
+                "store repaired"
+            );
+        }
+        let mut txn = db.begin_write()?;
+        // Like every durable commit here (see `checkpoint`): a commit
+        // without it would drop the allocator state the last one saved.
+        txn.set_quick_repair(true);
         {
             txn.open_table(QUEUES)?;
             txn.open_table(MESSAGES)?;
@@ -251,7 +274,13 @@ impl Store {
             txn.open_table(FAILURES)?;
         }
         txn.commit()?;
-        Ok(Self { db })
+        Ok(Self { db, repaired })
+    }
+
+    /// Whether opening had to walk the whole file to repair it: a crash
+    /// normally does not need that (see [`Store::checkpoint`]).
+    pub fn repaired_on_open(&self) -> bool {
+        self.repaired
     }
 
     /// The last log record the store holds (0 before the first).
@@ -264,9 +293,15 @@ impl Store {
     /// Makes every change applied so far durable: one redb commit with
     /// immediate durability, which writes out what the commits without
     /// durability left in memory.
+    ///
+    /// With quick repair the commit also saves redb's allocator state (and
+    /// commits in two phases), so that opening after a crash need not walk
+    /// every page of the file to rebuild it: that walk took seconds with a
+    /// million messages stored, and grows with the store.
     pub fn checkpoint(&self) -> Result<(), StoreError> {
         let mut txn = self.db.begin_write()?;
         txn.set_durability(Durability::Immediate)?;
+        txn.set_quick_repair(true);
         txn.commit()?;
         Ok(())
     }
