@@ -96,6 +96,23 @@ pub fn decode_head(bytes: &[u8]) -> Result<(u64, Option<&str>), CorruptRecord> {
     Ok((enqueued_at, group))
 }
 
+/// The head of a message record: its bytes up to and including the group,
+/// all that recovery needs, which [`decode_head`] reads as it reads a
+/// whole record.
+pub fn head_prefix(bytes: &[u8]) -> Result<&[u8], CorruptRecord> {
+    let mut r = Reader(bytes);
+    r.take(1 + 16 + 8 + 8)?;
+    match r.u8()? {
+        0 => {}
+        1 => {
+            let n = r.u32()? as usize;
+            r.take(n)?;
+        }
+        _ => return Err(CorruptRecord("option tag")),
+    }
+    Ok(&bytes[..bytes.len() - r.0.len()])
+}
+
 /// Version of the state record; version 1 lacked the last receive time.
 const STATE_VERSION: u8 = 2;
 
@@ -269,6 +286,14 @@ mod tests {
             ..m.clone()
         });
         assert_eq!(decode_head(&ungrouped).unwrap(), (2, None));
+        // The head alone reads the same, and stops before the body.
+        let head = head_prefix(&bytes).unwrap();
+        assert_eq!(decode_head(head).unwrap(), (2, Some("g")));
+        assert_eq!(head.len(), 1 + 16 + 8 + 8 + 1 + 4 + 1);
+        let head = head_prefix(&ungrouped).unwrap();
+        assert_eq!(decode_head(head).unwrap(), (2, None));
+        assert_eq!(head.len(), 1 + 16 + 8 + 8 + 1);
+        assert!(head_prefix(&bytes[..30]).is_err());
         assert!(decode_message(&bytes[..bytes.len() - 1]).is_err());
         let s = MessageState {
             visible_at: 77,

@@ -11,7 +11,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
-use redb::{Database, Durability, ReadableDatabase, ReadableTable, TableDefinition};
+use redb::{
+    Database, Durability, ReadableDatabase, ReadableTable, ReadableTableMetadata, TableDefinition,
+};
 use serde::{Deserialize, Serialize};
 use sluice_core::attributes::QueueConfig;
 use sluice_core::clock::Millis;
@@ -31,12 +33,18 @@ const META: TableDefinition<&str, u64> = TableDefinition::new("meta");
 const DEDUP: TableDefinition<(u64, &str), &[u8]> = TableDefinition::new("dedup");
 const TASKS: TableDefinition<&str, &[u8]> = TableDefinition::new("move_tasks");
 const FAILURES: TableDefinition<(u64, u64), &str> = TableDefinition::new("failures");
+/// Each message's head ([`codec::head_prefix`]: tens of bytes), beside its
+/// record in `messages`: a start reads these instead of every body.
+const HEADS: TableDefinition<(u64, u64), &[u8]> = TableDefinition::new("heads");
 
 const NEXT_SEQ: &str = "next_seq";
 const NEXT_QUEUE_ID: &str = "next_queue_id";
 /// The last log record applied: written in the transaction that applies
 /// it, so what redb holds durably names exactly the records it holds.
 const APPLIED_LSN: &str = "applied_lsn";
+/// Set once `heads` holds a head for every message (stores written before
+/// it existed get it built at their first open).
+const HEADS_BUILT: &str = "heads_built";
 
 /// Errors of the durable store.
 #[derive(Debug, thiserror::Error)]
@@ -266,12 +274,33 @@ impl Store {
         txn.set_quick_repair(true);
         {
             txn.open_table(QUEUES)?;
-            txn.open_table(MESSAGES)?;
             txn.open_table(STATES)?;
-            txn.open_table(META)?;
             txn.open_table(DEDUP)?;
             txn.open_table(TASKS)?;
             txn.open_table(FAILURES)?;
+            let messages = txn.open_table(MESSAGES)?;
+            let mut heads = txn.open_table(HEADS)?;
+            let mut meta = txn.open_table(META)?;
+            // A count that differs means a binary from before heads wrote
+            // here since they were built: build them again.
+            if meta.get(HEADS_BUILT)?.is_none() || heads.len()? != messages.len()? {
+                let began = Instant::now();
+                let mut built = 0u64;
+                heads.retain(|_, _| false)?;
+                for row in messages.iter()? {
+                    let (key, data) = row?;
+                    heads.insert(key.value(), codec::head_prefix(data.value())?)?;
+                    built += 1;
+                }
+                meta.insert(HEADS_BUILT, 1)?;
+                if built > 0 {
+                    tracing::info!(
+                        messages = built,
+                        elapsed_ms = began.elapsed().as_millis() as u64,
+                        "indexed the stored messages' heads (once, for faster starts)"
+                    );
+                }
+            }
         }
         txn.commit()?;
         Ok(Self { db, repaired })
@@ -324,6 +353,7 @@ impl Store {
         {
             let mut queues = txn.open_table(QUEUES)?;
             let mut messages = txn.open_table(MESSAGES)?;
+            let mut heads = txn.open_table(HEADS)?;
             let mut states = txn.open_table(STATES)?;
             let mut meta = txn.open_table(META)?;
             let mut dedup = txn.open_table(DEDUP)?;
@@ -346,6 +376,7 @@ impl Store {
                         queues.remove(*id)?;
                         let range = (*id, 0)..=(*id, u64::MAX);
                         messages.retain_in(range.clone(), |_, _| false)?;
+                        heads.retain_in(range.clone(), |_, _| false)?;
                         states.retain_in(range, |_, _| false)?;
                         dedup.retain_in((*id, "")..(*id + 1, ""), |_, _| false)?;
                         failures.retain_in((*id, 0)..=(*id, u64::MAX), |_, _| false)?;
@@ -369,6 +400,7 @@ impl Store {
                         state,
                     } => {
                         messages.insert((*queue, *seq), data.as_slice())?;
+                        heads.insert((*queue, *seq), codec::head_prefix(data)?)?;
                         states.insert((*queue, *seq), state.as_slice())?;
                         max_seq = max_seq.max(Some(*seq));
                     }
@@ -377,6 +409,7 @@ impl Store {
                     }
                     Change::DeleteMessage { queue, seq } => {
                         messages.remove((*queue, *seq))?;
+                        heads.remove((*queue, *seq))?;
                         states.remove((*queue, *seq))?;
                         failures.remove((*queue, *seq))?;
                     }
@@ -387,6 +420,7 @@ impl Store {
                         rewrite,
                     } => {
                         let old = messages.remove(*from)?.map(|v| v.value().to_vec());
+                        heads.remove(*from)?;
                         states.remove(*from)?;
                         failures.remove(*from)?;
                         if let Some(out) = log.as_deref_mut() {
@@ -406,6 +440,7 @@ impl Store {
                         (rewrite.0)(&mut data);
                         let data = codec::encode_message(&data);
                         messages.insert(*to, data.as_slice())?;
+                        heads.insert(*to, codec::head_prefix(&data)?)?;
                         states.insert(*to, state.as_slice())?;
                         if let Some(out) = log.as_deref_mut() {
                             log_record::put_message(out, *to, &data, state);
@@ -415,6 +450,7 @@ impl Store {
                     Change::Purge { queue, below } => {
                         let range = (*queue, 0)..(*queue, *below);
                         messages.retain_in(range.clone(), |_, _| false)?;
+                        heads.retain_in(range.clone(), |_, _| false)?;
                         states.retain_in(range.clone(), |_, _| false)?;
                         failures.retain_in(range, |_, _| false)?;
                     }
@@ -488,19 +524,21 @@ impl Store {
 
     /// Streams one queue's messages in sequence order to `each` as the
     /// index needs them: sequence, start of the retention clock, group and
-    /// delivery state. Bodies are not copied. Returns how many there were.
+    /// delivery state. Reads the messages' heads, not their records: a
+    /// start costs tens of bytes per message whatever the bodies' size.
+    /// Returns how many there were.
     pub fn for_each_message(
         &self,
         queue: u64,
         mut each: impl FnMut(u64, u64, Option<&str>, MessageState),
     ) -> Result<usize, StoreError> {
         let txn = self.db.begin_read()?;
-        let messages = txn.open_table(MESSAGES)?;
+        let heads = txn.open_table(HEADS)?;
         let states = txn.open_table(STATES)?;
         let range = (queue, 0)..=(queue, u64::MAX);
         let mut state_rows = states.range(range.clone())?;
         let mut count = 0;
-        for row in messages.range(range)? {
+        for row in heads.range(range)? {
             let (key, data) = row?;
             let (_, seq) = key.value();
             // Both tables hold the same keys in the same order.
@@ -528,6 +566,41 @@ impl Store {
             count += 1;
         }
         Ok(count)
+    }
+
+    /// Makes this a store from before the heads table (for tests).
+    #[cfg(test)]
+    pub fn forget_heads(&self) {
+        let mut txn = self.db.begin_write().unwrap();
+        txn.set_quick_repair(true);
+        txn.delete_table(HEADS).unwrap();
+        txn.open_table(META).unwrap().remove(HEADS_BUILT).unwrap();
+        txn.commit().unwrap();
+    }
+
+    /// Applies `puts` as a binary from before the heads table would:
+    /// without their heads (for tests).
+    #[cfg(test)]
+    pub fn forget_heads_of(&self, puts: &[Change]) {
+        let mut txn = self.db.begin_write().unwrap();
+        txn.set_quick_repair(true);
+        {
+            let mut messages = txn.open_table(MESSAGES).unwrap();
+            let mut states = txn.open_table(STATES).unwrap();
+            for change in puts {
+                if let Change::PutMessage {
+                    queue,
+                    seq,
+                    data,
+                    state,
+                } = change
+                {
+                    messages.insert((*queue, *seq), data.as_slice()).unwrap();
+                    states.insert((*queue, *seq), state.as_slice()).unwrap();
+                }
+            }
+        }
+        txn.commit().unwrap();
     }
 
     /// Takes redb's write lock until the transaction is dropped: the next
@@ -606,8 +679,74 @@ pub(crate) mod tests {
             queue: 1,
             seq,
             data: codec::encode_message(&data),
-            state: [0; codec::STATE_LEN],
+            state: never_received(),
         }
+    }
+
+    /// The state of a message nobody received yet.
+    fn never_received() -> [u8; codec::STATE_LEN] {
+        codec::encode_state(&MessageState {
+            visible_at: 0,
+            receive_count: 0,
+            first_receive_at: 0,
+            last_receive_at: 0,
+        })
+    }
+
+    /// The sequences a start would read back for `queue`.
+    fn started(store: &Store, queue: u64) -> Vec<u64> {
+        let mut seqs = Vec::new();
+        store
+            .for_each_message(queue, |seq, _, _, _| seqs.push(seq))
+            .unwrap();
+        seqs
+    }
+
+    /// A start reads each message's head, not its record: heads follow
+    /// every put, delete, purge and move, and a store written before they
+    /// existed gets them at its first open.
+    #[test]
+    fn heads_follow_the_messages_and_older_stores_get_them_at_open() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("db.redb");
+        let store = Store::open(&path, None).unwrap();
+        let puts: Vec<Change> = (1..=6).map(|seq| put(seq, "body")).collect();
+        store.apply(puts.iter(), 1, None).unwrap();
+        let changes = [
+            Change::DeleteMessage { queue: 1, seq: 2 },
+            Change::Purge { queue: 1, below: 2 },
+            Change::MoveMessage {
+                from: (1, 3),
+                to: (2, 7),
+                state: never_received(),
+                rewrite: Rewrite(Arc::new(|m| m.group_id = Some("g".into()))),
+            },
+        ];
+        store.apply(changes.iter(), 2, None).unwrap();
+        assert_eq!(started(&store, 1), [4, 5, 6]);
+        let mut groups = Vec::new();
+        store
+            .for_each_message(2, |seq, _, group, _| {
+                groups.push((seq, group.map(str::to_string)))
+            })
+            .unwrap();
+        assert_eq!(groups, [(7, Some("g".to_string()))]);
+
+        store.forget_heads();
+        drop(store);
+        let store = Store::open(&path, None).unwrap();
+        assert_eq!(started(&store, 1), [4, 5, 6]);
+        assert_eq!(started(&store, 2), [7]);
+
+        // An older binary put a message (and no head) after the build.
+        store.forget_heads_of(&[put(8, "late")]);
+        drop(store);
+        let store = Store::open(&path, None).unwrap();
+        assert_eq!(started(&store, 1), [4, 5, 6, 8]);
+        store
+            .apply([Change::DeleteQueue { id: 2 }].iter(), 3, None)
+            .unwrap();
+        assert!(started(&store, 2).is_empty());
     }
 
     /// Reads answer in the order asked, with `None` for what is not
