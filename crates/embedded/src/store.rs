@@ -235,6 +235,35 @@ pub struct RecoveredQueue {
     pub failures: Vec<(u64, String)>,
 }
 
+/// Fills `heads` from `messages` unless it already matches them: a store
+/// written before the table existed, or one an older binary wrote in
+/// since (the counts then differ).
+fn build_heads(txn: &redb::WriteTransaction) -> Result<(), StoreError> {
+    let messages = txn.open_table(MESSAGES)?;
+    let mut heads = txn.open_table(HEADS)?;
+    let mut meta = txn.open_table(META)?;
+    if meta.get(HEADS_BUILT)?.is_some() && heads.len()? == messages.len()? {
+        return Ok(());
+    }
+    let began = Instant::now();
+    heads.retain(|_, _| false)?;
+    let mut built = 0u64;
+    for row in messages.iter()? {
+        let (key, data) = row?;
+        heads.insert(key.value(), codec::head_prefix(data.value())?)?;
+        built += 1;
+    }
+    meta.insert(HEADS_BUILT, 1)?;
+    if built > 0 {
+        tracing::info!(
+            messages = built,
+            elapsed_ms = began.elapsed().as_millis() as u64,
+            "indexed the stored messages' heads (once, for faster starts)"
+        );
+    }
+    Ok(())
+}
+
 /// The redb database.
 #[derive(Clone)]
 pub struct Store {
@@ -274,34 +303,14 @@ impl Store {
         txn.set_quick_repair(true);
         {
             txn.open_table(QUEUES)?;
+            txn.open_table(MESSAGES)?;
             txn.open_table(STATES)?;
+            txn.open_table(META)?;
             txn.open_table(DEDUP)?;
             txn.open_table(TASKS)?;
             txn.open_table(FAILURES)?;
-            let messages = txn.open_table(MESSAGES)?;
-            let mut heads = txn.open_table(HEADS)?;
-            let mut meta = txn.open_table(META)?;
-            // A count that differs means a binary from before heads wrote
-            // here since they were built: build them again.
-            if meta.get(HEADS_BUILT)?.is_none() || heads.len()? != messages.len()? {
-                let began = Instant::now();
-                let mut built = 0u64;
-                heads.retain(|_, _| false)?;
-                for row in messages.iter()? {
-                    let (key, data) = row?;
-                    heads.insert(key.value(), codec::head_prefix(data.value())?)?;
-                    built += 1;
-                }
-                meta.insert(HEADS_BUILT, 1)?;
-                if built > 0 {
-                    tracing::info!(
-                        messages = built,
-                        elapsed_ms = began.elapsed().as_millis() as u64,
-                        "indexed the stored messages' heads (once, for faster starts)"
-                    );
-                }
-            }
         }
+        build_heads(&txn)?;
         txn.commit()?;
         Ok(Self { db, repaired })
     }
