@@ -579,7 +579,7 @@ impl Store {
 
     /// Makes this a store from before the heads table (for tests).
     #[cfg(test)]
-    pub fn forget_heads(&self) {
+    pub fn drop_heads(&self) {
         let mut txn = self.db.begin_write().unwrap();
         txn.set_quick_repair(true);
         txn.delete_table(HEADS).unwrap();
@@ -590,7 +590,7 @@ impl Store {
     /// Applies `puts` as a binary from before the heads table would:
     /// without their heads (for tests).
     #[cfg(test)]
-    pub fn forget_heads_of(&self, puts: &[Change]) {
+    pub fn put_without_heads(&self, puts: &[Change]) {
         let mut txn = self.db.begin_write().unwrap();
         txn.set_quick_repair(true);
         {
@@ -741,14 +741,14 @@ pub(crate) mod tests {
             .unwrap();
         assert_eq!(groups, [(7, Some("g".to_string()))]);
 
-        store.forget_heads();
+        store.drop_heads();
         drop(store);
         let store = Store::open(&path, None).unwrap();
         assert_eq!(started(&store, 1), [4, 5, 6]);
         assert_eq!(started(&store, 2), [7]);
 
         // An older binary put a message (and no head) after the build.
-        store.forget_heads_of(&[put(8, "late")]);
+        store.put_without_heads(&[put(8, "late")]);
         drop(store);
         let store = Store::open(&path, None).unwrap();
         assert_eq!(started(&store, 1), [4, 5, 6, 8]);
