@@ -78,7 +78,20 @@ pub fn decode_message(bytes: &[u8]) -> Result<MessageData, CorruptRecord> {
 /// What recovery needs of a message record, read without copying its body:
 /// the start of its retention clock and its group.
 pub fn decode_head(bytes: &[u8]) -> Result<(u64, Option<&str>), CorruptRecord> {
+    read_head(&mut Reader(bytes))
+}
+
+/// The head of a message record: its bytes up to and including the group,
+/// all that recovery needs, which [`decode_head`] reads as it reads a
+/// whole record.
+pub fn head_prefix(bytes: &[u8]) -> Result<&[u8], CorruptRecord> {
     let mut r = Reader(bytes);
+    read_head(&mut r)?;
+    Ok(&bytes[..bytes.len() - r.0.len()])
+}
+
+/// Reads a message record up to its group, leaving `r` just after it.
+fn read_head<'a>(r: &mut Reader<'a>) -> Result<(u64, Option<&'a str>), CorruptRecord> {
     let version = r.u8()?;
     if version != 1 && version != VERSION {
         return Err(CorruptRecord("message version"));
@@ -94,23 +107,6 @@ pub fn decode_head(bytes: &[u8]) -> Result<(u64, Option<&str>), CorruptRecord> {
         _ => return Err(CorruptRecord("option tag")),
     };
     Ok((enqueued_at, group))
-}
-
-/// The head of a message record: its bytes up to and including the group,
-/// all that recovery needs, which [`decode_head`] reads as it reads a
-/// whole record.
-pub fn head_prefix(bytes: &[u8]) -> Result<&[u8], CorruptRecord> {
-    let mut r = Reader(bytes);
-    r.take(1 + 16 + 8 + 8)?;
-    match r.u8()? {
-        0 => {}
-        1 => {
-            let n = r.u32()? as usize;
-            r.take(n)?;
-        }
-        _ => return Err(CorruptRecord("option tag")),
-    }
-    Ok(&bytes[..bytes.len() - r.0.len()])
 }
 
 /// Version of the state record; version 1 lacked the last receive time.

@@ -711,11 +711,11 @@ pub(crate) mod tests {
         seqs
     }
 
-    /// A start reads each message's head, not its record: heads follow
+    /// D1 across a start that reads each message's head, not its record: heads follow
     /// every put, delete, purge and move, and a store written before they
     /// existed gets them at its first open.
     #[test]
-    fn heads_follow_the_messages_and_older_stores_get_them_at_open() {
+    fn d1_heads_follow_the_messages_and_older_stores_get_them_at_open() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("db.redb");
         let store = Store::open(&path, None).unwrap();

@@ -16,7 +16,7 @@ use sluice_broker::{Broker, CreateQueue, MessageFilter, NewMessage, ReceiveOptio
 use sluice_core::ManualClock;
 use sluice_core::SystemClock;
 use sluice_core::attributes::QueueConfig;
-use sluice_embedded::{EmbeddedBroker, EmbeddedOptions, LOG_FILE};
+use sluice_embedded::{EmbeddedBroker, EmbeddedOptions, LOG_FILE, RecoveryStats};
 
 const CHILD_MODE: &str = "SLUICE_WAL_CRASH_MODE";
 const CHILD_DIR: &str = "SLUICE_WAL_CRASH_DIR";
@@ -26,14 +26,21 @@ const CHILD_SEED: &str = "SLUICE_WAL_CRASH_SEED";
 const BATCHES: usize = 5;
 
 fn open(dir: &Path, checkpoint_interval: Duration, body_cache_bytes: usize) -> EmbeddedBroker {
+    open_reporting(dir, checkpoint_interval, body_cache_bytes).0
+}
+
+/// [`open`], with what recovery found.
+fn open_reporting(
+    dir: &Path,
+    checkpoint_interval: Duration,
+    body_cache_bytes: usize,
+) -> (EmbeddedBroker, RecoveryStats) {
     let options = EmbeddedOptions {
         checkpoint_interval,
         body_cache_bytes,
         ..Default::default()
     };
-    EmbeddedBroker::open_with(dir, Arc::new(SystemClock), options)
-        .expect("open")
-        .0
+    EmbeddedBroker::open_with(dir, Arc::new(SystemClock), options).expect("open")
 }
 
 async fn create(b: &EmbeddedBroker, name: &str) {
@@ -362,13 +369,7 @@ async fn d1_kill_9_at_random_points_loses_no_acknowledged_change() {
                 );
             }
         }
-        let options = EmbeddedOptions {
-            checkpoint_interval: Duration::from_secs(1),
-            body_cache_bytes: 64 << 20,
-            ..Default::default()
-        };
-        let (b, stats) =
-            EmbeddedBroker::open_with(dir.path(), Arc::new(SystemClock), options).expect("open");
+        let (b, stats) = open_reporting(dir.path(), Duration::from_secs(1), 64 << 20);
         // Killed mid-checkpoint or not, every durable commit saved redb's
         // allocator state: no restart walks the whole file.
         assert!(!stats.store_repaired, "round {round} (seed {seed})");
