@@ -51,7 +51,7 @@ pub struct ServeArgs {
     #[arg(long, value_name = "MIB")]
     storage_cache_mib: Option<usize>,
     /// Durable mode: most milliseconds between checkpoints, which write
-    /// redb's pages out and restart the write-ahead log. Shorter: smaller
+    /// redb's pages out and start a new write-ahead log segment. Shorter: smaller
     /// pauses while a checkpoint writes and less log to replay after a
     /// crash; longer: fewer page writes [default: 1000; 1 to 60000].
     #[arg(long, value_name = "MS", value_parser = clap::value_parser!(u64).range(1..=MAX_CHECKPOINT_MS))]

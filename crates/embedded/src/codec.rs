@@ -7,6 +7,7 @@
 use sluice_core::message::{AttributeValue, MessageAttributeValue, MessageAttributes};
 
 use crate::queue_state::{MessageData, MessageState};
+use crate::wal::BodyAt;
 
 /// Version of the message record; version 1 lacked the body's MD5, which
 /// receives of a body read back from disk then had to compute again.
@@ -107,6 +108,37 @@ fn read_head<'a>(r: &mut Reader<'a>) -> Result<(u64, Option<&'a str>), CorruptRe
         _ => return Err(CorruptRecord("option tag")),
     };
     Ok((enqueued_at, group))
+}
+
+/// First byte of a message record that holds where the message's data
+/// lies in the write-ahead log instead of the data (see [`crate::wal`]).
+const IN_LOG: u8 = 0x80;
+
+/// Length of an encoded [`BodyAt`] record.
+pub const IN_LOG_LEN: usize = 21;
+
+/// Encodes a message record that points at its data in the log.
+pub fn encode_in_log(at: BodyAt) -> [u8; IN_LOG_LEN] {
+    let mut out = [0u8; IN_LOG_LEN];
+    out[0] = IN_LOG;
+    out[1..9].copy_from_slice(&at.segment.to_be_bytes());
+    out[9..17].copy_from_slice(&at.offset.to_be_bytes());
+    out[17..21].copy_from_slice(&at.len.to_be_bytes());
+    out
+}
+
+/// Where a message record written by [`encode_in_log`] points; `None` for
+/// a record holding the data itself.
+pub fn decode_in_log(bytes: &[u8]) -> Result<Option<BodyAt>, CorruptRecord> {
+    if bytes.first() != Some(&IN_LOG) {
+        return Ok(None);
+    }
+    let mut r = Reader(&bytes[1..]);
+    Ok(Some(BodyAt {
+        segment: r.u64()?,
+        offset: r.u64()?,
+        len: r.u32()?,
+    }))
 }
 
 /// Version of the state record; version 1 lacked the last receive time.

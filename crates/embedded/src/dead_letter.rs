@@ -199,6 +199,7 @@ fn relocate(
         seq: to.1,
         data: codec::encode_message(data),
         state: codec::encode_state(state),
+        in_log: None,
     });
 }
 

@@ -1,27 +1,33 @@
 //! The two threads behind the journal: the log writer and the applier.
 //!
-//! The writer drains pending changes, encodes them as one log record, hands
-//! the changes to the applier, then writes the record and syncs the log.
-//! Once synced, a ticket resolves: its changes are durable, and the apply to
-//! redb (without durability) runs beside the sync and after it, off the
-//! path of the answer. So an acknowledged change may not be in redb yet:
-//! anything that reads redb first waits, through the [`Gate`], until
-//! every record handed over is applied (`Journal::readable`); the
-//! index and the body cache answer everything else. A batch holding a
-//! dead-letter move of a body on disk is encoded by the applier (what the
-//! move writes depends on what redb holds), and written once applied.
+//! The writer drains pending changes, encodes them as one log record, writes
+//! it, hands the changes to the applier, then syncs the log. Each put of a
+//! message learns where its data lies in the log, and redb keeps that
+//! position instead of the data: a message is written once. Once synced, a
+//! ticket resolves: its changes are durable, and the apply to redb (without
+//! durability) runs beside the sync and after it, off the path of the
+//! answer. So an acknowledged change may not be in redb yet: anything that
+//! reads redb first waits, through the [`Gate`], until every record handed
+//! over is applied (`Journal::readable`); the index and the body cache
+//! answer everything else. A batch holding a dead-letter move of a body on
+//! disk is encoded by the applier (what the move writes depends on what
+//! redb holds), and written once applied; its puts keep their data in redb.
 //!
 //! Checkpoints are the writer's: after the last record before it, it asks
 //! the applier for a durable redb commit, which applies everything before
-//! it first, then starts the log again. Nothing is written in between, so
-//! the rewind only ever writes over records redb holds durably. That wait
+//! it first; then the writer starts a new log segment and deletes the older
+//! ones in which redb, durably, needs no message's data any more. That wait
 //! also bounds how far the applier can fall behind, and so the changes
 //! queued for it in memory: one checkpoint's worth (its interval, or
-//! [`CHECKPOINT_BYTES`] of log).
+//! [`CHECKPOINT_BYTES`] of log). An older segment of which less than half
+//! is still needed is compacted: the applier copies the data of its
+//! remaining messages into redb, a few hundred at a time between applies,
+//! and it goes at the checkpoint after.
 
+use std::collections::{BTreeSet, VecDeque};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender, SyncSender};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender, SyncSender, TryRecvError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -31,7 +37,7 @@ use tokio::sync::oneshot;
 use crate::journal::{Outcome, Pending};
 use crate::log_record;
 use crate::store::{Change, Store, StoreError};
-use crate::wal::Log;
+use crate::wal::{BodyAt, Log, Segments};
 
 /// Most changes one commit takes before the writer commits and comes back
 /// for more; bounds the latency a huge backlog of work adds to one batch.
@@ -53,6 +59,10 @@ const APPLY_WINDOW: Duration = Duration::from_millis(4);
 /// much a restart replays and how much redb holds in memory waiting for a
 /// durable commit.
 const CHECKPOINT_BYTES: u64 = 64 << 20;
+
+/// Most messages one step of compaction copies into redb: a step runs
+/// between applies, which wait for it.
+const COMPACT_STEP: usize = 500;
 
 /// Where readers of redb wait until the records before them are applied.
 #[derive(Default)]
@@ -144,14 +154,30 @@ enum ToApplier {
         /// sends it back here, header room first.
         encode: Option<SyncSender<Result<Vec<u8>, String>>>,
     },
-    /// Make redb durable up to every record handed over so far.
-    Checkpoint(SyncSender<Result<(), String>>),
+    /// Make redb durable up to every record handed over so far, and answer
+    /// the segments that still hold a stored message's data. `current` is
+    /// the segment being written, the last the writer writes to.
+    Checkpoint {
+        current: u64,
+        reply: SyncSender<Result<Checkpointed, String>>,
+    },
+}
+
+/// What a checkpoint tells the writer.
+struct Checkpointed {
+    /// The segments that still hold a stored message's data.
+    live: BTreeSet<u64>,
+    /// Whether compaction has work: its result is made durable, and the
+    /// segments it emptied deleted, only by another checkpoint.
+    compacting: bool,
 }
 
 /// Starts the writer (which starts the applier); joining it joins both.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn spawn(
     store: Store,
     log: Log,
+    on_disk: BTreeSet<u64>,
     next_lsn: u64,
     interval: Duration,
     rx: Receiver<Pending>,
@@ -159,11 +185,14 @@ pub(crate) fn spawn(
     gate: Arc<Mutex<Gate>>,
 ) -> Option<JoinHandle<()>> {
     let (to_applier, from_writer) = mpsc::channel();
+    let segments = store.segments().clone();
     let applier = Applier {
         store,
         gate: gate.clone(),
         failed: failed.clone(),
         broken: None,
+        compacting: VecDeque::new(),
+        compacted: BTreeSet::new(),
     };
     let applier = std::thread::Builder::new()
         .name("sluice-apply".into())
@@ -171,6 +200,8 @@ pub(crate) fn spawn(
         .ok()?;
     let writer = LogWriter {
         log,
+        on_disk,
+        segments,
         gate,
         next_lsn,
         to_applier,
@@ -190,12 +221,16 @@ pub(crate) fn spawn(
 
 struct LogWriter {
     log: Log,
+    /// The segments on disk, the one being written included.
+    on_disk: BTreeSet<u64>,
+    /// The readers' open segment files, closed before a segment goes.
+    segments: Arc<Segments>,
     gate: Arc<Mutex<Gate>>,
     next_lsn: u64,
     to_applier: Sender<ToApplier>,
     /// When the oldest record redb does not hold durably was written.
     dirty_since: Option<Instant>,
-    /// Bytes of records written since the last rewind.
+    /// Bytes of records written since the last checkpoint.
     log_bytes: u64,
     /// Longest time between a change and its checkpoint.
     interval: Duration,
@@ -259,6 +294,7 @@ impl LogWriter {
             return resolve(done, Ok(()));
         }
         let lsn = self.next_lsn;
+        let mut changes = changes;
         let moves = changes
             .iter()
             .flatten()
@@ -269,12 +305,32 @@ impl LogWriter {
             let (tx, rx) = mpsc::sync_channel(1);
             (Some(tx), Some(rx))
         } else {
-            for change in changes.iter().flatten() {
-                log_record::encode(change, &mut buf);
+            // Each put learns where its data lies, which redb keeps
+            // instead of the data.
+            let (segment, base) = (self.log.segment(), self.log.end());
+            for change in changes.iter_mut().flatten() {
+                if let Some(start) = log_record::encode(change, &mut buf)
+                    && let Change::PutMessage { data, in_log, .. } = change
+                {
+                    *in_log = Some(BodyAt {
+                        segment,
+                        offset: base + start as u64,
+                        len: data.len() as u32,
+                    });
+                }
             }
             (None, None)
         };
-        // Handed over before the write, so the apply runs beside the sync.
+        self.dirty_since.get_or_insert_with(Instant::now);
+        if !moves {
+            // Written before redb learns where: a reader that follows a
+            // put's position finds its bytes (synced or not yet).
+            self.log_bytes += buf.len() as u64;
+            if let Err(e) = self.log.write(lsn, &mut buf) {
+                return self.log_failed(e, done);
+            }
+        }
+        // Handed over before the sync, so the apply runs beside it.
         Gate::handed(&self.gate, lsn);
         let handed = self.to_applier.send(ToApplier::Apply {
             lsn,
@@ -292,17 +348,23 @@ impl LogWriter {
                 Ok(Err(e)) => return resolve(done, Err(e)),
                 Err(_) => return self.stopped(done),
             }
-        }
-        self.dirty_since.get_or_insert_with(Instant::now);
-        self.log_bytes += buf.len() as u64;
-        match self.log.write(lsn, &mut buf).and_then(|()| self.log.sync()) {
-            Ok(()) => resolve(done, Ok(())),
-            Err(e) => {
-                let e = format!("write-ahead log: {e}");
-                fail(&self.failed, &e);
-                resolve(done, Err(e));
+            self.log_bytes += buf.len() as u64;
+            if let Err(e) = self.log.write(lsn, &mut buf) {
+                return self.log_failed(e, done);
             }
         }
+        match self.log.sync() {
+            Ok(()) => resolve(done, Ok(())),
+            Err(e) => self.log_failed(e, done),
+        }
+    }
+
+    /// Writing or syncing the log failed: fails `done` and every later
+    /// write.
+    fn log_failed(&self, e: std::io::Error, done: Vec<oneshot::Sender<Outcome>>) {
+        let e = format!("write-ahead log: {e}");
+        fail(&self.failed, &e);
+        resolve(done, Err(e));
     }
 
     /// The applier is gone: fails `done`, every later write, and every
@@ -321,29 +383,54 @@ impl LogWriter {
     }
 
     /// Has the applier make redb durable up to the last record written,
-    /// then starts the log again. Nothing more is made durable after a
+    /// then starts a new segment and deletes the older ones that no stored
+    /// message needs any more. Nothing more is made durable after a
     /// failure.
     fn checkpoint(&mut self) {
         if self.failed.load(Ordering::Acquire) {
             return;
         }
-        let (tx, rx) = mpsc::sync_channel(1);
-        let durable = match self.to_applier.send(ToApplier::Checkpoint(tx)) {
-            Ok(()) => rx
-                .recv()
-                .unwrap_or_else(|_| Err("the store's applier stopped".into())),
-            Err(_) => Err("the store's applier stopped".into()),
+        let (reply, rx) = mpsc::sync_channel(1);
+        let stopped = || "the store's applier stopped".to_string();
+        let checkpoint = ToApplier::Checkpoint {
+            current: self.log.segment(),
+            reply,
         };
-        let rewound = durable.and_then(|()| {
+        let checkpointed = match self.to_applier.send(checkpoint) {
+            Ok(()) => rx.recv().unwrap_or_else(|_| Err(stopped())),
+            Err(_) => Err(stopped()),
+        };
+        let rolled = checkpointed.and_then(|done| {
             self.log
-                .rewind()
+                .next_segment()
+                .map(|()| done)
                 .map_err(|e| format!("write-ahead log: {e}"))
         });
-        if let Err(e) = rewound {
-            return fail(&self.failed, &e);
-        }
-        self.dirty_since = None;
+        let Checkpointed { live, compacting } = match rolled {
+            Ok(done) => done,
+            Err(e) => return fail(&self.failed, &e),
+        };
+        // An idle writer checkpoints again after the interval when
+        // compaction has work.
+        self.dirty_since = compacting.then(Instant::now);
         self.log_bytes = 0;
+        let current = self.log.segment();
+        self.on_disk.insert(current);
+        let dead: Vec<u64> = (self.on_disk.iter().copied())
+            .filter(|id| *id != current && !live.contains(id))
+            .collect();
+        for id in dead {
+            self.segments.forget(id);
+            match self.log.remove(id) {
+                Ok(()) => {
+                    self.on_disk.remove(&id);
+                }
+                // Tried again at the next checkpoint, and at a start.
+                Err(e) => {
+                    tracing::warn!(segment = id, error = %e, "could not delete a log segment")
+                }
+            }
+        }
     }
 }
 
@@ -353,6 +440,12 @@ struct Applier {
     failed: Arc<AtomicBool>,
     /// The first failed apply: nothing is applied, nor made durable, after it.
     broken: Option<String>,
+    /// Segments mostly dead whose remaining messages' data is being copied
+    /// into redb, each with where to go on from.
+    compacting: VecDeque<(u64, (u64, u64))>,
+    /// Segments compaction went all through, not to be queued again: one
+    /// still in use after that holds messages it could not find.
+    compacted: BTreeSet<u64>,
 }
 
 impl Applier {
@@ -361,18 +454,30 @@ impl Applier {
         loop {
             let message = match next.take() {
                 Some(message) => message,
+                // Compaction runs when nothing else waits.
+                None if !self.compacting.is_empty() => match rx.try_recv() {
+                    Ok(message) => message,
+                    Err(TryRecvError::Empty) => {
+                        self.compact_step();
+                        continue;
+                    }
+                    Err(TryRecvError::Disconnected) => break,
+                },
                 None => match rx.recv() {
                     Ok(message) => message,
                     Err(_) => break,
                 },
             };
             match message {
-                ToApplier::Checkpoint(reply) => {
-                    let durable = match &self.broken {
+                ToApplier::Checkpoint { current, reply } => {
+                    let live = match &self.broken {
                         Some(e) => Err(e.clone()),
-                        None => self.store.checkpoint().map_err(|e| e.to_string()),
+                        None => self.checkpoint(current).map_err(|e| e.to_string()),
                     };
-                    let _ = reply.send(durable);
+                    let _ = reply.send(live);
+                    // Under steady load the applier is seldom idle: one
+                    // step per checkpoint at least.
+                    self.compact_step();
                 }
                 ToApplier::Apply {
                     lsn,
@@ -415,6 +520,60 @@ impl Applier {
                     }
                     let _ = self.apply(records.iter().flatten().flatten(), last, None);
                 }
+            }
+        }
+    }
+
+    /// Makes redb durable; returns the segments still holding a stored
+    /// message's data, and queues for compaction those up to `current` in
+    /// which less than half the bytes are still needed.
+    fn checkpoint(&mut self, current: u64) -> Result<Checkpointed, StoreError> {
+        self.store.checkpoint()?;
+        let used = self.store.segment_use()?;
+        let segments = self.store.segments();
+        self.compacted.retain(|id| {
+            let stuck = used.contains_key(id);
+            if stuck {
+                tracing::warn!(segment = id, "compaction left messages in a log segment");
+            }
+            stuck
+        });
+        // The segment being written is done too: the writer starts the
+        // next one as soon as this returns.
+        for (&id, used) in used.range(..=current) {
+            let sparse = used.bytes.saturating_mul(2) < segments.len(id);
+            let queued = self.compacting.iter().any(|(queued, _)| *queued == id);
+            if sparse && !queued && !self.compacted.contains(&id) {
+                self.compacting.push_back((id, (0, 0)));
+            }
+        }
+        Ok(Checkpointed {
+            live: used.into_keys().collect(),
+            compacting: !self.compacting.is_empty(),
+        })
+    }
+
+    /// Copies the data of the next few messages of the first segment
+    /// being compacted into redb.
+    fn compact_step(&mut self) {
+        let Some(&(segment, from)) = self.compacting.front() else {
+            return;
+        };
+        if self.broken.is_some() {
+            self.compacting.clear();
+            return;
+        }
+        match self.store.take_in(segment, from, COMPACT_STEP) {
+            Ok(Some(next)) => self.compacting[0].1 = next,
+            Ok(None) => {
+                self.compacting.pop_front();
+                self.compacted.insert(segment);
+            }
+            Err(e) => {
+                let e = e.to_string();
+                fail(&self.failed, &e);
+                Gate::apply_failed(&self.gate, &e);
+                self.broken = Some(e);
             }
         }
     }

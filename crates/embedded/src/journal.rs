@@ -14,9 +14,11 @@
 //! acknowledged before it.
 //!
 //! Every so often (a time or a log size, whichever comes first) a checkpoint
-//! makes redb durable and the log starts again. Start-up replays the log's
+//! makes redb durable and the log starts a new segment; older segments stay
+//! while a stored message's data lies in them. Start-up replays the log's
 //! records that redb does not hold yet ([`recover`]).
 
+use std::collections::BTreeSet;
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -32,7 +34,7 @@ use parking_lot::Mutex;
 use crate::group_commit::{self, Gate, MAX_CHANGES_PER_COMMIT};
 use crate::log_record;
 use crate::store::{Change, Store, StoreError};
-use crate::wal::{Log, LogError};
+use crate::wal::{self, Log, LogError};
 
 /// What one resolved ticket learns: durable, or why not.
 pub(crate) type Outcome = Result<(), String>;
@@ -96,6 +98,7 @@ impl Journal {
         let thread = group_commit::spawn(
             recovered.store,
             recovered.log,
+            recovered.on_disk,
             recovered.next_lsn,
             checkpoint_interval,
             rx,
@@ -167,22 +170,27 @@ impl Drop for Writer {
 pub struct Recovered {
     store: Store,
     log: Log,
+    /// The segments on disk, the new one included.
+    on_disk: BTreeSet<u64>,
     next_lsn: u64,
     /// Log records replayed into the store.
     pub replayed: usize,
 }
 
-/// Opens the log at `path` and replays into `store` the records after the
-/// last one it holds, then checkpoints so the log can start again.
-pub fn recover(store: Store, path: &Path) -> Result<Recovered, StoreError> {
+/// Reads the log in data directory `dir` and replays into `store` the
+/// records after the last one it holds; then checkpoints, starts a new
+/// segment for the writer, and deletes the segments in which no stored
+/// message's data lies.
+pub fn recover(store: Store, dir: &Path) -> Result<Recovered, StoreError> {
     let log_err = |e: LogError| StoreError::Log(e.to_string());
+    let io_err = |e: std::io::Error| StoreError::Log(e.to_string());
     let applied = store.applied_lsn()?;
-    let (log, records) = Log::open(path, applied).map_err(log_err)?;
-    let replayed = records.len();
+    let found = wal::open(dir, applied).map_err(log_err)?;
+    let replayed = found.records.len();
     let mut last = applied;
     let mut chunk: Vec<Change> = Vec::new();
-    for record in records {
-        chunk.extend(log_record::decode(&record.payload)?);
+    for record in found.records {
+        chunk.extend(log_record::decode(&record.payload, record.at)?);
         last = record.lsn;
         if chunk.len() >= MAX_CHANGES_PER_COMMIT {
             store.apply(chunk.iter(), last, None)?;
@@ -192,18 +200,37 @@ pub fn recover(store: Store, path: &Path) -> Result<Recovered, StoreError> {
     if !chunk.is_empty() || last != applied {
         store.apply(chunk.iter(), last, None)?;
     }
-    if replayed > 0 {
-        // The writer's first record goes over the ones just replayed.
+    if replayed > 0 || found.legacy {
+        // The writer's records go to a new segment, which a start reads
+        // alone: everything before it must be durable in redb.
         store.checkpoint()?;
+    }
+    if replayed > 0 {
         tracing::info!(
             records = replayed,
             last_lsn = last,
             "replayed the write-ahead log"
         );
     }
+    if found.legacy {
+        wal::remove_legacy(dir).map_err(io_err)?;
+    }
+    let live: BTreeSet<u64> = store.segment_use()?.into_keys().collect();
+    let newest = found.segments.last().copied().max(live.last().copied());
+    let log = Log::create(dir, newest.map_or(1, |id| id + 1)).map_err(io_err)?;
+    let mut on_disk = BTreeSet::from([log.segment()]);
+    for id in found.segments {
+        if live.contains(&id) {
+            on_disk.insert(id);
+        } else if let Err(e) = log.remove(id) {
+            tracing::warn!(segment = id, error = %e, "could not delete a log segment");
+            on_disk.insert(id);
+        }
+    }
     Ok(Recovered {
         store,
         log,
+        on_disk,
         next_lsn: last + 1,
         replayed,
     })
@@ -212,7 +239,6 @@ pub fn recover(store: Store, path: &Path) -> Result<Recovered, StoreError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::wal::LOG_FILE;
 
     fn put_queue(id: u64) -> Vec<Change> {
         vec![Change::PutQueue {
@@ -227,9 +253,8 @@ mod tests {
     async fn a_failed_log_write_fails_the_batch_and_every_later_write() {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(&dir.path().join("db.redb"), None).unwrap();
-        let path = dir.path().join(LOG_FILE);
-        let mut recovered = recover(store, &path).unwrap();
-        recovered.log = Log::failing(&path).unwrap();
+        let mut recovered = recover(store, dir.path()).unwrap();
+        recovered.log = Log::failing(dir.path()).unwrap();
         let journal = Journal::durable(recovered, Duration::from_secs(3600));
         let err = journal.submit(put_queue(1)).wait().await.unwrap_err();
         assert_eq!(err.code, ErrorCode::ServiceUnavailable);
@@ -250,7 +275,7 @@ mod tests {
     async fn acknowledged_before_applied_and_read_only_once_applied() {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(&dir.path().join("db.redb"), None).unwrap();
-        let recovered = recover(store.clone(), &dir.path().join(LOG_FILE)).unwrap();
+        let recovered = recover(store.clone(), dir.path()).unwrap();
         let journal = Journal::durable(recovered, Duration::from_secs(3600));
         let held = store.hold_writes().unwrap();
         let acked = tokio::time::timeout(
@@ -290,7 +315,7 @@ mod tests {
         };
         let dir = Path::new(&dir);
         let store = Store::open(&dir.join("db.redb"), None).unwrap();
-        let recovered = recover(store.clone(), &dir.join(LOG_FILE)).unwrap();
+        let recovered = recover(store.clone(), dir).unwrap();
         let journal = Journal::durable(recovered, Duration::from_secs(3600));
         let _held = store.hold_writes().unwrap();
         let ticket = journal.submit(put_message(7, "survives")).wait();
@@ -318,10 +343,157 @@ mod tests {
         assert!(status.success(), "the child did not get its answer");
         let store = Store::open(&dir.path().join("db.redb"), None).unwrap();
         assert_eq!(store.applied_lsn().unwrap(), 0, "redb took the put");
-        let recovered = recover(store.clone(), &dir.path().join(LOG_FILE)).unwrap();
+        let recovered = recover(store.clone(), dir.path()).unwrap();
         assert_eq!(recovered.replayed, 1);
         let read = store.read_messages(1, &[7]).unwrap();
         assert_eq!(read[0].as_ref().map(|m| m.body.as_str()), Some("survives"));
+    }
+
+    /// The segment files in data directory `dir`.
+    fn segment_files(dir: &Path) -> Vec<u64> {
+        wal::segment_ids(dir).unwrap()
+    }
+
+    /// Waits (up to 10 s) until `done` holds.
+    async fn until(what: &str, mut done: impl FnMut() -> bool) {
+        for _ in 0..1000 {
+            if done() {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        panic!("timed out waiting for {what}");
+    }
+
+    fn delete(seqs: impl IntoIterator<Item = u64>) -> Vec<Change> {
+        seqs.into_iter()
+            .map(|seq| Change::DeleteMessage { queue: 1, seq })
+            .collect()
+    }
+
+    fn bodies(store: &Store, seqs: &[u64]) -> Vec<Option<String>> {
+        let read = store.read_messages(1, seqs).unwrap();
+        read.into_iter().map(|m| m.map(|m| m.body)).collect()
+    }
+
+    /// D1 with a message written once: redb keeps where a put's data lies
+    /// in the log, which stays readable after checkpoints and a restart;
+    /// once no stored message needs a segment, a checkpoint deletes it.
+    #[tokio::test]
+    async fn d1_data_stays_in_its_segment_until_no_message_needs_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let open = || {
+            let store = Store::open(&dir.path().join("db.redb"), None).unwrap();
+            let recovered = recover(store.clone(), dir.path()).unwrap();
+            (
+                store,
+                Journal::durable(recovered, Duration::from_millis(20)),
+            )
+        };
+        let (store, journal) = open();
+        let first = segment_files(dir.path())[0];
+        let puts = (1..=3).flat_map(|seq| put_message(seq, &format!("m{seq}")));
+        journal.submit(puts.collect()).wait().await.unwrap();
+        until("a checkpoint", || segment_files(dir.path()).len() > 1).await;
+        let used = store.segment_use().unwrap();
+        assert_eq!(used.keys().copied().collect::<Vec<_>>(), [first]);
+        assert_eq!(used[&first].messages, 3);
+        assert_eq!(used[&first].seqs, (1, 3));
+        let some = |s: &str| Some(s.to_string());
+        assert_eq!(
+            bodies(&store, &[1, 2, 3]),
+            [some("m1"), some("m2"), some("m3")]
+        );
+
+        // After a restart the data is still read from the segment.
+        drop(journal);
+        drop(store);
+        let (store, journal) = open();
+        assert!(segment_files(dir.path()).contains(&first));
+        assert_eq!(bodies(&store, &[3, 1]), [some("m3"), some("m1")]);
+
+        // Two deleted: the segment stays for the third.
+        journal.submit(delete([1, 2])).wait().await.unwrap();
+        let newest = *segment_files(dir.path()).last().unwrap();
+        until("another checkpoint", || {
+            segment_files(dir.path()).last() > Some(&newest)
+        })
+        .await;
+        assert!(segment_files(dir.path()).contains(&first));
+        assert_eq!(store.segment_use().unwrap()[&first].messages, 1);
+
+        // The last one deleted: the segment goes at the next checkpoint.
+        journal.submit(delete([3])).wait().await.unwrap();
+        until("the segment's deletion", || {
+            !segment_files(dir.path()).contains(&first)
+        })
+        .await;
+        assert!(store.segment_use().unwrap().is_empty());
+        assert_eq!(bodies(&store, &[1, 2, 3]), [None, None, None]);
+    }
+
+    /// A segment most of whose messages are gone is compacted: the data
+    /// of the few left is copied into redb, the segment deleted, and
+    /// those messages read the same, before and after a restart.
+    #[tokio::test]
+    async fn d1_a_mostly_dead_segment_is_compacted_into_the_store() {
+        let dir = tempfile::tempdir().unwrap();
+        let open = || {
+            let store = Store::open(&dir.path().join("db.redb"), None).unwrap();
+            let recovered = recover(store.clone(), dir.path()).unwrap();
+            (
+                store,
+                Journal::durable(recovered, Duration::from_millis(20)),
+            )
+        };
+        let (store, journal) = open();
+        let first = segment_files(dir.path())[0];
+        // Compaction finds a segment's messages queue by queue.
+        journal.submit(put_queue(1)).wait().await.unwrap();
+        let body = |seq: u64| format!("{seq}-{}", "x".repeat(500));
+        let puts = (1..=20).flat_map(|seq| put_message(seq, &body(seq)));
+        journal.submit(puts.collect()).wait().await.unwrap();
+        journal
+            .submit(delete((1..=20).filter(|seq| seq % 10 != 0)))
+            .wait()
+            .await
+            .unwrap();
+        until("the compacted segment's deletion", || {
+            !segment_files(dir.path()).contains(&first)
+        })
+        .await;
+        assert!(store.segment_use().unwrap().is_empty());
+        let want = [Some(body(10)), Some(body(20))];
+        assert_eq!(bodies(&store, &[10, 20]), want);
+        assert_eq!(bodies(&store, &[11]), [None]);
+        drop(journal);
+        drop(store);
+        let (store, _journal) = open();
+        assert_eq!(bodies(&store, &[10, 20]), want);
+    }
+
+    /// A store written before segments: its single log file is replayed
+    /// at the first start (the data of its puts kept in redb), then
+    /// removed.
+    #[tokio::test]
+    async fn d1_a_legacy_log_is_replayed_then_removed() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("db.redb"), None).unwrap();
+        let mut record = Vec::new();
+        Log::start_record(&mut record);
+        for change in put_message(4, "from the old log") {
+            log_record::encode(&change, &mut record);
+        }
+        let mut scratch = Log::create(&dir.path().join("scratch"), 1).unwrap();
+        scratch.write(1, &mut record).unwrap();
+        let mut legacy = b"SLUICEW1".to_vec();
+        legacy.extend_from_slice(&record);
+        std::fs::write(dir.path().join(wal::LEGACY_LOG_FILE), legacy).unwrap();
+        let recovered = recover(store.clone(), dir.path()).unwrap();
+        assert_eq!(recovered.replayed, 1);
+        assert!(!dir.path().join(wal::LEGACY_LOG_FILE).exists());
+        assert!(store.segment_use().unwrap().is_empty());
+        assert_eq!(bodies(&store, &[4]), [Some("from the old log".to_string())]);
     }
 
     /// The same journal over a log that can be written acknowledges both.
@@ -329,7 +501,7 @@ mod tests {
     async fn a_working_log_acknowledges_writes() {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(&dir.path().join("db.redb"), None).unwrap();
-        let recovered = recover(store, &dir.path().join(LOG_FILE)).unwrap();
+        let recovered = recover(store, dir.path()).unwrap();
         let journal = Journal::durable(recovered, Duration::from_secs(3600));
         journal.submit(put_queue(1)).wait().await.unwrap();
         journal.submit(put_queue(2)).wait().await.unwrap();

@@ -60,9 +60,11 @@ use store::{Change, QueueRecord, Store};
 /// The file that holds the durable records inside the data directory.
 pub const DATA_FILE: &str = "sluice.redb";
 
-/// The write-ahead log inside the data directory: changes not yet
-/// checkpointed into [`DATA_FILE`].
-pub use wal::LOG_FILE;
+/// The write-ahead log's segments inside the data directory: changes not
+/// yet checkpointed into [`DATA_FILE`], and the data of the messages
+/// stored since; [`newest_log_segment`] names the one being written.
+pub use wal::LOG_DIR;
+pub use wal::newest_segment as newest_log_segment;
 
 /// How often the background sweeper applies retention and wakes waiters.
 const SWEEP_INTERVAL: Duration = Duration::from_secs(1);
@@ -167,7 +169,7 @@ impl EmbeddedBroker {
     ) -> Result<(Self, RecoveryStats), StoreError> {
         std::fs::create_dir_all(dir).map_err(|e| StoreError::Redb(e.to_string()))?;
         let store = Store::open(&dir.join(DATA_FILE), options.storage_cache_bytes)?;
-        let journal = journal::recover(store.clone(), &dir.join(LOG_FILE))?;
+        let journal = journal::recover(store.clone(), dir)?;
         let budget = Arc::new(BodyBudget::new(options.body_cache_bytes));
         let recovered = store.load()?;
         let now = clock.now();
@@ -835,6 +837,7 @@ impl Broker for EmbeddedBroker {
                         seq,
                         data: encoded,
                         state: codec::encode_state(&state),
+                        in_log: None,
                     });
                 }
                 sent.push(SentMessage {

@@ -7,6 +7,7 @@
 
 use crate::codec::CorruptRecord;
 use crate::store::Change;
+use crate::wal::BodyAt;
 
 const PUT_QUEUE: u8 = 1;
 const DELETE_QUEUE: u8 = 2;
@@ -21,7 +22,8 @@ const PURGE: u8 = 10;
 
 /// Appends `change` to `out`. A [`Change::MoveMessage`] has no layout:
 /// the store writes what it resolved to instead (see [`put_message`]).
-pub fn encode(change: &Change, out: &mut Vec<u8>) {
+/// For a put of a message, returns where its data starts in `out`.
+pub fn encode(change: &Change, out: &mut Vec<u8>) -> Option<usize> {
     match change {
         Change::PutQueue { id, record } => {
             out.push(PUT_QUEUE);
@@ -37,7 +39,8 @@ pub fn encode(change: &Change, out: &mut Vec<u8>) {
             seq,
             data,
             state,
-        } => put_message(out, (*queue, *seq), data, state),
+            ..
+        } => return Some(put_message(out, (*queue, *seq), data, state)),
         Change::PutState { queue, seq, state } => {
             out.push(PUT_STATE);
             u64s(out, &[*queue, *seq]);
@@ -75,14 +78,17 @@ pub fn encode(change: &Change, out: &mut Vec<u8>) {
             u64s(out, &[*queue, *below]);
         }
     }
+    None
 }
 
-/// Appends the put of a message at `at` (queue, sequence).
-pub fn put_message(out: &mut Vec<u8>, at: (u64, u64), data: &[u8], state: &[u8]) {
+/// Appends the put of a message at `at` (queue, sequence); returns where
+/// its data starts in `out`.
+pub fn put_message(out: &mut Vec<u8>, at: (u64, u64), data: &[u8], state: &[u8]) -> usize {
     out.push(PUT_MESSAGE);
     u64s(out, &[at.0, at.1]);
     bytes(out, data);
     out.extend_from_slice(state);
+    out.len() - state.len() - data.len()
 }
 
 /// Appends the delete of the message at `at` (queue, sequence).
@@ -91,8 +97,11 @@ pub fn delete_message(out: &mut Vec<u8>, at: (u64, u64)) {
     u64s(out, &[at.0, at.1]);
 }
 
-/// Decodes every change [`encode`] wrote into `bytes`.
-pub fn decode(mut bytes: &[u8]) -> Result<Vec<Change>, CorruptRecord> {
+/// Decodes every change [`encode`] wrote into `bytes`. With `at`, the
+/// segment and file offset `bytes` were read from, each put of a message
+/// gets where its data lies there.
+pub fn decode(mut bytes: &[u8], at: Option<(u64, u64)>) -> Result<Vec<Change>, CorruptRecord> {
+    let total = bytes.len();
     let mut out = Vec::new();
     while let Some((&tag, rest)) = bytes.split_first() {
         let mut r = Reader(rest);
@@ -102,12 +111,23 @@ pub fn decode(mut bytes: &[u8]) -> Result<Vec<Change>, CorruptRecord> {
                 record: r.bytes()?.to_vec(),
             },
             DELETE_QUEUE => Change::DeleteQueue { id: r.u64()? },
-            PUT_MESSAGE => Change::PutMessage {
-                queue: r.u64()?,
-                seq: r.u64()?,
-                data: r.bytes()?.to_vec(),
-                state: r.array()?,
-            },
+            PUT_MESSAGE => {
+                let queue = r.u64()?;
+                let seq = r.u64()?;
+                let data = r.bytes()?.to_vec();
+                let in_log = at.map(|(segment, base)| BodyAt {
+                    segment,
+                    offset: base + (total - r.0.len() - data.len()) as u64,
+                    len: data.len() as u32,
+                });
+                Change::PutMessage {
+                    queue,
+                    seq,
+                    data,
+                    state: r.array()?,
+                    in_log,
+                }
+            }
             PUT_STATE => Change::PutState {
                 queue: r.u64()?,
                 seq: r.u64()?,
@@ -209,6 +229,7 @@ mod tests {
                 seq: 9,
                 data: vec![1, 2, 3],
                 state: [7; codec::STATE_LEN],
+                in_log: None,
             },
             Change::PutState {
                 queue: 3,
@@ -240,8 +261,57 @@ mod tests {
         for c in &changes {
             encode(c, &mut out);
         }
-        let back = decode(&out).unwrap();
+        let back = decode(&out, None).unwrap();
         assert_eq!(format!("{changes:?}"), format!("{back:?}"));
-        assert!(decode(&out[..out.len() - 1]).is_err());
+        assert!(decode(&out[..out.len() - 1], None).is_err());
+    }
+
+    /// A put's data is found where encoding said it starts, and decoding
+    /// from a file position points each put at its data there: what redb
+    /// keeps instead of the data (D1 relies on both agreeing).
+    #[test]
+    fn d1_puts_point_at_their_data_in_the_record() {
+        let put = |seq: u64, data: &[u8]| Change::PutMessage {
+            queue: 2,
+            seq,
+            data: data.to_vec(),
+            state: [1; codec::STATE_LEN],
+            in_log: None,
+        };
+        let changes = [
+            Change::DeleteQueue { id: 9 },
+            put(5, b"first body"),
+            Change::DeleteMessage { queue: 2, seq: 4 },
+            put(6, b"second, longer body"),
+        ];
+        let mut out = Vec::new();
+        let starts: Vec<Option<usize>> = changes.iter().map(|c| encode(c, &mut out)).collect();
+        let start = |i: usize| starts[i].unwrap();
+        assert_eq!(starts[0], None);
+        assert_eq!(&out[start(1)..start(1) + 10], b"first body");
+        assert_eq!(&out[start(3)..start(3) + 19], b"second, longer body");
+        let back = decode(&out, Some((7, 1000))).unwrap();
+        let located: Vec<BodyAt> = back
+            .iter()
+            .filter_map(|c| match c {
+                Change::PutMessage { in_log, .. } => *in_log,
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            located,
+            [
+                BodyAt {
+                    segment: 7,
+                    offset: 1000 + start(1) as u64,
+                    len: 10
+                },
+                BodyAt {
+                    segment: 7,
+                    offset: 1000 + start(3) as u64,
+                    len: 19
+                },
+            ]
+        );
     }
 }

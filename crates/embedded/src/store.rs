@@ -24,6 +24,7 @@ use crate::codec::{self, CorruptRecord};
 use crate::dedup::Seen;
 use crate::log_record;
 use crate::queue_state::{MessageData, MessageState};
+use crate::wal::{BodyAt, Segments};
 use sluice_broker::MoveTask;
 
 const QUEUES: TableDefinition<u64, &[u8]> = TableDefinition::new("queues");
@@ -36,6 +37,10 @@ const FAILURES: TableDefinition<(u64, u64), &str> = TableDefinition::new("failur
 /// Each message's head ([`codec::head_prefix`]: tens of bytes), beside its
 /// record in `messages`: a start reads these instead of every body.
 const HEADS: TableDefinition<(u64, u64), &[u8]> = TableDefinition::new("heads");
+/// For each log segment holding the data of a stored message: how many
+/// messages and bytes, and the sequences between which they are
+/// ([`SegmentUse`]). A segment without an entry holds none and can go.
+const SEGMENTS: TableDefinition<u64, &[u8]> = TableDefinition::new("segments");
 
 const NEXT_SEQ: &str = "next_seq";
 const NEXT_QUEUE_ID: &str = "next_queue_id";
@@ -127,6 +132,9 @@ pub enum Change {
         data: Vec<u8>,
         /// Encoded [`MessageState`].
         state: [u8; codec::STATE_LEN],
+        /// Where the log writer put `data`: redb then keeps this instead
+        /// of the data. `None` until the writer has written it.
+        in_log: Option<BodyAt>,
     },
     /// Updates a message's delivery state.
     PutState {
@@ -238,7 +246,7 @@ pub struct RecoveredQueue {
 /// Fills `heads` from `messages` unless it already matches them: a store
 /// written before the table existed, or one an older binary wrote in
 /// since (the counts then differ).
-fn build_heads(txn: &redb::WriteTransaction) -> Result<(), StoreError> {
+fn build_heads(txn: &redb::WriteTransaction, segments: &Segments) -> Result<(), StoreError> {
     let messages = txn.open_table(MESSAGES)?;
     let mut heads = txn.open_table(HEADS)?;
     let mut meta = txn.open_table(META)?;
@@ -249,8 +257,11 @@ fn build_heads(txn: &redb::WriteTransaction) -> Result<(), StoreError> {
     heads.retain(|_, _| false)?;
     let mut built = 0u64;
     for row in messages.iter()? {
-        let (key, data) = row?;
-        heads.insert(key.value(), codec::head_prefix(data.value())?)?;
+        let (key, record) = row?;
+        let Some(data) = record_data(segments, record.value())? else {
+            return Err(CorruptRecord("message data missing from the log").into());
+        };
+        heads.insert(key.value(), codec::head_prefix(&data)?)?;
         built += 1;
     }
     meta.insert(HEADS_BUILT, 1)?;
@@ -264,10 +275,118 @@ fn build_heads(txn: &redb::WriteTransaction) -> Result<(), StoreError> {
     Ok(())
 }
 
+/// A message record's data: the record itself, or what it points at in
+/// the log; `None` when that segment is gone.
+fn record_data<'a>(
+    segments: &Segments,
+    record: &'a [u8],
+) -> Result<Option<std::borrow::Cow<'a, [u8]>>, StoreError> {
+    match codec::decode_in_log(record)? {
+        None => Ok(Some(std::borrow::Cow::Borrowed(record))),
+        Some(at) => Ok(segments
+            .read(at)
+            .map_err(|e| StoreError::Log(e.to_string()))?
+            .map(std::borrow::Cow::Owned)),
+    }
+}
+
+/// What one log segment holds for the store: see [`SEGMENTS`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SegmentUse {
+    /// Messages whose data lies in it.
+    pub messages: u64,
+    /// Their data's bytes.
+    pub bytes: u64,
+    /// The lowest and highest of their sequences (bounds: deletes do not
+    /// narrow them).
+    pub seqs: (u64, u64),
+}
+
+impl SegmentUse {
+    fn encode(&self) -> [u8; 32] {
+        let mut out = [0u8; 32];
+        for (i, v) in [self.messages, self.bytes, self.seqs.0, self.seqs.1]
+            .into_iter()
+            .enumerate()
+        {
+            out[i * 8..i * 8 + 8].copy_from_slice(&v.to_le_bytes());
+        }
+        out
+    }
+
+    fn decode(bytes: &[u8]) -> Result<Self, CorruptRecord> {
+        let v = |i: usize| -> Result<u64, CorruptRecord> {
+            let b = bytes
+                .get(i * 8..i * 8 + 8)
+                .ok_or(CorruptRecord("segment entry"))?;
+            Ok(u64::from_le_bytes(
+                b.try_into().map_err(|_| CorruptRecord("segment entry"))?,
+            ))
+        };
+        Ok(Self {
+            messages: v(0)?,
+            bytes: v(1)?,
+            seqs: (v(2)?, v(3)?),
+        })
+    }
+}
+
+/// The changes one transaction makes to segments' use, written to
+/// [`SEGMENTS`] once at its end.
+#[derive(Default)]
+struct SegmentTally(BTreeMap<u64, (i64, i64, u64, u64)>);
+
+impl SegmentTally {
+    fn put(&mut self, at: BodyAt, seq: u64) {
+        let e = self.0.entry(at.segment).or_insert((0, 0, u64::MAX, 0));
+        e.0 += 1;
+        e.1 += i64::from(at.len);
+        e.2 = e.2.min(seq);
+        e.3 = e.3.max(seq);
+    }
+
+    /// A message record leaves the store: counts it out of its segment if
+    /// it points into one.
+    fn removed(&mut self, record: &[u8]) {
+        if let Ok(Some(at)) = codec::decode_in_log(record) {
+            let e = self.0.entry(at.segment).or_insert((0, 0, u64::MAX, 0));
+            e.0 -= 1;
+            e.1 -= i64::from(at.len);
+        }
+    }
+
+    fn write(self, table: &mut redb::Table<u64, &[u8]>) -> Result<(), StoreError> {
+        for (segment, (messages, bytes, low, high)) in self.0 {
+            let old = match table.get(segment)? {
+                Some(v) => SegmentUse::decode(v.value())?,
+                None => SegmentUse {
+                    messages: 0,
+                    bytes: 0,
+                    seqs: (u64::MAX, 0),
+                },
+            };
+            let messages = old.messages.saturating_add_signed(messages);
+            if messages == 0 {
+                table.remove(segment)?;
+                continue;
+            }
+            let now = SegmentUse {
+                messages,
+                bytes: old.bytes.saturating_add_signed(bytes),
+                seqs: (old.seqs.0.min(low), old.seqs.1.max(high)),
+            };
+            table.insert(segment, now.encode().as_slice())?;
+        }
+        Ok(())
+    }
+}
+
 /// The redb database.
 #[derive(Clone)]
 pub struct Store {
     db: Arc<Database>,
+    /// The log's segments, where most messages' data lies.
+    segments: Arc<Segments>,
     /// Whether opening had to rebuild redb's allocator state by reading
     /// the whole file (a crash before any quick-repair commit).
     repaired: bool,
@@ -290,6 +409,8 @@ impl Store {
         });
         let began = Instant::now();
         let db = Arc::new(builder.create(path)?);
+        let dir = path.parent().unwrap_or(Path::new("."));
+        let segments = Arc::new(Segments::new(dir));
         let repaired = repairing.load(Ordering::Relaxed);
         if repaired {
             tracing::warn!(
@@ -309,10 +430,93 @@ impl Store {
             txn.open_table(DEDUP)?;
             txn.open_table(TASKS)?;
             txn.open_table(FAILURES)?;
+            txn.open_table(SEGMENTS)?;
         }
-        build_heads(&txn)?;
+        build_heads(&txn, &segments)?;
         txn.commit()?;
-        Ok(Self { db, repaired })
+        Ok(Self {
+            db,
+            segments,
+            repaired,
+        })
+    }
+
+    /// The log's segments, shared with the log writer, which closes one
+    /// before it deletes it.
+    pub fn segments(&self) -> &Arc<Segments> {
+        &self.segments
+    }
+
+    /// The segments holding the data of a stored message, with what they
+    /// hold.
+    pub fn segment_use(&self) -> Result<BTreeMap<u64, SegmentUse>, StoreError> {
+        let txn = self.db.begin_read()?;
+        let table = txn.open_table(SEGMENTS)?;
+        let mut out = BTreeMap::new();
+        for row in table.iter()? {
+            let (id, v) = row?;
+            out.insert(id.value(), SegmentUse::decode(v.value())?);
+        }
+        Ok(out)
+    }
+
+    /// Copies into redb the data of up to `limit` messages still in
+    /// `segment`, going on from queue and sequence `from`: how a segment
+    /// that a few long-lived messages hold is reclaimed (once none is left
+    /// in it, it goes at the next checkpoint). Returns where to go on
+    /// from, or `None` once the segment is done.
+    pub fn take_in(
+        &self,
+        segment: u64,
+        from: (u64, u64),
+        limit: usize,
+    ) -> Result<Option<(u64, u64)>, StoreError> {
+        let mut txn = self.db.begin_write()?;
+        txn.set_durability(Durability::None)?;
+        let mut resume = None;
+        {
+            let queues = txn.open_table(QUEUES)?;
+            let mut messages = txn.open_table(MESSAGES)?;
+            let mut table = txn.open_table(SEGMENTS)?;
+            let Some(used) = table.get(segment)?.map(|v| SegmentUse::decode(v.value())) else {
+                return Ok(None);
+            };
+            let (low, high) = used?.seqs;
+            let mut found = Vec::new();
+            'queues: for row in queues.range(from.0..)? {
+                let queue = row?.0.value();
+                let start = if queue == from.0 {
+                    low.max(from.1)
+                } else {
+                    low
+                };
+                for row in messages.range((queue, start)..=(queue, high.max(start)))? {
+                    let (key, record) = row?;
+                    if let Some(at) = codec::decode_in_log(record.value())?
+                        && at.segment == segment
+                    {
+                        if found.len() == limit {
+                            resume = Some(key.value());
+                            break 'queues;
+                        }
+                        found.push((key.value(), at));
+                    }
+                }
+            }
+            let mut tally = SegmentTally::default();
+            for (key, at) in found {
+                let data = self
+                    .segments
+                    .read(at)
+                    .map_err(|e| StoreError::Log(e.to_string()))?
+                    .ok_or(CorruptRecord("message data missing from the log"))?;
+                messages.insert(key, data.as_slice())?;
+                tally.removed(&codec::encode_in_log(at));
+            }
+            tally.write(&mut table)?;
+        }
+        txn.commit()?;
+        Ok(resume)
     }
 
     /// Whether opening had to walk the whole file to repair it: a crash
@@ -368,6 +572,8 @@ impl Store {
             let mut dedup = txn.open_table(DEDUP)?;
             let mut tasks = txn.open_table(TASKS)?;
             let mut failures = txn.open_table(FAILURES)?;
+            let mut segment_table = txn.open_table(SEGMENTS)?;
+            let mut tally = SegmentTally::default();
             let mut max_seq = None::<u64>;
             let mut max_queue = None::<u64>;
             for change in changes {
@@ -384,7 +590,10 @@ impl Store {
                     Change::DeleteQueue { id } => {
                         queues.remove(*id)?;
                         let range = (*id, 0)..=(*id, u64::MAX);
-                        messages.retain_in(range.clone(), |_, _| false)?;
+                        messages.retain_in(range.clone(), |_, record| {
+                            tally.removed(record);
+                            false
+                        })?;
                         heads.retain_in(range.clone(), |_, _| false)?;
                         states.retain_in(range, |_, _| false)?;
                         dedup.retain_in((*id, "")..(*id + 1, ""), |_, _| false)?;
@@ -407,8 +616,23 @@ impl Store {
                         seq,
                         data,
                         state,
+                        in_log,
                     } => {
-                        messages.insert((*queue, *seq), data.as_slice())?;
+                        let pointer;
+                        let record: &[u8] = match in_log {
+                            Some(at) => {
+                                tally.put(*at, *seq);
+                                pointer = codec::encode_in_log(*at);
+                                &pointer
+                            }
+                            None => data,
+                        };
+                        // Sequences are never reused; were one put twice,
+                        // the segment of the record replaced must not
+                        // count it any more.
+                        if let Some(old) = messages.insert((*queue, *seq), record)? {
+                            tally.removed(old.value());
+                        }
                         heads.insert((*queue, *seq), codec::head_prefix(data)?)?;
                         states.insert((*queue, *seq), state.as_slice())?;
                         max_seq = max_seq.max(Some(*seq));
@@ -417,7 +641,9 @@ impl Store {
                         states.insert((*queue, *seq), state.as_slice())?;
                     }
                     Change::DeleteMessage { queue, seq } => {
-                        messages.remove((*queue, *seq))?;
+                        if let Some(old) = messages.remove((*queue, *seq))? {
+                            tally.removed(old.value());
+                        }
                         heads.remove((*queue, *seq))?;
                         states.remove((*queue, *seq))?;
                         failures.remove((*queue, *seq))?;
@@ -429,6 +655,13 @@ impl Store {
                         rewrite,
                     } => {
                         let old = messages.remove(*from)?.map(|v| v.value().to_vec());
+                        if let Some(old) = &old {
+                            tally.removed(old);
+                        }
+                        let old = match old {
+                            Some(old) => record_data(&self.segments, &old)?.map(|d| d.into_owned()),
+                            None => None,
+                        };
                         heads.remove(*from)?;
                         states.remove(*from)?;
                         failures.remove(*from)?;
@@ -458,7 +691,10 @@ impl Store {
                     }
                     Change::Purge { queue, below } => {
                         let range = (*queue, 0)..(*queue, *below);
-                        messages.retain_in(range.clone(), |_, _| false)?;
+                        messages.retain_in(range.clone(), |_, record| {
+                            tally.removed(record);
+                            false
+                        })?;
                         heads.retain_in(range.clone(), |_, _| false)?;
                         states.retain_in(range.clone(), |_, _| false)?;
                         failures.retain_in(range, |_, _| false)?;
@@ -478,6 +714,7 @@ impl Store {
                 }
             }
             meta.insert(APPLIED_LSN, lsn)?;
+            tally.write(&mut segment_table)?;
         }
         txn.commit()?;
         Ok(())
@@ -602,6 +839,7 @@ impl Store {
                     seq,
                     data,
                     state,
+                    ..
                 } = change
                 {
                     messages.insert((*queue, *seq), data.as_slice()).unwrap();
@@ -617,6 +855,15 @@ impl Store {
     #[cfg(test)]
     pub fn hold_writes(&self) -> Result<redb::WriteTransaction, StoreError> {
         Ok(self.db.begin_write()?)
+    }
+
+    /// A message record's data, read from the log when it lies there;
+    /// `None` when its segment is gone (the message was deleted meanwhile).
+    fn decode_record(&self, record: &[u8]) -> Result<Option<MessageData>, StoreError> {
+        match record_data(&self.segments, record)? {
+            Some(data) => Ok(Some(codec::decode_message(&data)?)),
+            None => Ok(None),
+        }
     }
 
     /// Reads the data of some of a queue's messages in one read
@@ -635,7 +882,7 @@ impl Store {
             return seqs
                 .iter()
                 .map(|&seq| match messages.get((queue, seq))? {
-                    Some(bytes) => Ok(Some(codec::decode_message(bytes.value())?)),
+                    Some(record) => self.decode_record(record.value()),
                     None => Ok(None),
                 })
                 .collect();
@@ -652,11 +899,11 @@ impl Store {
             let seq = key.value().1;
             while wanted.next_if(|&&i| seqs[i] < seq).is_some() {}
             if let Some(&i) = wanted.next_if(|&&i| seqs[i] == seq) {
-                let data = codec::decode_message(bytes.value())?;
+                let data = self.decode_record(bytes.value())?;
                 while let Some(&j) = wanted.next_if(|&&j| seqs[j] == seq) {
-                    out[j] = Some(data.clone());
+                    out[j] = data.clone();
                 }
-                out[i] = Some(data);
+                out[i] = data;
             }
             if wanted.peek().is_none() {
                 break;
@@ -689,6 +936,7 @@ pub(crate) mod tests {
             seq,
             data: codec::encode_message(&data),
             state: never_received(),
+            in_log: None,
         }
     }
 

@@ -1,41 +1,49 @@
-//! The write-ahead log: each group commit is one record appended to one
-//! file and made durable with one `fdatasync`, before redb holds it durably.
+//! The write-ahead log: each group commit is one record appended to the
+//! newest segment file and made durable with one `fdatasync`, before redb
+//! holds it durably.
 //!
-//! Layout: an 8-byte magic, then records, each a 16-byte header — CRC-32 (crc32fast)
-//! (over the rest of the header and the payload), payload length, log
-//! sequence number (LSN), all little-endian — and the payload
-//! ([`crate::log_record`]). LSNs of the records of one file run without a
-//! gap.
+//! The log is also where message bodies live: redb holds, for a message
+//! sent through the log, only where its data lies in a segment
+//! ([`BodyAt`]), so a message that stays is written once, not once to the
+//! log and again to redb. So segments are not reused after a checkpoint:
+//! each checkpoint starts a new one, and an older segment is deleted once
+//! redb durably holds no message in it (the store counts them).
 //!
-//! The file is never truncated: after a checkpoint has made redb durable up
-//! to some LSN, the next record is written at the start again, over records
-//! redb already holds. That leaves nothing a crash could catch half done: a
-//! reader tells the current records from older ones by their LSN chain, and
-//! stops at the first record that is torn, fails its checksum, or does not
-//! continue the chain (a torn tail is what a kill -9 normally leaves, not
-//! an error).
+//! Segment layout: an 8-byte magic, then records, each a 16-byte header —
+//! CRC-32 (crc32fast) (over the rest of the header and the payload),
+//! payload length, log sequence number (LSN), all little-endian — and the
+//! payload ([`crate::log_record`]). LSNs run without a gap. A reader stops at
+//! the first record that is torn, fails its checksum, or does not continue
+//! the chain (a torn tail is what a kill -9 normally leaves, not an error).
 //!
-//! The file grows by writing zeros ahead of the records, [`GROW_BYTES`] at
-//! a time, so that most syncs rewrite blocks the file already has: on ext4
-//! such an `fdatasync` flushes data only, while one that changes the file's
-//! size also commits the file system's journal, which costs another flush
-//! and waits for whatever other files that commit carries.
+//! Every record after the last checkpoint is in the newest segment: a new
+//! segment starts only once redb holds every record before it durably. So
+//! a start reads only that one.
 
+use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
-use std::io::{self, Read, Seek, SeekFrom, Write};
-use std::path::Path;
+use std::io::{self, Read, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
-/// The log's file name inside the data directory.
-pub const LOG_FILE: &str = "sluice.wal";
+use parking_lot::Mutex;
+
+/// The directory of the log's segments, inside the data directory.
+pub const LOG_DIR: &str = "log";
+
+/// The single log file of stores written before segments (replayed once,
+/// then removed).
+pub const LEGACY_LOG_FILE: &str = "sluice.wal";
 
 const MAGIC: &[u8; 8] = b"SLUICEW1";
 const START: u64 = MAGIC.len() as u64;
 
+/// Most segment files kept open for reads: a backlog can span thousands
+/// of segments, more than a process may have files open.
+const MAX_OPEN_SEGMENTS: usize = 256;
+
 /// Bytes of a record's header.
 pub const HEADER: usize = 16;
-
-/// How much the file grows when a record would pass its end.
-pub const GROW_BYTES: u64 = 4 << 20;
 
 /// Errors of the log.
 #[derive(Debug, thiserror::Error)]
@@ -56,6 +64,17 @@ pub enum LogError {
     },
 }
 
+/// Where a message's encoded data lies in the log.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BodyAt {
+    /// The segment.
+    pub segment: u64,
+    /// Its first byte in the segment file.
+    pub offset: u64,
+    /// Its length.
+    pub len: u32,
+}
+
 /// A record read back at start-up.
 #[derive(Debug)]
 pub struct Recovered {
@@ -63,66 +82,171 @@ pub struct Recovered {
     pub lsn: u64,
     /// Its encoded changes.
     pub payload: Vec<u8>,
+    /// The segment and file offset of its payload; `None` for a record of
+    /// the legacy file, which is removed once replayed.
+    pub at: Option<(u64, u64)>,
 }
 
-/// The log file, open for appending.
+/// What [`open`] found in the data directory.
+#[derive(Debug)]
+pub struct Found {
+    /// The records after the store's last, in order.
+    pub records: Vec<Recovered>,
+    /// Every segment on disk, oldest first.
+    pub segments: Vec<u64>,
+    /// Whether a legacy log file is present.
+    pub legacy: bool,
+}
+
+/// Reads the log in data directory `dir`: the records after `applied`,
+/// the last LSN the store holds durably, from the legacy file if any and
+/// the newest segment.
+pub fn open(dir: &Path, applied: u64) -> Result<Found, LogError> {
+    let log_dir = dir.join(LOG_DIR);
+    std::fs::create_dir_all(&log_dir)?;
+    let mut records = Vec::new();
+    let legacy_path = dir.join(LEGACY_LOG_FILE);
+    let legacy = legacy_path.exists();
+    if legacy {
+        let bytes = std::fs::read(&legacy_path)?;
+        if bytes.len() >= MAGIC.len() || !MAGIC.starts_with(&bytes) {
+            if !bytes.starts_with(MAGIC) {
+                return Err(LogError::NotALog(legacy_path.display().to_string()));
+            }
+            records = read_records(&bytes[MAGIC.len()..], applied, None)?;
+        }
+    }
+    let segments = list_segments(&log_dir)?;
+    if let Some(&newest) = segments.last() {
+        let path = segment_path(&log_dir, newest);
+        let mut bytes = Vec::new();
+        File::open(&path)?.read_to_end(&mut bytes)?;
+        // A segment created by a run that died before its magic was synced
+        // held nothing yet.
+        if bytes.len() >= MAGIC.len() || !MAGIC.starts_with(&bytes) {
+            if !bytes.starts_with(MAGIC) {
+                return Err(LogError::NotALog(path.display().to_string()));
+            }
+            let after = records.last().map_or(applied, |r| r.lsn);
+            records.extend(read_records(&bytes[MAGIC.len()..], after, Some(newest))?);
+        }
+    }
+    Ok(Found {
+        records,
+        segments,
+        legacy,
+    })
+}
+
+/// The segment ids in `log_dir`, oldest first.
+fn list_segments(log_dir: &Path) -> io::Result<Vec<u64>> {
+    let mut ids = Vec::new();
+    for entry in std::fs::read_dir(log_dir)? {
+        let name = entry?.file_name();
+        if let Some(id) = name
+            .to_str()
+            .and_then(|n| n.strip_suffix(".wal"))
+            .and_then(|n| n.parse::<u64>().ok())
+        {
+            ids.push(id);
+        }
+    }
+    ids.sort_unstable();
+    Ok(ids)
+}
+
+/// The segments in data directory `dir`, oldest first.
+#[cfg(test)]
+pub fn segment_ids(dir: &Path) -> io::Result<Vec<u64>> {
+    list_segments(&dir.join(LOG_DIR))
+}
+
+/// The file of segment `id`.
+fn segment_path(log_dir: &Path, id: u64) -> PathBuf {
+    log_dir.join(format!("{id:020}.wal"))
+}
+
+/// Path of the newest segment in data directory `dir` (for tests that
+/// tamper with the log).
+pub fn newest_segment(dir: &Path) -> io::Result<Option<PathBuf>> {
+    let log_dir = dir.join(LOG_DIR);
+    Ok(list_segments(&log_dir)?
+        .last()
+        .map(|&id| segment_path(&log_dir, id)))
+}
+
+/// Deletes the legacy log file once what it held is durable in the store.
+pub fn remove_legacy(dir: &Path) -> io::Result<()> {
+    std::fs::remove_file(dir.join(LEGACY_LOG_FILE))?;
+    sync_dir(&dir.join(LEGACY_LOG_FILE))
+}
+
+/// The newest segment, open for appending.
 pub struct Log {
+    dir: PathBuf,
+    segment: u64,
     file: File,
     /// Where the next record goes.
     end: u64,
-    /// The file's length: zeros or old records from `end` to here.
-    len: u64,
 }
 
 impl Log {
-    /// Opens (or creates) the log at `path` and returns the records after
-    /// `applied`, the last LSN the store holds durably, in order.
-    ///
-    /// The next [`Log::append`] writes over the records read, so the caller
-    /// must make them durable in the store first.
-    pub fn open(path: &Path, applied: u64) -> Result<(Self, Vec<Recovered>), LogError> {
+    /// Creates segment `id` in data directory `dir` and opens it for
+    /// appending: call only once the store holds every earlier record
+    /// durably (a start reads only the newest segment).
+    pub fn create(dir: &Path, id: u64) -> io::Result<Self> {
+        let log_dir = dir.join(LOG_DIR);
+        std::fs::create_dir_all(&log_dir)?;
+        let path = segment_path(&log_dir, id);
         let mut file = OpenOptions::new()
             .read(true)
             .write(true)
             .create(true)
-            .truncate(false)
-            .open(path)?;
-        let mut bytes = Vec::new();
-        file.read_to_end(&mut bytes)?;
-        let records = if bytes.len() < MAGIC.len() && MAGIC.starts_with(&bytes) {
-            // New, or created by a run that died before its first sync,
-            // which came before any record could be acknowledged.
-            file.seek(SeekFrom::Start(0))?;
-            file.write_all(MAGIC)?;
-            file.sync_all()?;
-            sync_dir(path)?;
-            Vec::new()
-        } else if !bytes.starts_with(MAGIC) {
-            return Err(LogError::NotALog(path.display().to_string()));
-        } else {
-            read_records(&bytes[MAGIC.len()..], applied)?
-        };
-        let len = file.seek(SeekFrom::End(0))?;
-        file.seek(SeekFrom::Start(START))?;
-        Ok((
-            Self {
-                file,
-                end: START,
-                len,
-            },
-            records,
-        ))
+            .truncate(true)
+            .open(&path)?;
+        file.write_all(MAGIC)?;
+        file.sync_all()?;
+        sync_dir(&path)?;
+        Ok(Self {
+            dir: dir.to_path_buf(),
+            segment: id,
+            file,
+            end: START,
+        })
     }
 
     /// A log on `path` whose every write fails, as on a failing disk.
     #[cfg(test)]
-    pub fn failing(path: &Path) -> io::Result<Self> {
-        let file = OpenOptions::new().read(true).open(path)?;
+    pub fn failing(dir: &Path) -> io::Result<Self> {
+        let path = dir.join("failing.wal");
+        std::fs::write(&path, MAGIC)?;
+        let file = OpenOptions::new().read(true).open(&path)?;
         Ok(Self {
+            dir: dir.to_path_buf(),
+            segment: u64::MAX,
             file,
             end: START,
-            len: 0,
         })
+    }
+
+    /// Deletes segment `id`, which must not be the one being written;
+    /// close it in [`Segments`] first.
+    pub fn remove(&self, id: u64) -> io::Result<()> {
+        debug_assert_ne!(id, self.segment);
+        match std::fs::remove_file(segment_path(&self.dir.join(LOG_DIR), id)) {
+            Err(e) if e.kind() != io::ErrorKind::NotFound => Err(e),
+            _ => Ok(()),
+        }
+    }
+
+    /// The segment being written.
+    pub fn segment(&self) -> u64 {
+        self.segment
+    }
+
+    /// Where the next record starts in the segment.
+    pub fn end(&self) -> u64 {
+        self.end
     }
 
     /// Clears `buf` and reserves room for a record's header; the caller
@@ -133,35 +257,13 @@ impl Log {
     }
 
     /// Writes the record `lsn` whose payload follows the header room in
-    /// `buf` (see [`Log::start_record`]), without syncing.
+    /// `buf` (see [`Log::start_record`]) at [`Log::end`], without syncing.
     pub fn write(&mut self, lsn: u64, buf: &mut [u8]) -> io::Result<()> {
-        let len = u32::try_from(buf.len() - HEADER)
-            .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "log record over 4 GiB"))?;
-        buf[4..8].copy_from_slice(&len.to_le_bytes());
-        buf[8..16].copy_from_slice(&lsn.to_le_bytes());
-        let crc = crc32fast::hash(&buf[4..]);
-        buf[0..4].copy_from_slice(&crc.to_le_bytes());
-        let end = self.end + buf.len() as u64;
-        if end > self.len {
-            self.grow(end)?;
-        }
+        seal(lsn, buf)?;
+        // The cursor is at `end`: after a failed write nothing more is
+        // written (the engine stops).
         self.file.write_all(buf)?;
-        self.end = end;
-        Ok(())
-    }
-
-    /// Writes zeros from the file's end to past `needed`; the next sync
-    /// makes them durable with the record that needed them.
-    fn grow(&mut self, needed: u64) -> io::Result<()> {
-        static ZEROS: [u8; 64 << 10] = [0; 64 << 10];
-        let target = needed.max(self.len + GROW_BYTES);
-        self.file.seek(SeekFrom::Start(self.len))?;
-        while self.len < target {
-            let n = (target - self.len).min(ZEROS.len() as u64) as usize;
-            self.file.write_all(&ZEROS[..n])?;
-            self.len += n as u64;
-        }
-        self.file.seek(SeekFrom::Start(self.end))?;
+        self.end += buf.len() as u64;
         Ok(())
     }
 
@@ -177,23 +279,116 @@ impl Log {
         self.sync()
     }
 
-    /// Starts writing at the beginning again; call only once the store
-    /// holds every record written so far durably.
-    pub fn rewind(&mut self) -> io::Result<()> {
-        self.file.seek(SeekFrom::Start(START))?;
-        self.end = START;
+    /// Starts the next segment; call only once the store holds every
+    /// record written so far durably.
+    pub fn next_segment(&mut self) -> io::Result<()> {
+        *self = Self::create(&self.dir, self.segment + 1)?;
         Ok(())
     }
 }
 
-/// The records of `bytes` (a log without its magic) after `applied`.
-fn read_records(mut bytes: &[u8], applied: u64) -> Result<Vec<Recovered>, LogError> {
+/// Fills in the header of record `lsn`, whose payload follows the header
+/// room in `buf`.
+fn seal(lsn: u64, buf: &mut [u8]) -> io::Result<()> {
+    let len = u32::try_from(buf.len() - HEADER)
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "log record over 4 GiB"))?;
+    buf[4..8].copy_from_slice(&len.to_le_bytes());
+    buf[8..16].copy_from_slice(&lsn.to_le_bytes());
+    let crc = crc32fast::hash(&buf[4..]);
+    buf[0..4].copy_from_slice(&crc.to_le_bytes());
+    Ok(())
+}
+
+/// The segments' files, opened on first read and shared by readers of
+/// message data.
+#[derive(Debug)]
+pub struct Segments {
+    log_dir: PathBuf,
+    open: Mutex<HashMap<u64, Arc<File>>>,
+}
+
+impl Segments {
+    /// The segments of data directory `dir`.
+    pub fn new(dir: &Path) -> Self {
+        Self {
+            log_dir: dir.join(LOG_DIR),
+            open: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Reads the data at `at`; `None` when its segment is gone (deleted
+    /// once no stored message lies in it).
+    pub fn read(&self, at: BodyAt) -> io::Result<Option<Vec<u8>>> {
+        let file = {
+            let mut open = self.open.lock();
+            match open.get(&at.segment) {
+                Some(file) => file.clone(),
+                None => match File::open(segment_path(&self.log_dir, at.segment)) {
+                    Ok(file) => {
+                        if open.len() >= MAX_OPEN_SEGMENTS {
+                            // Readers keep the handles they hold.
+                            open.clear();
+                        }
+                        let file = Arc::new(file);
+                        open.insert(at.segment, file.clone());
+                        file
+                    }
+                    Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+                    Err(e) => return Err(e),
+                },
+            }
+        };
+        let mut out = vec![0; at.len as usize];
+        read_exact_at(&file, &mut out, at.offset)?;
+        Ok(Some(out))
+    }
+
+    /// The length of segment `id`'s file (0 when it is gone).
+    pub fn len(&self, id: u64) -> u64 {
+        std::fs::metadata(segment_path(&self.log_dir, id)).map_or(0, |m| m.len())
+    }
+
+    /// Closes segment `id` before it is deleted.
+    pub fn forget(&self, id: u64) {
+        self.open.lock().remove(&id);
+    }
+}
+
+#[cfg(unix)]
+fn read_exact_at(file: &File, buf: &mut [u8], offset: u64) -> io::Result<()> {
+    std::os::unix::fs::FileExt::read_exact_at(file, buf, offset)
+}
+
+#[cfg(windows)]
+fn read_exact_at(file: &File, mut buf: &mut [u8], mut offset: u64) -> io::Result<()> {
+    use std::os::windows::fs::FileExt;
+    while !buf.is_empty() {
+        match file.seek_read(buf, offset)? {
+            0 => return Err(io::ErrorKind::UnexpectedEof.into()),
+            n => {
+                buf = &mut buf[n..];
+                offset += n as u64;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The records of `bytes` (a log without its magic) after `applied`; with
+/// `segment`, each with where its payload starts in that segment's file.
+fn read_records(
+    bytes: &[u8],
+    applied: u64,
+    segment: Option<u64>,
+) -> Result<Vec<Recovered>, LogError> {
     let mut out = Vec::new();
     let mut last: Option<u64> = None;
-    while bytes.len() >= HEADER {
-        let crc = u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]);
-        let len = u32::from_le_bytes([bytes[4], bytes[5], bytes[6], bytes[7]]) as usize;
-        let Some(record) = bytes.get(..HEADER + len) else {
+    let mut at = START;
+    let mut rest = bytes;
+    while rest.len() >= HEADER {
+        let crc = u32::from_le_bytes([rest[0], rest[1], rest[2], rest[3]]);
+        let len = u32::from_le_bytes([rest[4], rest[5], rest[6], rest[7]]) as usize;
+        let Some(record) = rest.get(..HEADER + len) else {
             break;
         };
         if crc32fast::hash(&record[4..]) != crc {
@@ -203,7 +398,6 @@ fn read_records(mut bytes: &[u8], applied: u64) -> Result<Vec<Recovered>, LogErr
         lsn.copy_from_slice(&record[8..16]);
         let lsn = u64::from_le_bytes(lsn);
         match last {
-            // An older generation's record left behind a rewind.
             Some(prev) if lsn != prev + 1 => break,
             None if lsn > applied + 1 => {
                 return Err(LogError::Gap {
@@ -217,15 +411,17 @@ fn read_records(mut bytes: &[u8], applied: u64) -> Result<Vec<Recovered>, LogErr
             out.push(Recovered {
                 lsn,
                 payload: record[HEADER..].to_vec(),
+                at: segment.map(|s| (s, at + HEADER as u64)),
             });
         }
         last = Some(lsn);
-        bytes = &bytes[HEADER + len..];
+        at += (HEADER + len) as u64;
+        rest = &rest[HEADER + len..];
     }
     Ok(out)
 }
 
-/// Makes a new file's directory entry durable.
+/// Makes a new or removed file's directory entry durable.
 fn sync_dir(path: &Path) -> io::Result<()> {
     #[cfg(unix)]
     if let Some(dir) = path.parent() {
@@ -256,167 +452,158 @@ mod tests {
         records.iter().map(|r| r.lsn).collect()
     }
 
-    /// A log holding records 1..=n, each with a 10-byte payload.
-    fn written(n: u64) -> (tempfile::TempDir, std::path::PathBuf) {
+    fn read(dir: &Path, applied: u64) -> Vec<Recovered> {
+        open(dir, applied).unwrap().records
+    }
+
+    /// A data directory whose segment 1 holds records 1..=n, each with a
+    /// 10-byte payload; returns it with the segment's path.
+    fn written(n: u64) -> (tempfile::TempDir, PathBuf) {
         let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join(LOG_FILE);
-        let (mut log, records) = Log::open(&path, 0).unwrap();
-        assert!(records.is_empty());
+        assert!(open(dir.path(), 0).unwrap().records.is_empty());
+        let mut log = Log::create(dir.path(), 1).unwrap();
         for lsn in 1..=n {
             append(&mut log, lsn, &[lsn as u8; 10]);
         }
+        let path = newest_segment(dir.path()).unwrap().unwrap();
         (dir, path)
     }
 
     #[test]
-    fn reads_back_the_records_after_the_stores_last() {
-        let (_dir, path) = written(5);
-        let (_, records) = Log::open(&path, 0).unwrap();
+    fn reads_back_the_records_after_the_stores_last_with_where_they_lie() {
+        let (dir, _) = written(5);
+        let records = read(dir.path(), 0);
         assert_eq!(lsns(&records), [1, 2, 3, 4, 5]);
         assert_eq!(records[2].payload, [3; 10]);
-        let (_, records) = Log::open(&path, 3).unwrap();
-        assert_eq!(lsns(&records), [4, 5]);
-        let (_, records) = Log::open(&path, 5).unwrap();
-        assert!(records.is_empty(), "nothing is replayed twice");
+        // Each record is 16 + 10 bytes, after the 8-byte magic.
+        assert_eq!(records[2].at, Some((1, START + 2 * 26 + HEADER as u64)));
+        assert_eq!(lsns(&read(dir.path(), 3)), [4, 5]);
+        assert!(read(dir.path(), 5).is_empty(), "nothing is replayed twice");
+    }
+
+    /// What a put's position names is what a reader of the segment gets.
+    #[test]
+    fn segments_read_what_a_position_names_and_nothing_once_gone() {
+        let (dir, _) = written(3);
+        let records = read(dir.path(), 0);
+        let (segment, offset) = records[1].at.unwrap();
+        let segments = Segments::new(dir.path());
+        let at = BodyAt {
+            segment,
+            offset: offset + 2,
+            len: 5,
+        };
+        assert_eq!(segments.read(at).unwrap(), Some(vec![2; 5]));
+        let log = Log::create(dir.path(), 2).unwrap();
+        segments.forget(1);
+        log.remove(1).unwrap();
+        assert_eq!(segments.read(at).unwrap(), None);
+        assert_eq!(open(dir.path(), 3).unwrap().segments, [2]);
+    }
+
+    /// Only the newest segment holds records after the last checkpoint: an
+    /// older one is not read, and a new one (even one whose magic a crash
+    /// cut short) holds nothing yet.
+    #[test]
+    fn only_the_newest_segment_is_read() {
+        let (dir, _) = written(3);
+        let mut log = Log::create(dir.path(), 2).unwrap();
+        append(&mut log, 4, b"four");
+        let found = open(dir.path(), 3).unwrap();
+        assert_eq!(lsns(&found.records), [4]);
+        assert_eq!(found.records[0].at, Some((2, START + HEADER as u64)));
+        assert_eq!(found.segments, [1, 2]);
+        // A segment created and cut before its magic was synced.
+        std::fs::write(segment_path(&dir.path().join(LOG_DIR), 3), &MAGIC[..3]).unwrap();
+        let found = open(dir.path(), 4).unwrap();
+        assert!(found.records.is_empty());
+        assert_eq!(found.segments, [1, 2, 3]);
+    }
+
+    /// A store from before segments: its single log is replayed (its puts
+    /// keep their data in redb), ahead of the segments.
+    #[test]
+    fn the_legacy_log_file_is_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut bytes = MAGIC.to_vec();
+        for lsn in 1..=2u64 {
+            let mut buf = Vec::new();
+            Log::start_record(&mut buf);
+            buf.extend_from_slice(b"old");
+            seal(lsn, &mut buf).unwrap();
+            bytes.extend_from_slice(&buf);
+        }
+        std::fs::write(dir.path().join(LEGACY_LOG_FILE), &bytes).unwrap();
+        let found = open(dir.path(), 1).unwrap();
+        assert!(found.legacy);
+        assert_eq!(lsns(&found.records), [2]);
+        assert_eq!(found.records[0].at, None);
+        remove_legacy(dir.path()).unwrap();
+        assert!(!open(dir.path(), 1).unwrap().legacy);
     }
 
     #[test]
     fn a_torn_tail_record_ends_the_log() {
-        let (_dir, path) = written(3);
+        let (dir, path) = written(3);
         // Each record is 16 + 10 bytes; cut the third.
         let file = OpenOptions::new().write(true).open(&path).unwrap();
         file.set_len(START + 3 * 26 - 4).unwrap();
-        let (_, records) = Log::open(&path, 0).unwrap();
-        assert_eq!(lsns(&records), [1, 2]);
+        assert_eq!(lsns(&read(dir.path(), 0)), [1, 2]);
         // A header cut short ends it too.
         file.set_len(START + 26 + 5).unwrap();
-        let (_, records) = Log::open(&path, 0).unwrap();
-        assert_eq!(lsns(&records), [1]);
+        assert_eq!(lsns(&read(dir.path(), 0)), [1]);
     }
 
     #[test]
     fn a_record_failing_its_checksum_ends_the_log() {
-        let (_dir, path) = written(3);
+        let (dir, path) = written(3);
         let mut bytes = std::fs::read(&path).unwrap();
         // Flip one payload byte of record 2 (each record is 16 + 10 bytes).
         bytes[START as usize + 26 + HEADER + 3] ^= 1;
         std::fs::write(&path, &bytes).unwrap();
-        let (_, records) = Log::open(&path, 0).unwrap();
-        assert_eq!(lsns(&records), [1]);
+        assert_eq!(lsns(&read(dir.path(), 0)), [1]);
     }
 
     #[test]
     fn garbage_after_the_last_record_is_ignored() {
-        let (_dir, path) = written(2);
+        let (dir, path) = written(2);
         let mut bytes = std::fs::read(&path).unwrap();
-        let at = START as usize + 2 * 26;
-        for (i, b) in bytes[at..at + 200].iter_mut().enumerate() {
-            *b = (i * 7919 % 251) as u8;
-        }
+        bytes.extend((0..200usize).map(|i| (i * 7919 % 251) as u8));
         std::fs::write(&path, &bytes).unwrap();
-        let (_, records) = Log::open(&path, 0).unwrap();
-        assert_eq!(lsns(&records), [1, 2]);
+        assert_eq!(lsns(&read(dir.path(), 0)), [1, 2]);
     }
 
     #[test]
     fn a_record_that_breaks_the_sequence_ends_the_log() {
         let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join(LOG_FILE);
-        let (mut log, _) = Log::open(&path, 0).unwrap();
+        let mut log = Log::create(dir.path(), 1).unwrap();
         for lsn in [1, 2, 4] {
             append(&mut log, lsn, b"x");
         }
-        let (_, records) = Log::open(&path, 0).unwrap();
-        assert_eq!(lsns(&records), [1, 2]);
+        assert_eq!(lsns(&read(dir.path(), 0)), [1, 2]);
     }
 
     #[test]
     fn a_log_starting_after_the_store_is_refused() {
         let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join(LOG_FILE);
-        let (mut log, _) = Log::open(&path, 0).unwrap();
+        let mut log = Log::create(dir.path(), 1).unwrap();
         append(&mut log, 7, b"x");
         assert!(matches!(
-            Log::open(&path, 5),
+            open(dir.path(), 5),
             Err(LogError::Gap {
                 first: 7,
                 applied: 5
             })
         ));
-        assert_eq!(lsns(&Log::open(&path, 6).unwrap().1), [7]);
-    }
-
-    #[test]
-    fn records_left_behind_a_rewind_are_not_replayed() {
-        let (_dir, path) = written(5);
-        // A checkpoint made 1..=5 durable in the store; the log starts again.
-        let (mut log, _) = Log::open(&path, 5).unwrap();
-        append(&mut log, 6, &[6; 10]);
-        append(&mut log, 7, &[7; 10]);
-        // Records 3, 4 and 5 of the old generation follow 7 on disk, each
-        // intact, exactly where a record 8 would start.
-        let (_, records) = Log::open(&path, 5).unwrap();
-        assert_eq!(lsns(&records), [6, 7]);
-        assert_eq!(records[1].payload, [7; 10]);
-        // A shorter first record leaves a torn old one behind it.
-        let (mut log, _) = Log::open(&path, 7).unwrap();
-        append(&mut log, 8, b"short");
-        let (_, records) = Log::open(&path, 7).unwrap();
-        assert_eq!(lsns(&records), [8]);
-    }
-
-    #[test]
-    fn a_crash_mid_rotation_loses_no_durable_record() {
-        // Between the checkpoint and the first new record: the store holds
-        // 1..=5, the log still has them all.
-        let (dir, path) = written(5);
-        let (_, records) = Log::open(&path, 5).unwrap();
-        assert!(records.is_empty());
-        // The first new record torn as it overwrites the old first one:
-        // its header landed, its payload did not.
-        let mut bytes = std::fs::read(&path).unwrap();
-        let mut record = Vec::new();
-        Log::start_record(&mut record);
-        record.extend_from_slice(&[6; 10]);
-        let (mut scratch, _) = Log::open(&dir.path().join("scratch"), 0).unwrap();
-        scratch.append(6, &mut record).unwrap();
-        bytes[START as usize..START as usize + HEADER].copy_from_slice(&record[..HEADER]);
-        std::fs::write(&path, &bytes).unwrap();
-        let (_, records) = Log::open(&path, 5).unwrap();
-        assert!(records.is_empty(), "an unsynced record is never replayed");
-        // Its payload landed, its header did not: the old record 1 is
-        // unreadable, the rest of the old generation is older than the store.
-        let mut bytes = std::fs::read(&path).unwrap();
-        let (_old_dir, old_header) = written(1);
-        let old = std::fs::read(&old_header).unwrap();
-        bytes[START as usize..START as usize + HEADER]
-            .copy_from_slice(&old[START as usize..START as usize + HEADER]);
-        bytes[START as usize + HEADER..START as usize + 26].copy_from_slice(&[6; 10]);
-        std::fs::write(&path, &bytes).unwrap();
-        let (_, records) = Log::open(&path, 5).unwrap();
-        assert!(records.is_empty());
-    }
-
-    #[test]
-    fn the_file_grows_ahead_of_the_records_and_zeros_end_the_log() {
-        let (_dir, path) = written(3);
-        assert_eq!(std::fs::metadata(&path).unwrap().len(), START + GROW_BYTES);
-        let (mut log, records) = Log::open(&path, 0).unwrap();
-        assert_eq!(lsns(&records), [1, 2, 3]);
-        // A record larger than what is left grows the file past it.
-        log.rewind().unwrap();
-        append(&mut log, 4, &vec![9; GROW_BYTES as usize]);
-        let len = std::fs::metadata(&path).unwrap().len();
-        assert!(len >= START + HEADER as u64 + GROW_BYTES, "{len}");
-        let (_, records) = Log::open(&path, 3).unwrap();
-        assert_eq!(lsns(&records), [4]);
+        assert_eq!(lsns(&read(dir.path(), 6)), [7]);
     }
 
     #[test]
     fn a_file_that_is_not_a_log_is_refused() {
         let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join(LOG_FILE);
+        std::fs::create_dir_all(dir.path().join(LOG_DIR)).unwrap();
+        let path = segment_path(&dir.path().join(LOG_DIR), 1);
         std::fs::write(&path, b"something else entirely").unwrap();
-        assert!(matches!(Log::open(&path, 0), Err(LogError::NotALog(_))));
+        assert!(matches!(open(dir.path(), 0), Err(LogError::NotALog(_))));
     }
 }

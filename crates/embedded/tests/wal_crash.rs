@@ -16,7 +16,7 @@ use sluice_broker::{Broker, CreateQueue, MessageFilter, NewMessage, ReceiveOptio
 use sluice_core::ManualClock;
 use sluice_core::SystemClock;
 use sluice_core::attributes::QueueConfig;
-use sluice_embedded::{EmbeddedBroker, EmbeddedOptions, LOG_FILE, RecoveryStats};
+use sluice_embedded::{EmbeddedBroker, EmbeddedOptions, RecoveryStats, newest_log_segment};
 
 const CHILD_MODE: &str = "SLUICE_WAL_CRASH_MODE";
 const CHILD_DIR: &str = "SLUICE_WAL_CRASH_DIR";
@@ -104,7 +104,7 @@ fn acked_lines(output: &[u8]) -> Vec<String> {
 
 /// Where the log's records end: its format is an 8-byte magic, then
 /// records of a 16-byte header (checksum, payload length, LSN) and the
-/// payload; the file runs on in zeros the log grew ahead of its records.
+/// payload.
 fn records_end(log: &[u8]) -> u64 {
     let mut at = 8;
     while at + 16 <= log.len() && log[at..at + 16] != [0; 16] {
@@ -190,7 +190,7 @@ async fn d1_acknowledged_changes_in_the_log_are_replayed_after_a_crash() {
 async fn d1_a_torn_tail_record_ends_the_replay() {
     let dir = tempfile::tempdir().unwrap();
     run_batches(dir.path());
-    let log = dir.path().join(LOG_FILE);
+    let log = newest_log_segment(dir.path()).unwrap().unwrap();
     let end = records_end(&std::fs::read(&log).unwrap());
     let file = std::fs::OpenOptions::new().write(true).open(&log).unwrap();
     file.set_len(end - 3).unwrap();
@@ -208,7 +208,7 @@ async fn d1_a_torn_tail_record_ends_the_replay() {
 async fn d1_garbage_after_the_log_is_ignored() {
     let dir = tempfile::tempdir().unwrap();
     run_batches(dir.path());
-    let log = dir.path().join(LOG_FILE);
+    let log = newest_log_segment(dir.path()).unwrap().unwrap();
     let mut bytes = std::fs::read(&log).unwrap();
     let end = records_end(&bytes) as usize;
     bytes.truncate(end);
