@@ -1006,6 +1006,91 @@ pub(crate) mod tests {
         assert!(started(&store, 2).is_empty());
     }
 
+    /// D1 across compaction in steps: `take_in` copies a segment's
+    /// messages into redb a few at a time, across queues, going on from
+    /// where it stopped, and leaves other segments' messages alone; each
+    /// reads the same before and after, and once none is left the segment
+    /// has no entry.
+    #[test]
+    fn d1_compaction_in_steps_moves_every_message_of_its_segment_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("db.redb"), None).unwrap();
+        let mut changes: Vec<Change> = [1u64, 2, 3]
+            .into_iter()
+            .map(|id| Change::PutQueue {
+                id,
+                record: b"{}".to_vec(),
+            })
+            .collect();
+        // Queues 1 and 3 get messages in segment 5, queue 2 in segment 6.
+        let layout = [(5, vec![(1, 1..=4), (3, 7..=9)]), (6, vec![(2, 5..=6)])];
+        for (segment, queues) in layout {
+            let mut log = crate::wal::Log::create(dir.path(), segment).unwrap();
+            let mut buf = Vec::new();
+            crate::wal::Log::start_record(&mut buf);
+            let base = log.end();
+            for (queue, seqs) in queues {
+                for seq in seqs {
+                    let Change::PutMessage { data, state, .. } = put(seq, &format!("m{seq}"))
+                    else {
+                        unreachable!()
+                    };
+                    let start = log_record::put_message(&mut buf, (queue, seq), &data, &state);
+                    let at = BodyAt {
+                        segment,
+                        offset: base + start as u64,
+                        len: data.len() as u32,
+                    };
+                    changes.push(Change::PutMessage {
+                        queue,
+                        seq,
+                        data,
+                        state,
+                        in_log: Some(at),
+                    });
+                }
+            }
+            log.write(1, &mut buf).unwrap();
+        }
+        store.apply(changes.iter(), 1, None).unwrap();
+        let body = |queue: u64, seq: u64| {
+            store.read_messages(queue, &[seq]).unwrap()[0]
+                .as_ref()
+                .map(|m| m.body.clone())
+        };
+        let all = [
+            (1, 1),
+            (1, 2),
+            (1, 3),
+            (1, 4),
+            (2, 5),
+            (2, 6),
+            (3, 7),
+            (3, 8),
+            (3, 9),
+        ];
+        let before: Vec<_> = all.iter().map(|&(q, s)| body(q, s)).collect();
+        assert_eq!(store.segment_use().unwrap()[&5].messages, 7);
+
+        let mut from = (0, 0);
+        let mut steps = 0;
+        while let Some(next) = store.take_in(5, from, 3).unwrap() {
+            from = next;
+            steps += 1;
+        }
+        assert_eq!(steps, 2, "seven messages, three a step");
+        let used = store.segment_use().unwrap();
+        assert!(!used.contains_key(&5), "{used:?}");
+        assert_eq!(used[&6].messages, 2);
+        // Segment 5 can go: what moved reads from redb alone.
+        store.segments().forget(5);
+        let log_dir = dir.path().join(crate::wal::LOG_DIR);
+        std::fs::remove_file(log_dir.join(format!("{:020}.wal", 5))).unwrap();
+        let after: Vec<_> = all.iter().map(|&(q, s)| body(q, s)).collect();
+        assert_eq!(before, after);
+        assert!(after.iter().all(Option::is_some));
+    }
+
     /// Reads answer in the order asked, with `None` for what is not
     /// stored, whether the sequences are close (one walk along the
     /// leaves) or far apart (one lookup each), repeated or out of order.
