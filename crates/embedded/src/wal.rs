@@ -104,38 +104,40 @@ pub struct Found {
 pub fn open(dir: &Path, applied: u64) -> Result<Found, LogError> {
     let log_dir = dir.join(LOG_DIR);
     std::fs::create_dir_all(&log_dir)?;
-    let mut records = Vec::new();
     let legacy_path = dir.join(LEGACY_LOG_FILE);
     let legacy = legacy_path.exists();
-    if legacy {
-        let bytes = std::fs::read(&legacy_path)?;
-        if bytes.len() >= MAGIC.len() || !MAGIC.starts_with(&bytes) {
-            if !bytes.starts_with(MAGIC) {
-                return Err(LogError::NotALog(legacy_path.display().to_string()));
-            }
-            records = read_records(&bytes[MAGIC.len()..], applied, None)?;
-        }
-    }
+    let mut records = if legacy {
+        read_file(&legacy_path, applied, None)?
+    } else {
+        Vec::new()
+    };
     let segments = list_segments(&log_dir)?;
     if let Some(&newest) = segments.last() {
+        let after = records.last().map_or(applied, |r| r.lsn);
         let path = segment_path(&log_dir, newest);
-        let mut bytes = Vec::new();
-        File::open(&path)?.read_to_end(&mut bytes)?;
-        // A segment created by a run that died before its magic was synced
-        // held nothing yet.
-        if bytes.len() >= MAGIC.len() || !MAGIC.starts_with(&bytes) {
-            if !bytes.starts_with(MAGIC) {
-                return Err(LogError::NotALog(path.display().to_string()));
-            }
-            let after = records.last().map_or(applied, |r| r.lsn);
-            records.extend(read_records(&bytes[MAGIC.len()..], after, Some(newest))?);
-        }
+        records.extend(read_file(&path, after, Some(newest))?);
     }
     Ok(Found {
         records,
         segments,
         legacy,
     })
+}
+
+/// The records after `applied` in the log file at `path`, which is
+/// `segment` (`None`: the legacy file).
+fn read_file(path: &Path, applied: u64, segment: Option<u64>) -> Result<Vec<Recovered>, LogError> {
+    let mut bytes = Vec::new();
+    File::open(path)?.read_to_end(&mut bytes)?;
+    if bytes.len() < MAGIC.len() && MAGIC.starts_with(&bytes) {
+        // Created by a run that died before its magic was synced, which
+        // came before any record could be acknowledged.
+        return Ok(Vec::new());
+    }
+    if !bytes.starts_with(MAGIC) {
+        return Err(LogError::NotALog(path.display().to_string()));
+    }
+    read_records(&bytes[MAGIC.len()..], applied, segment)
 }
 
 /// The segment ids in `log_dir`, oldest first.
