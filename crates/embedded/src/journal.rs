@@ -371,6 +371,16 @@ mod tests {
             .collect()
     }
 
+    /// The store in `dir` with a journal that checkpoints every 20 ms.
+    fn open_checkpointing(dir: &Path) -> (Store, Journal) {
+        let store = Store::open(&dir.join("db.redb"), None).unwrap();
+        let recovered = recover(store.clone(), dir).unwrap();
+        (
+            store,
+            Journal::durable(recovered, Duration::from_millis(20)),
+        )
+    }
+
     fn bodies(store: &Store, seqs: &[u64]) -> Vec<Option<String>> {
         let read = store.read_messages(1, seqs).unwrap();
         read.into_iter().map(|m| m.map(|m| m.body)).collect()
@@ -382,15 +392,7 @@ mod tests {
     #[tokio::test]
     async fn d1_data_stays_in_its_segment_until_no_message_needs_it() {
         let dir = tempfile::tempdir().unwrap();
-        let open = || {
-            let store = Store::open(&dir.path().join("db.redb"), None).unwrap();
-            let recovered = recover(store.clone(), dir.path()).unwrap();
-            (
-                store,
-                Journal::durable(recovered, Duration::from_millis(20)),
-            )
-        };
-        let (store, journal) = open();
+        let (store, journal) = open_checkpointing(dir.path());
         let first = segment_files(dir.path())[0];
         let puts = (1..=3).flat_map(|seq| put_message(seq, &format!("m{seq}")));
         journal.submit(puts.collect()).wait().await.unwrap();
@@ -408,7 +410,7 @@ mod tests {
         // After a restart the data is still read from the segment.
         drop(journal);
         drop(store);
-        let (store, journal) = open();
+        let (store, journal) = open_checkpointing(dir.path());
         assert!(segment_files(dir.path()).contains(&first));
         assert_eq!(bodies(&store, &[3, 1]), [some("m3"), some("m1")]);
 
@@ -438,15 +440,7 @@ mod tests {
     #[tokio::test]
     async fn d1_a_mostly_dead_segment_is_compacted_into_the_store() {
         let dir = tempfile::tempdir().unwrap();
-        let open = || {
-            let store = Store::open(&dir.path().join("db.redb"), None).unwrap();
-            let recovered = recover(store.clone(), dir.path()).unwrap();
-            (
-                store,
-                Journal::durable(recovered, Duration::from_millis(20)),
-            )
-        };
-        let (store, journal) = open();
+        let (store, journal) = open_checkpointing(dir.path());
         let first = segment_files(dir.path())[0];
         // Compaction finds a segment's messages queue by queue.
         journal.submit(put_queue(1)).wait().await.unwrap();
@@ -468,7 +462,7 @@ mod tests {
         assert_eq!(bodies(&store, &[11]), [None]);
         drop(journal);
         drop(store);
-        let (store, _journal) = open();
+        let (store, _journal) = open_checkpointing(dir.path());
         assert_eq!(bodies(&store, &[10, 20]), want);
     }
 
