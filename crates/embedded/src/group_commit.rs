@@ -24,7 +24,7 @@
 //! remaining messages into redb, a few hundred at a time between applies,
 //! and it goes at the checkpoint after.
 
-use std::collections::{BTreeSet, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender, SyncSender, TryRecvError};
@@ -193,6 +193,7 @@ pub(crate) fn spawn(
         broken: None,
         compacting: VecDeque::new(),
         compacted: BTreeSet::new(),
+        lengths: BTreeMap::new(),
     };
     let applier = std::thread::Builder::new()
         .name("sluice-apply".into())
@@ -446,6 +447,10 @@ struct Applier {
     /// Segments compaction went all through, not to be queued again: one
     /// still in use after that holds messages it could not find.
     compacted: BTreeSet<u64>,
+    /// The file lengths of the segments up to the last checkpoint's, which
+    /// never change: read once each, not at every checkpoint (a backlog
+    /// spans hundreds of segments, and the writer waits for the answer).
+    lengths: BTreeMap<u64, u64>,
 }
 
 impl Applier {
@@ -531,6 +536,7 @@ impl Applier {
         self.store.checkpoint()?;
         let used = self.store.segment_use()?;
         let segments = self.store.segments();
+        self.lengths.retain(|id, _| used.contains_key(id));
         self.compacted.retain(|id| {
             let stuck = used.contains_key(id);
             if stuck {
@@ -541,7 +547,8 @@ impl Applier {
         // The segment being written is done too: the writer starts the
         // next one as soon as this returns.
         for (&id, used) in used.range(..=current) {
-            let sparse = used.bytes.saturating_mul(2) < segments.len(id);
+            let len = *self.lengths.entry(id).or_insert_with(|| segments.len(id));
+            let sparse = used.bytes.saturating_mul(2) < len;
             let queued = self.compacting.iter().any(|(queued, _)| *queued == id);
             if sparse && !queued && !self.compacted.contains(&id) {
                 self.compacting.push_back((id, (0, 0)));

@@ -349,10 +349,15 @@ impl SegmentTally {
     /// it points into one.
     fn removed(&mut self, record: &[u8]) {
         if let Ok(Some(at)) = codec::decode_in_log(record) {
-            let e = self.0.entry(at.segment).or_insert((0, 0, u64::MAX, 0));
-            e.0 -= 1;
-            e.1 -= i64::from(at.len);
+            self.taken(at);
         }
+    }
+
+    /// The data at `at` no longer lies in its segment for the store.
+    fn taken(&mut self, at: BodyAt) {
+        let e = self.0.entry(at.segment).or_insert((0, 0, u64::MAX, 0));
+        e.0 -= 1;
+        e.1 -= i64::from(at.len);
     }
 
     fn write(self, table: &mut redb::Table<u64, &[u8]>) -> Result<(), StoreError> {
@@ -511,7 +516,7 @@ impl Store {
                     .map_err(|e| StoreError::Log(e.to_string()))?
                     .ok_or(CorruptRecord("message data missing from the log"))?;
                 messages.insert(key, data.as_slice())?;
-                tally.removed(&codec::encode_in_log(at));
+                tally.taken(at);
             }
             tally.write(&mut table)?;
         }
