@@ -50,6 +50,15 @@ impl BodyBudget {
         self.used.fetch_sub(bytes, Ordering::Relaxed);
     }
 
+    /// True when a body of `weight` bytes queued behind `ahead` ready
+    /// messages could still be cached when a receive reaches it: bodies
+    /// leave the cache oldest first, so behind more messages than the
+    /// budget holds it would be evicted unread, after costing its insert
+    /// and the eviction of another body.
+    pub fn reachable(&self, ahead: usize, weight: usize) -> bool {
+        ahead.saturating_mul(weight) <= self.limit
+    }
+
     /// True while more is cached than the budget allows.
     pub fn over(&self) -> bool {
         self.used.load(Ordering::Relaxed) > self.limit

@@ -255,7 +255,8 @@ impl QueueState {
 
     /// Adds a message, placing it by its state relative to `now`. `body`
     /// is its data when in memory; in durable mode it is cached within the
-    /// body budget.
+    /// body budget, unless more messages are ready ahead of it than the
+    /// budget holds (a receive would find it evicted).
     pub fn insert(
         &mut self,
         seq: u64,
@@ -281,6 +282,14 @@ impl QueueState {
             self.enable_fairness();
         }
         self.newest_seq = self.newest_seq.max(seq);
+        let body = match (&self.cache, body) {
+            (Some(cache), Some(data))
+                if !cache.reachable(self.ready.len(), BodyBudget::weight(&data)) =>
+            {
+                None
+            }
+            (_, body) => body,
+        };
         let cached = body.is_some() && self.cache.is_some();
         if state.first_receive_at != 0 || state.last_receive_at != 0 {
             self.receive_times
@@ -739,36 +748,42 @@ impl QueueState {
         now: Millis,
         rules: &DeliveryRules,
     ) -> bool {
-        let Some(receive_count) = self.entries.get(&seq).map(|e| e.receive_count) else {
+        // One lookup in the map, which in a backlog of millions is a cache
+        // miss; the placement sets only need copies of the entry's fields.
+        let Some(entry) = self.entries.get_mut(&seq) else {
             return false;
         };
         if rules
             .max_receives
-            .is_some_and(|limit| receive_count >= limit)
+            .is_some_and(|limit| entry.receive_count >= limit)
         {
             if let Some(removed) = self.remove(seq) {
                 out.dead.push(removed);
             }
             return false;
         }
-        let Some(mut entry) = self.entries.remove(&seq) else {
-            return false;
+        let before = Entry {
+            body: None,
+            ..*entry
         };
-        self.unplace(seq, &entry);
-        self.forget_back(seq);
         entry.receive_count += 1;
-        let times = self.receive_times.entry(seq).or_insert((now, now));
-        if times.0 == 0 {
-            times.0 = now;
-        }
-        times.1 = now;
         let count = entry.receive_count;
         let backoff = rules.backoff.map_or(0, |b| b.delay_for(count, seq, now));
         entry.visible_at = now + rules.visibility_ms + backoff;
         entry.at_back |= rules.back_after.is_some_and(|n| count >= n);
         entry.phase = Phase::InFlight;
-        self.place(seq, &entry);
-        self.entries.insert(seq, entry);
+        let after = Entry {
+            body: None,
+            ..*entry
+        };
+        self.unplace(seq, &before);
+        self.forget_back(seq);
+        self.place(seq, &after);
+        let times = self.receive_times.entry(seq).or_insert((now, now));
+        if times.0 == 0 {
+            times.0 = now;
+        }
+        times.1 = now;
         out.delivered.push(seq);
         true
     }
@@ -882,8 +897,14 @@ mod tests {
         let one = BodyBudget::weight(&data("x"));
         let budget = Arc::new(BodyBudget::new(3 * one));
         let mut q = queue(Some(budget.clone()));
+        let rules = DeliveryRules {
+            visibility_ms: 30_000,
+            ..Default::default()
+        };
         for seq in 1..=5 {
             q.insert(seq, Some(data("x")), 0, None, fresh(), 0);
+            // Received at once: nothing waits ahead of the next send.
+            assert_eq!(q.deliver(1, 0, &rules).delivered, vec![seq]);
         }
         assert_eq!(q.cached_bodies(), 3);
         assert_eq!(budget.used(), 3 * one);
@@ -895,6 +916,32 @@ mod tests {
         assert_eq!(budget.used(), 2 * one);
         q.clear();
         assert_eq!(budget.used(), 0);
+    }
+
+    #[test]
+    fn a_body_behind_more_ready_messages_than_the_budget_holds_is_not_cached() {
+        let one = BodyBudget::weight(&data("x"));
+        let budget = Arc::new(BodyBudget::new(3 * one));
+        let mut q = queue(Some(budget.clone()));
+        for seq in 1..=6 {
+            q.insert(seq, Some(data("x")), 0, None, fresh(), 0);
+        }
+        // Four waiting ahead of the fifth: it would be evicted before a
+        // receive reached it, so it is not cached, and nothing older is
+        // evicted for it.
+        let cached: Vec<u64> = (1..=6)
+            .filter(|&s| q.get(s).is_some_and(|e| e.body.is_some()))
+            .collect();
+        assert_eq!(cached, vec![2, 3, 4]);
+        assert_eq!(budget.used(), 3 * one);
+        // Once receives drain the queue, sends are cached again.
+        let rules = DeliveryRules {
+            visibility_ms: 30_000,
+            ..Default::default()
+        };
+        assert_eq!(q.deliver(6, 0, &rules).delivered.len(), 6);
+        q.insert(7, Some(data("x")), 0, None, fresh(), 0);
+        assert!(q.get(7).is_some_and(|e| e.body.is_some()));
     }
 
     #[test]
