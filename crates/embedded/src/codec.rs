@@ -117,7 +117,11 @@ const IN_LOG: u8 = 0x80;
 /// Length of an encoded [`BodyAt`] record.
 pub const IN_LOG_LEN: usize = 21;
 
-/// Encodes a message record that points at its data in the log.
+/// Encodes a message record that points at its data in the log. Stores
+/// since keep that place in the message's state row instead
+/// ([`encode_state_in_log`]) and only read these; tests write them to
+/// stand for an earlier store.
+#[cfg(test)]
 pub fn encode_in_log(at: BodyAt) -> [u8; IN_LOG_LEN] {
     let mut out = [0u8; IN_LOG_LEN];
     out[0] = IN_LOG;
@@ -158,11 +162,67 @@ pub fn encode_state(s: &MessageState) -> [u8; STATE_LEN] {
     out
 }
 
-/// Decodes what [`encode_state`] wrote.
+/// Version of a state record followed by where the message's data lies
+/// in the log and the message's head: the one row a message sent to the
+/// log has in redb (see the store's `states` table).
+const STATE_IN_LOG: u8 = 3;
+
+/// Encodes a message's row in the store when its data lies in the log:
+/// its encoded `state`, then `at`, then `head` ([`head_prefix`]).
+pub fn encode_state_in_log(state: &[u8; STATE_LEN], at: BodyAt, head: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(STATE_LEN + IN_LOG_LEN - 1 + head.len());
+    out.extend_from_slice(state);
+    out[0] = STATE_IN_LOG;
+    out.extend_from_slice(&at.segment.to_be_bytes());
+    out.extend_from_slice(&at.offset.to_be_bytes());
+    out.extend_from_slice(&at.len.to_be_bytes());
+    out.extend_from_slice(head);
+    out
+}
+
+/// Where the data of a message lies in the log, and its head, when its
+/// state `row` was written by [`encode_state_in_log`]; `None` for a state
+/// alone (the data is then in the store's `messages` table).
+pub fn state_in_log(row: &[u8]) -> Result<Option<(BodyAt, &[u8])>, CorruptRecord> {
+    if row.first() != Some(&STATE_IN_LOG) {
+        return Ok(None);
+    }
+    let mut r = Reader(row.get(STATE_LEN..).ok_or(CorruptRecord("state row"))?);
+    let at = BodyAt {
+        segment: r.u64()?,
+        offset: r.u64()?,
+        len: r.u32()?,
+    };
+    Ok(Some((at, r.0)))
+}
+
+/// The row `row` with its state replaced by `state`, keeping what follows
+/// the state.
+pub fn restate(row: &[u8], state: &[u8; STATE_LEN]) -> Vec<u8> {
+    let mut out = row.to_vec();
+    if let Some(first) = out.get_mut(..STATE_LEN) {
+        first[1..].copy_from_slice(&state[1..]);
+    }
+    out
+}
+
+/// The state alone of a row written by [`encode_state_in_log`], as
+/// [`encode_state`] writes it.
+pub fn state_only(row: &[u8]) -> Result<[u8; STATE_LEN], CorruptRecord> {
+    let mut out: [u8; STATE_LEN] = row
+        .get(..STATE_LEN)
+        .and_then(|s| s.try_into().ok())
+        .ok_or(CorruptRecord("state row"))?;
+    out[0] = STATE_VERSION;
+    Ok(out)
+}
+
+/// Decodes what [`encode_state`] wrote, or the state at the start of what
+/// [`encode_state_in_log`] wrote.
 pub fn decode_state(bytes: &[u8]) -> Result<MessageState, CorruptRecord> {
     let mut r = Reader(bytes);
     let version = r.u8()?;
-    if version != 1 && version != STATE_VERSION {
+    if version != 1 && version != STATE_VERSION && version != STATE_IN_LOG {
         return Err(CorruptRecord("state version"));
     }
     let visible_at = r.u64()?;
@@ -330,6 +390,41 @@ mod tests {
             last_receive_at: 9,
         };
         assert_eq!(decode_state(&encode_state(&s)).unwrap(), s);
+    }
+
+    /// A message whose data lies in the log has one row in the store: its
+    /// state, its data's place and its head, each read back exactly, and
+    /// its state replaced without touching the rest.
+    #[test]
+    fn a_state_row_holds_the_data_s_place_and_the_head() {
+        let s = MessageState {
+            visible_at: 77,
+            receive_count: 3,
+            first_receive_at: 5,
+            last_receive_at: 9,
+        };
+        let at = BodyAt {
+            segment: 7,
+            offset: 1 << 40,
+            len: 1234,
+        };
+        let head = [1u8, 2, 3, 4, 5];
+        let row = encode_state_in_log(&encode_state(&s), at, &head);
+        assert_eq!(decode_state(&row).unwrap(), s);
+        assert_eq!(state_in_log(&row).unwrap(), Some((at, &head[..])));
+        assert_eq!(state_only(&row).unwrap(), encode_state(&s));
+        assert_eq!(state_in_log(&encode_state(&s)).unwrap(), None);
+        assert!(state_in_log(&row[..STATE_LEN + 10]).is_err());
+
+        let later = MessageState {
+            visible_at: 100,
+            receive_count: 4,
+            first_receive_at: 5,
+            last_receive_at: 99,
+        };
+        let row = restate(&row, &encode_state(&later));
+        assert_eq!(decode_state(&row).unwrap(), later);
+        assert_eq!(state_in_log(&row).unwrap(), Some((at, &head[..])));
     }
 
     /// The body's MD5 is kept with the message, so a receive of a body

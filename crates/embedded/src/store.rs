@@ -28,13 +28,21 @@ use crate::wal::{BodyAt, Segments};
 use sluice_broker::MoveTask;
 
 const QUEUES: TableDefinition<u64, &[u8]> = TableDefinition::new("queues");
+/// The data of the messages whose data is not in the log (moved, redriven,
+/// compacted out of a segment), or a record pointing into the log
+/// ([`codec::encode_in_log`]) in stores written before such pointers moved
+/// into `states`.
 const MESSAGES: TableDefinition<(u64, u64), &[u8]> = TableDefinition::new("messages");
+/// Every stored message's delivery state. For a message whose data lies
+/// in the log the row also holds where, and the message's head
+/// ([`codec::encode_state_in_log`]): that message has no other row, so a
+/// send, receive and delete each change one tree, not three.
 const STATES: TableDefinition<(u64, u64), &[u8]> = TableDefinition::new("states");
 const META: TableDefinition<&str, u64> = TableDefinition::new("meta");
 const DEDUP: TableDefinition<(u64, &str), &[u8]> = TableDefinition::new("dedup");
 const TASKS: TableDefinition<&str, &[u8]> = TableDefinition::new("move_tasks");
 const FAILURES: TableDefinition<(u64, u64), &str> = TableDefinition::new("failures");
-/// Each message's head ([`codec::head_prefix`]: tens of bytes), beside its
+/// The head ([`codec::head_prefix`]: tens of bytes) of each message with a
 /// record in `messages`: a start reads these instead of every body.
 const HEADS: TableDefinition<(u64, u64), &[u8]> = TableDefinition::new("heads");
 /// For each log segment holding the data of a stored message: how many
@@ -290,6 +298,19 @@ fn record_data<'a>(
     }
 }
 
+/// The sequence of a row read from `heads`.
+type HeadRow<'a> = Result<
+    (
+        redb::AccessGuard<'a, (u64, u64)>,
+        redb::AccessGuard<'a, &'static [u8]>,
+    ),
+    redb::StorageError,
+>;
+
+fn head_seq(row: &HeadRow<'_>) -> Option<u64> {
+    row.as_ref().ok().map(|(key, _)| key.value().1)
+}
+
 /// What one log segment holds for the store: see [`SEGMENTS`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SegmentUse {
@@ -349,6 +370,14 @@ impl SegmentTally {
     /// it points into one.
     fn removed(&mut self, record: &[u8]) {
         if let Ok(Some(at)) = codec::decode_in_log(record) {
+            self.taken(at);
+        }
+    }
+
+    /// A state row leaves the store: counts its message out of its
+    /// segment if the row holds where its data lies.
+    fn removed_state(&mut self, row: &[u8]) {
+        if let Ok(Some((at, _))) = codec::state_in_log(row) {
             self.taken(at);
         }
     }
@@ -482,11 +511,16 @@ impl Store {
         {
             let queues = txn.open_table(QUEUES)?;
             let mut messages = txn.open_table(MESSAGES)?;
+            let mut heads = txn.open_table(HEADS)?;
+            let mut states = txn.open_table(STATES)?;
             let mut table = txn.open_table(SEGMENTS)?;
             let Some(used) = table.get(segment)?.map(|v| SegmentUse::decode(v.value())) else {
                 return Ok(None);
             };
             let (low, high) = used?.seqs;
+            // (key, where its data lies, its state alone when that row also
+            // held the data's place and head; `None` for a pointer record in
+            // `messages`, as stores from before such rows hold).
             let mut found = Vec::new();
             'queues: for row in queues.range(from.0..)? {
                 let queue = row?.0.value();
@@ -495,27 +529,42 @@ impl Store {
                 } else {
                     low
                 };
-                for row in messages.range((queue, start)..=(queue, high.max(start)))? {
-                    let (key, record) = row?;
-                    if let Some(at) = codec::decode_in_log(record.value())?
+                // Every message has a state row, so this walk meets them all.
+                for row in states.range((queue, start)..=(queue, high.max(start)))? {
+                    let (key, value) = row?;
+                    let key = key.value();
+                    let here = match codec::state_in_log(value.value())? {
+                        Some((at, _)) => Some((at, Some(codec::state_only(value.value())?))),
+                        None => match messages.get(key)? {
+                            Some(record) => {
+                                codec::decode_in_log(record.value())?.map(|at| (at, None))
+                            }
+                            None => None,
+                        },
+                    };
+                    if let Some((at, state)) = here
                         && at.segment == segment
                     {
                         if found.len() == limit {
-                            resume = Some(key.value());
+                            resume = Some(key);
                             break 'queues;
                         }
-                        found.push((key.value(), at));
+                        found.push((key, at, state));
                     }
                 }
             }
             let mut tally = SegmentTally::default();
-            for (key, at) in found {
+            for (key, at, state) in found {
                 let data = self
                     .segments
                     .read(at)
                     .map_err(|e| StoreError::Log(e.to_string()))?
                     .ok_or(CorruptRecord("message data missing from the log"))?;
                 messages.insert(key, data.as_slice())?;
+                if let Some(state) = state {
+                    heads.insert(key, codec::head_prefix(&data)?)?;
+                    states.insert(key, state.as_slice())?;
+                }
                 tally.taken(at);
             }
             tally.write(&mut table)?;
@@ -600,7 +649,10 @@ impl Store {
                             false
                         })?;
                         heads.retain_in(range.clone(), |_, _| false)?;
-                        states.retain_in(range, |_, _| false)?;
+                        states.retain_in(range, |_, row| {
+                            tally.removed_state(row);
+                            false
+                        })?;
                         dedup.retain_in((*id, "")..(*id + 1, ""), |_, _| false)?;
                         failures.retain_in((*id, 0)..=(*id, u64::MAX), |_, _| false)?;
                     }
@@ -623,35 +675,70 @@ impl Store {
                         state,
                         in_log,
                     } => {
-                        let pointer;
-                        let record: &[u8] = match in_log {
+                        let key = (*queue, *seq);
+                        // Sequences are never reused; were one put twice,
+                        // the segment of the row replaced must not count it
+                        // any more.
+                        let old = match in_log {
                             Some(at) => {
                                 tally.put(*at, *seq);
-                                pointer = codec::encode_in_log(*at);
-                                &pointer
+                                let row = codec::encode_state_in_log(
+                                    state,
+                                    *at,
+                                    codec::head_prefix(data)?,
+                                );
+                                states
+                                    .insert(key, row.as_slice())?
+                                    .map(|v| v.value().to_vec())
                             }
-                            None => data,
+                            None => {
+                                if let Some(old) = messages.insert(key, data.as_slice())? {
+                                    tally.removed(old.value());
+                                }
+                                heads.insert(key, codec::head_prefix(data)?)?;
+                                states
+                                    .insert(key, state.as_slice())?
+                                    .map(|v| v.value().to_vec())
+                            }
                         };
-                        // Sequences are never reused; were one put twice,
-                        // the segment of the record replaced must not
-                        // count it any more.
-                        if let Some(old) = messages.insert((*queue, *seq), record)? {
-                            tally.removed(old.value());
+                        if let Some(old) = old {
+                            tally.removed_state(&old);
                         }
-                        heads.insert((*queue, *seq), codec::head_prefix(data)?)?;
-                        states.insert((*queue, *seq), state.as_slice())?;
                         max_seq = max_seq.max(Some(*seq));
                     }
                     Change::PutState { queue, seq, state } => {
-                        states.insert((*queue, *seq), state.as_slice())?;
+                        let key = (*queue, *seq);
+                        let row = match states.get(key)? {
+                            Some(old) if codec::state_in_log(old.value())?.is_some() => {
+                                Some(Some(codec::restate(old.value(), state)))
+                            }
+                            Some(_) => Some(None),
+                            None => None,
+                        };
+                        // No row: the message was deleted meanwhile, and
+                        // its state must not outlive it.
+                        match row {
+                            Some(Some(row)) => states.insert(key, row.as_slice())?,
+                            Some(None) => states.insert(key, state.as_slice())?,
+                            None => None,
+                        };
                     }
                     Change::DeleteMessage { queue, seq } => {
-                        if let Some(old) = messages.remove((*queue, *seq))? {
-                            tally.removed(old.value());
+                        let key = (*queue, *seq);
+                        let in_log = match states.remove(key)? {
+                            Some(old) => codec::state_in_log(old.value())?.map(|(at, _)| at),
+                            None => None,
+                        };
+                        match in_log {
+                            Some(at) => tally.taken(at),
+                            None => {
+                                if let Some(old) = messages.remove(key)? {
+                                    tally.removed(old.value());
+                                }
+                                heads.remove(key)?;
+                            }
                         }
-                        heads.remove((*queue, *seq))?;
-                        states.remove((*queue, *seq))?;
-                        failures.remove((*queue, *seq))?;
+                        failures.remove(key)?;
                     }
                     Change::MoveMessage {
                         from,
@@ -659,16 +746,29 @@ impl Store {
                         state,
                         rewrite,
                     } => {
-                        let old = messages.remove(*from)?.map(|v| v.value().to_vec());
-                        if let Some(old) = &old {
-                            tally.removed(old);
-                        }
-                        let old = match old {
-                            Some(old) => record_data(&self.segments, &old)?.map(|d| d.into_owned()),
+                        let in_log = match states.remove(*from)? {
+                            Some(row) => codec::state_in_log(row.value())?.map(|(at, _)| at),
                             None => None,
                         };
-                        heads.remove(*from)?;
-                        states.remove(*from)?;
+                        let old = match in_log {
+                            Some(at) => {
+                                tally.taken(at);
+                                self.segments
+                                    .read(at)
+                                    .map_err(|e| StoreError::Log(e.to_string()))?
+                            }
+                            None => {
+                                let old = messages.remove(*from)?.map(|v| v.value().to_vec());
+                                heads.remove(*from)?;
+                                match old {
+                                    Some(old) => {
+                                        tally.removed(&old);
+                                        record_data(&self.segments, &old)?.map(|d| d.into_owned())
+                                    }
+                                    None => None,
+                                }
+                            }
+                        };
                         failures.remove(*from)?;
                         if let Some(out) = log.as_deref_mut() {
                             log_record::delete_message(out, *from);
@@ -701,7 +801,10 @@ impl Store {
                             false
                         })?;
                         heads.retain_in(range.clone(), |_, _| false)?;
-                        states.retain_in(range.clone(), |_, _| false)?;
+                        states.retain_in(range.clone(), |_, row| {
+                            tally.removed_state(row);
+                            false
+                        })?;
                         failures.retain_in(range, |_, _| false)?;
                     }
                 }
@@ -784,36 +887,50 @@ impl Store {
         mut each: impl FnMut(u64, u64, Option<&str>, MessageState),
     ) -> Result<usize, StoreError> {
         let txn = self.db.begin_read()?;
+        let messages = txn.open_table(MESSAGES)?;
         let heads = txn.open_table(HEADS)?;
         let states = txn.open_table(STATES)?;
         let range = (queue, 0)..=(queue, u64::MAX);
-        let mut state_rows = states.range(range.clone())?;
+        // Every message has a state row; `heads` has rows, in the same
+        // order, for the messages whose state row does not hold the head.
+        let mut head_rows = heads.range(range.clone())?.peekable();
         let mut count = 0;
-        for row in heads.range(range)? {
-            let (key, data) = row?;
+        for row in states.range(range)? {
+            let (key, value) = row?;
             let (_, seq) = key.value();
-            // Both tables hold the same keys in the same order.
-            let state = loop {
-                match state_rows.next() {
-                    Some(s) => {
-                        let (skey, sval) = s?;
-                        let (_, sseq) = skey.value();
-                        if sseq == seq {
-                            break Some(codec::decode_state(sval.value())?);
+            let row = value.value();
+            let state = codec::decode_state(row)?;
+            match codec::state_in_log(row)? {
+                Some((_, head)) => {
+                    let (enqueued_at, group) = codec::decode_head(head)?;
+                    each(seq, enqueued_at, group, state);
+                }
+                None => {
+                    while head_rows
+                        .next_if(|r| head_seq(r).is_some_and(|s| s < seq))
+                        .is_some()
+                    {}
+                    match head_rows.next_if(|r| head_seq(r) == Some(seq)) {
+                        Some(head) => {
+                            let (_, head) = head?;
+                            let (enqueued_at, group) = codec::decode_head(head.value())?;
+                            each(seq, enqueued_at, group, state);
                         }
-                        if sseq > seq {
-                            break None;
+                        None => {
+                            if let Some(Err(_)) = head_rows.peek() {
+                                head_rows.next().transpose()?;
+                            }
+                            if messages.get(key.value())?.is_some() {
+                                return Err(CorruptRecord("message without head").into());
+                            }
+                            // A state without a message, as stores from
+                            // before states were only updated in place may
+                            // hold: nothing to index.
+                            continue;
                         }
                     }
-                    None => break None,
                 }
-            };
-            let Some(state) = state else {
-                return Err(CorruptRecord("message without state").into());
-            };
-            let bytes = data.value();
-            let (enqueued_at, group) = codec::decode_head(bytes)?;
-            each(seq, enqueued_at, group, state);
+            }
             count += 1;
         }
         Ok(count)
@@ -855,11 +972,69 @@ impl Store {
         txn.commit().unwrap();
     }
 
+    /// Rows in `messages`, `heads` and `states` (for tests).
+    #[cfg(test)]
+    pub fn rows(&self) -> Result<(u64, u64, u64), StoreError> {
+        let txn = self.db.begin_read()?;
+        Ok((
+            txn.open_table(MESSAGES)?.len()?,
+            txn.open_table(HEADS)?.len()?,
+            txn.open_table(STATES)?.len()?,
+        ))
+    }
+
+    /// Rewrites each message whose state row says where its data lies in
+    /// the log as the earlier layout stored it: a pointer record in
+    /// `messages`, its head in `heads`, its state alone (for tests).
+    #[cfg(test)]
+    pub fn to_pointer_records(&self) {
+        let txn = self.db.begin_write().unwrap();
+        {
+            let mut messages = txn.open_table(MESSAGES).unwrap();
+            let mut heads = txn.open_table(HEADS).unwrap();
+            let mut states = txn.open_table(STATES).unwrap();
+            let rows: Vec<((u64, u64), Vec<u8>)> = states
+                .iter()
+                .unwrap()
+                .map(|r| {
+                    let (k, v) = r.unwrap();
+                    (k.value(), v.value().to_vec())
+                })
+                .collect();
+            for (key, row) in rows {
+                let Some((at, head)) = codec::state_in_log(&row).unwrap() else {
+                    continue;
+                };
+                messages
+                    .insert(key, codec::encode_in_log(at).as_slice())
+                    .unwrap();
+                heads.insert(key, head).unwrap();
+                states
+                    .insert(key, codec::state_only(&row).unwrap().as_slice())
+                    .unwrap();
+            }
+        }
+        txn.commit().unwrap();
+    }
+
     /// Takes redb's write lock until the transaction is dropped: the next
     /// apply waits for it, as it would behind a slow one.
     #[cfg(test)]
     pub fn hold_writes(&self) -> Result<redb::WriteTransaction, StoreError> {
         Ok(self.db.begin_write()?)
+    }
+
+    /// The data at `at` in the log; `None` when its segment is gone (the
+    /// message was deleted meanwhile).
+    fn read_in_log(&self, at: BodyAt) -> Result<Option<MessageData>, StoreError> {
+        match self
+            .segments
+            .read(at)
+            .map_err(|e| StoreError::Log(e.to_string()))?
+        {
+            Some(data) => Ok(Some(codec::decode_message(&data)?)),
+            None => Ok(None),
+        }
     }
 
     /// A message record's data, read from the log when it lies there;
@@ -880,38 +1055,50 @@ impl Store {
     ) -> Result<Vec<Option<MessageData>>, StoreError> {
         let txn = self.db.begin_read()?;
         let messages = txn.open_table(MESSAGES)?;
+        let states = txn.open_table(STATES)?;
         let (Some(&low), Some(&high)) = (seqs.iter().min(), seqs.iter().max()) else {
             return Ok(Vec::new());
         };
-        if high - low > 2 * seqs.len() as u64 + 16 {
-            return seqs
-                .iter()
-                .map(|&seq| match messages.get((queue, seq))? {
-                    Some(record) => self.decode_record(record.value()),
-                    None => Ok(None),
-                })
-                .collect();
-        }
-        // Close together, as the oldest messages a receive takes are: one
-        // walk along the leaves instead of a descent from the root for each
-        // (with millions of messages, through pages mostly not cached).
-        let mut order: Vec<usize> = (0..seqs.len()).collect();
-        order.sort_by_key(|&i| seqs[i]);
-        let mut wanted = order.iter().peekable();
         let mut out: Vec<Option<MessageData>> = seqs.iter().map(|_| None).collect();
-        for row in messages.range((queue, low)..=(queue, high))? {
-            let (key, bytes) = row?;
-            let seq = key.value().1;
-            while wanted.next_if(|&&i| seqs[i] < seq).is_some() {}
-            if let Some(&i) = wanted.next_if(|&&i| seqs[i] == seq) {
-                let data = self.decode_record(bytes.value())?;
-                while let Some(&j) = wanted.next_if(|&&j| seqs[j] == seq) {
-                    out[j] = data.clone();
-                }
-                out[i] = data;
+        // Positions in `seqs` whose state row does not say where the data
+        // is: their data, if any, is in `messages`.
+        let mut elsewhere = Vec::new();
+        let mut found = |i: usize, row: &[u8]| -> Result<(), StoreError> {
+            match codec::state_in_log(row)? {
+                Some((at, _)) => out[i] = self.read_in_log(at)?,
+                None => elsewhere.push(i),
             }
-            if wanted.peek().is_none() {
-                break;
+            Ok(())
+        };
+        if high - low > 2 * seqs.len() as u64 + 16 {
+            for (i, &seq) in seqs.iter().enumerate() {
+                if let Some(row) = states.get((queue, seq))? {
+                    found(i, row.value())?;
+                }
+            }
+        } else {
+            // Close together, as the oldest messages a receive takes are:
+            // one walk along the leaves instead of a descent from the root
+            // for each (with millions of messages, through pages mostly not
+            // cached).
+            let mut order: Vec<usize> = (0..seqs.len()).collect();
+            order.sort_by_key(|&i| seqs[i]);
+            let mut wanted = order.iter().peekable();
+            for row in states.range((queue, low)..=(queue, high))? {
+                let (key, value) = row?;
+                let seq = key.value().1;
+                while wanted.next_if(|&&i| seqs[i] < seq).is_some() {}
+                while let Some(&i) = wanted.next_if(|&&i| seqs[i] == seq) {
+                    found(i, value.value())?;
+                }
+                if wanted.peek().is_none() {
+                    break;
+                }
+            }
+        }
+        for i in elsewhere {
+            if let Some(record) = messages.get((queue, seqs[i]))? {
+                out[i] = self.decode_record(record.value())?;
             }
         }
         Ok(out)
@@ -1020,44 +1207,18 @@ pub(crate) mod tests {
     fn d1_compaction_in_steps_moves_every_message_of_its_segment_once() {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(&dir.path().join("db.redb"), None).unwrap();
-        let mut changes: Vec<Change> = [1u64, 2, 3]
-            .into_iter()
-            .map(|id| Change::PutQueue {
-                id,
-                record: b"{}".to_vec(),
-            })
-            .collect();
         // Queues 1 and 3 get messages in segment 5, queue 2 in segment 6.
         let layout = [(5, vec![(1, 1..=4), (3, 7..=9)]), (6, vec![(2, 5..=6)])];
-        for (segment, queues) in layout {
-            let mut log = crate::wal::Log::create(dir.path(), segment).unwrap();
-            let mut buf = Vec::new();
-            crate::wal::Log::start_record(&mut buf);
-            let base = log.end();
-            for (queue, seqs) in queues {
-                for seq in seqs {
-                    let Change::PutMessage { data, state, .. } = put(seq, &format!("m{seq}"))
-                    else {
-                        unreachable!()
-                    };
-                    let start = log_record::put_message(&mut buf, (queue, seq), &data, &state);
-                    let at = BodyAt {
-                        segment,
-                        offset: base + start as u64,
-                        len: data.len() as u32,
-                    };
-                    changes.push(Change::PutMessage {
-                        queue,
-                        seq,
-                        data,
-                        state,
-                        in_log: Some(at),
-                    });
-                }
-            }
-            log.write(1, &mut buf).unwrap();
-        }
+        let changes = puts_in_log(dir.path(), &layout);
         store.apply(changes.iter(), 1, None).unwrap();
+        let indexed = |queue: u64| {
+            let mut seen = Vec::new();
+            store
+                .for_each_message(queue, |seq, _, _, _| seen.push(seq))
+                .unwrap();
+            seen
+        };
+        let indexed_before: Vec<_> = [1, 2, 3].map(indexed).to_vec();
         let body = |queue: u64, seq: u64| {
             store.read_messages(queue, &[seq]).unwrap()[0]
                 .as_ref()
@@ -1094,6 +1255,156 @@ pub(crate) mod tests {
         let after: Vec<_> = all.iter().map(|&(q, s)| body(q, s)).collect();
         assert_eq!(before, after);
         assert!(after.iter().all(Option::is_some));
+        // A start indexes the same messages.
+        assert_eq!([1, 2, 3].map(indexed).to_vec(), indexed_before);
+    }
+
+    /// A queue and some of its sequences.
+    type QueueSeqs = (u64, std::ops::RangeInclusive<u64>);
+
+    /// Writes the puts of `layout` (segment, then queue and sequences) to
+    /// log segments in `dir`, as the log writer does, and returns them,
+    /// pointing at their data, with a PutQueue for each queue first.
+    fn puts_in_log(dir: &Path, layout: &[(u64, Vec<QueueSeqs>)]) -> Vec<Change> {
+        let mut queues: Vec<u64> = layout
+            .iter()
+            .flat_map(|(_, q)| q.iter().map(|(id, _)| *id))
+            .collect();
+        queues.sort_unstable();
+        queues.dedup();
+        let mut changes: Vec<Change> = queues
+            .into_iter()
+            .map(|id| Change::PutQueue {
+                id,
+                record: b"{}".to_vec(),
+            })
+            .collect();
+        for (segment, queues) in layout {
+            let mut log = crate::wal::Log::create(dir, *segment).unwrap();
+            let mut buf = Vec::new();
+            crate::wal::Log::start_record(&mut buf);
+            let base = log.end();
+            for (queue, seqs) in queues {
+                for seq in seqs.clone() {
+                    let Change::PutMessage { data, state, .. } = put(seq, &format!("m{seq}"))
+                    else {
+                        unreachable!()
+                    };
+                    let start = log_record::put_message(&mut buf, (*queue, seq), &data, &state);
+                    let at = BodyAt {
+                        segment: *segment,
+                        offset: base + start as u64,
+                        len: data.len() as u32,
+                    };
+                    changes.push(Change::PutMessage {
+                        queue: *queue,
+                        seq,
+                        data,
+                        state,
+                        in_log: Some(at),
+                    });
+                }
+            }
+            log.write(1, &mut buf).unwrap();
+        }
+        changes
+    }
+
+    /// A message whose data lies in the log is one row of `states`: a send,
+    /// a receive and a delete each change one tree. The row keeps the
+    /// data's place and the head through receives, a start indexes the
+    /// message from it alone, and its delete counts it out of its segment.
+    #[test]
+    fn d1_a_message_in_the_log_is_one_row_from_send_to_delete() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("db.redb"), None).unwrap();
+        let changes = puts_in_log(dir.path(), &[(4, vec![(1, 1..=3)])]);
+        store.apply(changes.iter(), 1, None).unwrap();
+        assert_eq!(store.rows().unwrap(), (0, 0, 3), "messages, heads, states");
+
+        let received = MessageState {
+            visible_at: 500,
+            receive_count: 1,
+            first_receive_at: 100,
+            last_receive_at: 100,
+        };
+        let receive = Change::PutState {
+            queue: 1,
+            seq: 2,
+            state: codec::encode_state(&received),
+        };
+        store.apply([receive].iter(), 2, None).unwrap();
+        assert_eq!(store.rows().unwrap(), (0, 0, 3));
+        let read = store.read_messages(1, &[1, 2, 3]).unwrap();
+        let bodies: Vec<_> = read
+            .iter()
+            .map(|m| m.as_ref().map(|m| m.body.as_str()))
+            .collect();
+        assert_eq!(bodies, [Some("m1"), Some("m2"), Some("m3")]);
+        let mut indexed = Vec::new();
+        store
+            .for_each_message(1, |seq, _, _, state| indexed.push((seq, state)))
+            .unwrap();
+        assert_eq!(indexed.len(), 3);
+        assert_eq!(indexed[1], (2, received));
+
+        let delete = Change::DeleteMessage { queue: 1, seq: 2 };
+        store.apply([delete].iter(), 3, None).unwrap();
+        assert_eq!(store.rows().unwrap(), (0, 0, 2));
+        assert_eq!(store.segment_use().unwrap()[&4].messages, 2);
+        assert!(store.read_messages(1, &[2]).unwrap()[0].is_none());
+        // A state for a message deleted meanwhile leaves no row behind.
+        let late = Change::PutState {
+            queue: 1,
+            seq: 2,
+            state: codec::encode_state(&received),
+        };
+        store.apply([late].iter(), 4, None).unwrap();
+        assert_eq!(store.rows().unwrap(), (0, 0, 2));
+        let purge = Change::Purge {
+            queue: 1,
+            below: 10,
+        };
+        store.apply([purge].iter(), 5, None).unwrap();
+        assert_eq!(store.rows().unwrap(), (0, 0, 0));
+        assert!(store.segment_use().unwrap().is_empty());
+    }
+
+    /// A store written when a message in the log had a pointer record in
+    /// `messages`, its head in `heads` and its state alone in `states`
+    /// (before this layout) reads, indexes, receives, deletes and compacts
+    /// as before.
+    #[test]
+    fn d1_pointer_records_of_the_earlier_layout_still_work() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("db.redb"), None).unwrap();
+        let changes = puts_in_log(dir.path(), &[(4, vec![(1, 1..=4)])]);
+        store.apply(changes.iter(), 1, None).unwrap();
+        store.to_pointer_records();
+        assert_eq!(store.rows().unwrap(), (4, 4, 4));
+
+        let read = store.read_messages(1, &[4, 1]).unwrap();
+        let bodies: Vec<_> = read
+            .iter()
+            .map(|m| m.as_ref().map(|m| m.body.as_str()))
+            .collect();
+        assert_eq!(bodies, [Some("m4"), Some("m1")]);
+        let count = store.for_each_message(1, |_, _, _, _| {}).unwrap();
+        assert_eq!(count, 4);
+        let receive = Change::PutState {
+            queue: 1,
+            seq: 1,
+            state: never_received(),
+        };
+        let delete = Change::DeleteMessage { queue: 1, seq: 2 };
+        store.apply([receive, delete].iter(), 2, None).unwrap();
+        assert_eq!(store.rows().unwrap(), (3, 3, 3));
+        assert_eq!(store.segment_use().unwrap()[&4].messages, 3);
+        while store.take_in(4, (0, 0), 2).unwrap().is_some() {}
+        assert!(store.segment_use().unwrap().is_empty());
+        let read = store.read_messages(1, &[1, 3, 4]).unwrap();
+        assert!(read.iter().all(Option::is_some));
+        assert_eq!(store.for_each_message(1, |_, _, _, _| {}).unwrap(), 3);
     }
 
     /// Reads answer in the order asked, with `None` for what is not
