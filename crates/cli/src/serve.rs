@@ -43,7 +43,8 @@ pub struct ServeArgs {
     #[arg(long, value_name = "URL", conflicts_with_all = ["in_memory", "data_dir"])]
     postgres: Option<String>,
     /// Durable mode: MiB of recently sent message bodies kept in memory, so
-    /// a receive soon after the send reads nothing from disk; older bodies
+    /// a receive soon after the send reads nothing from disk; older bodies,
+    /// and those sent behind more waiting messages than the cache holds,
     /// are read from the store [default: 64].
     #[arg(long, value_name = "MIB")]
     body_cache_mib: Option<usize>,
