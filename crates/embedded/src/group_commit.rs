@@ -20,9 +20,10 @@
 //! also bounds how far the applier can fall behind, and so the changes
 //! queued for it in memory: one checkpoint's worth (its interval, or
 //! [`CHECKPOINT_BYTES`] of log). An older segment of which less than half
-//! is still needed is compacted: the applier copies the data of its
-//! remaining messages into redb, a few hundred at a time between applies,
-//! and it goes at the checkpoint after.
+//! is still needed, and that lost nothing since the previous checkpoint
+//! (consumers are not draining it), is compacted: the applier copies the
+//! data of its remaining messages into redb, a few hundred at a time
+//! between applies, and it goes at the checkpoint after.
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::sync::Arc;
@@ -167,8 +168,9 @@ enum ToApplier {
 struct Checkpointed {
     /// The segments that still hold a stored message's data.
     live: BTreeSet<u64>,
-    /// Whether compaction has work: its result is made durable, and the
-    /// segments it emptied deleted, only by another checkpoint.
+    /// Whether compaction has work, or sparse segments are still being
+    /// drained: its result is made durable, the segments it emptied
+    /// deleted, and drained ones seen to settle, only by another checkpoint.
     compacting: bool,
 }
 
@@ -194,6 +196,7 @@ pub(crate) fn spawn(
         compacting: VecDeque::new(),
         compacted: BTreeSet::new(),
         lengths: BTreeMap::new(),
+        live_before: BTreeMap::new(),
     };
     let applier = std::thread::Builder::new()
         .name("sluice-apply".into())
@@ -451,6 +454,19 @@ struct Applier {
     /// never change: read once each, not at every checkpoint (a backlog
     /// spans hundreds of segments, and the writer waits for the answer).
     lengths: BTreeMap<u64, u64>,
+    /// Each segment's bytes still needed at the last checkpoint.
+    live_before: BTreeMap<u64, u64>,
+}
+
+/// Whether a segment of `len` bytes, `live` of them still needed, and
+/// `before` at the previous checkpoint, is worth compacting now: less than
+/// half is needed, and nothing was freed since the previous checkpoint.
+/// One still losing messages is being drained by consumers (the head of a
+/// backlog), and copying its remaining data into redb would be wasted on
+/// messages deleted moments later; it is left to drain, and compacted once
+/// what is left stops moving.
+fn worth_compacting(live: u64, before: Option<u64>, len: u64) -> bool {
+    live.saturating_mul(2) < len && before.is_some_and(|before| live >= before)
 }
 
 impl Applier {
@@ -544,19 +560,27 @@ impl Applier {
             }
             stuck
         });
+        let before = std::mem::take(&mut self.live_before);
+        // Sparse segments left to drain: checkpoints go on while there are
+        // any, even on an idle server, to see them settle.
+        let mut draining = false;
         // The segment being written is done too: the writer starts the
         // next one as soon as this returns.
         for (&id, used) in used.range(..=current) {
             let len = *self.lengths.entry(id).or_insert_with(|| segments.len(id));
-            let sparse = used.bytes.saturating_mul(2) < len;
-            let queued = self.compacting.iter().any(|(queued, _)| *queued == id);
-            if sparse && !queued && !self.compacted.contains(&id) {
+            if self.compacted.contains(&id) || self.compacting.iter().any(|(q, _)| *q == id) {
+                continue;
+            }
+            if worth_compacting(used.bytes, before.get(&id).copied(), len) {
                 self.compacting.push_back((id, (0, 0)));
+            } else if used.bytes.saturating_mul(2) < len {
+                draining = true;
             }
         }
+        self.live_before = used.iter().map(|(&id, u)| (id, u.bytes)).collect();
         Ok(Checkpointed {
             live: used.into_keys().collect(),
-            compacting: !self.compacting.is_empty(),
+            compacting: !self.compacting.is_empty() || draining,
         })
     }
 
@@ -646,6 +670,21 @@ mod tests {
         Gate::applied(&gate, 2);
         assert_eq!(rx.try_recv(), Ok(Ok(())));
         assert!(matches!(Gate::readable(&gate), Ok(None)));
+    }
+
+    /// Only a segment mostly dead and no longer shrinking is compacted:
+    /// one whose messages consumers are still deleting (the head of a
+    /// backlog) is left to drain, and one just seen for the first time
+    /// waits a checkpoint to show which it is.
+    #[test]
+    fn d1_a_segment_still_being_drained_is_not_compacted() {
+        let len = 1000;
+        assert!(worth_compacting(400, Some(400), len), "settled, sparse");
+        assert!(worth_compacting(0, Some(0), len));
+        assert!(!worth_compacting(400, Some(450), len), "still draining");
+        assert!(!worth_compacting(400, None, len), "first seen");
+        assert!(!worth_compacting(600, Some(600), len), "mostly needed");
+        assert!(!worth_compacting(500, Some(500), len), "exactly half");
     }
 
     /// A failed apply answers the readers waiting and every later one
