@@ -298,7 +298,7 @@ fn record_data<'a>(
     }
 }
 
-/// The sequence of a row read from `heads`.
+/// A row read from `heads`.
 type HeadRow<'a> = Result<
     (
         redb::AccessGuard<'a, (u64, u64)>,
@@ -307,6 +307,7 @@ type HeadRow<'a> = Result<
     redb::StorageError,
 >;
 
+/// The sequence of a row read from `heads`, unless reading it failed.
 fn head_seq(row: &HeadRow<'_>) -> Option<u64> {
     row.as_ref().ok().map(|(key, _)| key.value().1)
 }
@@ -703,24 +704,28 @@ impl Store {
                         };
                         if let Some(old) = old {
                             tally.removed_state(&old);
+                            // A row of the other layout must not outlive it.
+                            if in_log.is_some() && codec::state_in_log(&old)?.is_none() {
+                                if let Some(record) = messages.remove(key)? {
+                                    tally.removed(record.value());
+                                }
+                                heads.remove(key)?;
+                            }
                         }
                         max_seq = max_seq.max(Some(*seq));
                     }
                     Change::PutState { queue, seq, state } => {
                         let key = (*queue, *seq);
-                        let row = match states.get(key)? {
-                            Some(old) if codec::state_in_log(old.value())?.is_some() => {
-                                Some(Some(codec::restate(old.value(), state)))
-                            }
-                            Some(_) => Some(None),
-                            None => None,
+                        let merged = match states.get(key)? {
+                            // The message was deleted meanwhile: its state
+                            // must not outlive it.
+                            None => continue,
+                            Some(old) => codec::state_in_log(old.value())?
+                                .map(|_| codec::restate(old.value(), state)),
                         };
-                        // No row: the message was deleted meanwhile, and
-                        // its state must not outlive it.
-                        match row {
-                            Some(Some(row)) => states.insert(key, row.as_slice())?,
-                            Some(None) => states.insert(key, state.as_slice())?,
-                            None => None,
+                        match merged {
+                            Some(row) => states.insert(key, row.as_slice())?,
+                            None => states.insert(key, state.as_slice())?,
                         };
                     }
                     Change::DeleteMessage { queue, seq } => {
@@ -923,9 +928,9 @@ impl Store {
                             if messages.get(key.value())?.is_some() {
                                 return Err(CorruptRecord("message without head").into());
                             }
-                            // A state without a message, as stores from
-                            // before states were only updated in place may
-                            // hold: nothing to index.
+                            // A state row without a message, which stores
+                            // from before a state was written only for a
+                            // stored message may hold: nothing to index.
                             continue;
                         }
                     }
@@ -1368,6 +1373,15 @@ pub(crate) mod tests {
         store.apply([purge].iter(), 5, None).unwrap();
         assert_eq!(store.rows().unwrap(), (0, 0, 0));
         assert!(store.segment_use().unwrap().is_empty());
+
+        // Were a sequence put again (sequences are never reused), no row of
+        // the first put would outlive the second.
+        store.apply([put(9, "in redb")].iter(), 6, None).unwrap();
+        assert_eq!(store.rows().unwrap(), (1, 1, 1));
+        let again = puts_in_log(dir.path(), &[(8, vec![(1, 9..=9)])]);
+        store.apply(again.iter(), 7, None).unwrap();
+        assert_eq!(store.rows().unwrap(), (0, 0, 1));
+        assert_eq!(store.segment_use().unwrap()[&8].messages, 1);
     }
 
     /// A store written when a message in the log had a pointer record in
