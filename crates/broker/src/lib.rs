@@ -122,6 +122,13 @@ pub trait Broker: Clone + Send + Sync + 'static {
     /// Counts, oldest message age and activity counters (rule M1).
     fn queue_stats(&self, name: &str) -> impl Future<Output = Result<QueueStats, SqsError>> + Send;
 
+    /// What the engine holds on this node's disk and in its memory;
+    /// `None` for an engine with nothing of its own to report (the
+    /// database holds PostgreSQL's).
+    fn storage_stats(&self) -> Option<StorageStats> {
+        None
+    }
+
     /// Records a consumer's failure of an in-flight message (rule X2): the
     /// reason is kept with the message; a permanent failure moves it to the
     /// DLQ at once, otherwise it is visible again after `retry_after_seconds`.

@@ -205,6 +205,18 @@ pub struct RedriveOutcome {
     pub message_ids: Vec<String>,
 }
 
+/// What the storage engine holds, for `/metrics`: an operator's view of
+/// the disk a write-ahead log takes and the memory bodies take.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct StorageStats {
+    /// Write-ahead log segment files on disk.
+    pub log_segments: u64,
+    /// Their bytes.
+    pub log_bytes: u64,
+    /// Bytes of message bodies the durable engine keeps in memory.
+    pub cached_body_bytes: u64,
+}
+
 /// A queue's counts and activity since the server started (rule M1).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct QueueStats {

@@ -34,7 +34,7 @@ use sluice_broker::tags;
 use sluice_broker::{
     Broker, CreateQueue, MessageFilter, MoveTask, Nack, NewMessage, PeekPage, PeekedMessage,
     QueueCounts, QueueMeta, QueueStats, ReceiveOptions, ReceivedMessage, Redrive, RedriveOutcome,
-    SentMessage, VisibilityChange,
+    SentMessage, StorageStats, VisibilityChange,
 };
 use sluice_core::clock::{Clock, Millis};
 use sluice_core::limits::{MAX_INFLIGHT, PURGE_INTERVAL_SECS};
@@ -1392,6 +1392,25 @@ impl Broker for EmbeddedBroker {
             }
         }
         Ok(page)
+    }
+
+    fn storage_stats(&self) -> Option<StorageStats> {
+        let (log_segments, log_bytes) = match &self.inner.store {
+            Some(store) => match store.segments().disk_use() {
+                Ok(used) => used,
+                // Better no sample than a wrong one.
+                Err(e) => {
+                    tracing::warn!(error = %e, "listing the log's segments failed");
+                    return None;
+                }
+            },
+            None => (0, 0),
+        };
+        Some(StorageStats {
+            log_segments,
+            log_bytes,
+            cached_body_bytes: self.cached_body_bytes() as u64,
+        })
     }
 
     async fn queue_stats(&self, name: &str) -> Result<QueueStats, SqsError> {

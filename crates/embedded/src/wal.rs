@@ -318,6 +318,19 @@ impl Segments {
         }
     }
 
+    /// How many segment files are on disk, and their bytes.
+    pub fn disk_use(&self) -> io::Result<(u64, u64)> {
+        let (mut files, mut bytes) = (0, 0);
+        for id in list_segments(&self.log_dir)? {
+            // A segment deleted since the listing is no longer on disk.
+            if let Ok(meta) = std::fs::metadata(segment_path(&self.log_dir, id)) {
+                files += 1;
+                bytes += meta.len();
+            }
+        }
+        Ok((files, bytes))
+    }
+
     /// Reads the data at `at`; `None` when its segment is gone (deleted
     /// once no stored message lies in it).
     pub fn read(&self, at: BodyAt) -> io::Result<Option<Vec<u8>>> {

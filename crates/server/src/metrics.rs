@@ -12,7 +12,7 @@ use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::Registry;
-use sluice_broker::{Broker, QueueStats};
+use sluice_broker::{Broker, QueueStats, StorageStats};
 
 use crate::alarms::Alarms;
 use crate::alarms::definition::AlarmState;
@@ -162,6 +162,13 @@ impl Metrics {
             "1 for the state each alarm is in (OK, ALARM, INSUFFICIENT_DATA), 0 for the others",
             states,
         );
+        if let Some(storage) = broker.storage_stats() {
+            for (name, help, value) in storage_gauges(&storage) {
+                let gauge = Gauge::<i64>::default();
+                gauge.set(i64::try_from(value).unwrap_or(i64::MAX));
+                registry.register(name, help, gauge);
+            }
+        }
         let evaluator = Gauge::<i64>::default();
         evaluator.set(i64::from(alarms.is_evaluating()));
         registry.register(
@@ -178,6 +185,27 @@ impl Metrics {
 }
 
 type Field = fn(&QueueStats) -> u64;
+
+/// The engine's storage gauges: name, help, value.
+fn storage_gauges(s: &StorageStats) -> [(&'static str, &'static str, u64); 3] {
+    [
+        (
+            "sluice_storage_log_segments",
+            "Write-ahead log segment files on disk (embedded engine; 0 in memory)",
+            s.log_segments,
+        ),
+        (
+            "sluice_storage_log_bytes",
+            "Bytes of the write-ahead log's segment files on disk (embedded engine)",
+            s.log_bytes,
+        ),
+        (
+            "sluice_storage_cached_body_bytes",
+            "Bytes of message bodies the durable embedded engine keeps in memory (--body-cache-mib)",
+            s.cached_body_bytes,
+        ),
+    ]
+}
 
 /// Per-queue gauges: name, help, value.
 const GAUGES: &[(&str, &str, Field)] = &[
@@ -289,6 +317,11 @@ pub fn metric_names() -> Vec<String> {
     names.push("sluice_alarm_state".into());
     names.push("sluice_alarm_notifications_total".into());
     names.extend(COUNTERS.iter().map(|(n, _, _)| format!("{n}_total")));
+    names.extend(
+        storage_gauges(&StorageStats::default())
+            .iter()
+            .map(|(n, _, _)| n.to_string()),
+    );
     names.push("sluice_requests_total".into());
     for suffix in ["_bucket", "_sum", "_count"] {
         names.push(format!("sluice_request_duration_seconds{suffix}"));

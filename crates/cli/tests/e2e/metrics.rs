@@ -283,3 +283,56 @@ async fn m1_metrics_agree_with_queue_attributes() {
         );
     }
 }
+
+/// The value of an unlabelled sample line `name value`.
+fn plain(text: &str, name: &str) -> f64 {
+    let prefix = format!("{name} ");
+    text.lines()
+        .find_map(|l| l.strip_prefix(&prefix))
+        .unwrap_or_else(|| panic!("no sample {prefix}in\n{text}"))
+        .trim()
+        .parse()
+        .unwrap()
+}
+
+async fn scrape(server: &TestServer) -> String {
+    let raw = server.raw();
+    let metrics = tokio::task::spawn_blocking(move || raw.request("GET", "/metrics", &[], b""))
+        .await
+        .unwrap();
+    assert_eq!(metrics.status, 200);
+    metrics.body
+}
+
+/// The embedded engine's storage gauges: a durable server reports the
+/// write-ahead log's segment files and bytes on disk and the bodies it
+/// keeps in memory, and those follow what is stored; one in memory has no
+/// log.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn storage_gauges_show_the_log_on_disk_and_the_cached_bodies() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = TestServer::start_durable(dir.path()).await;
+    let sqs = server.sdk();
+    let url = create_queue(&sqs, "stored").await;
+    let before = scrape(&server).await;
+    let log_before = plain(&before, "sluice_storage_log_bytes");
+    assert!(plain(&before, "sluice_storage_log_segments") >= 1.0);
+    assert_eq!(plain(&before, "sluice_storage_cached_body_bytes"), 0.0);
+    sqs.send_message()
+        .queue_url(&url)
+        .message_body("b".repeat(10_000))
+        .send()
+        .await
+        .unwrap();
+    let after = scrape(&server).await;
+    assert!(
+        plain(&after, "sluice_storage_log_bytes") >= log_before + 10_000.0,
+        "{after}"
+    );
+    assert!(plain(&after, "sluice_storage_cached_body_bytes") >= 10_000.0);
+
+    let memory = TestServer::start().await;
+    let text = scrape(&memory).await;
+    assert_eq!(plain(&text, "sluice_storage_log_segments"), 0.0);
+    assert_eq!(plain(&text, "sluice_storage_log_bytes"), 0.0);
+}
