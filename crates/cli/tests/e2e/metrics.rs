@@ -7,9 +7,13 @@ use crate::common::{TestServer, create_queue};
 
 /// The value of a sample line `name{labels} value`.
 fn sample(text: &str, name: &str, labels: &str) -> f64 {
-    let prefix = format!("{name}{{{labels}}} ");
+    value_after(text, &format!("{name}{{{labels}}} "))
+}
+
+/// The value of the sample line that starts with `prefix`.
+fn value_after(text: &str, prefix: &str) -> f64 {
     text.lines()
-        .find_map(|l| l.strip_prefix(&prefix))
+        .find_map(|l| l.strip_prefix(prefix))
         .unwrap_or_else(|| panic!("no sample {prefix}in\n{text}"))
         .trim()
         .parse()
@@ -286,13 +290,7 @@ async fn m1_metrics_agree_with_queue_attributes() {
 
 /// The value of an unlabelled sample line `name value`.
 fn plain(text: &str, name: &str) -> f64 {
-    let prefix = format!("{name} ");
-    text.lines()
-        .find_map(|l| l.strip_prefix(&prefix))
-        .unwrap_or_else(|| panic!("no sample {prefix}in\n{text}"))
-        .trim()
-        .parse()
-        .unwrap()
+    value_after(text, &format!("{name} "))
 }
 
 async fn scrape(server: &TestServer) -> String {
