@@ -394,6 +394,11 @@ impl LogWriter {
         if self.failed.load(Ordering::Acquire) {
             return;
         }
+        // The applier reads the segment's length: without the zeros made
+        // ready ahead.
+        if let Err(e) = self.log.finish() {
+            return fail(&self.failed, &format!("write-ahead log: {e}"));
+        }
         let (reply, rx) = mpsc::sync_channel(1);
         let stopped = || "the store's applier stopped".to_string();
         let checkpoint = ToApplier::Checkpoint {

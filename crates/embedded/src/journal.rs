@@ -217,7 +217,9 @@ pub fn recover(store: Store, dir: &Path) -> Result<Recovered, StoreError> {
     }
     let live: BTreeSet<u64> = store.segment_use()?.into_keys().collect();
     let newest = found.segments.last().copied().max(live.last().copied());
-    let log = Log::create(dir, newest.map_or(1, |id| id + 1)).map_err(io_err)?;
+    let log = Log::create(dir, newest.map_or(1, |id| id + 1))
+        .map_err(io_err)?
+        .ready_ahead(found.newest_len);
     let mut on_disk = BTreeSet::from([log.segment()]);
     for id in found.segments {
         if live.contains(&id) {
@@ -354,6 +356,19 @@ mod tests {
         wal::segment_ids(dir).unwrap()
     }
 
+    /// The length of segment `id`'s file.
+    fn segment_len(dir: &Path, id: u64) -> u64 {
+        let path = dir.join(wal::LOG_DIR).join(format!("{id:020}.wal"));
+        std::fs::metadata(path).unwrap().len()
+    }
+
+    /// Whether segment `id` was made ready ahead and waits for the log.
+    fn ready(dir: &Path, id: u64) -> bool {
+        dir.join(wal::LOG_DIR)
+            .join(format!("{id:020}.ready"))
+            .exists()
+    }
+
     /// Waits (up to 10 s) until `done` holds.
     async fn until(what: &str, mut done: impl FnMut() -> bool) {
         for _ in 0..1000 {
@@ -379,6 +394,47 @@ mod tests {
             store,
             Journal::durable(recovered, Duration::from_millis(20)),
         )
+    }
+
+    /// The writer moves to the segment made ready ahead (its records go
+    /// over zeros, for a cheaper sync) and cuts the one it leaves to its
+    /// records, so that the applier sizes it right.
+    #[tokio::test]
+    async fn d1_the_writer_moves_to_a_segment_made_ready_and_cuts_what_it_leaves() {
+        let dir = tempfile::tempdir().unwrap();
+        let open = |dir: &Path| {
+            let store = Store::open(&dir.join("db.redb"), None).unwrap();
+            let recovered = recover(store.clone(), dir).unwrap();
+            // Checkpoints only at a stop.
+            let journal = Journal::durable(recovered, Duration::from_secs(3600));
+            (store, journal)
+        };
+        let (store, journal) = open(dir.path());
+        let first = segment_files(dir.path())[0];
+        until("the next segment made ready", || {
+            ready(dir.path(), first + 1)
+        })
+        .await;
+        let puts = (1..=3).flat_map(|seq| put_message(seq, &format!("m{seq}")));
+        journal.submit(puts.collect()).wait().await.unwrap();
+        let written = segment_len(dir.path(), first);
+        // A clean stop checkpoints, and the log moves on.
+        drop(journal);
+        drop(store);
+        assert_eq!(segment_files(dir.path()), [first, first + 1]);
+        assert!(!ready(dir.path(), first + 1));
+        assert_eq!(segment_len(dir.path(), first), written);
+        let zeroed = segment_len(dir.path(), first + 1);
+        assert!(zeroed >= 16 << 10, "the segment made ready: {zeroed} bytes");
+
+        let (store, journal) = open(dir.path());
+        // Holding no message's data, it goes at the start.
+        assert_eq!(segment_files(dir.path()), [first, first + 2]);
+        assert_eq!(
+            bodies(&store, &[1, 2, 3]),
+            ["m1", "m2", "m3"].map(|m| Some(m.to_string()))
+        );
+        drop(journal);
     }
 
     fn bodies(store: &Store, seqs: &[u64]) -> Vec<Option<String>> {
