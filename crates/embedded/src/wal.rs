@@ -37,6 +37,7 @@ use std::fs::{File, OpenOptions};
 use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use parking_lot::Mutex;
 
@@ -255,26 +256,40 @@ fn remove_unready(log_dir: &Path) -> io::Result<()> {
 
 /// Writes segment `id` ahead, `len` bytes long (magic, then zeros), synced,
 /// as a `.ready` file: it becomes the log's when the log moves to `id`.
-fn prepare(log_dir: &Path, id: u64, len: u64) -> io::Result<()> {
+/// Leaves nothing when it fails, or stops once `stop` is set.
+fn prepare(log_dir: &Path, id: u64, len: u64, stop: &AtomicBool) -> io::Result<()> {
     let preparing = unready_path(log_dir, id, PREPARING_SUFFIX);
+    let prepared = write_zeros(&preparing, len, stop)
+        .and_then(|()| std::fs::rename(&preparing, unready_path(log_dir, id, READY_SUFFIX)));
+    if prepared.is_err() {
+        let _ = std::fs::remove_file(&preparing);
+    }
+    prepared
+}
+
+/// Writes the magic then zeros to `path`, `len` bytes in all, synced.
+fn write_zeros(path: &Path, len: u64, stop: &AtomicBool) -> io::Result<()> {
     let mut file = OpenOptions::new()
         .write(true)
         .create(true)
         .truncate(true)
-        .open(&preparing)?;
+        .open(path)?;
     file.write_all(MAGIC)?;
     let zeros = vec![0u8; READY_CHUNK];
     let mut left = len.saturating_sub(START);
     while left > 0 {
+        if stop.load(Ordering::Relaxed) {
+            // A stopping server does not wait for a segment it won't use.
+            return Err(io::Error::new(io::ErrorKind::Interrupted, "stopping"));
+        }
         let n = left.min(READY_CHUNK as u64) as usize;
         file.write_all(&zeros[..n])?;
         left -= n as u64;
         file.sync_data()?;
     }
-    file.sync_all()?;
-    // Only whole files are ever found ready; the directory is synced when
-    // the log takes one.
-    std::fs::rename(&preparing, unready_path(log_dir, id, READY_SUFFIX))
+    // Only whole files are ever found ready (renamed once synced); the
+    // directory is synced when the log takes one.
+    file.sync_all()
 }
 
 /// How long to make a segment ready after one that ended `last` bytes
@@ -290,6 +305,8 @@ fn ready_len(last: u64) -> u64 {
 pub struct Preparer {
     tx: Option<std::sync::mpsc::Sender<(u64, u64)>>,
     thread: Option<std::thread::JoinHandle<()>>,
+    /// Set when the log goes: a segment being made ready is dropped.
+    stop: Arc<AtomicBool>,
 }
 
 impl Preparer {
@@ -298,6 +315,8 @@ impl Preparer {
     pub fn spawn(dir: &Path) -> Self {
         let log_dir = dir.join(LOG_DIR);
         let (tx, rx) = std::sync::mpsc::channel::<(u64, u64)>();
+        let stop = Arc::new(AtomicBool::new(false));
+        let stopping = stop.clone();
         let thread = std::thread::Builder::new()
             .name("sluice-log-ahead".into())
             .spawn(move || {
@@ -308,10 +327,11 @@ impl Preparer {
                         let _ = std::fs::remove_file(unready_path(&log_dir, stale, READY_SUFFIX));
                     }
                     last = Some(id);
-                    if let Err(e) = prepare(&log_dir, id, len) {
+                    if let Err(e) = prepare(&log_dir, id, len, &stopping) {
                         // The log creates the segment itself, as before.
-                        tracing::warn!(segment = id, error = %e, "could not make a log segment ready");
-                        let _ = std::fs::remove_file(unready_path(&log_dir, id, PREPARING_SUFFIX));
+                        if e.kind() != io::ErrorKind::Interrupted {
+                            tracing::warn!(segment = id, error = %e, "could not make a log segment ready");
+                        }
                     }
                 }
             });
@@ -319,12 +339,14 @@ impl Preparer {
             Ok(thread) => Self {
                 tx: Some(tx),
                 thread: Some(thread),
+                stop,
             },
             Err(e) => {
                 tracing::warn!(error = %e, "could not start the thread that makes log segments ready");
                 Self {
                     tx: None,
                     thread: None,
+                    stop,
                 }
             }
         }
@@ -340,6 +362,7 @@ impl Preparer {
 
 impl Drop for Preparer {
     fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
         self.tx.take();
         if let Some(thread) = self.thread.take() {
             let _ = thread.join();
@@ -886,7 +909,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let log_dir = dir.path().join(LOG_DIR);
         std::fs::create_dir_all(&log_dir).unwrap();
-        prepare(&log_dir, 1, 64 << 10).unwrap();
+        prepare(&log_dir, 1, 64 << 10, &AtomicBool::new(false)).unwrap();
         let mut log = Log::take_ready(dir.path(), 1).unwrap().unwrap();
         for lsn in 1..=3 {
             append(&mut log, lsn, &[lsn as u8; 10]);
@@ -988,7 +1011,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let log_dir = dir.path().join(LOG_DIR);
         std::fs::create_dir_all(&log_dir).unwrap();
-        prepare(&log_dir, 1, READY_MIN).unwrap();
+        prepare(&log_dir, 1, READY_MIN, &AtomicBool::new(false)).unwrap();
         let mut log = Log::take_ready(dir.path(), 1).unwrap().unwrap();
         let payload = vec![9u8; 1000];
         for lsn in 1..=40 {
@@ -1006,5 +1029,24 @@ mod tests {
         assert_eq!(ready_len(4 << 20), 5 << 20);
         assert_eq!(ready_len(4_000_001) % 4096, 0);
         assert_eq!(ready_len(1 << 40), READY_MAX);
+    }
+
+    /// A stopping log does not wait for the segment being made ready: the
+    /// preparer drops it, and leaves nothing behind.
+    #[test]
+    fn a_stopping_preparer_drops_the_segment_it_was_making_ready() {
+        let dir = tempfile::tempdir().unwrap();
+        let log_dir = dir.path().join(LOG_DIR);
+        std::fs::create_dir_all(&log_dir).unwrap();
+        let stopped = prepare(&log_dir, 1, READY_MAX, &AtomicBool::new(true));
+        assert_eq!(stopped.unwrap_err().kind(), io::ErrorKind::Interrupted);
+        let preparer = Preparer::spawn(dir.path());
+        preparer.prepare(2, READY_MAX);
+        drop(preparer);
+        let left: Vec<_> = std::fs::read_dir(&log_dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert!(left.is_empty(), "{left:?}");
     }
 }
