@@ -70,6 +70,12 @@ const PREPARING_SUFFIX: &str = ".preparing";
 const READY_MIN: u64 = 16 << 10;
 const READY_MAX: u64 = 80 << 20;
 
+/// Most bytes of zeros a start writes into its first segment before it
+/// serves (the following ones are made ready in the background). Without
+/// them, every commit of a run's first second, a short-lived server's
+/// whole life, would pay for appending.
+const START_READY_MAX: u64 = 1 << 20;
+
 /// Zeros written and synced at a time. The log's own syncs share the
 /// disk and wait behind whatever flush is under way: many small flushes
 /// keep that wait short (with 1 MiB ones, the 99th percentile of a send's
@@ -543,6 +549,29 @@ impl Log {
         }
         *self = next;
         Ok(())
+    }
+
+    /// The first segment of a run, `id` in data directory `dir`: zero-filled
+    /// like the ones made ready ahead (sized after a segment `last` bytes
+    /// long, but at most [`START_READY_MAX`], so a start waits a few
+    /// milliseconds at most), with a [`Preparer`] for the ones after. Same
+    /// condition as [`Log::create`].
+    pub fn start(dir: &Path, id: u64, last: u64) -> io::Result<Self> {
+        let log_dir = dir.join(LOG_DIR);
+        std::fs::create_dir_all(&log_dir)?;
+        let len = ready_len(last).min(START_READY_MAX);
+        let log = match prepare(&log_dir, id, len, &AtomicBool::new(false)) {
+            Ok(()) => Self::take_ready(dir, id)?,
+            Err(e) => {
+                tracing::warn!(segment = id, error = %e, "could not make a log segment ready");
+                None
+            }
+        };
+        let log = match log {
+            Some(log) => log,
+            None => Self::create(dir, id)?,
+        };
+        Ok(log.ready_ahead(last))
     }
 
     /// Has a [`Preparer`] make each next segment ready ahead, the first
@@ -1048,5 +1077,26 @@ mod tests {
             .map(|e| e.unwrap().file_name())
             .collect();
         assert!(left.is_empty(), "{left:?}");
+    }
+
+    /// A run's first segment is zero-filled before it serves, within a
+    /// bound, and the next one is made ready behind it.
+    #[test]
+    fn a_start_zero_fills_its_first_segment_within_a_bound() {
+        let dir = tempfile::tempdir().unwrap();
+        let log_dir = dir.path().join(LOG_DIR);
+        let mut log = Log::start(dir.path(), 1, 0).unwrap();
+        let len = |id| std::fs::metadata(segment_path(&log_dir, id)).unwrap().len();
+        assert_eq!(len(1), READY_MIN);
+        append(&mut log, 1, b"one");
+        assert_eq!(len(1), READY_MIN, "written over the zeros");
+        await_ready(dir.path(), 2);
+        drop(log);
+        let found = open(dir.path(), 0).unwrap();
+        assert_eq!(lsns(&found.records), [1]);
+        // After a segment of 100 MiB the start still writes 1 MiB only.
+        let log = Log::start(dir.path(), 2, 100 << 20).unwrap();
+        assert_eq!(len(2), START_READY_MAX);
+        drop(log);
     }
 }
