@@ -1029,19 +1029,6 @@ impl Store {
         Ok(self.db.begin_write()?)
     }
 
-    /// The data at `at` in the log; `None` when its segment is gone (the
-    /// message was deleted meanwhile).
-    fn read_in_log(&self, at: BodyAt) -> Result<Option<MessageData>, StoreError> {
-        match self
-            .segments
-            .read(at)
-            .map_err(|e| StoreError::Log(e.to_string()))?
-        {
-            Some(data) => Ok(Some(codec::decode_message(&data)?)),
-            None => Ok(None),
-        }
-    }
-
     /// A message record's data, read from the log when it lies there;
     /// `None` when its segment is gone (the message was deleted meanwhile).
     fn decode_record(&self, record: &[u8]) -> Result<Option<MessageData>, StoreError> {
@@ -1065,12 +1052,13 @@ impl Store {
             return Ok(Vec::new());
         };
         let mut out: Vec<Option<MessageData>> = seqs.iter().map(|_| None).collect();
-        // Positions in `seqs` whose state row does not say where the data
-        // is: their data, if any, is in `messages`.
-        let mut elsewhere = Vec::new();
+        // Positions in `seqs` whose data lies in the log, and where; and
+        // those whose state row does not say where the data is: their
+        // data, if any, is in `messages`.
+        let (mut in_log, mut elsewhere) = (Vec::new(), Vec::new());
         let mut found = |i: usize, row: &[u8]| -> Result<(), StoreError> {
             match codec::state_in_log(row)? {
-                Some((at, _)) => out[i] = self.read_in_log(at)?,
+                Some((at, _)) => in_log.push((i, at)),
                 None => elsewhere.push(i),
             }
             Ok(())
@@ -1099,6 +1087,14 @@ impl Store {
                 if wanted.peek().is_none() {
                     break;
                 }
+            }
+        }
+        let ats: Vec<BodyAt> = in_log.iter().map(|&(_, at)| at).collect();
+        let read = (self.segments.read_many(&ats)).map_err(|e| StoreError::Log(e.to_string()))?;
+        for ((i, _), data) in in_log.into_iter().zip(read) {
+            // A segment is gone once the message was deleted meanwhile.
+            if let Some(data) = data {
+                out[i] = Some(codec::decode_message(&data)?);
             }
         }
         for i in elsewhere {
