@@ -75,11 +75,13 @@ const PREPARING_SUFFIX: &str = ".preparing";
 const READY_MIN: u64 = 16 << 10;
 const READY_MAX: u64 = 80 << 20;
 
-/// Most bytes of zeros a start writes into its first segment before it
-/// serves (the following ones are made ready in the background). Without
-/// them, every commit of a run's first second, a short-lived server's
-/// whole life, would pay for appending.
-const START_READY_MAX: u64 = 1 << 20;
+/// Bytes of zeros a start writes into its first segment before it serves
+/// (the following ones are made ready in the background, sized after the
+/// last). Without them, every commit of a run's first second, a
+/// short-lived server's whole life, would pay for appending; with the
+/// least a segment is made ready with, all but its first dozen did
+/// (a second of a thousand single sends fills 1 MiB).
+const START_READY: u64 = 1 << 20;
 
 /// Zeros written and synced at a time. The log's own syncs share the
 /// disk and wait behind whatever flush is under way: many small flushes
@@ -557,15 +559,14 @@ impl Log {
     }
 
     /// The first segment of a run, `id` in data directory `dir`: zero-filled
-    /// like the ones made ready ahead (sized after a segment `last` bytes
-    /// long, but at most [`START_READY_MAX`], so a start waits a few
-    /// milliseconds at most), with a [`Preparer`] for the ones after. Same
-    /// condition as [`Log::create`].
+    /// like the ones made ready ahead ([`START_READY`] bytes, a few
+    /// milliseconds' writing), with a [`Preparer`] for the ones after, the
+    /// first sized after a segment `last` bytes long. Same condition as
+    /// [`Log::create`].
     pub fn start(dir: &Path, id: u64, last: u64) -> io::Result<Self> {
         let log_dir = dir.join(LOG_DIR);
         std::fs::create_dir_all(&log_dir)?;
-        let len = ready_len(last).min(START_READY_MAX);
-        let log = match prepare(&log_dir, id, len, &AtomicBool::new(false)) {
+        let log = match prepare(&log_dir, id, START_READY, &AtomicBool::new(false)) {
             Ok(()) => Self::take_ready(dir, id)?,
             Err(e) => {
                 tracing::warn!(segment = id, error = %e, "could not make a log segment ready");
@@ -1130,24 +1131,25 @@ mod tests {
         assert!(left.is_empty(), "{left:?}");
     }
 
-    /// A run's first segment is zero-filled before it serves, within a
-    /// bound, and the next one is made ready behind it.
+    /// A run's first segment is zero-filled before it serves, whatever the
+    /// last segment's size, and the next one is made ready behind it,
+    /// sized after the last.
     #[test]
-    fn a_start_zero_fills_its_first_segment_within_a_bound() {
+    fn a_start_zero_fills_its_first_segment() {
         let dir = tempfile::tempdir().unwrap();
         let log_dir = dir.path().join(LOG_DIR);
         let mut log = Log::start(dir.path(), 1, 0).unwrap();
         let len = |id| std::fs::metadata(segment_path(&log_dir, id)).unwrap().len();
-        assert_eq!(len(1), READY_MIN);
+        assert_eq!(len(1), START_READY);
         append(&mut log, 1, b"one");
-        assert_eq!(len(1), READY_MIN, "written over the zeros");
-        await_ready(dir.path(), 2);
+        assert_eq!(len(1), START_READY, "written over the zeros");
+        let next = await_ready(dir.path(), 2);
+        assert_eq!(std::fs::metadata(next).unwrap().len(), READY_MIN);
         drop(log);
         let found = open(dir.path(), 0).unwrap();
         assert_eq!(lsns(&found.records), [1]);
-        // After a segment of 100 MiB the start still writes 1 MiB only.
         let log = Log::start(dir.path(), 2, 100 << 20).unwrap();
-        assert_eq!(len(2), START_READY_MAX);
+        assert_eq!(len(2), START_READY);
         drop(log);
     }
 
