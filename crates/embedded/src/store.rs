@@ -79,6 +79,13 @@ pub enum StoreError {
     Failed,
 }
 
+/// The store's own file errors are those of the log's segments.
+impl From<std::io::Error> for StoreError {
+    fn from(e: std::io::Error) -> Self {
+        StoreError::Log(e.to_string())
+    }
+}
+
 macro_rules! redb_err {
     ($($t:ty),*) => {$(
         impl From<$t> for StoreError {
@@ -1089,14 +1096,12 @@ impl Store {
                 }
             }
         }
+        // A segment is gone once its messages were deleted meanwhile.
         let ats: Vec<BodyAt> = in_log.iter().map(|&(_, at)| at).collect();
-        let read = (self.segments.read_many(&ats)).map_err(|e| StoreError::Log(e.to_string()))?;
-        for ((i, _), data) in in_log.into_iter().zip(read) {
-            // A segment is gone once the message was deleted meanwhile.
-            if let Some(data) = data {
-                out[i] = Some(codec::decode_message(&data)?);
-            }
-        }
+        self.segments.read_many(&ats, |k, data| {
+            out[in_log[k].0] = Some(codec::decode_message(data)?);
+            Ok::<(), StoreError>(())
+        })?;
         for i in elsewhere {
             if let Some(record) = messages.get((queue, seqs[i]))? {
                 out[i] = self.decode_record(record.value())?;
