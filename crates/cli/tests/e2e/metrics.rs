@@ -316,18 +316,21 @@ async fn storage_gauges_show_the_log_on_disk_and_the_cached_bodies() {
     let log_before = plain(&before, "sluice_storage_log_bytes");
     assert!(plain(&before, "sluice_storage_log_segments") >= 1.0);
     assert_eq!(plain(&before, "sluice_storage_cached_body_bytes"), 0.0);
-    sqs.send_message()
-        .queue_url(&url)
-        .message_body("b".repeat(10_000))
-        .send()
-        .await
-        .unwrap();
+    // More than the 1 MiB of zeros a start writes into its first segment,
+    // so the files must grow to hold it.
+    for _ in 0..5 {
+        sqs.send_message()
+            .queue_url(&url)
+            .message_body("b".repeat(250_000))
+            .send()
+            .await
+            .unwrap();
+    }
     let after = scrape(&server).await;
-    assert!(
-        plain(&after, "sluice_storage_log_bytes") >= log_before + 10_000.0,
-        "{after}"
-    );
-    assert!(plain(&after, "sluice_storage_cached_body_bytes") >= 10_000.0);
+    let log_after = plain(&after, "sluice_storage_log_bytes");
+    assert!(log_after >= 1_250_000.0, "{after}");
+    assert!(log_after > log_before, "{log_before} then {log_after}");
+    assert!(plain(&after, "sluice_storage_cached_body_bytes") >= 1_250_000.0);
 
     let memory = TestServer::start().await;
     let text = scrape(&memory).await;
