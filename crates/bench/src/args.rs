@@ -101,6 +101,10 @@ pub struct BenchArgs {
     #[arg(long, value_name = "URL", requires = "wake_probes")]
     pub wake_send_endpoint: Option<String>,
 
+    /// Instead of a load, time what a durable commit costs on the disk holding DIR (no server needed): 16 KiB written then fdatasync, 1,000 times back to back and 1,000 times 2 ms apart into a zero-filled file, then 1,000 times appending. A durable answer under load waits about 1.5 such syncs more than an in-memory one.
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["null_server", "wake_probes", "messages", "duration", "rate"])]
+    pub sync_probe: Option<std::path::PathBuf>,
+
     /// Print one JSON object instead of the table.
     #[arg(long)]
     pub json: bool,

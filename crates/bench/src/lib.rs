@@ -6,6 +6,8 @@
 //! after a duration or a message count, lets consumers drain what was
 //! acknowledged (bounded), and reports throughput, latency percentiles and,
 //! unless the endpoint is the null server, lost and duplicate messages.
+//! `--wake-probes` and `--sync-probe` measure a long poll's wake-up and the
+//! disk's sync instead of a load.
 
 pub mod args;
 pub mod body;
@@ -15,6 +17,7 @@ pub mod latency;
 pub mod load;
 pub mod null_server;
 pub mod report;
+pub mod sync_probe;
 pub mod tracker;
 pub mod wake;
 pub mod wire;
@@ -43,6 +46,14 @@ pub fn run(args: BenchArgs) -> Result<(), BenchError> {
         })?;
     if args.null_server {
         return runtime.block_on(null_server::serve(args.bind));
+    }
+    if let Some(dir) = &args.sync_probe {
+        let report =
+            sync_probe::probe(dir, sync_probe::SYNCS).map_err(|source| BenchError::Io {
+                context: format!("cannot probe the disk's syncs in {}", dir.display()),
+                source,
+            })?;
+        return print_report(args.json, &report, report.table());
     }
     runtime.block_on(bench(args))
 }

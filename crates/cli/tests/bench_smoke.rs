@@ -225,3 +225,36 @@ fn wake_probes_refuse_the_null_server() {
     );
     assert!(report.is_null(), "no figures: {report}");
 }
+
+#[test]
+fn sync_probe_times_the_disks_syncs_and_leaves_nothing_behind() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().to_str().expect("utf-8 path");
+    // No server: the endpoint is not used.
+    let (ok, report) = bench_json("http://127.0.0.1:1", &["--sync-probe", path]);
+    assert!(ok, "sync probe failed: {report}");
+    assert_eq!(count(&report, "syncs"), 1000, "{report}");
+    for series in ["busy", "quiet", "append"] {
+        let ms = |q: &str| {
+            report[format!("{series}_{q}_ms")]
+                .as_f64()
+                .unwrap_or_else(|| panic!("no {series}_{q}_ms in {report}"))
+        };
+        let (p50, p99, max) = (ms("p50"), ms("p99"), ms("max"));
+        assert!(0.0 < max && p50 <= p99 && p99 <= max, "{series}: {report}");
+    }
+    assert!(
+        report["busy_syncs_per_sec"].as_f64().unwrap_or(0.0) > 0.0,
+        "{report}"
+    );
+    let left: Vec<_> = std::fs::read_dir(dir.path()).expect("list").collect();
+    assert!(left.is_empty(), "the probe's file is removed: {left:?}");
+
+    let gone = dir.path().join("missing");
+    let (ok, report) = bench_json(
+        "http://127.0.0.1:1",
+        &["--sync-probe", gone.to_str().unwrap()],
+    );
+    assert!(!ok, "a directory that does not exist fails the probe");
+    assert!(report.is_null(), "no figures: {report}");
+}
