@@ -454,7 +454,12 @@ impl Inner {
 }
 
 fn uuid_string(bytes: &[u8; 16]) -> String {
-    uuid::Uuid::from_bytes(*bytes).hyphenated().to_string()
+    // Written into a buffer of the exact length: `to_string` grows its
+    // String three times, for every message received.
+    let mut buf = [0u8; uuid::fmt::Hyphenated::LENGTH];
+    (uuid::Uuid::from_bytes(*bytes).hyphenated())
+        .encode_lower(&mut buf)
+        .to_owned()
 }
 
 /// Messages taken out of a queue's index.

@@ -75,7 +75,11 @@ pub async fn serve<B: Broker>(
 
 /// Handles one HTTP request.
 pub async fn handle<B: Broker>(svc: &Service<B>, req: Request<Incoming>) -> Response<Full<Bytes>> {
-    let request_id = uuid::Uuid::new_v4().to_string();
+    let mut id = [0u8; uuid::fmt::Hyphenated::LENGTH];
+    let request_id = uuid::Uuid::new_v4()
+        .hyphenated()
+        .encode_lower(&mut id)
+        .to_owned();
     if req.method() == Method::GET {
         match req.uri().path() {
             "/health" => return plain(StatusCode::OK, "ok\n"),
