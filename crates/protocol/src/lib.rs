@@ -6,6 +6,7 @@
 //! both directions by walking the Query API model (`model/`), so every
 //! flattened list, map and location name is exactly the one SDKs use.
 
+pub mod batch_result;
 pub mod json;
 pub mod json_writer;
 mod model;

@@ -1,5 +1,6 @@
 //! What a successful action answers: a JSON-shaped [`Value`] for most
-//! actions, or, for ReceiveMessage, the received messages themselves.
+//! actions; for ReceiveMessage, the received messages themselves; for the
+//! batch actions, their entries ([`BatchResult`]).
 //!
 //! ReceiveMessage is the answer that carries bodies, and building it as a
 //! `Value` tree (a hashed map per message, then its drop) cost about a tenth
@@ -10,6 +11,7 @@
 
 use serde_json::{Map, Value};
 
+use crate::batch_result::BatchResult;
 use crate::json_writer::{write_str, write_value};
 
 /// A successful action's output.
@@ -19,6 +21,8 @@ pub enum Output {
     Value(Value),
     /// ReceiveMessage's messages (the `Messages` member; absent when empty).
     Messages(Vec<OutMessage>),
+    /// A batch action's `{Successful, Failed}` entries.
+    Batch(BatchResult),
 }
 
 /// One received message as it is answered.
@@ -70,6 +74,7 @@ impl Output {
                 }
                 Value::Object(out)
             }
+            Output::Batch(result) => result.into_value(),
         }
     }
 
@@ -77,6 +82,7 @@ impl Output {
     pub fn write_json(&self, out: &mut Vec<u8>) {
         match self {
             Output::Value(v) => write_value(out, v),
+            Output::Batch(result) => result.write_json(out),
             Output::Messages(messages) => {
                 if messages.is_empty() {
                     out.extend_from_slice(b"{}");

@@ -1,11 +1,9 @@
 //! Rules every batch action shares (rule L2): 1–10 entries, distinct ids of
 //! `[A-Za-z0-9_-]{1,80}`, and per-entry results.
 
-use std::collections::HashSet;
-
-use serde_json::{Value, json};
 use sluice_core::limits::{MAX_BATCH_ENTRIES, MAX_BATCH_ID};
 use sluice_core::{ErrorCode, SqsError};
+use sluice_protocol::batch_result::{BatchFailure, BatchResult, BatchSuccess};
 
 /// Checks a batch's entry ids; `kind` names the entry type in messages.
 pub fn check_ids<'a>(
@@ -27,8 +25,7 @@ pub fn check_ids<'a>(
             ),
         ));
     }
-    let mut seen = HashSet::new();
-    let mut out = Vec::with_capacity(n);
+    let mut out: Vec<&str> = Vec::with_capacity(n);
     for id in ids {
         let id = id.ok_or_else(|| SqsError::missing(&format!("{kind}.Id")))?;
         let valid = !id.is_empty()
@@ -42,7 +39,8 @@ pub fn check_ids<'a>(
                 "A batch entry id can only contain alphanumeric characters, hyphens and underscores. It can be at most 80 letters long.",
             ));
         }
-        if !seen.insert(id) {
+        // At most ten: comparing is cheaper than hashing.
+        if out.contains(&id) {
             return Err(SqsError::new(
                 ErrorCode::BatchEntryIdsNotDistinct,
                 format!("Id {id} repeated."),
@@ -54,22 +52,21 @@ pub fn check_ids<'a>(
 }
 
 /// A `Failed` entry of a batch result.
-pub fn failed(id: &str, error: &SqsError) -> Value {
-    json!({
-        "Id": id,
-        "SenderFault": error.code.is_sender_fault(),
-        "Code": error.code.query_code(),
-        "Message": error.message,
-    })
+pub fn failed(id: &str, error: &SqsError) -> BatchFailure {
+    BatchFailure {
+        id: id.to_string(),
+        sender_fault: error.code.is_sender_fault(),
+        code: error.code.query_code(),
+        message: error.message.clone(),
+    }
 }
 
-/// The `{Successful, Failed}` result of a batch.
-pub fn result(successful: Vec<Value>, failed: Vec<Value>) -> Value {
-    // Moved in, not through `json!`, which would copy every entry.
-    let mut out = serde_json::Map::new();
-    out.insert("Successful".into(), Value::Array(successful));
-    out.insert("Failed".into(), Value::Array(failed));
-    Value::Object(out)
+/// A `Successful` entry that carries only its id.
+fn succeeded(id: &str) -> BatchSuccess {
+    BatchSuccess {
+        id: id.to_string(),
+        ..BatchSuccess::default()
+    }
 }
 
 /// Runs the entries of a batch that the broker applies together: `check`
@@ -81,10 +78,10 @@ pub async fn run_entries<E, T>(
     entries: &[E],
     check: impl Fn(&E) -> Result<T, SqsError>,
     apply: impl AsyncFnOnce(Vec<T>) -> Result<Vec<Result<(), SqsError>>, SqsError>,
-) -> Result<Value, SqsError> {
+) -> Result<BatchResult, SqsError> {
     let mut failed = Vec::new();
-    let mut accepted_ids = Vec::new();
-    let mut accepted = Vec::new();
+    let mut accepted_ids = Vec::with_capacity(ids.len());
+    let mut accepted = Vec::with_capacity(ids.len());
     for (id, entry) in ids.iter().zip(entries) {
         match check(entry) {
             Ok(input) => {
@@ -95,12 +92,12 @@ pub async fn run_entries<E, T>(
         }
     }
     let results = apply(accepted).await?;
-    let mut successful = Vec::new();
+    let mut successful = Vec::with_capacity(accepted_ids.len());
     for (id, r) in accepted_ids.into_iter().zip(results) {
         match r {
-            Ok(()) => successful.push(json!({ "Id": id })),
+            Ok(()) => successful.push(succeeded(id)),
             Err(e) => failed.push(self::failed(id, &e)),
         }
     }
-    Ok(result(successful, failed))
+    Ok(BatchResult { successful, failed })
 }

@@ -3,6 +3,7 @@
 use serde_json::{Value, json};
 use sluice_broker::Broker;
 use sluice_core::SqsError;
+use sluice_protocol::batch_result::BatchResult;
 use sluice_protocol::requests::{DeleteMessageInput, HandleBatchInput, required};
 
 use super::batch;
@@ -25,7 +26,7 @@ pub async fn delete_message<B: Broker>(
 pub async fn delete_message_batch<B: Broker>(
     svc: &Service<B>,
     input: HandleBatchInput,
-) -> Result<Value, SqsError> {
+) -> Result<BatchResult, SqsError> {
     let url = required(input.queue_url, "QueueUrl")?;
     // The Query protocol sends an empty list as no parameters at all.
     let entries = input.entries.unwrap_or_default();

@@ -64,14 +64,24 @@ pub async fn dispatch<B: Broker>(
         "AddPermission" => permissions::add_permission(svc, parse(input)?).await,
         "RemovePermission" => permissions::remove_permission(svc, parse(input)?).await,
         "SendMessage" => send::send_message(svc, parse(input)?).await,
-        "SendMessageBatch" => send::send_message_batch(svc, parse(input)?).await,
+        "SendMessageBatch" => {
+            return send::send_message_batch(svc, parse(input)?)
+                .await
+                .map(Output::Batch);
+        }
         "DeleteMessage" => delete::delete_message(svc, parse(input)?).await,
-        "DeleteMessageBatch" => delete::delete_message_batch(svc, parse(input)?).await,
+        "DeleteMessageBatch" => {
+            return delete::delete_message_batch(svc, parse(input)?)
+                .await
+                .map(Output::Batch);
+        }
         "ChangeMessageVisibility" => {
             visibility::change_message_visibility(svc, parse(input)?).await
         }
         "ChangeMessageVisibilityBatch" => {
-            visibility::change_message_visibility_batch(svc, parse(input)?).await
+            return visibility::change_message_visibility_batch(svc, parse(input)?)
+                .await
+                .map(Output::Batch);
         }
         "ListDeadLetterSourceQueues" => {
             dead_letter::list_dead_letter_source_queues(svc, ctx, parse(input)?).await

@@ -12,6 +12,7 @@ use sluice_core::message::{
     AttributeValue, BaseType, MessageAttributeValue, MessageAttributes, base_type, message_size,
     validate_body, validate_message_attributes, validate_size,
 };
+use sluice_protocol::batch_result::{BatchResult, BatchSuccess};
 use sluice_protocol::requests::{
     MessageInput, SendMessageBatchInput, SendMessageInput, WireAttributes, required,
 };
@@ -61,7 +62,7 @@ pub async fn send_message<B: Broker>(
 pub async fn send_message_batch<B: Broker>(
     svc: &Service<B>,
     input: SendMessageBatchInput,
-) -> Result<Value, SqsError> {
+) -> Result<BatchResult, SqsError> {
     let url = required(input.queue_url, "QueueUrl")?;
     // The Query protocol sends an empty list as no parameters at all.
     let entries = input.entries.unwrap_or_default();
@@ -101,20 +102,18 @@ pub async fn send_message_batch<B: Broker>(
     if !accepted.is_empty() {
         let messages = accepted.iter().map(|(_, c)| c.message.clone()).collect();
         let sent = svc.broker.send_messages(name, messages).await?;
-        for ((id, checked), sent) in accepted.iter().zip(sent) {
-            let mut entry = json!({
-                "Id": id,
-                "MessageId": sent.message_id,
-                "MD5OfMessageBody": checked.md5_body,
+        for ((id, checked), sent) in accepted.into_iter().zip(sent) {
+            successful.push(BatchSuccess {
+                id,
+                message_id: Some(sent.message_id),
+                md5_of_message_body: Some(checked.md5_body),
+                md5_of_message_attributes: checked.md5_attributes,
+                md5_of_message_system_attributes: checked.md5_system,
+                sequence_number: sent.sequence_number,
             });
-            add_digests(&mut entry, checked);
-            if let Some(seq) = sent.sequence_number {
-                entry["SequenceNumber"] = json!(seq);
-            }
-            successful.push(entry);
         }
     }
-    Ok(batch::result(successful, failed))
+    Ok(BatchResult { successful, failed })
 }
 
 fn add_digests(out: &mut Value, checked: &Checked) {

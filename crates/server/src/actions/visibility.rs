@@ -4,6 +4,7 @@ use serde_json::{Value, json};
 use sluice_broker::{Broker, VisibilityChange};
 use sluice_core::SqsError;
 use sluice_core::limits::MAX_VISIBILITY_TIMEOUT;
+use sluice_protocol::batch_result::BatchResult;
 use sluice_protocol::requests::{ChangeMessageVisibilityInput, HandleBatchInput, required};
 
 use super::{batch, in_range};
@@ -45,7 +46,7 @@ pub async fn change_message_visibility<B: Broker>(
 pub async fn change_message_visibility_batch<B: Broker>(
     svc: &Service<B>,
     input: HandleBatchInput,
-) -> Result<Value, SqsError> {
+) -> Result<BatchResult, SqsError> {
     let url = required(input.queue_url, "QueueUrl")?;
     // The Query protocol sends an empty list as no parameters at all.
     let entries = input.entries.unwrap_or_default();
