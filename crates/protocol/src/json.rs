@@ -1,5 +1,6 @@
 //! AWS JSON 1.0: `POST /` with `X-Amz-Target: AmazonSQS.<Action>`.
 
+use bytes::Bytes;
 use serde_json::Value;
 use sluice_core::{ErrorCode, SqsError};
 
@@ -15,7 +16,7 @@ pub const TARGET_PREFIX: &str = "AmazonSQS.";
 pub const EXTENSION_PREFIX: &str = "Sluice.";
 
 /// Decodes a JSON-protocol request from its target header and body.
-pub fn decode(target: &str, body: &[u8]) -> Result<Request, SqsError> {
+pub fn decode(target: &str, body: Bytes) -> Result<Request, SqsError> {
     let (action, known) = match target.strip_prefix(EXTENSION_PREFIX) {
         Some(action) => (action, crate::model::extension_operation(action).is_some()),
         None => {
@@ -38,7 +39,7 @@ pub fn decode(target: &str, body: &[u8]) -> Result<Request, SqsError> {
     // `requests::parse` with the same code.
     let input = match body.iter().find(|b| !b.is_ascii_whitespace()) {
         None => Input::Value(Value::Object(Default::default())),
-        Some(b'{') => Input::Json(body.to_vec()),
+        Some(b'{') => Input::Json(body),
         Some(_) => {
             return Err(SqsError::new(
                 ErrorCode::SerializationException,
@@ -98,39 +99,51 @@ mod tests {
     fn w1_decodes_target_and_body() {
         let r = decode(
             "AmazonSQS.SendMessage",
-            br#"{"QueueUrl":"u","MessageBody":"b"}"#,
+            Bytes::from_static(br#"{"QueueUrl":"u","MessageBody":"b"}"#),
         )
         .unwrap();
         assert_eq!(r.action, "SendMessage");
         let input: Value = crate::requests::parse(r.input).unwrap();
         assert_eq!(input["MessageBody"], "b");
-        let empty: Value =
-            crate::requests::parse(decode("AmazonSQS.ListQueues", b" ").unwrap().input).unwrap();
+        let empty: Value = crate::requests::parse(
+            decode("AmazonSQS.ListQueues", Bytes::from_static(b" "))
+                .unwrap()
+                .input,
+        )
+        .unwrap();
         assert!(empty.is_object());
         assert_eq!(
-            decode("Sluice.PeekMessages", b"{}").unwrap().action,
+            decode("Sluice.PeekMessages", Bytes::from_static(b"{}"))
+                .unwrap()
+                .action,
             "PeekMessages"
         );
         assert!(
-            decode("AmazonSQS.PeekMessages", b"{}").is_err(),
+            decode("AmazonSQS.PeekMessages", Bytes::from_static(b"{}")).is_err(),
             "extensions use their own prefix"
         );
-        assert!(decode("Sluice.SendMessage", b"{}").is_err());
+        assert!(decode("Sluice.SendMessage", Bytes::from_static(b"{}")).is_err());
     }
 
     #[test]
     fn w2_bad_input_codes() {
         assert_eq!(
-            decode("AmazonSQS.Nope", b"{}").unwrap_err().code,
+            decode("AmazonSQS.Nope", Bytes::from_static(b"{}"))
+                .unwrap_err()
+                .code,
             ErrorCode::InvalidAction
         );
-        let bad = decode("AmazonSQS.ListQueues", b"{not json").unwrap().input;
+        let bad = decode("AmazonSQS.ListQueues", Bytes::from_static(b"{not json"))
+            .unwrap()
+            .input;
         assert_eq!(
             crate::requests::parse::<Value>(bad).unwrap_err().code,
             ErrorCode::SerializationException
         );
         assert_eq!(
-            decode("AmazonSQS.ListQueues", b"[1]").unwrap_err().code,
+            decode("AmazonSQS.ListQueues", Bytes::from_static(b"[1]"))
+                .unwrap_err()
+                .code,
             ErrorCode::SerializationException
         );
     }

@@ -55,8 +55,8 @@ pub enum Input {
     /// A JSON-protocol body (a JSON object), parsed straight into the
     /// action's typed input by [`requests::parse`]: no intermediate
     /// `serde_json::Value`, whose allocations cost a fifth of a busy
-    /// server's time.
-    Json(Vec<u8>),
+    /// server's time. The request's own bytes, shared, not copied.
+    Json(bytes::Bytes),
     /// An input built as a value: the Query protocol's translation, and
     /// requests made inside the server.
     Value(serde_json::Value),

@@ -140,7 +140,7 @@ pub async fn handle<B: Broker>(svc: &Service<B>, req: Request<Incoming>) -> Resp
         }
     };
     let decoded = match protocol {
-        Protocol::Json => json::decode(target.as_deref().unwrap_or(""), &body),
+        Protocol::Json => json::decode(target.as_deref().unwrap_or(""), body.clone()),
         Protocol::Query => {
             let mut params: Vec<(String, String)> = form_urlencoded::parse(url_query.as_bytes())
                 .into_owned()
