@@ -15,7 +15,8 @@
 //!   to the file system's journal: what sluice avoids by zero-filling its
 //!   segments ahead.
 //!
-//! The probe's file is removed when it ends, whatever happens.
+//! The probe's file is removed when it ends, on an error too (not if the
+//! process is killed: it is `.sluice-sync-probe-<pid>` in `DIR`).
 
 use std::fs::{File, OpenOptions};
 use std::io;
