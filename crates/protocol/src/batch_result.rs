@@ -143,15 +143,10 @@ impl BatchResult {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Output;
 
     fn same_json_as_the_value(result: BatchResult) {
-        let mut direct = Vec::new();
-        result.write_json(&mut direct);
-        let value = result.into_value();
-        assert_eq!(
-            String::from_utf8(direct).unwrap(),
-            serde_json::to_string(&value).unwrap()
-        );
+        crate::output::tests::same_json_as_the_value(Output::Batch(result));
     }
 
     /// W1: the JSON protocol's direct answer carries exactly what the

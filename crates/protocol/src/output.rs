@@ -234,7 +234,7 @@ impl OutMessage {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     fn message(n: usize) -> OutMessage {
@@ -252,23 +252,9 @@ mod tests {
         }
     }
 
-    fn same_json_as_the_value(output: Output) {
-        let mut direct = Vec::new();
-        output.write_json(&mut direct);
-        let value = output.into_value();
-        assert_eq!(
-            String::from_utf8(direct).unwrap(),
-            serde_json::to_string(&value).unwrap()
-        );
-    }
-
-    /// W1: the JSON protocol's direct answer carries exactly what the
-    /// Query protocol's Value does.
-    #[test]
-    fn w1_received_messages_write_the_json_of_their_value() {
-        same_json_as_the_value(Output::Messages(vec![]));
-        same_json_as_the_value(Output::Messages(vec![message(1)]));
-        let mut full = message(2);
+    /// `message(n)` with every kind of attribute, escapes in their values.
+    fn with_attributes(n: usize) -> OutMessage {
+        let mut full = message(n);
         full.attributes = vec![
             ("SenderId", "000000000000".into()),
             ("ApproximateReceiveCount", "3".into()),
@@ -287,34 +273,43 @@ mod tests {
                 OutAttributeValue::Binary("AAEC".into()),
             ),
         ];
-        same_json_as_the_value(Output::Messages(vec![message(3), full, message(4)]));
+        full
+    }
+
+    /// Holds the JSON protocol's direct answer to the Query protocol's
+    /// Value: the same members, in the same order.
+    pub(crate) fn same_json_as_the_value(output: Output) {
+        let mut direct = Vec::new();
+        output.write_json(&mut direct);
+        let value = output.into_value();
+        assert_eq!(
+            String::from_utf8(direct).unwrap(),
+            serde_json::to_string(&value).unwrap()
+        );
+    }
+
+    /// W1: the JSON protocol's direct answer carries exactly what the
+    /// Query protocol's Value does.
+    #[test]
+    fn w1_received_messages_write_the_json_of_their_value() {
+        same_json_as_the_value(Output::Messages(vec![]));
+        same_json_as_the_value(Output::Messages(vec![message(1)]));
+        same_json_as_the_value(Output::Messages(vec![
+            message(3),
+            with_attributes(2),
+            message(4),
+        ]));
     }
 
     #[test]
     fn a_receive_answer_is_written_into_one_allocation() {
         let messages: Vec<OutMessage> = (0..10)
             .map(|n| {
-                let mut m = message(n);
                 if n % 2 == 1 {
-                    m.attributes = vec![
-                        ("ApproximateReceiveCount", "1".into()),
-                        ("SentTimestamp", "1764633600000".into()),
-                    ];
-                    m.md5_of_message_attributes = Some("0123456789abcdef0123456789abcdef".into());
-                    m.message_attributes = vec![
-                        (
-                            "kind".into(),
-                            "String".into(),
-                            OutAttributeValue::String("a".into()),
-                        ),
-                        (
-                            "blob".into(),
-                            "Binary".into(),
-                            OutAttributeValue::Binary("AAE=".into()),
-                        ),
-                    ];
+                    with_attributes(n)
+                } else {
+                    message(n)
                 }
-                m
             })
             .collect();
         let hint: usize = messages.iter().map(OutMessage::json_len_hint).sum();
