@@ -1,0 +1,3 @@
+"""Fidelity cases: dlq. See fidelity.py for the conventions."""
+
+from fidelity import *  # noqa: F401,F403
