@@ -70,7 +70,12 @@ impl ClientError {
     pub fn is_unknown_action(&self) -> bool {
         matches!(
             self.code(),
-            Some("InvalidAction" | "UnsupportedOperation" | "UnknownOperationException")
+            Some(
+                "InvalidAction"
+                    | "InvalidActionException"
+                    | "UnsupportedOperation"
+                    | "UnknownOperationException"
+            )
         )
     }
 }
