@@ -12,6 +12,7 @@ pub mod json_writer;
 mod model;
 pub mod output;
 pub mod query;
+pub mod query_json;
 pub mod requests;
 mod xml;
 
@@ -28,6 +29,9 @@ pub enum Protocol {
     Json,
     /// AWS Query (form-encoded `Action=<Action>`), XML responses.
     Query,
+    /// AWS Query from a client that sent `Accept: application/json`: the
+    /// same requests, answered with the XML document's structure in JSON.
+    QueryJson,
 }
 
 impl Protocol {
@@ -36,6 +40,7 @@ impl Protocol {
         match self {
             Protocol::Json => "json",
             Protocol::Query => "query",
+            Protocol::QueryJson => "query-json",
         }
     }
 }
@@ -91,6 +96,9 @@ pub fn encode_response(
     match protocol {
         Protocol::Json => json::encode_response(&output),
         Protocol::Query => query::encode_response(action, &output.into_value(), request_id),
+        Protocol::QueryJson => {
+            query_json::encode_response(action, &output.into_value(), request_id)
+        }
     }
 }
 
@@ -99,6 +107,12 @@ pub fn encode_error(protocol: Protocol, error: &SqsError, request_id: &str) -> E
     match protocol {
         Protocol::Json => json::encode_error(error),
         Protocol::Query => query::encode_error(error, request_id),
+        // A request that names no action is answered in XML whatever it
+        // accepts (AWS recorded answer).
+        Protocol::QueryJson if error.code == sluice_core::ErrorCode::MissingAction => {
+            query::encode_error(error, request_id)
+        }
+        Protocol::QueryJson => query_json::encode_error(error, request_id),
     }
 }
 

@@ -25,6 +25,19 @@ const ENVELOPE: &[&str] = &[
     "SecurityToken",
 ];
 
+/// Checks that `action` may be sent to a queue's URL: the actions that name
+/// no queue (CreateQueue, ListQueues) are refused there as SQS refuses them
+/// (rule W7).
+pub fn check_queue_endpoint(action: &str) -> Result<(), SqsError> {
+    if matches!(action, "CreateQueue" | "ListQueues") {
+        return Err(SqsError::new(
+            ErrorCode::InvalidAction,
+            format!("The action {action} is not valid for this endpoint."),
+        ));
+    }
+    Ok(())
+}
+
 /// Decodes form parameters (body and URL query already merged).
 pub fn decode(params: &[(String, String)]) -> Result<Request, SqsError> {
     let map: BTreeMap<&str, &str> = params
@@ -240,10 +253,18 @@ pub fn encode_response(action: &str, output: &Value, request_id: &str) -> Encode
             .and_then(Value::as_str)
             .and_then(model::shape);
         xml::open(&mut out, &wrapper);
+        let start = out.len();
         if let Some(shape) = shape {
             encode_members(&mut out, shape, output);
         }
-        xml::close(&mut out, &wrapper);
+        if out.len() == start {
+            // An empty result is one empty element (`<ReceiveMessageResult/>`),
+            // as SQS writes it and as some clients match it.
+            out.truncate(start - 1);
+            out.push_str("/>");
+        } else {
+            xml::close(&mut out, &wrapper);
+        }
     }
     out.push_str("<ResponseMetadata>");
     xml::element(&mut out, "RequestId", request_id);
@@ -331,9 +352,19 @@ fn encode_value(
     }
 }
 
-/// Encodes an error as `<ErrorResponse>` (rule W2).
+/// Encodes an error as `<ErrorResponse>` (rule W2). A request without an
+/// action is answered as SQS does: 404 and an `<UnknownOperationException/>`
+/// document (rule W7).
 pub fn encode_error(error: &SqsError, request_id: &str) -> Encoded {
     let code = error.code;
+    if code == ErrorCode::MissingAction {
+        return Encoded {
+            status: 404,
+            content_type: CONTENT_TYPE,
+            headers: Vec::new(),
+            body: b"<?xml version=\"1.0\"?><UnknownOperationException/>".to_vec(),
+        };
+    }
     let mut out = String::with_capacity(256);
     out.push_str("<?xml version=\"1.0\"?>");
     out.push_str(&format!("<ErrorResponse xmlns=\"{XML_NAMESPACE}\"><Error>"));
@@ -549,5 +580,32 @@ mod tests {
         );
         let body = String::from_utf8(e.body).unwrap();
         assert!(body.contains("<DescribeAlarmsResult><Alarm><AlarmName>dlq</AlarmName><Threshold>1.0</Threshold><AlarmAction>http://h/</AlarmAction><StateValue>ALARM</StateValue><HistoryItem><Timestamp>5</Timestamp><OldState>OK</OldState><NewState>ALARM</NewState><Reason>r</Reason></HistoryItem></Alarm></DescribeAlarmsResult>"), "{body}");
+    }
+
+    /// W7: a request without an action is 404 `<UnknownOperationException/>`;
+    /// CreateQueue and ListQueues are not valid on a queue's URL; an empty
+    /// result is one empty element (AWS recorded answers, LocalStack
+    /// test_sqs.py::TestSqsQueryApi).
+    #[test]
+    fn w7_query_api_edges() {
+        let e = decode(&params(&[])).unwrap_err();
+        let enc = encode_error(&e, "rid");
+        assert_eq!(enc.status, 404);
+        assert!(String::from_utf8_lossy(&enc.body).contains("<UnknownOperationException/>"));
+        for action in ["CreateQueue", "ListQueues"] {
+            let e = check_queue_endpoint(action).unwrap_err();
+            assert_eq!(e.code, ErrorCode::InvalidAction);
+            assert_eq!(
+                e.message,
+                format!("The action {action} is not valid for this endpoint.")
+            );
+        }
+        assert!(check_queue_endpoint("GetQueueUrl").is_ok());
+        let enc = encode_response("ReceiveMessage", &json!({}), "rid");
+        let text = String::from_utf8(enc.body).unwrap();
+        assert!(
+            text.contains("<ReceiveMessageResult/><ResponseMetadata>"),
+            "{text}"
+        );
     }
 }

@@ -114,6 +114,12 @@ pub async fn handle<B: Broker>(svc: &Service<B>, req: Request<Incoming>) -> Resp
             .is_some_and(|ct| ct.starts_with("application/x-amz-json"));
     let protocol = if is_json {
         Protocol::Json
+    } else if headers
+        .get(http::header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|accept| accept.contains("application/json"))
+    {
+        Protocol::QueryJson
     } else {
         Protocol::Query
     };
@@ -141,19 +147,25 @@ pub async fn handle<B: Broker>(svc: &Service<B>, req: Request<Incoming>) -> Resp
     };
     let decoded = match protocol {
         Protocol::Json => json::decode(target.as_deref().unwrap_or(""), body.clone()),
-        Protocol::Query => {
+        Protocol::Query | Protocol::QueryJson => {
             let mut params: Vec<(String, String)> = form_urlencoded::parse(url_query.as_bytes())
                 .into_owned()
                 .collect();
             if is_post {
                 params.extend(form_urlencoded::parse(&body).into_owned());
             }
-            // A Query request sent to a queue's URL names the queue by its path.
-            if path.trim_matches('/').contains('/') && !params.iter().any(|(k, _)| k == "QueueUrl")
-            {
+            // A Query request sent to a queue's URL names the queue by its
+            // path, unless it names one itself.
+            let to_queue = path.trim_matches('/').contains('/');
+            if to_queue && !params.iter().any(|(k, _)| k == "QueueUrl") {
                 params.push(("QueueUrl".into(), path.clone()));
             }
-            query::decode(&params)
+            query::decode(&params).and_then(|request| {
+                if to_queue {
+                    query::check_queue_endpoint(&request.action)?;
+                }
+                Ok(request)
+            })
         }
     };
     match decoded {
