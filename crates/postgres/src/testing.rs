@@ -9,7 +9,9 @@
 //! directory as soon as the test process is gone, however it ended.
 //!
 //! Without binaries, [`cluster`] prints a loud `SKIPPED` line and returns
-//! `None`; tests then pass without running.
+//! `None`; tests then pass without running. With `SLUICE_REQUIRE_POSTGRES=1`
+//! (as CI sets it) missing binaries fail every test that wanted them
+//! instead, so a machine without PostgreSQL cannot pass by accident.
 
 use std::io::Write;
 use std::net::TcpListener;
@@ -85,6 +87,10 @@ pub fn cluster() -> Option<&'static TestCluster> {
     CLUSTER
         .get_or_init(|| match find_bindir() {
             Some(bindir) => Some(start(bindir)),
+            None if postgres_required() => panic!(
+                "SLUICE_REQUIRE_POSTGRES=1 but PostgreSQL's binaries (initdb, pg_ctl) \
+                 were not found: install PostgreSQL (Debian: apt-get install postgresql)"
+            ),
             None => {
                 // Straight to the stderr stream: the test harness captures
                 // eprintln! of passing tests, and this must be seen.
@@ -100,6 +106,12 @@ pub fn cluster() -> Option<&'static TestCluster> {
             }
         })
         .as_ref()
+}
+
+/// True when the environment says the PostgreSQL tests must run
+/// (`SLUICE_REQUIRE_POSTGRES=1`).
+fn postgres_required() -> bool {
+    std::env::var("SLUICE_REQUIRE_POSTGRES").is_ok_and(|v| v == "1")
 }
 
 /// Where `initdb` and `pg_ctl` are.

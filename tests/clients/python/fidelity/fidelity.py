@@ -187,3 +187,8 @@ def cleanup():
         except Exception:  # noqa: BLE001  (cleanup only)
             pass
     _created.clear()
+
+
+class Skip(Exception):
+    """Raised by a case that does not apply to this pass (e.g. a case that
+    builds its own HTTP requests runs in one pass only); counted apart."""
