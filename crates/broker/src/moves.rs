@@ -32,11 +32,21 @@ pub fn name_of_arn(arn: &str) -> &str {
     arn.rsplit(':').next().unwrap_or(arn)
 }
 
-/// The ARN of `queue` in the same account and region as `sibling_arn`.
+/// The key of the queue `arn` names, in the region and account of the queue
+/// stored under `near`: a dead-letter queue and its sources share both
+/// (rule R1), so an engine resolves one from the other without knowing the
+/// server's own region (rule W3).
+pub fn key_of_arn_near(near: &str, arn: &str) -> String {
+    sluice_core::queue_name::key_near(near, name_of_arn(arn))
+}
+
+/// The ARN of the queue stored under `queue` (a key), in the same account
+/// and region as `sibling_arn`.
 pub fn sibling_arn(sibling_arn: &str, queue: &str) -> String {
+    let name = sluice_core::queue_name::name_of_key(queue);
     match sibling_arn.rsplit_once(':') {
-        Some((prefix, _)) => format!("{prefix}:{queue}"),
-        None => queue.to_string(),
+        Some((prefix, _)) => format!("{prefix}:{name}"),
+        None => name.to_string(),
     }
 }
 
@@ -115,10 +125,12 @@ pub fn mark_replay(attributes: &mut MessageAttributes) {
     );
 }
 
-/// The queue a redrive sends a message to: the redrive's destination, or
-/// the source its provenance names (rule R7).
+/// The queue a redrive out of the queue stored under `dlq` sends a message
+/// to: the redrive's destination, or the source its provenance names
+/// (rule R7), in the DLQ's region.
 pub fn redrive_destination(
     redrive: &Redrive,
+    dlq: &str,
     system_attributes: &MessageAttributes,
 ) -> Option<String> {
     redrive.destination.clone().or_else(|| {
@@ -126,7 +138,7 @@ pub fn redrive_destination(
             .get(DEAD_LETTER_SOURCE_ARN)
             .map(|v| &v.value)
         {
-            Some(AttributeValue::String(arn)) => Some(name_of_arn(arn).to_string()),
+            Some(AttributeValue::String(arn)) => Some(key_of_arn_near(dlq, arn)),
             _ => None,
         }
     })

@@ -47,34 +47,90 @@ impl Default for Account {
 }
 
 impl Account {
-    /// The ARN of a queue of this account.
-    pub fn queue_arn(&self, name: &str) -> String {
-        format!("arn:aws:sqs:{}:{}:{}", self.region, self.id, name)
+    /// The key a queue is stored under (rule W3: queues are regional): its
+    /// name in this server's own region, `<region>/<account>/<name>` in any
+    /// other, which is also the path of its URL there.
+    pub fn key(&self, region: &str, name: &str) -> String {
+        if region.is_empty() || region == self.region {
+            name.to_string()
+        } else {
+            format!("{region}/{}/{name}", self.id)
+        }
     }
 
-    /// The queue name an ARN of this account names, if it is one.
+    /// The region a queue key lives in.
+    pub fn region_of<'a>(&'a self, key: &'a str) -> &'a str {
+        key_parts(key).0.unwrap_or(&self.region)
+    }
+
+    /// The ARN of the queue stored under `key` (a bare name is a queue of
+    /// this server's region).
+    pub fn queue_arn(&self, key: &str) -> String {
+        let (region, account, name) = key_parts(key);
+        format!(
+            "arn:aws:sqs:{}:{}:{name}",
+            region.unwrap_or(&self.region),
+            account.unwrap_or(&self.id)
+        )
+    }
+
+    /// The key of the queue an ARN of this account names, in any region.
+    pub fn key_from_arn(&self, arn: &str) -> Option<String> {
+        let (region, account, name) = arn_parts(arn)?;
+        (account == self.id).then(|| self.key(region, name))
+    }
+
+    /// The queue name an ARN of this account and of this server's region
+    /// names, if it is one.
     pub fn name_from_arn<'a>(&self, arn: &'a str) -> Option<&'a str> {
-        let mut parts = arn.splitn(6, ':');
-        let (arn_, aws, sqs, region, account, name) = (
-            parts.next()?,
-            parts.next()?,
-            parts.next()?,
-            parts.next()?,
-            parts.next()?,
-            parts.next()?,
-        );
-        (arn_ == "arn"
-            && aws.starts_with("aws")
-            && sqs == "sqs"
-            && region == self.region
-            && account == self.id
-            && !name.is_empty())
-        .then_some(name)
+        let (region, account, name) = arn_parts(arn)?;
+        (region == self.region && account == self.id).then_some(name)
     }
 }
 
-/// The account (when the URL has one) and queue name of a queue URL or path
-/// `…/<account>/<name>` (rule W3: the host does not matter), or of a bare name.
+/// (region, account, name) of an SQS queue ARN.
+fn arn_parts(arn: &str) -> Option<(&str, &str, &str)> {
+    let mut parts = arn.splitn(6, ':');
+    let (arn_, aws, sqs, region, account, name) = (
+        parts.next()?,
+        parts.next()?,
+        parts.next()?,
+        parts.next()?,
+        parts.next()?,
+        parts.next()?,
+    );
+    (arn_ == "arn" && aws.starts_with("aws") && sqs == "sqs" && !name.is_empty())
+        .then_some((region, account, name))
+}
+
+/// (region, account, name) of a queue key: region and account are `None`
+/// for a queue of the server's own region.
+pub fn key_parts(key: &str) -> (Option<&str>, Option<&str>, &str) {
+    let mut parts = key.splitn(3, '/');
+    match (parts.next(), parts.next(), parts.next()) {
+        (Some(region), Some(account), Some(name)) => (Some(region), Some(account), name),
+        _ => (None, None, key),
+    }
+}
+
+/// The queue name of a key, without its region.
+pub fn name_of_key(key: &str) -> &str {
+    key_parts(key).2
+}
+
+/// The key of queue `name` in the same region and account as the queue
+/// stored under `near` (a dead-letter queue and its sources share both:
+/// rule R1).
+pub fn key_near(near: &str, name: &str) -> String {
+    match key_parts(near) {
+        (Some(region), Some(account), _) => format!("{region}/{account}/{name}"),
+        _ => name.to_string(),
+    }
+}
+
+/// The account (when the URL has one) and queue key of a queue URL or path:
+/// `…/<account>/<name>` in the server's region, `…/<region>/<account>/<name>`
+/// in another (rule W3: the host does not matter), or a bare name.
 pub fn parse_queue_url(url: &str) -> Option<(Option<&str>, &str)> {
     let path = match url.find("://") {
         Some(i) => {
@@ -84,11 +140,15 @@ pub fn parse_queue_url(url: &str) -> Option<(Option<&str>, &str)> {
         None => url,
     };
     let path = path.split(['?', '#']).next().unwrap_or("");
-    let mut segments = path.split('/').filter(|s| !s.is_empty());
-    let first = segments.next()?;
-    match segments.next() {
-        Some(second) if segments.next().is_none() => Some((Some(first), second)),
-        None if !url.contains("://") => Some((None, first)),
+    let trimmed = path.trim_matches('/');
+    let segments: Vec<&str> = trimmed.split('/').collect();
+    if segments.iter().any(|s| s.is_empty()) {
+        return None;
+    }
+    match segments.as_slice() {
+        [account, name] => Some((Some(account), name)),
+        [_region, account, _name] => Some((Some(account), trimmed)),
+        [name] if !url.contains("://") => Some((None, name)),
         _ => None,
     }
 }
@@ -127,7 +187,12 @@ mod tests {
         );
         assert_eq!(parse_queue_url("q1"), Some((None, "q1")));
         assert_eq!(parse_queue_url("http://host/"), None);
-        assert_eq!(parse_queue_url("http://host/a/b/c"), None);
+        assert_eq!(
+            parse_queue_url("http://host/eu-west-1/123/q1"),
+            Some((Some("123"), "eu-west-1/123/q1"))
+        );
+        assert_eq!(parse_queue_url("http://host/a/b/c/d"), None);
+        assert_eq!(parse_queue_url("http://host//b"), None);
         let acct = Account::default();
         let arn = acct.queue_arn("dlq");
         assert_eq!(arn, "arn:aws:sqs:us-east-1:000000000000:dlq");
@@ -137,5 +202,35 @@ mod tests {
             None
         );
         assert_eq!(acct.name_from_arn("nonsense"), None);
+    }
+
+    /// W3: queues are regional; a queue of another region is stored under
+    /// `<region>/<account>/<name>`, its URL's path, and its ARN carries the
+    /// region.
+    #[test]
+    fn w3_regional_keys() {
+        let acct = Account::default();
+        assert_eq!(acct.key("us-east-1", "q"), "q");
+        assert_eq!(acct.key("", "q"), "q");
+        let key = acct.key("eu-north-1", "q");
+        assert_eq!(key, "eu-north-1/000000000000/q");
+        assert_eq!(
+            acct.queue_arn(&key),
+            "arn:aws:sqs:eu-north-1:000000000000:q"
+        );
+        assert_eq!(acct.region_of(&key), "eu-north-1");
+        assert_eq!(acct.region_of("q"), "us-east-1");
+        assert_eq!(
+            acct.key_from_arn("arn:aws:sqs:eu-north-1:000000000000:q"),
+            Some(key.clone())
+        );
+        assert_eq!(
+            acct.key_from_arn("arn:aws:sqs:us-east-1:000000000000:q"),
+            Some("q".into())
+        );
+        assert_eq!(acct.key_from_arn("arn:aws:sqs:us-east-1:1:q"), None);
+        assert_eq!(name_of_key(&key), "q");
+        assert_eq!(key_near(&key, "dlq"), "eu-north-1/000000000000/dlq");
+        assert_eq!(key_near("src", "dlq"), "dlq");
     }
 }

@@ -51,8 +51,8 @@ use queue_state::{
 };
 use sluice_broker::activity::{self, Activity};
 use sluice_broker::moves::{
-    name_of_arn, recorded_failure, redrive_destination, refused_reason, replay_count, sibling_arn,
-    unmovable_reason,
+    key_of_arn_near, recorded_failure, redrive_destination, refused_reason, replay_count,
+    sibling_arn, unmovable_reason,
 };
 pub use store::StoreError;
 use store::{Change, QueueRecord, Store};
@@ -919,7 +919,10 @@ impl Broker for EmbeddedBroker {
                     let dlq = inner
                         .queues
                         .read()
-                        .get(name_of_arn(&policy.dead_letter_target_arn))
+                        .get(&key_of_arn_near(
+                            &st.meta.name,
+                            &policy.dead_letter_target_arn,
+                        ))
                         .cloned()?;
                     Some((policy, dlq))
                 });
@@ -1132,7 +1135,7 @@ impl Broker for EmbeddedBroker {
         let now = inner.now();
         let mut outcome = RedriveOutcome::default();
         let destination =
-            |data: &MessageData| redrive_destination(redrive, &data.system_attributes);
+            |data: &MessageData| redrive_destination(redrive, source, &data.system_attributes);
         // Choose a page at a time: the index under the lock, then the data
         // (read from disk unless cached) without it.
         let mut chosen: Vec<(u64, u32, Arc<MessageData>)> = Vec::new();
@@ -1293,7 +1296,10 @@ impl Broker for EmbeddedBroker {
                 let dlq = inner
                     .queues
                     .read()
-                    .get(name_of_arn(&policy.dead_letter_target_arn))
+                    .get(&key_of_arn_near(
+                        &st.meta.name,
+                        &policy.dead_letter_target_arn,
+                    ))
                     .cloned()
                     .ok_or_else(|| {
                         SqsError::invalid_parameter("The queue's dead-letter queue does not exist.")

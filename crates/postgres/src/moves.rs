@@ -5,7 +5,7 @@
 
 use std::collections::HashMap;
 
-pub(crate) use sluice_broker::moves::name_of_arn;
+pub(crate) use sluice_broker::moves::key_of_arn_near;
 use sluice_broker::moves::{
     Provenance, mark_replay, redrive_destination, refused_reason, replay_count, sibling_arn,
     strip_provenance, unmovable_reason,
@@ -207,7 +207,7 @@ pub(crate) async fn redrive(
             }
             // A message with nowhere to go stays, is reported, and does not
             // count against `max`: the same in a dry run and a real one.
-            let target = redrive_destination(redrive, &m.system_attributes);
+            let target = redrive_destination(redrive, source, &m.system_attributes);
             let exists = match &target {
                 Some(t) => lookup(&tx, &mut targets, t).await?.is_some(),
                 None => false,
@@ -236,7 +236,7 @@ pub(crate) async fn redrive(
     let mut moved_rows = Vec::new();
     let mut announced: Vec<String> = Vec::new();
     for mut m in chosen {
-        let target = redrive_destination(redrive, &m.system_attributes);
+        let target = redrive_destination(redrive, source, &m.system_attributes);
         let dest = match &target {
             Some(t) => lookup(&tx, &mut targets, t).await?,
             None => None,
@@ -319,7 +319,7 @@ pub(crate) async fn nack(
                 "Permanent failure needs a dead-letter queue: the queue has no RedrivePolicy.",
             )
         })?;
-        let dlq = dead_letter_target(&tx, name_of_arn(&policy.dead_letter_target_arn))
+        let dlq = dead_letter_target(&tx, &key_of_arn_near(name, &policy.dead_letter_target_arn))
             .await?
             .ok_or_else(|| {
                 SqsError::invalid_parameter("The queue's dead-letter queue does not exist.")

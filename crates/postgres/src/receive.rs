@@ -10,7 +10,7 @@ use sluice_broker::{ReceiveOptions, ReceivedMessage};
 use sluice_core::limits::{BACK_OF_QUEUE_RECEIVES, MAX_INFLIGHT};
 use sluice_core::{ErrorCode, SqsError};
 
-use crate::moves::{self, dead_letter_target, name_of_arn};
+use crate::moves::{self, dead_letter_target, key_of_arn_near};
 use crate::rows::{MESSAGE_COLUMNS, MessageRow, QueueRow, col};
 use crate::writes::{DEDUP_WINDOW_MS, lock_fifo};
 use crate::{PostgresBroker, activity, error, execute, expire, query};
@@ -216,7 +216,10 @@ async fn receive_standard(
     let max_receives = match q.config.redrive() {
         Some(policy) => {
             match inner
-                .queue(client, name_of_arn(&policy.dead_letter_target_arn))
+                .queue(
+                    client,
+                    &key_of_arn_near(&q.name, &policy.dead_letter_target_arn),
+                )
                 .await
             {
                 Ok(_) => Some(policy.max_receive_count as i32),
@@ -364,9 +367,12 @@ async fn receive_locked(
     // Without its dead-letter queue a policy moves nothing: the messages
     // stay deliverable rather than vanish (rule R2).
     let dlq = match q.config.redrive() {
-        Some(policy) => dead_letter_target(&tx, name_of_arn(&policy.dead_letter_target_arn))
-            .await?
-            .map(|dlq| (policy, dlq)),
+        Some(policy) => dead_letter_target(
+            &tx,
+            &key_of_arn_near(&q.name, &policy.dead_letter_target_arn),
+        )
+        .await?
+        .map(|dlq| (policy, dlq)),
         None => None,
     };
     let max_receives = dlq.as_ref().map(|(p, _)| p.max_receive_count as i32);

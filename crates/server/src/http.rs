@@ -123,15 +123,16 @@ pub async fn handle<B: Broker>(svc: &Service<B>, req: Request<Incoming>) -> Resp
     } else {
         Protocol::Query
     };
+    let path = req.uri().path().to_string();
+    let url_query = req.uri().query().unwrap_or("").to_string();
     let ctx = RequestContext {
         host: headers
             .get(http::header::HOST)
             .and_then(|v| v.to_str().ok())
             .map(str::to_string),
         scheme: "http",
+        region: crate::signing_region::signing_region(headers, &url_query),
     };
-    let path = req.uri().path().to_string();
-    let url_query = req.uri().query().unwrap_or("").to_string();
     let is_post = req.method() == Method::POST;
     let body = match Limited::new(req.into_body(), MAX_REQUEST_BODY)
         .collect()

@@ -9,6 +9,7 @@ pub mod alarms;
 pub mod http;
 pub mod metrics;
 pub mod service;
+mod signing_region;
 
 pub use http::serve;
 pub use service::{Service, ServiceConfig};

@@ -11,7 +11,7 @@ use crate::alarms::{AlarmSettings, Alarms};
 use crate::metrics::Metrics;
 use sluice_core::SqsError;
 use sluice_core::clock::{Clock, SystemClock};
-use sluice_core::queue_name::{Account, parse_queue_url};
+use sluice_core::queue_name::{Account, key_parts, parse_queue_url};
 use sluice_protocol::Request;
 
 /// Server settings that shape responses.
@@ -49,6 +49,9 @@ pub struct RequestContext {
     pub host: Option<String>,
     /// `http` or `https`.
     pub scheme: &'static str,
+    /// The region the request was signed for (its SigV4 credential scope),
+    /// when it names one: queues are regional (rule W3).
+    pub region: Option<String>,
 }
 
 impl<B: Broker> Service<B> {
@@ -99,8 +102,10 @@ impl<B: Broker> Service<B> {
         crate::actions::dispatch(self, request, ctx).await
     }
 
-    /// The queue URL of `name` as this request should see it (rule W3).
-    pub fn queue_url(&self, ctx: &RequestContext, name: &str) -> String {
+    /// The queue URL of the queue stored under `key` as this request should
+    /// see it (rule W3): `<base>/<account>/<name>` in the server's region,
+    /// `<base>/<region>/<account>/<name>` in another.
+    pub fn queue_url(&self, ctx: &RequestContext, key: &str) -> String {
         let base = match &self.config.base_url {
             Some(base) => base.trim_end_matches('/').to_string(),
             None => format!(
@@ -113,21 +118,45 @@ impl<B: Broker> Service<B> {
                 ctx.host.as_deref().unwrap_or("localhost:9324")
             ),
         };
-        format!("{base}/{}/{name}", self.config.account.id)
+        match key_parts(key) {
+            (Some(_), Some(_), _) => format!("{base}/{key}"),
+            _ => format!("{base}/{}/{key}", self.config.account.id),
+        }
     }
 
-    /// The ARN of queue `name`.
-    pub fn queue_arn(&self, name: &str) -> String {
-        self.config.account.queue_arn(name)
+    /// The ARN of the queue stored under `key`.
+    pub fn queue_arn(&self, key: &str) -> String {
+        self.config.account.queue_arn(key)
     }
 
-    /// The queue name a request's `QueueUrl` names (rule W3: the host does
-    /// not matter, the account does); a URL that names no queue of this
-    /// account is `NonExistentQueue`, as SQS.
+    /// The key of queue `name` in the region the request was signed for
+    /// (CreateQueue, GetQueueUrl: rule W3).
+    pub fn request_key(&self, ctx: &RequestContext, name: &str) -> String {
+        self.config
+            .account
+            .key(ctx.region.as_deref().unwrap_or_default(), name)
+    }
+
+    /// The region the request was signed for, or the server's own.
+    pub fn request_region<'a>(&'a self, ctx: &'a RequestContext) -> &'a str {
+        ctx.region
+            .as_deref()
+            .unwrap_or(self.config.account.region.as_str())
+    }
+
+    /// The key of the queue a request's `QueueUrl` names (rule W3: the host
+    /// does not matter, the account and the region do); a URL that names no
+    /// queue of this account is `NonExistentQueue`, as SQS.
     pub fn queue_name<'a>(&self, url: &'a str) -> Result<&'a str, SqsError> {
+        let account = &self.config.account;
         match parse_queue_url(url) {
-            Some((account, name)) if account.is_none_or(|a| a == self.config.account.id) => {
-                Ok(name)
+            Some((owner, key)) if owner.is_none_or(|a| a == account.id) => {
+                match key_parts(key) {
+                    // A URL that spells out the server's own region names
+                    // the queue stored under its bare name.
+                    (Some(region), _, name) if region == account.region => Ok(name),
+                    _ => Ok(key),
+                }
             }
             _ => Err(SqsError::no_queue()),
         }

@@ -77,6 +77,7 @@ macro_rules! conformance_tests {
             v12_thrice_received_message_goes_to_the_back,
             r2_r7_dead_letter_queue_chain,
             x1_peek_racing_receives_changes_nothing,
+            w3_regional_queues_and_their_dead_letter_queues,
         );
     };
     // The in-flight limit needs 120,000 sequential receives: engines whose
@@ -97,11 +98,13 @@ macro_rules! conformance_tests {
 
 mod dead_letter;
 mod fifo;
+mod regions;
 mod retries;
 mod standard;
 
 pub use dead_letter::*;
 pub use fifo::*;
+pub use regions::*;
 pub use retries::*;
 pub use standard::*;
 

@@ -95,10 +95,10 @@ pub(crate) async fn check_redrive_policy<B: Broker>(
             why,
         )
     };
-    let Some(dlq) = svc
-        .config
-        .account
-        .name_from_arn(&policy.dead_letter_target_arn)
+    let account = &svc.config.account;
+    let Some(dlq) = account
+        .key_from_arn(&policy.dead_letter_target_arn)
+        .filter(|dlq| account.region_of(dlq) == account.region_of(source))
     else {
         return Err(bad(
             "Dead-letter target owner should be same as the source.",
@@ -107,7 +107,7 @@ pub(crate) async fn check_redrive_policy<B: Broker>(
     if dlq == source {
         return Err(bad("Dead-letter target cannot be the source queue itself."));
     }
-    let Ok(target) = svc.broker.get_queue(dlq).await else {
+    let Ok(target) = svc.broker.get_queue(&dlq).await else {
         return Err(bad("Dead letter target does not exist."));
     };
     if target.config.fifo != config.fifo {

@@ -196,19 +196,9 @@ pub async fn redrive_messages<B: Broker>(
         None => DEFAULT_MAX_REPLAYS,
     };
     let destination = match &input.destination_arn {
-        Some(arn) => Some(
-            svc.config
-                .account
-                .name_from_arn(arn)
-                .ok_or_else(|| {
-                    SqsError::invalid_value(
-                        "DestinationArn",
-                        arn,
-                        "Not a queue ARN of this server.",
-                    )
-                })?
-                .to_string(),
-        ),
+        Some(arn) => Some(svc.config.account.key_from_arn(arn).ok_or_else(|| {
+            SqsError::invalid_value("DestinationArn", arn, "Not a queue ARN of this server.")
+        })?),
         None => None,
     };
     if let Some(d) = &destination {

@@ -4,7 +4,7 @@ use serde_json::{Value, json};
 use sluice_broker::{Broker, CreateQueue};
 use sluice_core::SqsError;
 use sluice_core::attributes::QueueConfig;
-use sluice_core::queue_name::validate_queue_name;
+use sluice_core::queue_name::{name_of_key, validate_queue_name};
 use sluice_protocol::requests::{
     CreateQueueInput, GetQueueUrlInput, ListQueuesInput, QueueUrlInput, required,
 };
@@ -26,16 +26,17 @@ pub async fn create_queue<B: Broker>(
 
     let tags = input.tags.unwrap_or_default();
     validate_tags(&tags)?;
-    super::attributes::check_redrive_policy(svc, &name, &config).await?;
+    let key = svc.request_key(ctx, &name);
+    super::attributes::check_redrive_policy(svc, &key, &config).await?;
     svc.broker
         .create_queue(CreateQueue {
-            name: name.clone(),
+            name: key.clone(),
             config,
             requested,
             tags,
         })
         .await?;
-    Ok(json!({ "QueueUrl": svc.queue_url(ctx, &name) }))
+    Ok(json!({ "QueueUrl": svc.queue_url(ctx, &key) }))
 }
 
 /// GetQueueUrl.
@@ -51,8 +52,9 @@ pub async fn get_queue_url<B: Broker>(
     {
         return Err(SqsError::no_queue());
     }
-    svc.broker.get_queue(&name).await?;
-    Ok(json!({ "QueueUrl": svc.queue_url(ctx, &name) }))
+    let key = svc.request_key(ctx, &name);
+    svc.broker.get_queue(&key).await?;
+    Ok(json!({ "QueueUrl": svc.queue_url(ctx, &key) }))
 }
 
 /// ListQueues: by prefix, paginated with MaxResults/NextToken.
@@ -62,12 +64,16 @@ pub async fn list_queues<B: Broker>(
     input: ListQueuesInput,
 ) -> Result<Value, SqsError> {
     let prefix = input.queue_name_prefix.unwrap_or_default();
+    // Only the queues of the region the request was signed for (rule W3).
+    let region = svc.request_region(ctx);
     let names: Vec<String> = svc
         .broker
         .list_queues()
         .await?
         .into_iter()
-        .filter(|n| n.starts_with(&prefix))
+        .filter(|key| {
+            svc.config.account.region_of(key) == region && name_of_key(key).starts_with(&prefix)
+        })
         .collect();
     let (page, token) = paginate(names, input.max_results, input.next_token.as_deref())?;
     let mut out = serde_json::Map::new();

@@ -320,10 +320,10 @@ impl AlarmAction {
             return Ok(AlarmAction::Webhook(raw.to_string()));
         }
         if raw.starts_with("arn:") {
-            let name = account.name_from_arn(raw).ok_or_else(|| {
+            let key = account.key_from_arn(raw).ok_or_else(|| {
                 SqsError::invalid_value("Actions", raw, "Not a queue ARN of this server.")
             })?;
-            return Ok(AlarmAction::Queue(name.to_string()));
+            return Ok(AlarmAction::Queue(key));
         }
         Err(SqsError::invalid_value(
             "Actions",
@@ -579,7 +579,9 @@ mod tests {
             |i| i.treat_missing_data = Some("Missing".into()),
             |i| i.actions = Some(vec!["mailto:ops@example.com".into()]),
             |i| i.actions = Some(vec!["https:///no-host".into()]),
-            |i| i.actions = Some(vec!["arn:aws:sqs:eu-west-1:000000000000:q".into()]),
+            // A queue of another account (a queue of another region is one
+            // of this server's own: rule W3).
+            |i| i.actions = Some(vec!["arn:aws:sqs:us-east-1:111111111111:q".into()]),
             |i| i.actions = Some(vec!["http://h/".into(); 6]),
             |i| i.alarm_description = Some("x".repeat(1025)),
         ];

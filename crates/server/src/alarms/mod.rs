@@ -381,10 +381,10 @@ impl<B: Broker> Service<B> {
                 && let Some(target) = self
                     .config
                     .account
-                    .name_from_arn(&policy.dead_letter_target_arn)
-                && names.binary_search_by(|n| n.as_str().cmp(target)).is_ok()
+                    .key_from_arn(&policy.dead_letter_target_arn)
+                && names.binary_search_by(|n| n.as_str().cmp(&target)).is_ok()
             {
-                dlqs.insert(target.to_string());
+                dlqs.insert(target);
             }
         }
         let (stale, new) = {
