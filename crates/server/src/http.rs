@@ -17,6 +17,7 @@ use sluice_core::limits::MAX_REQUEST_BODY;
 use sluice_core::{ErrorCode, SqsError};
 use sluice_protocol::{Protocol, encode_error, encode_response, json, query};
 use tokio::net::TcpListener;
+use tracing::Instrument;
 
 use crate::service::{RequestContext, Service};
 
@@ -73,13 +74,28 @@ pub async fn serve<B: Broker>(
     Ok(())
 }
 
-/// Handles one HTTP request.
+/// Handles one HTTP request, inside a `request` span (its id, then its
+/// action and queue once known) that every log line it causes inherits.
 pub async fn handle<B: Broker>(svc: &Service<B>, req: Request<Incoming>) -> Response<Full<Bytes>> {
     let mut id = [0u8; uuid::fmt::Hyphenated::LENGTH];
     let request_id = uuid::Uuid::new_v4()
         .hyphenated()
         .encode_lower(&mut id)
         .to_owned();
+    let span = tracing::info_span!(
+        "request",
+        id = %request_id,
+        action = tracing::field::Empty,
+        queue = tracing::field::Empty,
+    );
+    handle_in_span(svc, req, request_id).instrument(span).await
+}
+
+async fn handle_in_span<B: Broker>(
+    svc: &Service<B>,
+    req: Request<Incoming>,
+    request_id: String,
+) -> Response<Full<Bytes>> {
     if req.method() == Method::GET {
         match req.uri().path() {
             "/health" => return plain(StatusCode::OK, "ok\n"),
@@ -172,6 +188,7 @@ pub async fn handle<B: Broker>(svc: &Service<B>, req: Request<Incoming>) -> Resp
     match decoded {
         Ok(request) => {
             let action = request.action.clone();
+            tracing::Span::current().record("action", action.as_str());
             let result = svc.handle(request, &ctx).await;
             if let Err(e) = &result {
                 tracing::debug!(action, code = e.code.query_code(), message = %e.message, "request failed");

@@ -149,6 +149,8 @@ impl<B: Broker> Service<B> {
     /// queue of this account is `NonExistentQueue`, as SQS.
     pub fn queue_name<'a>(&self, url: &'a str) -> Result<&'a str, SqsError> {
         let account = &self.config.account;
+        // The request's span names its queue from here on.
+        tracing::Span::current().record("queue", url);
         match parse_queue_url(url) {
             Some((owner, key)) if owner.is_none_or(|a| a == account.id) => {
                 match key_parts(key) {

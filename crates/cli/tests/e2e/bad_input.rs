@@ -56,9 +56,11 @@ async fn w5_malformed_requests_change_nothing() {
             &[("Content-Type", "application/x-www-form-urlencoded")],
             b"%%%&&&==",
         );
-        assert_eq!(bad_form.status, 400, "{}", bad_form.body);
+        // No action: SQS answers 404 and an UnknownOperationException
+        // document (AWS recorded answer, rule W7).
+        assert_eq!(bad_form.status, 404, "{}", bad_form.body);
         assert!(
-            bad_form.body.contains("<Code>MissingAction</Code>"),
+            bad_form.body.contains("<UnknownOperationException/>"),
             "{}",
             bad_form.body
         );

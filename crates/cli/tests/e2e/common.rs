@@ -120,10 +120,16 @@ pub fn code<E: aws_sdk_sqs::error::ProvideErrorMetadata>(e: &E) -> String {
 /// The Rust SDK for `endpoint`, with dummy credentials and no retries (so a
 /// wrong answer is seen as it is).
 pub fn sdk_client(endpoint: &str) -> aws_sdk_sqs::Client {
+    sdk_client_in(endpoint, "us-east-1")
+}
+
+/// The Rust SDK for `endpoint`, signing for `region` (queues are regional:
+/// rule W3).
+pub fn sdk_client_in(endpoint: &str, region: &'static str) -> aws_sdk_sqs::Client {
     let http = aws_smithy_http_client::Builder::new().build_http();
     let config = aws_sdk_sqs::Config::builder()
         .behavior_version(BehaviorVersion::latest())
-        .region(Region::new("us-east-1"))
+        .region(Region::new(region))
         .endpoint_url(endpoint)
         .credentials_provider(Credentials::new("test", "test", None, None, "sluice-tests"))
         .http_client(http)

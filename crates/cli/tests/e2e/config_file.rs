@@ -2,11 +2,12 @@
 
 use aws_sdk_sqs::types::QueueAttributeName as Attr;
 
-use crate::common::SluiceProcess;
+use crate::common::{SluiceProcess, sdk_client_in};
 
 /// W3, V11: the config file sets the account and region of URLs and ARNs,
 /// the public base URL, and creates queues with attributes and tags, also
 /// bringing an existing queue to the declared attributes on the next start.
+/// Clients sign for the configured region, where the declared queues live.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn config_file_declares_queues_and_naming() {
     let dir = tempfile::tempdir().unwrap();
@@ -38,7 +39,7 @@ tags = {{ team = "payments" }}
     write(60);
     let cfg = config.to_str().unwrap();
     let server = SluiceProcess::start(&["--config", cfg]);
-    let sqs = server.sdk();
+    let sqs = sdk_client_in(&server.endpoint, "eu-west-1");
     let url = sqs
         .get_queue_url()
         .queue_name("orders")
@@ -74,7 +75,7 @@ tags = {{ team = "payments" }}
 
     write(90);
     let server = SluiceProcess::start(&["--config", cfg]);
-    let sqs = server.sdk();
+    let sqs = sdk_client_in(&server.endpoint, "eu-west-1");
     let attrs = sqs
         .get_queue_attributes()
         .queue_url(&url)
