@@ -228,3 +228,41 @@ pub(crate) fn with_attr(body: &str, name: &str, value: &str) -> NewMessage {
     );
     m
 }
+
+#[cfg(test)]
+mod listed {
+    /// Every conformance function is instantiated by the macro, and the
+    /// macro names no function that does not exist: a test written but
+    /// never listed would otherwise pass by never running.
+    #[test]
+    fn the_macro_lists_every_conformance_test() {
+        let sources = [
+            include_str!("mod.rs"),
+            include_str!("dead_letter.rs"),
+            include_str!("fifo.rs"),
+            include_str!("regions.rs"),
+            include_str!("retries.rs"),
+            include_str!("standard.rs"),
+        ];
+        let mut defined: Vec<&str> = sources
+            .iter()
+            .flat_map(|src| src.lines())
+            .filter_map(|line| line.trim().strip_prefix("pub async fn "))
+            .filter_map(|rest| rest.split(['<', '(']).next())
+            .collect();
+        let mac = sources[0];
+        let mut listed: Vec<&str> = mac
+            .split("$crate::conformance_tests!(@each $make;")
+            .skip(1)
+            .flat_map(|arm| arm.split(')').next().unwrap_or_default().split(','))
+            .map(str::trim)
+            // (This test's own copy of the marker yields no identifier.)
+            .filter(|name| {
+                !name.is_empty() && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+            })
+            .collect();
+        defined.sort_unstable();
+        listed.sort_unstable();
+        assert_eq!(listed, defined);
+    }
+}
