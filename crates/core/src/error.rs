@@ -205,6 +205,13 @@ impl ErrorCode {
     }
 }
 
+/// What AWS says of a missing queue in the JSON protocol (recorded answer).
+pub const NO_QUEUE_MESSAGE: &str = "The specified queue does not exist.";
+
+/// What AWS says of a missing queue in the Query protocol (recorded answer).
+pub const NO_QUEUE_MESSAGE_QUERY: &str =
+    "The specified queue does not exist for this wsdl version.";
+
 /// An SQS error: a code and a human message.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub struct SqsError {
@@ -229,12 +236,30 @@ impl SqsError {
         }
     }
 
-    /// `AWS.SimpleQueueService.NonExistentQueue`.
+    /// `AWS.SimpleQueueService.NonExistentQueue` (rule W7).
     pub fn no_queue() -> Self {
+        Self::new(ErrorCode::QueueDoesNotExist, NO_QUEUE_MESSAGE)
+    }
+
+    /// `QueueAlreadyExists`, naming the attribute whose value differs
+    /// (rule V13; AWS's recorded wording).
+    pub fn queue_name_exists(attribute: &str) -> Self {
         Self::new(
-            ErrorCode::QueueDoesNotExist,
-            "The specified queue does not exist.",
+            ErrorCode::QueueNameExists,
+            format!(
+                "A queue already exists with the same name and a different value for attribute {attribute}"
+            ),
         )
+    }
+
+    /// The message as the Query protocol words it: AWS words a missing
+    /// queue differently in the two protocols (rule W7).
+    pub fn query_message(&self) -> &str {
+        if self.code == ErrorCode::QueueDoesNotExist && self.message == NO_QUEUE_MESSAGE {
+            NO_QUEUE_MESSAGE_QUERY
+        } else {
+            &self.message
+        }
     }
 
     /// `InvalidParameterValue` with SQS's usual wording.
@@ -289,6 +314,25 @@ pub fn error_chain(e: &dyn std::error::Error) -> String {
 mod tests {
     use super::*;
 
+    /// W7: a missing queue is worded per protocol, as AWS's recorded answers
+    /// (LocalStack snapshot test_sqs.py::test_non_existent_queue) word it;
+    /// other messages are the same in both.
+    #[test]
+    fn w7_missing_queue_is_worded_per_protocol() {
+        let e = SqsError::no_queue();
+        assert_eq!(e.message, "The specified queue does not exist.");
+        assert_eq!(
+            e.query_message(),
+            "The specified queue does not exist for this wsdl version."
+        );
+        let other = SqsError::queue_name_exists("DelaySeconds");
+        assert_eq!(other.query_message(), other.message);
+        assert_eq!(
+            other.message,
+            "A queue already exists with the same name and a different value for attribute DelaySeconds"
+        );
+    }
+
     /// W2, W6: errors the API model does not list are typed in JSON as AWS
     /// answers them (recorded answers: botocore's `QueryErrorCode` is
     /// `InvalidParameterValueException` and `MissingRequiredParameterException`),
@@ -322,7 +366,9 @@ mod tests {
             assert_eq!(code.query_code(), query, "{code:?}");
         }
         for &code in ErrorCode::ALL {
-            assert!(!code.query_code().ends_with("Exception") || code.json_shape() == code.query_code());
+            assert!(
+                !code.query_code().ends_with("Exception") || code.json_shape() == code.query_code()
+            );
         }
     }
 }

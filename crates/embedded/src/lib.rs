@@ -604,10 +604,11 @@ impl Broker for EmbeddedBroker {
         if let Some(cell) = existing {
             let st = cell.state.lock();
             if !st.deleted {
-                if st.meta.config.matches(&spec.name, &spec.requested) {
-                    return Ok(st.meta.clone());
-                }
-                return Err(queue_exists(&spec.name));
+                // QueueAlreadyExists names the differing attribute (rule V13).
+                return match st.meta.config.first_mismatch(&spec.name, &spec.requested) {
+                    None => Ok(st.meta.clone()),
+                    Some(attribute) => Err(SqsError::queue_name_exists(&attribute)),
+                };
             }
         }
         let (meta, ticket): (QueueMeta, Ticket) = {

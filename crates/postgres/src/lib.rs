@@ -414,10 +414,11 @@ impl Broker for PostgresBroker {
         let tx = client.transaction().await.map_err(error::db)?;
         match queue_row(&tx, &spec.name, "").await {
             Ok(existing) => {
-                if existing.config.matches(&spec.name, &spec.requested) {
-                    return Ok(existing.meta());
-                }
-                return Err(queue_exists(&spec.name));
+                // QueueAlreadyExists names the differing attribute (rule V13).
+                return match existing.config.first_mismatch(&spec.name, &spec.requested) {
+                    None => Ok(existing.meta()),
+                    Some(attribute) => Err(SqsError::queue_name_exists(&attribute)),
+                };
             }
             Err(e) if e.code == ErrorCode::QueueDoesNotExist => {}
             Err(e) => return Err(e),

@@ -368,6 +368,76 @@ pub async fn v9_create_is_idempotent_and_delete_frees_the_name<H: Harness>(h: &H
     assert_eq!(h.broker().list_queues().await.unwrap(), ["q"]);
 }
 
+/// V9, V13, V17: QueueAlreadyExists names the attribute that differs, and
+/// CreateQueue compares with the queue's current values, so a change made
+/// by SetQueueAttributes moves what an equal CreateQueue is; the queue type
+/// cannot be changed (AWS recorded answers, LocalStack snapshot
+/// test_sqs.py::test_create_queue_with_different_attributes_raises_exception
+/// and ::test_set_unsupported_attribute_fifo).
+pub async fn v13_create_names_the_differing_attribute<H: Harness>(h: &H) {
+    let first = [
+        ("ReceiveMessageWaitTimeSeconds", "1"),
+        ("DelaySeconds", "1"),
+    ];
+    let second = [
+        ("ReceiveMessageWaitTimeSeconds", "1"),
+        ("DelaySeconds", "2"),
+    ];
+    let try_create = |pairs: &[(&str, &str)]| {
+        let requested = attrs(pairs);
+        CreateQueue {
+            name: "q".into(),
+            config: QueueConfig::for_create("q", &requested).unwrap(),
+            requested,
+            tags: BTreeMap::new(),
+        }
+    };
+    create(h, "q", &first).await;
+    h.broker()
+        .create_queue(try_create(&[("DelaySeconds", "1")]))
+        .await
+        .unwrap();
+    let e = h
+        .broker()
+        .create_queue(try_create(&second))
+        .await
+        .unwrap_err();
+    assert_eq!(e.code, ErrorCode::QueueNameExists);
+    assert_eq!(
+        e.message,
+        "A queue already exists with the same name and a different value for attribute DelaySeconds"
+    );
+    h.broker()
+        .set_queue_attributes("q", attrs(&[("DelaySeconds", "2")]))
+        .await
+        .unwrap();
+    h.broker().create_queue(try_create(&second)).await.unwrap();
+    let e = h
+        .broker()
+        .create_queue(try_create(&first))
+        .await
+        .unwrap_err();
+    assert_eq!(e.code, ErrorCode::QueueNameExists);
+    let e = h
+        .broker()
+        .set_queue_attributes("q", attrs(&[("FifoQueue", "true")]))
+        .await
+        .unwrap_err();
+    assert_eq!(e.code, ErrorCode::InvalidAttributeName);
+    create(h, "f.fifo", &[("FifoQueue", "true")]).await;
+    h.broker()
+        .set_queue_attributes("f.fifo", attrs(&[("FifoQueue", "true")]))
+        .await
+        .unwrap();
+    let e = h
+        .broker()
+        .set_queue_attributes("f.fifo", attrs(&[("FifoQueue", "false")]))
+        .await
+        .unwrap_err();
+    assert_eq!(e.code, ErrorCode::InvalidAttributeValue);
+    assert!(h.broker().get_queue("f.fifo").await.unwrap().config.fifo);
+}
+
 /// V11: visible, not visible and delayed counts follow each message.
 pub async fn v11_counts_follow_the_lifecycle<H: Harness>(h: &H) {
     create(h, "q", &[]).await;
