@@ -252,6 +252,16 @@ impl SqsError {
         )
     }
 
+    /// `QueueDeletedRecently`: the name was deleted less than 60 s ago
+    /// (rule V19; AWS's wording, asserted against AWS by LocalStack's
+    /// test_sqs.py::test_create_queue_recently_deleted).
+    pub fn queue_deleted_recently() -> Self {
+        Self::new(
+            ErrorCode::QueueDeletedRecently,
+            "You must wait 60 seconds after deleting a queue before you can create another with the same name.",
+        )
+    }
+
     /// The message as the Query protocol words it: AWS words a missing
     /// queue differently in the two protocols (rule W7).
     pub fn query_message(&self) -> &str {

@@ -318,8 +318,9 @@ pub async fn v8_purge_deletes_all_and_limits_rate<H: Harness>(h: &H) {
     assert_eq!(counts(h, "q").await, QueueCounts::default());
 }
 
-/// V9: CreateQueue of an existing name: same attributes return it, other
-/// values are QueueNameExists; after DeleteQueue the name is free.
+/// V9, V19: CreateQueue of an existing name: same attributes return it,
+/// other values are QueueNameExists; a minute after DeleteQueue the name is
+/// free.
 pub async fn v9_create_is_idempotent_and_delete_frees_the_name<H: Harness>(h: &H) {
     create(h, "q", &[("VisibilityTimeout", "40")]).await;
     send(h, "q", &["kept"]).await;
@@ -359,6 +360,26 @@ pub async fn v9_create_is_idempotent_and_delete_frees_the_name<H: Harness>(h: &H
         h.broker().delete_queue("q").await.unwrap_err().code,
         ErrorCode::QueueDoesNotExist
     );
+    // V19: the name is free again a minute after the delete, not before
+    // (AWS-validated assertion, LocalStack
+    // test_sqs.py::test_create_queue_recently_deleted).
+    h.clock().advance_secs(59);
+    let e = h
+        .broker()
+        .create_queue(CreateQueue {
+            name: "q".into(),
+            config: QueueConfig::default(),
+            requested: BTreeMap::new(),
+            tags: BTreeMap::new(),
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(e.code, ErrorCode::QueueDeletedRecently);
+    assert_eq!(
+        e.message,
+        "You must wait 60 seconds after deleting a queue before you can create another with the same name."
+    );
+    h.clock().advance_secs(1);
     create(h, "q", &[]).await;
     assert_eq!(
         counts(h, "q").await,

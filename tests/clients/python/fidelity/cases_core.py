@@ -166,6 +166,21 @@ def delete_queue_removes_it():
     expect_no_queue(sqs.get_queue_url, QueueName=name)
 
 
+@case("core", "V19", VALIDATED + "test_create_queue_recently_deleted")
+def a_deleted_name_waits_a_minute():
+    name = unique("recent")
+    url = sqs.create_queue(QueueName=name)["QueueUrl"]
+    sqs.delete_queue(QueueUrl=url)
+    expect_error(
+        sqs.create_queue,
+        QueueName=name,
+        code="AWS.SimpleQueueService.QueueDeletedRecently",
+        message="You must wait 60 seconds after deleting a queue before you can create another with the same name.",
+        json_type="QueueDeletedRecently",
+    )
+    expect_no_queue(sqs.get_queue_url, QueueName=name)
+
+
 @case("core", "W3", VALIDATED + "test_posting_to_queue_via_queue_name")
 def a_queue_name_is_accepted_as_its_url():
     url = new_queue("byname")
@@ -344,18 +359,24 @@ def purge_removes_visible_in_flight_and_delayed_messages():
 
 
 # ---- tags -----------------------------------------------------------------------
+def expect_no_tags(url):
+    """No tags: an empty map in JSON (AWS recorded answer); Query has no
+    element to read, so botocore leaves the member out."""
+    got = sqs.list_queue_tags(QueueUrl=url)
+    got.pop("ResponseMetadata", None)
+    eq(got, {"Tags": {}} if JSON else {}, "tags of an untagged queue")
+
+
 @case("core", "V18", SRC + "test_tag_untag_queue")
 def tag_untag_and_list():
     url = new_queue("tags")
-    got = sqs.list_queue_tags(QueueUrl=url)
-    assert "Tags" not in got, got
+    expect_no_tags(url)
     sqs.tag_queue(QueueUrl=url, Tags={"tag1": "value1", "tag2": "value2", "tag3": ""})
     eq(sqs.list_queue_tags(QueueUrl=url)["Tags"], {"tag1": "value1", "tag2": "value2", "tag3": ""}, "tags")
     sqs.untag_queue(QueueUrl=url, TagKeys=["tag1", "tag3"])
     eq(sqs.list_queue_tags(QueueUrl=url)["Tags"], {"tag2": "value2"}, "after untag")
     sqs.untag_queue(QueueUrl=url, TagKeys=["tag2"])
-    got = sqs.list_queue_tags(QueueUrl=url)
-    assert "Tags" not in got, got
+    expect_no_tags(url)
 
 
 @case("core", "V18", VALIDATED + "test_tag_queue_overwrites_existing_tag")
@@ -372,6 +393,9 @@ def tags_overwrite_are_case_sensitive_and_untag_ignores_unknown():
 
 # ---- AddPermission / RemovePermission ---------------------------------------------
 OTHER_ACCOUNT = "668614515564"
+# Named attributes the queue does not have: an empty map in JSON (AWS
+# recorded answer); nothing for botocore to read in Query.
+NO_ATTRIBUTES = {"Attributes": {}} if JSON else {}
 
 
 def policy_of(url):
@@ -411,7 +435,7 @@ def permission_lifecycle():
     expect_policy(url, [statement(url, "crossaccountpermission", [f"arn:aws:iam::{OTHER_ACCOUNT}:root", root])],
                   "two accounts")
     sqs.remove_permission(QueueUrl=url, Label="crossaccountpermission")
-    eq(attributes_of(url, "Policy"), {}, "after removing the only statement")
+    eq(attributes_of(url, "Policy"), NO_ATTRIBUTES, "after removing the only statement")
 
     sqs.add_permission(QueueUrl=url, AWSAccountIds=[ACCOUNT], Actions=["ReceiveMessage"],
                        Label="crossaccountpermission")
@@ -427,7 +451,7 @@ def permission_lifecycle():
     sqs.remove_permission(QueueUrl=url, Label="crossaccountpermission")
     expect_policy(url, [statement(url, "crossaccountpermission2", root)], "first removed")
     sqs.remove_permission(QueueUrl=url, Label="crossaccountpermission2")
-    eq(attributes_of(url, "Policy"), {}, "both removed")
+    eq(attributes_of(url, "Policy"), NO_ATTRIBUTES, "both removed")
     expect_error(sqs.remove_permission, QueueUrl=url, Label="crossaccountpermission2",
                  code="InvalidParameterValue",
                  message="Value crossaccountpermission2 for parameter Label is invalid. Reason: can't find label.",
