@@ -324,6 +324,82 @@ pub fn error_chain(e: &dyn std::error::Error) -> String {
 mod tests {
     use super::*;
 
+    /// W2, W6: every (Query code, JSON `__type`) pair that AWS's recorded
+    /// answers show (LocalStack snapshot test_sqs.py: botocore's `Code` and
+    /// `QueryErrorCode`), with the status they were recorded with.
+    #[test]
+    fn w2_codes_and_types_as_recorded() {
+        use ErrorCode::*;
+        let recorded = [
+            (
+                QueueDoesNotExist,
+                "AWS.SimpleQueueService.NonExistentQueue",
+                "QueueDoesNotExist",
+                400,
+            ),
+            (
+                QueueNameExists,
+                "QueueAlreadyExists",
+                "QueueNameExists",
+                400,
+            ),
+            (
+                PurgeQueueInProgress,
+                "AWS.SimpleQueueService.PurgeQueueInProgress",
+                "PurgeQueueInProgress",
+                403,
+            ),
+            (
+                InvalidAttributeName,
+                "InvalidAttributeName",
+                "InvalidAttributeName",
+                400,
+            ),
+            (
+                InvalidAttributeValue,
+                "InvalidAttributeValue",
+                "InvalidAttributeValue",
+                400,
+            ),
+            (
+                InvalidParameterValue,
+                "InvalidParameterValue",
+                "InvalidParameterValueException",
+                400,
+            ),
+            (
+                MissingParameter,
+                "MissingParameter",
+                "MissingRequiredParameterException",
+                400,
+            ),
+            (
+                BatchRequestTooLong,
+                "AWS.SimpleQueueService.BatchRequestTooLong",
+                "BatchRequestTooLong",
+                400,
+            ),
+            (
+                InvalidBatchEntryId,
+                "AWS.SimpleQueueService.InvalidBatchEntryId",
+                "InvalidBatchEntryId",
+                400,
+            ),
+            (
+                TooManyEntriesInBatchRequest,
+                "AWS.SimpleQueueService.TooManyEntriesInBatchRequest",
+                "TooManyEntriesInBatchRequest",
+                400,
+            ),
+        ];
+        for (code, query, shape, status) in recorded {
+            assert_eq!(code.query_code(), query, "{code:?}");
+            assert_eq!(code.json_shape(), shape, "{code:?}");
+            assert_eq!(code.http_status(), status, "{code:?}");
+            assert!(code.is_sender_fault(), "{code:?}");
+        }
+    }
+
     /// W7: a missing queue is worded per protocol, as AWS's recorded answers
     /// (LocalStack snapshot test_sqs.py::test_non_existent_queue) word it;
     /// other messages are the same in both.

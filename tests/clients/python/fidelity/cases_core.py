@@ -253,6 +253,22 @@ def unknown_attribute_name_is_refused():
                  code="InvalidAttributeName", message="Unknown Attribute Foobar.", json_type="InvalidAttributeName")
 
 
+@case("core", "V11,L3", "AWS answer quoted in apache/airflow#65592 (CreateQueue, InvalidAttributeValue)")
+def attribute_values_out_of_range_are_refused():
+    want = dict(code="InvalidAttributeValue", json_type="InvalidAttributeValue")
+    expect_error(sqs.create_queue, QueueName=unique("vt"), Attributes={"VisibilityTimeout": "43201"},
+                 message="Invalid value for the parameter VisibilityTimeout.", **want)
+    url = new_queue("range")
+    for name, value in [("VisibilityTimeout", "-1"), ("DelaySeconds", "901"), ("MessageRetentionPeriod", "59"),
+                        ("ReceiveMessageWaitTimeSeconds", "21"), ("MaximumMessageSize", "1023")]:
+        expect_error(sqs.set_queue_attributes, QueueUrl=url, Attributes={name: value},
+                     message=f"Invalid value for the parameter {name}.", **want)
+    expect_error(sqs.set_queue_attributes, QueueUrl=url, Attributes={"Foo": "1"}, code="InvalidAttributeName",
+                 message="Unknown Attribute Foo.", json_type="InvalidAttributeName")
+    eq(attributes_of(url, "VisibilityTimeout", "DelaySeconds"),
+       {"Attributes": {"VisibilityTimeout": "30", "DelaySeconds": "0"}}, "nothing changed")
+
+
 @case("core", "V17", SRC + "test_set_unsupported_attribute_fifo")
 def fifo_queue_attribute_cannot_be_changed():
     url = new_queue("tofifo")
