@@ -270,6 +270,23 @@ fn unknown_attribute(name: &str) -> SqsError {
     )
 }
 
+/// A request may not enable SSE-KMS and SSE-SQS together (rule V14; AWS's
+/// recorded answer, LocalStack snapshot
+/// test_sqs.py::test_sse_kms_and_sqs_are_mutually_exclusive).
+fn check_one_sse_kind(attrs: &BTreeMap<String, String>) -> Result<(), SqsError> {
+    let kms = attrs.get("KmsMasterKeyId").is_some_and(|v| !v.is_empty());
+    let sqs = attrs
+        .get("SqsManagedSseEnabled")
+        .is_some_and(|v| v.eq_ignore_ascii_case("true"));
+    if kms && sqs {
+        return Err(SqsError::new(
+            ErrorCode::InvalidAttributeName,
+            "You can use one type of server-side encryption (SSE) at one time. You can either enable KMS SSE or SQS SSE.",
+        ));
+    }
+    Ok(())
+}
+
 fn parse_range(name: &str, value: &str, min: u32, max: u32) -> Result<u32, SqsError> {
     value
         .trim()
@@ -327,9 +344,18 @@ impl QueueConfig {
         attrs: &BTreeMap<String, String>,
         creating: bool,
     ) -> Result<(), SqsError> {
+        check_one_sse_kind(attrs)?;
         let mut next = self.clone();
         for (name, value) in attrs {
             next.set_one(name, value, creating)?;
+        }
+        // One kind of server-side encryption at a time (rule V14): a KMS key
+        // given without SqsManagedSseEnabled turns SSE-SQS off.
+        if attrs.contains_key("KmsMasterKeyId")
+            && !attrs.contains_key("SqsManagedSseEnabled")
+            && next.kms_master_key_id.is_some()
+        {
+            next.sqs_managed_sse_enabled = false;
         }
         if !next.fifo && next.content_based_deduplication {
             return Err(unknown_attribute("ContentBasedDeduplication"));
@@ -402,12 +428,17 @@ impl QueueConfig {
             "KmsMasterKeyId" => self.kms_master_key_id = non_empty(value),
             "SqsManagedSseEnabled" => self.sqs_managed_sse_enabled = parse_bool(name, value)?,
             "FifoQueue" => {
-                // Fixed at creation: repeating the same value is allowed.
-                if !creating || !parse_bool(name, value)? {
+                // Fixed at creation: repeating the same value is allowed
+                // (rule V17: a FIFO queue may be told FifoQueue=true again,
+                // never false).
+                if !parse_bool(name, value)? {
                     return Err(if creating {
                         invalid_value(name)
                     } else {
-                        unknown_attribute(name)
+                        SqsError::new(
+                            ErrorCode::InvalidAttributeValue,
+                            "Invalid value for the parameter FifoQueue. Reason: Modifying queue type is not supported.",
+                        )
                     });
                 }
             }
@@ -503,17 +534,22 @@ impl QueueConfig {
     /// Compares each given attribute with the queue's value after the same
     /// normalisation; attributes not given are not compared.
     pub fn matches(&self, name: &str, attrs: &BTreeMap<String, String>) -> bool {
-        match QueueConfig::for_create(name, attrs) {
-            Ok(wanted) => {
-                let have = self.to_attributes();
-                let want = wanted.to_attributes();
-                attrs.keys().all(|k| {
-                    let k = k.as_str();
-                    have.get(k) == want.get(k)
-                })
-            }
-            Err(_) => false,
-        }
+        self.first_mismatch(name, attrs).is_none()
+    }
+
+    /// The first attribute (by name) of a CreateQueue request whose value
+    /// differs from this queue's current one, which `QueueAlreadyExists`
+    /// names (rules V9, V13); `None` when the request describes the queue.
+    pub fn first_mismatch(&self, name: &str, attrs: &BTreeMap<String, String>) -> Option<String> {
+        let Ok(wanted) = QueueConfig::for_create(name, attrs) else {
+            return attrs.keys().next().cloned();
+        };
+        let have = self.to_attributes();
+        let want = wanted.to_attributes();
+        attrs
+            .keys()
+            .find(|k| have.get(k.as_str()) != want.get(k.as_str()))
+            .cloned()
     }
 }
 
@@ -597,6 +633,81 @@ mod tests {
         assert!(c.matches("q", &attrs(&[("VisibilityTimeout", "40")])));
         assert!(!c.matches("q", &attrs(&[("VisibilityTimeout", "41")])));
         assert!(c.matches("q", &attrs(&[("DelaySeconds", "0")])));
+    }
+
+    /// V13: the first differing attribute is named (AWS recorded answer,
+    /// LocalStack snapshot test_create_queue_with_different_attributes_raises_exception).
+    #[test]
+    fn v13_first_mismatch_names_the_attribute() {
+        let c = QueueConfig::for_create(
+            "q",
+            &attrs(&[
+                ("ReceiveMessageWaitTimeSeconds", "1"),
+                ("DelaySeconds", "1"),
+            ]),
+        )
+        .unwrap();
+        assert_eq!(
+            c.first_mismatch("q", &attrs(&[("DelaySeconds", "1")])),
+            None
+        );
+        assert_eq!(
+            c.first_mismatch(
+                "q",
+                &attrs(&[
+                    ("ReceiveMessageWaitTimeSeconds", "1"),
+                    ("DelaySeconds", "2")
+                ])
+            )
+            .as_deref(),
+            Some("DelaySeconds")
+        );
+    }
+
+    /// V14: SSE-KMS and SSE-SQS together are refused and nothing changes
+    /// (AWS recorded answer, test_sse_kms_and_sqs_are_mutually_exclusive);
+    /// SSE-SQS is on by default; a KMS key alone turns it off.
+    #[test]
+    fn v14_one_kind_of_sse() {
+        let mut c = QueueConfig::default();
+        assert!(c.sqs_managed_sse_enabled);
+        let e = c
+            .apply(
+                &attrs(&[("KmsMasterKeyId", "k"), ("SqsManagedSseEnabled", "true")]),
+                false,
+            )
+            .unwrap_err();
+        assert_eq!(e.code, ErrorCode::InvalidAttributeName);
+        assert_eq!(
+            e.message,
+            "You can use one type of server-side encryption (SSE) at one time. You can either enable KMS SSE or SQS SSE."
+        );
+        assert_eq!(c, QueueConfig::default());
+        c.apply(&attrs(&[("KmsMasterKeyId", "k")]), false).unwrap();
+        assert!(!c.sqs_managed_sse_enabled);
+        assert_eq!(c.kms_master_key_id.as_deref(), Some("k"));
+    }
+
+    /// V17: FifoQueue cannot be changed by SetQueueAttributes (AWS recorded
+    /// answer, test_set_unsupported_attribute_fifo).
+    #[test]
+    fn v17_queue_type_is_fixed() {
+        let mut std_q = QueueConfig::default();
+        let e = std_q
+            .apply(&attrs(&[("FifoQueue", "true")]), false)
+            .unwrap_err();
+        assert_eq!(e.code, ErrorCode::InvalidAttributeName);
+        assert_eq!(e.message, "Unknown Attribute FifoQueue.");
+        let mut fifo = QueueConfig::for_create("q.fifo", &attrs(&[("FifoQueue", "true")])).unwrap();
+        fifo.apply(&attrs(&[("FifoQueue", "true")]), false).unwrap();
+        let e = fifo
+            .apply(&attrs(&[("FifoQueue", "false")]), false)
+            .unwrap_err();
+        assert_eq!(e.code, ErrorCode::InvalidAttributeValue);
+        assert_eq!(
+            e.message,
+            "Invalid value for the parameter FifoQueue. Reason: Modifying queue type is not supported."
+        );
     }
 
     #[test]

@@ -30,6 +30,8 @@ pub const MAX_INFLIGHT: usize = 120_000;
 pub const MAX_QUEUE_NAME: usize = 80;
 /// Longest batch entry id.
 pub const MAX_BATCH_ID: usize = 80;
+/// Seconds after DeleteQueue before the name can be created again (rule V19).
+pub const RECREATE_AFTER_DELETE_SECS: u64 = 60;
 /// Seconds between two purges of one queue.
 pub const PURGE_INTERVAL_SECS: u64 = 60;
 /// Smallest and largest `KmsDataKeyReusePeriodSeconds`.

@@ -37,7 +37,7 @@ use sluice_broker::{
     SentMessage, StorageStats, VisibilityChange,
 };
 use sluice_core::clock::{Clock, Millis};
-use sluice_core::limits::{MAX_INFLIGHT, PURGE_INTERVAL_SECS};
+use sluice_core::limits::{MAX_INFLIGHT, PURGE_INTERVAL_SECS, RECREATE_AFTER_DELETE_SECS};
 use sluice_core::message::message_size;
 use sluice_core::receipt::ReceiptHandle;
 use sluice_core::{ErrorCode, SqsError};
@@ -120,6 +120,9 @@ struct Inner {
     next_queue_id: AtomicU64,
     /// Message move task records (rule R7).
     tasks: Mutex<Vec<MoveTask>>,
+    /// When each name was last deleted, so that it cannot be created again
+    /// for a minute (rule V19). In memory only: a restart forgets it.
+    deleted: Mutex<HashMap<String, Millis>>,
 }
 
 struct QueueCell {
@@ -238,6 +241,7 @@ impl EmbeddedBroker {
                 next_seq: AtomicU64::new(next_seq),
                 next_queue_id: AtomicU64::new(next_queue_id),
                 tasks: Mutex::new(Vec::new()),
+                deleted: Mutex::new(HashMap::new()),
             }),
         }
     }
@@ -604,10 +608,19 @@ impl Broker for EmbeddedBroker {
         if let Some(cell) = existing {
             let st = cell.state.lock();
             if !st.deleted {
-                if st.meta.config.matches(&spec.name, &spec.requested) {
-                    return Ok(st.meta.clone());
-                }
-                return Err(queue_exists(&spec.name));
+                // QueueAlreadyExists names the differing attribute (rule V13).
+                return match st.meta.config.first_mismatch(&spec.name, &spec.requested) {
+                    None => Ok(st.meta.clone()),
+                    Some(attribute) => Err(SqsError::queue_name_exists(&attribute)),
+                };
+            }
+        }
+        {
+            // A deleted name is free again only a minute later (rule V19).
+            let mut deleted = inner.deleted.lock();
+            deleted.retain(|_, at| now < *at + RECREATE_AFTER_DELETE_SECS * 1000);
+            if deleted.contains_key(&spec.name) {
+                return Err(SqsError::queue_deleted_recently());
             }
         }
         let (meta, ticket): (QueueMeta, Ticket) = {
@@ -658,6 +671,7 @@ impl Broker for EmbeddedBroker {
             .write()
             .remove(name)
             .ok_or_else(SqsError::no_queue)?;
+        inner.deleted.lock().insert(name.to_string(), inner.now());
         let ticket = {
             let mut st = cell.state.lock();
             st.deleted = true;

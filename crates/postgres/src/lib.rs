@@ -42,7 +42,7 @@ use sluice_broker::{
     SentMessage, VisibilityChange,
 };
 use sluice_core::clock::Clock;
-use sluice_core::limits::PURGE_INTERVAL_SECS;
+use sluice_core::limits::{PURGE_INTERVAL_SECS, RECREATE_AFTER_DELETE_SECS};
 use sluice_core::{ErrorCode, SqsError};
 use tokio::sync::Notify;
 use tokio_postgres::types::{Json, ToSql};
@@ -414,13 +414,25 @@ impl Broker for PostgresBroker {
         let tx = client.transaction().await.map_err(error::db)?;
         match queue_row(&tx, &spec.name, "").await {
             Ok(existing) => {
-                if existing.config.matches(&spec.name, &spec.requested) {
-                    return Ok(existing.meta());
-                }
-                return Err(queue_exists(&spec.name));
+                // QueueAlreadyExists names the differing attribute (rule V13).
+                return match existing.config.first_mismatch(&spec.name, &spec.requested) {
+                    None => Ok(existing.meta()),
+                    Some(attribute) => Err(SqsError::queue_name_exists(&attribute)),
+                };
             }
             Err(e) if e.code == ErrorCode::QueueDoesNotExist => {}
             Err(e) => return Err(e),
+        }
+        // A deleted name is free again only a minute later (rule V19).
+        let since = now - (RECREATE_AFTER_DELETE_SECS * 1000) as i64;
+        let recent = query(
+            &tx,
+            "SELECT 1 FROM sluice_deleted_queues WHERE name = $1 AND deleted_at > $2",
+            &[&spec.name, &since],
+        )
+        .await?;
+        if !recent.is_empty() {
+            return Err(SqsError::queue_deleted_recently());
         }
         tags::check_tags(&spec.name, &spec.tags)?;
         let sql = format!(
@@ -478,6 +490,23 @@ impl Broker for PostgresBroker {
             return Err(SqsError::no_queue());
         };
         let id: i64 = col(row, 0)?;
+        // Remembered for a minute, so the name is not created again before
+        // (rule V19); older entries are dropped on the way.
+        let now = inner.now();
+        let since = now - (RECREATE_AFTER_DELETE_SECS * 1000) as i64;
+        execute(
+            &tx,
+            "DELETE FROM sluice_deleted_queues WHERE deleted_at <= $1",
+            &[&since],
+        )
+        .await?;
+        execute(
+            &tx,
+            "INSERT INTO sluice_deleted_queues (name, deleted_at) VALUES ($1, $2)
+             ON CONFLICT (name) DO UPDATE SET deleted_at = EXCLUDED.deleted_at",
+            &[&name, &now],
+        )
+        .await?;
         // Long polls on it wake and answer that it is gone.
         announce(&tx, name).await?;
         tx.commit().await.map_err(error::db)?;

@@ -29,6 +29,7 @@ const MIGRATIONS: &[(i32, &str)] = &[
         8,
         include_str!("../migrations/0008_age_index_only_moved.sql"),
     ),
+    (13, include_str!("../migrations/0013_deleted_queues.sql")),
 ];
 
 /// The newest schema version this build knows: the last migration's.

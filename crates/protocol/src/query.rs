@@ -378,7 +378,7 @@ pub fn encode_error(error: &SqsError, request_id: &str) -> Encoded {
         },
     );
     xml::element(&mut out, "Code", code.query_code());
-    xml::element(&mut out, "Message", &error.message);
+    xml::element(&mut out, "Message", error.query_message());
     out.push_str("<Detail/></Error>");
     xml::element(&mut out, "RequestId", request_id);
     out.push_str("</ErrorResponse>");
@@ -532,6 +532,10 @@ mod tests {
             )
         );
         assert!(body.contains("<RequestId>r</RequestId></ErrorResponse>"));
+        // W7: the Query wording of a missing queue (AWS recorded answer).
+        assert!(body.contains(
+            "<Message>The specified queue does not exist for this wsdl version.</Message>"
+        ));
     }
 
     /// M2: the alarm extensions travel in Query too: a double threshold,

@@ -47,6 +47,7 @@ macro_rules! conformance_tests {
             v7_retention_deletes_old_messages,
             v8_purge_deletes_all_and_limits_rate,
             v9_create_is_idempotent_and_delete_frees_the_name,
+            v13_create_names_the_differing_attribute,
             v11_counts_follow_the_lifecycle,
             v11_set_attributes_and_tags,
             l2_batch_results_are_per_entry,

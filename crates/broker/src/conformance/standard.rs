@@ -318,8 +318,9 @@ pub async fn v8_purge_deletes_all_and_limits_rate<H: Harness>(h: &H) {
     assert_eq!(counts(h, "q").await, QueueCounts::default());
 }
 
-/// V9: CreateQueue of an existing name: same attributes return it, other
-/// values are QueueNameExists; after DeleteQueue the name is free.
+/// V9, V19: CreateQueue of an existing name: same attributes return it,
+/// other values are QueueNameExists; a minute after DeleteQueue the name is
+/// free.
 pub async fn v9_create_is_idempotent_and_delete_frees_the_name<H: Harness>(h: &H) {
     create(h, "q", &[("VisibilityTimeout", "40")]).await;
     send(h, "q", &["kept"]).await;
@@ -359,6 +360,26 @@ pub async fn v9_create_is_idempotent_and_delete_frees_the_name<H: Harness>(h: &H
         h.broker().delete_queue("q").await.unwrap_err().code,
         ErrorCode::QueueDoesNotExist
     );
+    // V19: the name is free again a minute after the delete, not before
+    // (AWS-validated assertion, LocalStack
+    // test_sqs.py::test_create_queue_recently_deleted).
+    h.clock().advance_secs(59);
+    let e = h
+        .broker()
+        .create_queue(CreateQueue {
+            name: "q".into(),
+            config: QueueConfig::default(),
+            requested: BTreeMap::new(),
+            tags: BTreeMap::new(),
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(e.code, ErrorCode::QueueDeletedRecently);
+    assert_eq!(
+        e.message,
+        "You must wait 60 seconds after deleting a queue before you can create another with the same name."
+    );
+    h.clock().advance_secs(1);
     create(h, "q", &[]).await;
     assert_eq!(
         counts(h, "q").await,
@@ -366,6 +387,76 @@ pub async fn v9_create_is_idempotent_and_delete_frees_the_name<H: Harness>(h: &H
         "a new, empty queue"
     );
     assert_eq!(h.broker().list_queues().await.unwrap(), ["q"]);
+}
+
+/// V9, V13, V17: QueueAlreadyExists names the attribute that differs, and
+/// CreateQueue compares with the queue's current values, so a change made
+/// by SetQueueAttributes moves what an equal CreateQueue is; the queue type
+/// cannot be changed (AWS recorded answers, LocalStack snapshot
+/// test_sqs.py::test_create_queue_with_different_attributes_raises_exception
+/// and ::test_set_unsupported_attribute_fifo).
+pub async fn v13_create_names_the_differing_attribute<H: Harness>(h: &H) {
+    let first = [
+        ("ReceiveMessageWaitTimeSeconds", "1"),
+        ("DelaySeconds", "1"),
+    ];
+    let second = [
+        ("ReceiveMessageWaitTimeSeconds", "1"),
+        ("DelaySeconds", "2"),
+    ];
+    let try_create = |pairs: &[(&str, &str)]| {
+        let requested = attrs(pairs);
+        CreateQueue {
+            name: "q".into(),
+            config: QueueConfig::for_create("q", &requested).unwrap(),
+            requested,
+            tags: BTreeMap::new(),
+        }
+    };
+    create(h, "q", &first).await;
+    h.broker()
+        .create_queue(try_create(&[("DelaySeconds", "1")]))
+        .await
+        .unwrap();
+    let e = h
+        .broker()
+        .create_queue(try_create(&second))
+        .await
+        .unwrap_err();
+    assert_eq!(e.code, ErrorCode::QueueNameExists);
+    assert_eq!(
+        e.message,
+        "A queue already exists with the same name and a different value for attribute DelaySeconds"
+    );
+    h.broker()
+        .set_queue_attributes("q", attrs(&[("DelaySeconds", "2")]))
+        .await
+        .unwrap();
+    h.broker().create_queue(try_create(&second)).await.unwrap();
+    let e = h
+        .broker()
+        .create_queue(try_create(&first))
+        .await
+        .unwrap_err();
+    assert_eq!(e.code, ErrorCode::QueueNameExists);
+    let e = h
+        .broker()
+        .set_queue_attributes("q", attrs(&[("FifoQueue", "true")]))
+        .await
+        .unwrap_err();
+    assert_eq!(e.code, ErrorCode::InvalidAttributeName);
+    create(h, "f.fifo", &[("FifoQueue", "true")]).await;
+    h.broker()
+        .set_queue_attributes("f.fifo", attrs(&[("FifoQueue", "true")]))
+        .await
+        .unwrap();
+    let e = h
+        .broker()
+        .set_queue_attributes("f.fifo", attrs(&[("FifoQueue", "false")]))
+        .await
+        .unwrap_err();
+    assert_eq!(e.code, ErrorCode::InvalidAttributeValue);
+    assert!(h.broker().get_queue("f.fifo").await.unwrap().config.fifo);
 }
 
 /// V11: visible, not visible and delayed counts follow each message.

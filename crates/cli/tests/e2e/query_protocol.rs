@@ -776,7 +776,9 @@ async fn v11_add_and_remove_permission_via_policy() {
         [&json!("share"), &json!("Allow")]
     );
     let root = |a: &str| format!("arn:aws:iam::{a}:root");
-    let principals = [root("111122223333"), root("444455556666")];
+    // V15: the accounts in the order AWS lists them (recorded answer,
+    // LocalStack snapshot test_sqs_permission_lifecycle).
+    let principals = [root("444455556666"), root("111122223333")];
     assert_eq!(st["Principal"]["AWS"], json!(principals));
     let actions = json!(["SQS:SendMessage", "SQS:ReceiveMessage"]);
     assert_eq!(st["Action"], actions);

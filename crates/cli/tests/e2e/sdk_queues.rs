@@ -315,9 +315,12 @@ async fn permissions_edit_the_policy() {
     let policy: serde_json::Value =
         serde_json::from_str(&policy.attributes().unwrap()[&Attr::Policy]).unwrap();
     assert_eq!(policy["Statement"][0]["Sid"], "producers");
-    assert_eq!(policy["Statement"][0]["Action"][0], "SQS:SendMessage");
+    // V15: one action and one principal are strings, as AWS writes them
+    // (recorded answer, LocalStack snapshot test_sqs_permission_lifecycle).
+    assert_eq!(policy["Version"], "2008-10-17");
+    assert_eq!(policy["Statement"][0]["Action"], "SQS:SendMessage");
     assert_eq!(
-        policy["Statement"][0]["Principal"]["AWS"][0],
+        policy["Statement"][0]["Principal"]["AWS"],
         "arn:aws:iam::111122223333:root"
     );
     let e = sqs

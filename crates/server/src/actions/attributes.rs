@@ -54,9 +54,9 @@ pub async fn get_queue_attributes<B: Broker>(
         .filter(|(k, _)| every || wanted.iter().any(|w| w == k))
         .map(|(k, v)| (k.to_string(), Value::String(v)))
         .collect();
-    if attrs.is_empty() {
-        return Ok(json!({}));
-    }
+    // Named attributes that the queue does not have (an unset Policy, say)
+    // answer an empty map, as AWS does (rule V11; recorded answer, LocalStack
+    // snapshot test_sqs.py::test_sqs_permission_lifecycle).
     Ok(json!({ "Attributes": attrs }))
 }
 

@@ -34,6 +34,15 @@ fn statements(policy: Option<&str>) -> Vec<Value> {
         .unwrap_or_default()
 }
 
+/// One item as a string, several as a list, as AWS writes policy members.
+fn one_or_list(mut items: Vec<String>) -> Value {
+    if items.len() == 1 {
+        Value::String(items.remove(0))
+    } else {
+        json!(items)
+    }
+}
+
 fn label_of(statement: &Value) -> Option<&str> {
     statement.get("Sid").and_then(Value::as_str)
 }
@@ -81,8 +90,13 @@ pub async fn add_permission<B: Broker>(
     if stmts.iter().any(|s| label_of(s) == Some(label.as_str())) {
         return Err(SqsError::invalid_value("Label", &label, "Already exists."));
     }
+    // The statement as AWS writes it (rule V15; recorded answer, LocalStack
+    // snapshot test_sqs.py::test_sqs_permission_lifecycle): members in this
+    // order, a single principal or action as a string, several as a list,
+    // the accounts listed last given first.
     let principals: Vec<String> = accounts
         .iter()
+        .rev()
         .map(|a| format!("arn:aws:iam::{a}:root"))
         .collect();
     let actions: Vec<String> = actions.iter().map(|a| format!("SQS:{a}")).collect();
@@ -90,12 +104,12 @@ pub async fn add_permission<B: Broker>(
     stmts.push(json!({
         "Sid": label,
         "Effect": "Allow",
-        "Principal": { "AWS": principals },
-        "Action": actions,
+        "Principal": { "AWS": one_or_list(principals) },
+        "Action": one_or_list(actions),
         "Resource": arn,
     }));
     let policy = json!({
-        "Version": "2012-10-17",
+        "Version": "2008-10-17",
         "Id": format!("{arn}/SQSDefaultPolicy"),
         "Statement": stmts,
     });
@@ -127,7 +141,7 @@ pub async fn remove_permission<B: Broker>(
         return Err(SqsError::invalid_value(
             "Label",
             &label,
-            "can't find label on existing policy.",
+            "can't find label.",
         ));
     }
     let new_policy = match (policy, stmts.is_empty()) {
