@@ -164,6 +164,16 @@ impl RedrivePolicy {
         .ok_or_else(|| {
             bad("Invalid value for maxReceiveCount: must be an integer from 1 to 1000.")
         })?;
+        // A target that is no SQS ARN at all is refused before any lookup,
+        // as an invalid parameter (rule R11).
+        if !looks_like_queue_arn(arn) {
+            return Err(SqsError::new(
+                ErrorCode::InvalidParameterValue,
+                format!(
+                    "Value {doc} for parameter RedrivePolicy is invalid. Reason: Invalid value for deadLetterTargetArn."
+                ),
+            ));
+        }
         Ok(Self {
             dead_letter_target_arn: arn.to_string(),
             max_receive_count: count as u32,
@@ -178,6 +188,17 @@ impl RedrivePolicy {
         })
         .to_string()
     }
+}
+
+/// Whether `arn` has the shape of a queue ARN
+/// (`arn:<partition>:sqs:<region>:<account>:<name>`), whoever owns it.
+fn looks_like_queue_arn(arn: &str) -> bool {
+    let parts: Vec<&str> = arn.split(':').collect();
+    parts.len() == 6
+        && parts[0] == "arn"
+        && parts[1].starts_with("aws")
+        && parts[2] == "sqs"
+        && parts[3..].iter().all(|p| !p.is_empty())
 }
 
 /// A parsed `RedriveAllowPolicy` (rule R5).
@@ -441,6 +462,15 @@ impl QueueConfig {
             .and_then(|d| RedrivePolicy::parse(d).ok())
     }
 
+    /// The redrive policy that moves messages out of the queue named
+    /// `own_name` on receive: none when it names that queue itself, which
+    /// AWS accepts (rule R12); moving a message into its own queue would
+    /// leave it counted yet never delivered, so it stays deliverable.
+    pub fn redrive_out_of(&self, own_name: &str) -> Option<RedrivePolicy> {
+        self.redrive()
+            .filter(|p| p.dead_letter_target_arn.rsplit(':').next() != Some(own_name))
+    }
+
     /// The parsed retry backoff policy, if one is set.
     pub fn backoff(&self) -> Option<RetryBackoff> {
         self.retry_backoff
@@ -616,6 +646,27 @@ mod tests {
                 "{bad}"
             );
         }
+    }
+
+    /// R11 (AWS recorded answer, LocalStack snapshot test_sqs.py::
+    /// test_invalid_dead_letter_arn_rejected_before_lookup): a target that
+    /// is no queue ARN is an invalid parameter, echoing the document as sent.
+    #[test]
+    fn r11_malformed_dead_letter_arn() {
+        let doc = r#"{"deadLetterTargetArn": "dummy", "maxReceiveCount": 42}"#;
+        let e = RedrivePolicy::parse(doc).unwrap_err();
+        assert_eq!(e.code, ErrorCode::InvalidParameterValue);
+        assert_eq!(
+            e.message,
+            format!(
+                "Value {doc} for parameter RedrivePolicy is invalid. Reason: Invalid value for deadLetterTargetArn."
+            )
+        );
+        // Another account's queue has the shape: it is refused later, on lookup.
+        assert!(
+            RedrivePolicy::parse(r#"{"deadLetterTargetArn":"arn:aws:sqs:eu-west-1:123456789012:d","maxReceiveCount":1}"#)
+                .is_ok()
+        );
     }
 
     #[test]

@@ -322,7 +322,9 @@ mod tests {
             assert_eq!(code.query_code(), query, "{code:?}");
         }
         for &code in ErrorCode::ALL {
-            assert!(!code.query_code().ends_with("Exception") || code.json_shape() == code.query_code());
+            assert!(
+                !code.query_code().ends_with("Exception") || code.json_shape() == code.query_code()
+            );
         }
     }
 }

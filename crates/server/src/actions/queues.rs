@@ -26,7 +26,9 @@ pub async fn create_queue<B: Broker>(
 
     let tags = input.tags.unwrap_or_default();
     validate_tags(&tags)?;
-    super::attributes::check_redrive_policy(svc, &name, &config).await?;
+    if let Some(raw) = requested.get("RedrivePolicy") {
+        super::attributes::check_redrive_policy(svc, &name, &config, raw).await?;
+    }
     svc.broker
         .create_queue(CreateQueue {
             name: name.clone(),
