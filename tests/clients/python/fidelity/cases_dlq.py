@@ -297,3 +297,21 @@ def dead_letter_after_max_receives():
     assert bool(first) != bool(second), (first, second)
     msgs = receive(dlq, WaitTimeSeconds=5)
     eq([m["MessageId"] for m in msgs], [sent], "MessageId in the DLQ")
+
+
+@case("dlq", "R2,R4", "AWS observed answers (real-queue drills): a DLQ message names its source and counts every receive")
+def dead_lettered_message_attributes():
+    src, dlq = dlq_pipe(max_receive_count=1)
+    sent = sqs.send_message(QueueUrl=src, MessageBody="poison")["MessageId"]
+    first = receive(src, VisibilityTimeout=0, **{SYSTEM_ATTRS_PARAM: ["All"]})
+    eq(len(first), 1, "first receive")
+    eq(receive(src, VisibilityTimeout=0), [], "second receive (the message moves)")
+    msgs = receive(dlq, WaitTimeSeconds=5, **{SYSTEM_ATTRS_PARAM: ["All"]})
+    eq(len(msgs), 1, "messages in the DLQ")
+    m = msgs[0]
+    eq(m["MessageId"], sent, "MessageId")
+    eq(m["Body"], "poison", "Body")
+    a = m["Attributes"]
+    eq(a.get("DeadLetterQueueSourceArn"), queue_arn(src), "DeadLetterQueueSourceArn")
+    eq(a.get("ApproximateReceiveCount"), "2", "one receive in the source, one here")
+    eq(a.get("SentTimestamp"), first[0]["Attributes"]["SentTimestamp"], "SentTimestamp kept")
