@@ -315,3 +315,25 @@ def dead_lettered_message_attributes():
     eq(a.get("DeadLetterQueueSourceArn"), queue_arn(src), "DeadLetterQueueSourceArn")
     eq(a.get("ApproximateReceiveCount"), "2", "one receive in the source, one here")
     eq(a.get("SentTimestamp"), first[0]["Attributes"]["SentTimestamp"], "SentTimestamp kept")
+
+
+@case("dlq", "R2,R4", SQS + "test_dead_letter_queue_with_fifo_and_content_based_deduplication")
+def fifo_dead_letter_keeps_message_id():
+    dlq = new_queue("dlq", fifo=True, attributes={"ContentBasedDeduplication": "true", "MessageRetentionPeriod": "1209600"})
+    policy = json.dumps({"deadLetterTargetArn": queue_arn(dlq), "maxReceiveCount": 2})
+    src = new_queue("src", fifo=True, attributes={"ContentBasedDeduplication": "true", "VisibilityTimeout": "60",
+                                                  "RedrivePolicy": policy})
+    sent = sqs.send_message(QueueUrl=src, MessageBody="foobar", MessageGroupId="1")["MessageId"]
+    for _ in range(3):
+        sqs.receive_message(QueueUrl=src, WaitTimeSeconds=1, VisibilityTimeout=0)
+    msgs = receive(dlq, WaitTimeSeconds=10)
+    eq([(m["MessageId"], m["Body"]) for m in msgs], [(sent, "foobar")], "the message in the DLQ")
+
+
+@case("dlq", "R6", SQS + "test_dead_letter_queue_list_sources (the answer has queueUrls and nothing else)")
+def list_dead_letter_sources_members():
+    dlq = new_queue("dlq")
+    policy = json.dumps({"deadLetterTargetArn": queue_arn(dlq), "maxReceiveCount": 50})
+    new_queue("src", attributes={"RedrivePolicy": policy})
+    out = sqs.list_dead_letter_source_queues(QueueUrl=dlq)
+    eq(sorted(k for k in out if k != "ResponseMetadata"), ["queueUrls"], "answer members")
