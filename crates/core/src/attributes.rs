@@ -150,7 +150,8 @@ impl RedrivePolicy {
             .ok_or_else(|| {
                 bad("Redrive policy does not contain mandatory attribute: deadLetterTargetArn.")
             })?;
-        let count = match obj.get("maxReceiveCount") {
+        let given = obj.get("maxReceiveCount");
+        let count = match given {
             Some(serde_json::Value::Number(n)) => n.as_u64(),
             Some(serde_json::Value::String(s)) => s.parse::<u64>().ok(),
             None => {
@@ -162,7 +163,19 @@ impl RedrivePolicy {
         }
         .filter(|n| (1..=1000).contains(n))
         .ok_or_else(|| {
-            bad("Invalid value for maxReceiveCount: must be an integer from 1 to 1000.")
+            // The wording AWS is widely reported to use (rule R13), naming
+            // the value as given (a string without its quotes).
+            let shown = match given {
+                Some(serde_json::Value::String(s)) => s.clone(),
+                Some(v) => v.to_string(),
+                None => String::new(),
+            };
+            SqsError::new(
+                ErrorCode::InvalidParameterValue,
+                format!(
+                    "Value {doc} for parameter RedrivePolicy is invalid. Reason: Invalid value for maxReceiveCount: {shown}, valid values are from 1 to 1000 both inclusive."
+                ),
+            )
         })?;
         // A target that is no SQS ARN at all is refused before any lookup,
         // as an invalid parameter (rule R11).
@@ -636,14 +649,34 @@ mod tests {
         for bad in [
             "nope",
             r#"{"maxReceiveCount":5}"#,
-            r#"{"deadLetterTargetArn":"a","maxReceiveCount":0}"#,
-            r#"{"deadLetterTargetArn":"a","maxReceiveCount":1001}"#,
             r#"{"deadLetterTargetArn":"a","maxReceiveCount":5,"x":1}"#,
         ] {
             assert_eq!(
                 RedrivePolicy::parse(bad).unwrap_err().code,
                 ErrorCode::InvalidAttributeValue,
                 "{bad}"
+            );
+        }
+    }
+
+    /// R13: a maxReceiveCount outside 1..=1000 is an invalid parameter
+    /// naming the value.
+    #[test]
+    fn r13_max_receive_count_out_of_range() {
+        for (doc, shown) in [
+            (r#"{"deadLetterTargetArn":"a","maxReceiveCount":0}"#, "0"),
+            (
+                r#"{"deadLetterTargetArn":"a","maxReceiveCount":"1001"}"#,
+                "1001",
+            ),
+        ] {
+            let e = RedrivePolicy::parse(doc).unwrap_err();
+            assert_eq!(e.code, ErrorCode::InvalidParameterValue, "{doc}");
+            assert_eq!(
+                e.message,
+                format!(
+                    "Value {doc} for parameter RedrivePolicy is invalid. Reason: Invalid value for maxReceiveCount: {shown}, valid values are from 1 to 1000 both inclusive."
+                )
             );
         }
     }

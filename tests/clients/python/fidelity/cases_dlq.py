@@ -337,3 +337,15 @@ def list_dead_letter_sources_members():
     new_queue("src", attributes={"RedrivePolicy": policy})
     out = sqs.list_dead_letter_source_queues(QueueUrl=dlq)
     eq(sorted(k for k in out if k != "ResponseMetadata"), ["queueUrls"], "answer members")
+
+
+@case("dlq", "R1,R13", "AWS wording as widely reported (no recorded snapshot): maxReceiveCount out of 1..1000")
+def redrive_policy_with_bad_max_receive_count():
+    dlq = queue_arn(new_queue("dlq"))
+    url = new_queue("src")
+    for count in (0, 1001):
+        policy = json.dumps({"deadLetterTargetArn": dlq, "maxReceiveCount": count})
+        expect_error(sqs.set_queue_attributes, QueueUrl=url, Attributes={"RedrivePolicy": policy},
+                     code="InvalidParameterValue", json_type="InvalidParameterValueException",
+                     message=f"Value {policy} for parameter RedrivePolicy is invalid. Reason: Invalid value for "
+                             f"maxReceiveCount: {count}, valid values are from 1 to 1000 both inclusive.")
