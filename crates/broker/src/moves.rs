@@ -144,12 +144,15 @@ pub fn redrive_destination(
     })
 }
 
+/// The FailureReason of a move task whose destination queue is gone (rule R10).
+pub const NON_EXISTENT_QUEUE: &str = "AWS.SimpleQueueService.NonExistentQueue";
+
 /// Why a redrive could not move a message whose destination is `target`.
+/// A missing destination is named by its error code alone, as AWS lists
+/// it in a failed task's FailureReason (rule R10).
 pub fn unmovable_reason(target: Option<&str>) -> String {
     match target {
-        Some(t) => format!(
-            "AWS.SimpleQueueService.NonExistentQueue: the destination queue {t} does not exist"
-        ),
+        Some(_) => NON_EXISTENT_QUEUE.into(),
         None => "A message has no DeadLetterQueueSourceArn and no destination was given".into(),
     }
 }

@@ -26,10 +26,10 @@ pub struct StoredAlarm {
 }
 
 /// The error of a second active move task on one source queue (rule R7),
-/// the same from every engine.
+/// the same from every engine: AWS answers it as an invalid parameter.
 pub fn move_task_already_running() -> SqsError {
     SqsError::new(
-        ErrorCode::UnsupportedOperation,
+        ErrorCode::InvalidParameterValue,
         "There is already a task running. Only one active task is allowed for a source queue arn at a given time.",
     )
 }

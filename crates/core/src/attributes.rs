@@ -150,7 +150,8 @@ impl RedrivePolicy {
             .ok_or_else(|| {
                 bad("Redrive policy does not contain mandatory attribute: deadLetterTargetArn.")
             })?;
-        let count = match obj.get("maxReceiveCount") {
+        let given = obj.get("maxReceiveCount");
+        let count = match given {
             Some(serde_json::Value::Number(n)) => n.as_u64(),
             Some(serde_json::Value::String(s)) => s.parse::<u64>().ok(),
             None => {
@@ -162,8 +163,30 @@ impl RedrivePolicy {
         }
         .filter(|n| (1..=1000).contains(n))
         .ok_or_else(|| {
-            bad("Invalid value for maxReceiveCount: must be an integer from 1 to 1000.")
+            // The wording AWS is widely reported to use (rule R13), naming
+            // the value as given (a string without its quotes).
+            let shown = match given {
+                Some(serde_json::Value::String(s)) => s.clone(),
+                Some(v) => v.to_string(),
+                None => String::new(),
+            };
+            SqsError::new(
+                ErrorCode::InvalidParameterValue,
+                format!(
+                    "Value {doc} for parameter RedrivePolicy is invalid. Reason: Invalid value for maxReceiveCount: {shown}, valid values are from 1 to 1000 both inclusive."
+                ),
+            )
         })?;
+        // A target that is no SQS ARN at all is refused before any lookup,
+        // as an invalid parameter (rule R11).
+        if !looks_like_queue_arn(arn) {
+            return Err(SqsError::new(
+                ErrorCode::InvalidParameterValue,
+                format!(
+                    "Value {doc} for parameter RedrivePolicy is invalid. Reason: Invalid value for deadLetterTargetArn."
+                ),
+            ));
+        }
         Ok(Self {
             dead_letter_target_arn: arn.to_string(),
             max_receive_count: count as u32,
@@ -178,6 +201,17 @@ impl RedrivePolicy {
         })
         .to_string()
     }
+}
+
+/// Whether `arn` has the shape of a queue ARN
+/// (`arn:<partition>:sqs:<region>:<account>:<name>`), whoever owns it.
+fn looks_like_queue_arn(arn: &str) -> bool {
+    let parts: Vec<&str> = arn.split(':').collect();
+    parts.len() == 6
+        && parts[0] == "arn"
+        && parts[1].starts_with("aws")
+        && parts[2] == "sqs"
+        && parts[3..].iter().all(|p| !p.is_empty())
 }
 
 /// A parsed `RedriveAllowPolicy` (rule R5).
@@ -472,6 +506,18 @@ impl QueueConfig {
             .and_then(|d| RedrivePolicy::parse(d).ok())
     }
 
+    /// The redrive policy that moves messages out of the queue named
+    /// `own_name` on receive: none when it names that queue itself, which
+    /// AWS accepts (rule R12); moving a message into its own queue would
+    /// leave it counted yet never delivered, so it stays deliverable.
+    /// `own_name` may be the queue's key (rule W3): a queue and its DLQ
+    /// share a region, so their names compare without it.
+    pub fn redrive_out_of(&self, own_name: &str) -> Option<RedrivePolicy> {
+        let own = crate::queue_name::name_of_key(own_name);
+        self.redrive()
+            .filter(|p| p.dead_letter_target_arn.rsplit(':').next() != Some(own))
+    }
+
     /// The parsed retry backoff policy, if one is set.
     pub fn backoff(&self) -> Option<RetryBackoff> {
         self.retry_backoff
@@ -717,8 +763,6 @@ mod tests {
         for bad in [
             "nope",
             r#"{"maxReceiveCount":5}"#,
-            r#"{"deadLetterTargetArn":"a","maxReceiveCount":0}"#,
-            r#"{"deadLetterTargetArn":"a","maxReceiveCount":1001}"#,
             r#"{"deadLetterTargetArn":"a","maxReceiveCount":5,"x":1}"#,
         ] {
             assert_eq!(
@@ -727,6 +771,49 @@ mod tests {
                 "{bad}"
             );
         }
+    }
+
+    /// R13: a maxReceiveCount outside 1..=1000 is an invalid parameter
+    /// naming the value.
+    #[test]
+    fn r13_max_receive_count_out_of_range() {
+        for (doc, shown) in [
+            (r#"{"deadLetterTargetArn":"a","maxReceiveCount":0}"#, "0"),
+            (
+                r#"{"deadLetterTargetArn":"a","maxReceiveCount":"1001"}"#,
+                "1001",
+            ),
+        ] {
+            let e = RedrivePolicy::parse(doc).unwrap_err();
+            assert_eq!(e.code, ErrorCode::InvalidParameterValue, "{doc}");
+            assert_eq!(
+                e.message,
+                format!(
+                    "Value {doc} for parameter RedrivePolicy is invalid. Reason: Invalid value for maxReceiveCount: {shown}, valid values are from 1 to 1000 both inclusive."
+                )
+            );
+        }
+    }
+
+    /// R11 (AWS recorded answer, LocalStack snapshot test_sqs.py::
+    /// test_invalid_dead_letter_arn_rejected_before_lookup): a target that
+    /// is no queue ARN is an invalid parameter, echoing the document as sent.
+    #[test]
+    fn r11_malformed_dead_letter_arn() {
+        let doc = r#"{"deadLetterTargetArn": "dummy", "maxReceiveCount": 42}"#;
+        let e = RedrivePolicy::parse(doc).unwrap_err();
+        assert_eq!(e.code, ErrorCode::InvalidParameterValue);
+        assert_eq!(
+            e.message,
+            format!(
+                "Value {doc} for parameter RedrivePolicy is invalid. Reason: Invalid value for deadLetterTargetArn."
+            )
+        );
+        // Another account's queue has the shape: it is refused later, on lookup.
+        assert!(
+            RedrivePolicy::parse(r#"{"deadLetterTargetArn":"arn:aws:sqs:eu-west-1:123456789012:d","maxReceiveCount":1}"#)
+                .is_ok()
+        );
     }
 
     #[test]

@@ -929,17 +929,21 @@ impl Broker for EmbeddedBroker {
                 }
                 // Without its dead-letter queue a policy moves nothing: the
                 // messages stay deliverable rather than vanish.
-                let redrive = st.meta.config.redrive().and_then(|policy| {
-                    let dlq = inner
-                        .queues
-                        .read()
-                        .get(&key_of_arn_near(
-                            &st.meta.name,
-                            &policy.dead_letter_target_arn,
-                        ))
-                        .cloned()?;
-                    Some((policy, dlq))
-                });
+                let redrive = st
+                    .meta
+                    .config
+                    .redrive_out_of(&st.meta.name)
+                    .and_then(|policy| {
+                        let dlq = inner
+                            .queues
+                            .read()
+                            .get(&key_of_arn_near(
+                                &st.meta.name,
+                                &policy.dead_letter_target_arn,
+                            ))
+                            .cloned()?;
+                        Some((policy, dlq))
+                    });
                 let visibility = options
                     .visibility_timeout
                     .unwrap_or(st.meta.config.visibility_timeout);
@@ -1257,7 +1261,7 @@ impl Broker for EmbeddedBroker {
                 }
                 Err(entries) => {
                     outcome.unmovable += entries.len() as u64;
-                    outcome.reason = Some("AWS.SimpleQueueService.NonExistentQueue: the destination queue was deleted".into());
+                    outcome.reason = Some(sluice_broker::moves::NON_EXISTENT_QUEUE.into());
                     self.put_back(&src, entries.into_iter().map(|(r, _)| r).collect(), now);
                 }
             }

@@ -213,7 +213,7 @@ async fn receive_standard(
     // Without its dead-letter queue a policy moves nothing: the messages
     // stay deliverable rather than vanish (rule R2). Whether it exists is
     // checked again, under a lock, before anything moves.
-    let max_receives = match q.config.redrive() {
+    let max_receives = match q.config.redrive_out_of(&q.name) {
         Some(policy) => {
             match inner
                 .queue(
@@ -366,7 +366,7 @@ async fn receive_locked(
         .min(room);
     // Without its dead-letter queue a policy moves nothing: the messages
     // stay deliverable rather than vanish (rule R2).
-    let dlq = match q.config.redrive() {
+    let dlq = match q.config.redrive_out_of(&q.name) {
         Some(policy) => dead_letter_target(
             &tx,
             &key_of_arn_near(&q.name, &policy.dead_letter_target_arn),

@@ -108,6 +108,41 @@ pub async fn r2_without_its_dlq_a_message_stays<H: Harness>(h: &H) {
     }
 }
 
+/// R12: a queue that names itself as its dead-letter queue (AWS accepts
+/// the policy) keeps delivering its messages past maxReceiveCount, rather
+/// than holding them counted but never delivered.
+pub async fn r12_a_queue_that_is_its_own_dlq_keeps_delivering<H: Harness>(h: &H) {
+    create(h, "loop", &[("RedrivePolicy", &redrive("loop", 1))]).await;
+    send(h, "loop", &["again"]).await;
+    for expected_count in 1..=3 {
+        let got = receive_vt(h, "loop", 1, 0).await;
+        assert_eq!(got.len(), 1, "receive {expected_count}");
+        assert_eq!(got[0].receive_count, expected_count);
+    }
+    assert_eq!(counts(h, "loop").await.in_flight, 0);
+}
+
+/// R10: a redrive into a destination queue that does not exist moves
+/// nothing and says why with AWS's FailureReason, the bare error code
+/// (AWS recorded answer, LocalStack snapshot test_sqs_move_task.py::
+/// test_move_task_delete_destination_queue_while_running).
+pub async fn r10_missing_destination_is_named_by_its_code<H: Harness>(h: &H) {
+    create(h, "dlq", &[]).await;
+    create(h, "src", &[("RedrivePolicy", &redrive("dlq", 1))]).await;
+    dead_letter(h, "src", "stuck").await;
+    let outcome = h
+        .broker()
+        .redrive_messages("dlq", &to_queue("gone", 10))
+        .await
+        .unwrap();
+    assert_eq!((outcome.moved, outcome.unmovable), (0, 1));
+    assert_eq!(
+        outcome.reason.as_deref(),
+        Some("AWS.SimpleQueueService.NonExistentQueue")
+    );
+    assert_eq!(counts(h, "dlq").await.visible, 1, "nothing lost");
+}
+
 /// R3: a standard DLQ keeps the original enqueue time: a message 1 day old
 /// entering a 4-day DLQ expires 3 days later (the seeds' example).
 pub async fn r3_standard_dlq_keeps_the_original_enqueue_time<H: Harness>(h: &H) {

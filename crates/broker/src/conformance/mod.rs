@@ -54,6 +54,8 @@ macro_rules! conformance_tests {
             r2_r4_message_moves_to_dlq_past_max_receive_count,
             r2_max_receive_count_one,
             r2_without_its_dlq_a_message_stays,
+            r12_a_queue_that_is_its_own_dlq_keeps_delivering,
+            r10_missing_destination_is_named_by_its_code,
             r3_standard_dlq_keeps_the_original_enqueue_time,
             f1_order_within_a_group_and_blocking,
             f1_redelivery_keeps_group_order,

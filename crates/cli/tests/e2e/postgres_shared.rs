@@ -274,11 +274,7 @@ async fn r7_one_move_task_per_source_across_nodes() {
         assert_eq!((started.len(), refused.len()), (1, 1), "round {i}");
         let e = refused.into_iter().next().unwrap().unwrap_err();
         let e = e.into_service_error();
-        assert_eq!(
-            e.code(),
-            Some("AWS.SimpleQueueService.UnsupportedOperation"),
-            "{e:?}"
-        );
+        assert_eq!(e.code(), Some("InvalidParameterValue"), "{e:?}");
         assert!(
             e.message()
                 .unwrap_or_default()

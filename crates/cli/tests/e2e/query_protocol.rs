@@ -1079,8 +1079,10 @@ async fn r7_message_move_tasks_real_time() {
         std::thread::sleep(Duration::from_millis(100));
     }
     assert_eq!(src.bodies(""), ["poison"], "back in its source");
+    // A string that is no handle at all (rule R9; AWS recorded answer,
+    // LocalStack snapshot test_sqs_move_task.py::test_cancel_with_invalid_task_handle).
     let r = sqs.with("CancelMessageMoveTask", &[("TaskHandle", "no-such-task")]);
-    err_status(&r, 404, "ResourceNotFoundException");
+    err_status(&r, 400, "InvalidParameterValue");
 }
 
 /// F1, F2, F3, W1: FIFO queues in the Query protocol: group order, dedup

@@ -126,10 +126,9 @@ async fn r7_cancel_half_way_real_time() {
         .send()
         .await
         .unwrap_err();
-    assert_eq!(
-        e.into_service_error().code(),
-        Some("AWS.SimpleQueueService.UnsupportedOperation")
-    );
+    // As AWS answers it (LocalStack snapshot test_sqs_move_task.py::
+    // test_start_multiple_move_tasks).
+    assert_eq!(e.into_service_error().code(), Some("InvalidParameterValue"));
     let running = sqs
         .list_message_move_tasks()
         .source_arn(DLQ_ARN)
@@ -209,4 +208,80 @@ async fn r7_task_interrupted_by_restart_is_failed_with_reason() {
         .await
         .unwrap();
     wait_for_status(&sqs, "COMPLETED").await;
+}
+
+/// R9: the handle AWS hands out decodes to the task id and the source
+/// ARN; cancelling with a handle that does not decode, that names an
+/// unknown queue, or an unknown task, gets AWS's three answers (AWS
+/// recorded answers, LocalStack snapshot test_sqs_move_task.py::
+/// test_basic_move_task_workflow and test_cancel_with_invalid_*).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn r9_task_handles_and_cancel_errors_real_time() {
+    use base64::Engine;
+    use base64::engine::general_purpose::STANDARD;
+    let server = TestServer::start().await;
+    let sqs = server.sdk();
+    let (_src, _dlq) = dead_lettered(&sqs, 3).await;
+    create_queue(&sqs, "other").await;
+    let handle = sqs
+        .start_message_move_task()
+        .source_arn(DLQ_ARN)
+        .destination_arn("arn:aws:sqs:us-east-1:000000000000:other")
+        .max_number_of_messages_per_second(1)
+        .send()
+        .await
+        .unwrap()
+        .task_handle
+        .unwrap();
+    let doc: serde_json::Value =
+        serde_json::from_slice(&STANDARD.decode(&handle).unwrap()).unwrap();
+    assert_eq!(doc["sourceArn"], DLQ_ARN);
+    let task_id = doc["taskId"].as_str().unwrap().to_string();
+    assert_eq!(task_id.len(), 36, "a UUID: {task_id}");
+
+    let handle_for = |id: &str, arn: &str| {
+        STANDARD.encode(format!(r#"{{"taskId":"{id}","sourceArn":"{arn}"}}"#))
+    };
+    let cases = [
+        (
+            "foobared".to_string(),
+            400,
+            "InvalidParameterValue",
+            "Value for parameter TaskHandle is invalid.",
+        ),
+        (
+            handle_for(&task_id, "arn:aws:sqs:us-east-1:878966065785:nope"),
+            404,
+            "ResourceNotFoundException",
+            "The resource that you specified for the SourceArn parameter doesn't exist.",
+        ),
+        (
+            handle_for("10f57157-fc38-4da9-a113-4de7e12d05aa", DLQ_ARN),
+            404,
+            "ResourceNotFoundException",
+            "Task does not exist.",
+        ),
+    ];
+    for (bad, status, code, message) in cases {
+        let e = sqs
+            .cancel_message_move_task()
+            .task_handle(&bad)
+            .send()
+            .await
+            .unwrap_err();
+        let raw = e.raw_response().map(|r| r.status().as_u16());
+        let e = e.into_service_error();
+        assert_eq!(
+            (raw, e.code(), e.message()),
+            (Some(status), Some(code), Some(message)),
+            "{bad}"
+        );
+    }
+    let out = sqs
+        .cancel_message_move_task()
+        .task_handle(&handle)
+        .send()
+        .await
+        .unwrap();
+    assert!(out.approximate_number_of_messages_moved() <= 3);
 }

@@ -72,29 +72,27 @@ pub async fn set_queue_attributes<B: Broker>(
     // Check the result before applying it, so a bad policy changes nothing.
     let mut next = meta.config.clone();
     next.apply(&attrs, false)?;
-    check_redrive_policy(svc, name, &next).await?;
+    if let Some(raw) = attrs.get("RedrivePolicy") {
+        check_redrive_policy(svc, name, &next, raw).await?;
+    }
     svc.broker.set_queue_attributes(name, attrs).await?;
     Ok(json!({}))
 }
 
 /// A redrive policy must name an existing queue of the same type in this
 /// account and region (rule R1) whose RedriveAllowPolicy lets this queue
-/// use it (rule R5).
+/// use it (rule R5). A queue may name itself, as on AWS (rule R12). `raw`
+/// is the document as the client sent it, which the errors echo.
 pub(crate) async fn check_redrive_policy<B: Broker>(
     svc: &Service<B>,
     source: &str,
     config: &QueueConfig,
+    raw: &str,
 ) -> Result<(), SqsError> {
     let Some(policy) = config.redrive() else {
         return Ok(());
     };
-    let bad = |why: &str| {
-        SqsError::invalid_value(
-            "RedrivePolicy",
-            config.redrive_policy.as_deref().unwrap_or_default(),
-            why,
-        )
-    };
+    let bad = |why: &str| SqsError::invalid_value("RedrivePolicy", raw, why);
     let account = &svc.config.account;
     let Some(dlq) = account
         .key_from_arn(&policy.dead_letter_target_arn)
@@ -104,9 +102,6 @@ pub(crate) async fn check_redrive_policy<B: Broker>(
             "Dead-letter target owner should be same as the source.",
         ));
     };
-    if dlq == source {
-        return Err(bad("Dead-letter target cannot be the source queue itself."));
-    }
     let Ok(target) = svc.broker.get_queue(&dlq).await else {
         return Err(bad("Dead letter target does not exist."));
     };

@@ -5,6 +5,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD;
 use serde_json::{Value, json};
 use sluice_broker::{Broker, JobClaim, MoveTask, MoveTaskStatus, Redrive};
 use sluice_core::{ErrorCode, SqsError};
@@ -38,9 +40,8 @@ pub async fn start_message_move_task<B: Broker>(
     let source_arn = required(input.source_arn, "SourceArn")?;
     let account = &svc.config.account;
     let source = account
-        .name_from_arn(&source_arn)
-        .ok_or_else(|| not_found("SourceArn"))?
-        .to_string();
+        .key_from_arn(&source_arn)
+        .ok_or_else(|| not_found("SourceArn"))?;
     svc.broker
         .get_queue(&source)
         .await
@@ -52,10 +53,10 @@ pub async fn start_message_move_task<B: Broker>(
     let destination = match &input.destination_arn {
         Some(arn) => {
             let name = account
-                .name_from_arn(arn)
+                .key_from_arn(arn)
                 .ok_or_else(|| not_found("DestinationArn"))?;
             svc.broker
-                .get_queue(name)
+                .get_queue(&name)
                 .await
                 .map_err(|_| not_found("DestinationArn"))?;
             if name == source {
@@ -95,7 +96,7 @@ pub async fn start_message_move_task<B: Broker>(
     }
     let to_move = svc.broker.queue_counts(&source).await?.visible;
     let task = MoveTask {
-        handle: uuid::Uuid::new_v4().to_string(),
+        handle: encode_handle(&uuid::Uuid::new_v4().to_string(), &source_arn),
         source_arn,
         destination_arn: input.destination_arn,
         max_per_second: rate,
@@ -138,10 +139,10 @@ pub async fn list_message_move_tasks<B: Broker>(
     let source = svc
         .config
         .account
-        .name_from_arn(&source_arn)
+        .key_from_arn(&source_arn)
         .ok_or_else(|| not_found("SourceArn"))?;
     svc.broker
-        .get_queue(source)
+        .get_queue(&source)
         .await
         .map_err(|_| not_found("SourceArn"))?;
     let max = match input.max_results {
@@ -187,13 +188,31 @@ pub async fn cancel_message_move_task<B: Broker>(
     input: CancelMessageMoveTaskInput,
 ) -> Result<Value, SqsError> {
     let handle = required(input.task_handle, "TaskHandle")?;
+    // AWS reads the handle first, then the queue it names, then the task
+    // (rule R9), each with its own answer.
+    let (task_id, source_arn) = decode_handle(&handle)
+        .ok_or_else(|| SqsError::invalid_parameter("Value for parameter TaskHandle is invalid."))?;
+    let source = svc
+        .config
+        .account
+        .key_from_arn(&source_arn)
+        .ok_or_else(|| not_found("SourceArn"))?;
+    svc.broker
+        .get_queue(&source)
+        .await
+        .map_err(|_| not_found("SourceArn"))?;
     let mut task = svc
         .broker
         .move_tasks()
         .await?
         .into_iter()
-        .find(|t| t.handle == handle)
-        .ok_or_else(|| not_found("TaskHandle"))?;
+        .find(|t| {
+            t.source_arn == source_arn
+                && decode_handle(&t.handle).is_some_and(|(id, _)| id == task_id)
+        })
+        .ok_or_else(|| {
+            SqsError::new(ErrorCode::ResourceNotFoundException, "Task does not exist.")
+        })?;
     if task.status != MoveTaskStatus::Running {
         return Err(SqsError::new(
             ErrorCode::UnsupportedOperation,
@@ -203,7 +222,7 @@ pub async fn cancel_message_move_task<B: Broker>(
             ),
         ));
     }
-    let cancel = svc.move_task_cancels().get(&handle).cloned();
+    let cancel = svc.move_task_cancels().get(&task.handle).cloned();
     match cancel {
         Some(flag) => {
             flag.store(true, Ordering::SeqCst);
@@ -229,6 +248,22 @@ pub async fn fail_interrupted_tasks<B: Broker>(broker: &B) -> Result<usize, SqsE
         }
     }
     Ok(failed)
+}
+
+/// A task handle as AWS makes it (rule R9): base64 of
+/// `{"taskId":"<uuid>","sourceArn":"<arn>"}`, which clients may decode.
+fn encode_handle(task_id: &str, source_arn: &str) -> String {
+    let doc = json!({ "taskId": task_id, "sourceArn": source_arn }).to_string();
+    STANDARD.encode(doc)
+}
+
+/// The task id and source ARN of a handle; `None` when it is not one.
+fn decode_handle(handle: &str) -> Option<(String, String)> {
+    let bytes = STANDARD.decode(handle.trim()).ok()?;
+    let doc: Value = serde_json::from_slice(&bytes).ok()?;
+    let task_id = doc.get("taskId")?.as_str()?;
+    let source_arn = doc.get("sourceArn")?.as_str()?;
+    Some((task_id.to_string(), source_arn.to_string()))
 }
 
 /// The background job name of a move task, claimed by the node running it.
@@ -279,11 +314,9 @@ async fn adopt_orphans<B: Broker>(svc: &Service<B>) -> Result<(), SqsError> {
             continue;
         };
         let account = &svc.config.account;
-        let source = account.name_from_arn(&task.source_arn).map(str::to_string);
+        let source = account.key_from_arn(&task.source_arn);
         let destination = match &task.destination_arn {
-            Some(arn) => account
-                .name_from_arn(arn)
-                .map(|name| Some(name.to_string())),
+            Some(arn) => account.key_from_arn(arn).map(Some),
             None => Some(None),
         };
         let (Some(source), Some(destination), MoveTaskStatus::Running) =
@@ -370,8 +403,9 @@ async fn run<B: Broker>(
         };
         match broker.redrive_messages(&source, &step).await {
             Err(e) => {
+                // AWS names the failure by its error code alone (rule R10).
                 task.status = MoveTaskStatus::Failed;
-                task.failure_reason = Some(format!("{}: {}", e.code.query_code(), e.message));
+                task.failure_reason = Some(e.code.query_code().to_string());
                 break;
             }
             Ok(step) => {
@@ -412,4 +446,36 @@ async fn run<B: Broker>(
         tracing::error!(error = %e, "could not record the end of a move task");
     }
     drop(claim);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// R9 (AWS recorded answer, LocalStack snapshot test_sqs_move_task.py::
+    /// test_basic_move_task_workflow): the handle is base64 of a JSON
+    /// document with the task id and the source ARN, in that order.
+    #[test]
+    fn r9_handle_is_base64_json_with_task_id_and_source_arn() {
+        let arn = "arn:aws:sqs:us-east-1:000000000000:dlq";
+        let handle = encode_handle("10f57157-fc38-4da9-a113-4de7e12d05dd", arn);
+        let doc = String::from_utf8(STANDARD.decode(&handle).unwrap()).unwrap();
+        assert_eq!(
+            doc,
+            format!(r#"{{"taskId":"10f57157-fc38-4da9-a113-4de7e12d05dd","sourceArn":"{arn}"}}"#)
+        );
+        assert_eq!(
+            decode_handle(&handle),
+            Some(("10f57157-fc38-4da9-a113-4de7e12d05dd".into(), arn.into()))
+        );
+    }
+
+    /// R9 (LocalStack snapshot test_cancel_with_invalid_task_handle): what
+    /// is not such a document is no handle.
+    #[test]
+    fn r9_other_strings_are_no_handle() {
+        assert_eq!(decode_handle("foobared"), None);
+        assert_eq!(decode_handle(&STANDARD.encode(r#"{"taskId":"x"}"#)), None);
+        assert_eq!(decode_handle("10f57157-fc38-4da9-a113-4de7e12d05dd"), None);
+    }
 }

@@ -27,7 +27,9 @@ pub async fn create_queue<B: Broker>(
     let tags = input.tags.unwrap_or_default();
     validate_tags(&tags)?;
     let key = svc.request_key(ctx, &name);
-    super::attributes::check_redrive_policy(svc, &key, &config).await?;
+    if let Some(raw) = requested.get("RedrivePolicy") {
+        super::attributes::check_redrive_policy(svc, &key, &config, raw).await?;
+    }
     svc.broker
         .create_queue(CreateQueue {
             name: key.clone(),
