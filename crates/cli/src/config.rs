@@ -29,8 +29,10 @@ pub struct FileConfig {
     pub postgres_pool_size: Option<usize>,
     /// 12-digit account id in queue URLs and ARNs.
     pub account_id: Option<String>,
-    /// Region in ARNs.
+    /// The server's own region: requests signed for it (or for none) use it.
     pub region: Option<String>,
+    /// Seconds a deleted queue's name stays taken (SQS: 60; 0 frees it at once).
+    pub deleted_queue_name_hold_secs: Option<u64>,
     /// Public base URL of queue URLs, e.g. `https://sqs.example.com`.
     pub base_url: Option<String>,
     /// Queues to create at start-up.

@@ -60,6 +60,11 @@ pub struct ServeArgs {
     /// Most PostgreSQL connections this node opens for requests [default: 16].
     #[arg(long, value_name = "N")]
     postgres_pool_size: Option<usize>,
+    /// Seconds a deleted queue's name stays taken, during which CreateQueue
+    /// of that name is QueueDeletedRecently, as on SQS [default: 60]. 0 frees
+    /// it at once, for test suites that delete and recreate the same queues.
+    #[arg(long, value_name = "SECS")]
+    deleted_queue_name_hold_secs: Option<u64>,
     /// TOML config file: account, region, base URL, queues to create,
     /// alarms, the `[dlq_alarms]` setting and the `webhook_ca_file` of
     /// https:// webhooks (see docs/alarms.md).
@@ -107,6 +112,11 @@ async fn serve(args: ServeArgs, file: FileConfig) -> anyhow::Result<()> {
         base_url: file.base_url.clone(),
     };
 
+    let name_hold = Duration::from_secs(
+        args.deleted_queue_name_hold_secs
+            .or(file.deleted_queue_name_hold_secs)
+            .unwrap_or(sluice_core::limits::RECREATE_AFTER_DELETE_SECS),
+    );
     let clock = Arc::new(SystemClock);
     if let Some(url) = args.postgres.or(file.postgres.clone()) {
         anyhow::ensure!(
@@ -121,6 +131,7 @@ async fn serve(args: ServeArgs, file: FileConfig) -> anyhow::Result<()> {
             ..Default::default()
         };
         let broker = connect_postgres(&url, clock, options).await?;
+        broker.set_deleted_name_hold(name_hold);
         let _sweeper = broker.start_sweeper();
         let _activity = broker.start_activity_sync();
         return run_node(broker, config, &file, bind, "postgres").await;
@@ -159,6 +170,7 @@ async fn serve(args: ServeArgs, file: FileConfig) -> anyhow::Result<()> {
         crate::release_free_memory();
         broker
     };
+    broker.set_deleted_name_hold(name_hold);
     let _sweeper = broker.start_sweeper();
     let storage = if in_memory {
         "in-memory (not durable)"

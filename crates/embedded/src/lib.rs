@@ -123,6 +123,8 @@ struct Inner {
     /// When each name was last deleted, so that it cannot be created again
     /// for a minute (rule V19). In memory only: a restart forgets it.
     deleted: Mutex<HashMap<String, Millis>>,
+    /// How long a deleted name stays taken (ms); 0 frees it at once.
+    deleted_name_hold_ms: AtomicU64,
 }
 
 struct QueueCell {
@@ -242,8 +244,17 @@ impl EmbeddedBroker {
                 next_queue_id: AtomicU64::new(next_queue_id),
                 tasks: Mutex::new(Vec::new()),
                 deleted: Mutex::new(HashMap::new()),
+                deleted_name_hold_ms: AtomicU64::new(RECREATE_AFTER_DELETE_SECS * 1000),
             }),
         }
+    }
+
+    /// How long a deleted queue's name stays taken (rule V19: a minute, as
+    /// on SQS); zero frees it at once, for test suites that recreate the
+    /// same queues quickly.
+    pub fn set_deleted_name_hold(&self, hold: Duration) {
+        let ms = u64::try_from(hold.as_millis()).unwrap_or(u64::MAX);
+        self.inner.deleted_name_hold_ms.store(ms, Ordering::Relaxed);
     }
 
     /// True when changes survive a restart.
@@ -617,8 +628,9 @@ impl Broker for EmbeddedBroker {
         }
         {
             // A deleted name is free again only a minute later (rule V19).
+            let hold = inner.deleted_name_hold_ms.load(Ordering::Relaxed);
             let mut deleted = inner.deleted.lock();
-            deleted.retain(|_, at| now < *at + RECREATE_AFTER_DELETE_SECS * 1000);
+            deleted.retain(|_, at| now < at.saturating_add(hold));
             if deleted.contains_key(&spec.name) {
                 return Err(SqsError::queue_deleted_recently());
             }

@@ -103,6 +103,8 @@ struct Inner {
     listener: Mutex<Option<tokio::task::JoinHandle<()>>>,
     /// This node's activity not yet added to the shared totals.
     flusher: tokio::sync::Mutex<activity_sync::Flusher>,
+    /// How long a deleted name stays taken (ms); 0 frees it at once.
+    deleted_name_hold_ms: std::sync::atomic::AtomicU64,
 }
 
 impl Drop for Inner {
@@ -114,6 +116,16 @@ impl Drop for Inner {
 }
 
 impl PostgresBroker {
+    /// How long a deleted queue's name stays taken (rule V19: a minute, as
+    /// on SQS); zero frees it at once, for test suites that recreate the
+    /// same queues quickly. Per node: give every node the same setting.
+    pub fn set_deleted_name_hold(&self, hold: std::time::Duration) {
+        let ms = u64::try_from(hold.as_millis()).unwrap_or(u64::MAX);
+        self.inner
+            .deleted_name_hold_ms
+            .store(ms, std::sync::atomic::Ordering::Relaxed);
+    }
+
     /// Connects to the database at `url`, creates or migrates the schema,
     /// and starts listening for other nodes' sends. Must be called inside a
     /// Tokio runtime.
@@ -177,6 +189,9 @@ impl PostgresBroker {
                 receives: Default::default(),
                 listener: Mutex::new(None),
                 flusher: Default::default(),
+                deleted_name_hold_ms: std::sync::atomic::AtomicU64::new(
+                    RECREATE_AFTER_DELETE_SECS * 1000,
+                ),
             }),
         };
         let task = listener::spawn(config, Arc::downgrade(&broker.inner));
@@ -424,7 +439,11 @@ impl Broker for PostgresBroker {
             Err(e) => return Err(e),
         }
         // A deleted name is free again only a minute later (rule V19).
-        let since = now - (RECREATE_AFTER_DELETE_SECS * 1000) as i64;
+        let hold = self
+            .inner
+            .deleted_name_hold_ms
+            .load(std::sync::atomic::Ordering::Relaxed);
+        let since = now.saturating_sub(i64::try_from(hold).unwrap_or(i64::MAX));
         let recent = query(
             &tx,
             "SELECT 1 FROM sluice_deleted_queues WHERE name = $1 AND deleted_at > $2",

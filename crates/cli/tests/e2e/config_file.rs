@@ -126,3 +126,39 @@ fn bad_config_file_is_refused() {
         assert!(stderr.contains(needle), "{text}: {stderr}");
     }
 }
+
+/// V19: a deleted queue's name stays taken for a minute, as on SQS, unless
+/// `--deleted-queue-name-hold-secs 0` frees it at once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn v19_deleted_queue_name_hold_can_be_turned_off() {
+    for (hold, recreated) in [(None, false), (Some("0"), true)] {
+        let mut args = vec!["--in-memory"];
+        if let Some(secs) = hold {
+            args.extend(["--deleted-queue-name-hold-secs", secs]);
+        }
+        let server = SluiceProcess::start(&args);
+        let sqs = server.sdk();
+        let url = sqs
+            .create_queue()
+            .queue_name("again")
+            .send()
+            .await
+            .unwrap()
+            .queue_url
+            .unwrap();
+        sqs.delete_queue().queue_url(&url).send().await.unwrap();
+        let again = sqs.create_queue().queue_name("again").send().await;
+        match again {
+            Ok(_) => assert!(recreated, "recreated despite the hold"),
+            Err(e) => {
+                assert!(!recreated, "hold {hold:?}: {e:?}");
+                let e = e.into_service_error();
+                assert_eq!(
+                    crate::common::code(&e),
+                    "AWS.SimpleQueueService.QueueDeletedRecently"
+                );
+            }
+        }
+        server.kill_9();
+    }
+}
