@@ -266,6 +266,13 @@ impl SqsError {
         )
     }
 
+    /// `InvalidParameterValue` for a FIFO receipt handle whose delivery is
+    /// over: its visibility timeout ended or the message was received
+    /// again (rule F15).
+    pub fn expired_receipt(handle: &str) -> Self {
+        Self::invalid_value("ReceiptHandle", handle, "The receipt handle has expired.")
+    }
+
     /// `InternalFailure`: our fault, the client may retry.
     pub fn internal(message: impl Into<String>) -> Self {
         Self::new(ErrorCode::InternalFailure, message)
@@ -322,7 +329,9 @@ mod tests {
             assert_eq!(code.query_code(), query, "{code:?}");
         }
         for &code in ErrorCode::ALL {
-            assert!(!code.query_code().ends_with("Exception") || code.json_shape() == code.query_code());
+            assert!(
+                !code.query_code().ends_with("Exception") || code.json_shape() == code.query_code()
+            );
         }
     }
 }
