@@ -115,7 +115,11 @@ async fn run(ops: Vec<Op>) -> Result<(), TestCaseError> {
                 for (group, msgs) in by_group {
                     let order = pending.get(&group).cloned().unwrap_or_default();
                     let bodies: Vec<String> = msgs.iter().map(|m| m.body.clone()).collect();
-                    prop_assert!(bodies.len() <= order.len(), "group {} unknown messages", group);
+                    prop_assert!(
+                        bodies.len() <= order.len(),
+                        "group {} unknown messages",
+                        group
+                    );
                     prop_assert_eq!(
                         &bodies[..],
                         &order[..bodies.len()],
