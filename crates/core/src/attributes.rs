@@ -89,6 +89,12 @@ pub struct QueueConfig {
     /// records written before it existed).
     #[serde(default)]
     pub retry_backoff: Option<String>,
+    /// FIFO: the `DeduplicationScope` given at creation, which governs
+    /// deduplication even after SetQueueAttributes changes the attribute
+    /// (rule F12); `None` when none was given (or in records written
+    /// before it was kept), and then `deduplication_scope` governs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub creation_deduplication_scope: Option<String>,
 }
 
 impl Default for QueueConfig {
@@ -110,6 +116,7 @@ impl Default for QueueConfig {
             deduplication_scope: "queue".into(),
             fifo_throughput_limit: "perQueue".into(),
             retry_backoff: None,
+            creation_deduplication_scope: None,
         }
     }
 }
@@ -321,6 +328,18 @@ fn check_one_sse_kind(attrs: &BTreeMap<String, String>) -> Result<(), SqsError> 
     Ok(())
 }
 
+/// A FIFO-only attribute given for a standard queue (rule F6), with the
+/// message SQS gives for each.
+fn not_for_standard_queues(name: &str) -> SqsError {
+    match name {
+        "DeduplicationScope" | "FifoThroughputLimit" => SqsError::new(
+            ErrorCode::InvalidAttributeName,
+            format!("You can specify the {name} only when FifoQueue is set to true."),
+        ),
+        _ => unknown_attribute(name),
+    }
+}
+
 fn parse_range(name: &str, value: &str, min: u32, max: u32) -> Result<u32, SqsError> {
     value
         .trim()
@@ -368,6 +387,10 @@ impl QueueConfig {
             ..Default::default()
         };
         config.apply(attrs, true)?;
+        // SQS keeps deduplicating in the scope the queue was created with
+        // (rule F12).
+        config.creation_deduplication_scope =
+            config.fifo.then(|| config.deduplication_scope.clone());
         Ok(config)
     }
 
@@ -409,12 +432,7 @@ impl QueueConfig {
 
     fn set_one(&mut self, name: &str, value: &str, creating: bool) -> Result<(), SqsError> {
         if FIFO_ONLY.contains(&name) && !self.fifo {
-            // SQS treats FIFO attributes on a standard queue as unknown,
-            // except FifoQueue=false at creation, which is simply standard.
-            if name == "FifoQueue" && creating && !parse_bool(name, value)? {
-                return Ok(());
-            }
-            return Err(unknown_attribute(name));
+            return Err(not_for_standard_queues(name));
         }
         match name {
             "DelaySeconds" => self.delay_seconds = parse_range(name, value, 0, MAX_DELAY)?,
@@ -497,6 +515,16 @@ impl QueueConfig {
             _ => return Err(unknown_attribute(name)),
         }
         Ok(())
+    }
+
+    /// FIFO: true when deduplication ids count per message group: in the
+    /// scope the queue was created with, whatever the attribute says since
+    /// (rule F12).
+    pub fn deduplicates_per_group(&self) -> bool {
+        self.creation_deduplication_scope
+            .as_deref()
+            .unwrap_or(&self.deduplication_scope)
+            == "messageGroup"
     }
 
     /// The parsed redrive policy, if one is set.
@@ -669,7 +697,95 @@ mod tests {
         assert!(QueueConfig::for_create("q", &attrs(&[("FifoQueue", "true")])).is_err());
         let c = QueueConfig::for_create("q.fifo", &attrs(&[("FifoQueue", "true")])).unwrap();
         assert!(c.fifo);
-        assert!(QueueConfig::for_create("q", &attrs(&[("FifoQueue", "false")])).is_ok());
+    }
+
+    /// F6: FIFO-only attributes on a standard queue, even `FifoQueue=false`,
+    /// are refused with the messages SQS gives (AWS recorded answer,
+    /// LocalStack snapshot test_sqs.py::test_create_standard_queue_with_fifo_attribute_raises_error).
+    #[test]
+    fn f6_fifo_only_attributes_on_a_standard_queue() {
+        for (k, v, message) in [
+            ("FifoQueue", "false", "Unknown Attribute FifoQueue."),
+            (
+                "ContentBasedDeduplication",
+                "false",
+                "Unknown Attribute ContentBasedDeduplication.",
+            ),
+            (
+                "DeduplicationScope",
+                "queue",
+                "You can specify the DeduplicationScope only when FifoQueue is set to true.",
+            ),
+            (
+                "FifoThroughputLimit",
+                "perQueue",
+                "You can specify the FifoThroughputLimit only when FifoQueue is set to true.",
+            ),
+        ] {
+            let e = QueueConfig::for_create("q", &attrs(&[(k, v)])).unwrap_err();
+            assert_eq!(e.code, ErrorCode::InvalidAttributeName, "{k}");
+            assert_eq!(e.message, message);
+            let e = QueueConfig::default()
+                .apply(&attrs(&[(k, v)]), false)
+                .unwrap_err();
+            assert_eq!(e.code, ErrorCode::InvalidAttributeName, "{k}");
+        }
+    }
+
+    /// F7: SetQueueAttributes may repeat `FifoQueue=true` on a FIFO queue
+    /// but not change the type (AWS recorded answer, LocalStack snapshot
+    /// test_sqs.py::test_set_unsupported_attribute_fifo).
+    #[test]
+    fn f7_fifo_queue_attribute_after_creation() {
+        let mut c = QueueConfig::for_create("q.fifo", &attrs(&[("FifoQueue", "true")])).unwrap();
+        c.apply(&attrs(&[("FifoQueue", "true")]), false).unwrap();
+        let e = c
+            .apply(&attrs(&[("FifoQueue", "false")]), false)
+            .unwrap_err();
+        assert_eq!(e.code, ErrorCode::InvalidAttributeValue);
+        assert_eq!(
+            e.message,
+            "Invalid value for the parameter FifoQueue. Reason: Modifying queue type is not supported."
+        );
+        let e = QueueConfig::default()
+            .apply(&attrs(&[("FifoQueue", "true")]), false)
+            .unwrap_err();
+        assert_eq!(e.message, "Unknown Attribute FifoQueue.");
+    }
+
+    /// F12: the deduplication scope a queue was created with keeps
+    /// governing after SetQueueAttributes changes the attribute (AWS
+    /// recorded answer, LocalStack snapshot
+    /// test_sqs.py::test_fifo_change_to_high_throughput_after_creation).
+    #[test]
+    fn f12_deduplication_scope_is_fixed_at_creation() {
+        let fifo = |pairs: &[(&str, &str)]| {
+            let mut all = attrs(pairs);
+            all.insert("FifoQueue".into(), "true".into());
+            QueueConfig::for_create("q.fifo", &all).unwrap()
+        };
+        let high = [
+            ("DeduplicationScope", "messageGroup"),
+            ("FifoThroughputLimit", "perMessageGroupId"),
+        ];
+        let regular = [
+            ("DeduplicationScope", "queue"),
+            ("FifoThroughputLimit", "perQueue"),
+        ];
+        let mut c = fifo(&[]);
+        assert!(!c.deduplicates_per_group());
+        c.apply(&attrs(&high), false).unwrap();
+        assert_eq!(c.to_attributes()["DeduplicationScope"], "messageGroup");
+        assert!(!c.deduplicates_per_group());
+        let mut c = fifo(&high);
+        assert!(c.deduplicates_per_group());
+        c.apply(&attrs(&regular), false).unwrap();
+        assert!(c.deduplicates_per_group());
+        // Records written before the creation scope was kept follow the attribute.
+        let mut old = fifo(&[]);
+        old.creation_deduplication_scope = None;
+        old.deduplication_scope = "messageGroup".into();
+        assert!(old.deduplicates_per_group());
     }
 
     #[test]

@@ -301,6 +301,13 @@ impl SqsError {
         )
     }
 
+    /// `InvalidParameterValue` for a FIFO receipt handle whose delivery is
+    /// over: its visibility timeout ended or the message was received
+    /// again (rule F15).
+    pub fn expired_receipt(handle: &str) -> Self {
+        Self::invalid_value("ReceiptHandle", handle, "The receipt handle has expired.")
+    }
+
     /// `InternalFailure`: our fault, the client may retry.
     pub fn internal(message: impl Into<String>) -> Self {
         Self::new(ErrorCode::InternalFailure, message)

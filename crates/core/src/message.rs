@@ -239,6 +239,14 @@ pub fn attribute_selected(requested: &[String], name: &str) -> bool {
     })
 }
 
+/// The `SequenceNumber` of a FIFO message (rules F3, F16): SQS answers
+/// 20-digit decimals, strictly increasing per queue, so the engine's
+/// sequence is shown offset by 10^19, never as a zero-padded counter.
+pub fn sequence_number(seq: u64) -> String {
+    const BASE: u128 = 10_000_000_000_000_000_000;
+    (BASE + u128::from(seq)).to_string()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -356,5 +364,17 @@ mod tests {
         assert!(attribute_selected(&req, "bar"));
         assert!(!attribute_selected(&req, "baz"));
         assert!(attribute_selected(&["All".to_string()], "anything"));
+    }
+
+    /// F16: 20 decimal digits, increasing with the sequence, not a padded
+    /// counter (AWS recorded answer, LocalStack test_sqs.py::test_fifo_sequence_number_increases).
+    #[test]
+    fn f16_sequence_numbers_look_like_sqs() {
+        let a = sequence_number(1);
+        let b = sequence_number(2);
+        assert_eq!(a, "10000000000000000001");
+        assert_eq!((a.len(), b.len()), (20, 20));
+        assert!(a < b && a.parse::<u64>().unwrap() < b.parse::<u64>().unwrap());
+        assert_eq!(sequence_number(u64::MAX).len(), 20);
     }
 }

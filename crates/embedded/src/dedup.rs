@@ -74,6 +74,12 @@ impl DedupWindow {
         self.by_expiry.insert((seen.expires_at, key));
     }
 
+    /// Forgets every key and returns them (PurgeQueue, rule F11).
+    pub fn clear(&mut self) -> Vec<String> {
+        self.by_expiry.clear();
+        self.seen.drain().map(|(key, _)| key).collect()
+    }
+
     /// Forgets expired keys and returns them.
     pub fn expire(&mut self, now: Millis) -> Vec<String> {
         let mut gone = Vec::new();

@@ -1,7 +1,6 @@
 //! FIFO queues' per-group order (rule F1): each group's messages in send
-//! order, and how many of each group are in flight. A group delivers only
-//! from its head, and not at all while a message of it is in flight from an
-//! earlier receive.
+//! order. A group delivers only from its head, and not at all while its
+//! head is in flight (rule F13).
 
 use std::collections::{HashMap, VecDeque};
 
@@ -9,7 +8,6 @@ use std::collections::{HashMap, VecDeque};
 #[derive(Debug, Default)]
 pub struct Lanes {
     lanes: HashMap<String, VecDeque<u64>>,
-    in_flight: HashMap<String, u32>,
 }
 
 impl Lanes {
@@ -39,23 +37,6 @@ impl Lanes {
         }
     }
 
-    /// Counts a message of `group` entering (`true`) or leaving flight.
-    pub fn set_in_flight(&mut self, group: &str, entering: bool) {
-        if entering {
-            *self.in_flight.entry(group.to_string()).or_default() += 1;
-        } else if let Some(n) = self.in_flight.get_mut(group) {
-            *n -= 1;
-            if *n == 0 {
-                self.in_flight.remove(group);
-            }
-        }
-    }
-
-    /// True while a message of the group is in flight.
-    pub fn is_blocked(&self, group: &str) -> bool {
-        self.in_flight.contains_key(group)
-    }
-
     /// Each group and the sequence at its head.
     pub fn heads(&self) -> impl Iterator<Item = (&str, u64)> {
         self.lanes
@@ -71,6 +52,5 @@ impl Lanes {
     /// Forgets everything.
     pub fn clear(&mut self) {
         self.lanes.clear();
-        self.in_flight.clear();
     }
 }

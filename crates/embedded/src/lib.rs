@@ -592,7 +592,7 @@ fn received(
 
 /// A FIFO sequence number as SQS writes them: a decimal string.
 fn sequence_number(seq: u64) -> String {
-    format!("{seq:020}")
+    sluice_core::message::sequence_number(seq)
 }
 
 fn deleted_error() -> SqsError {
@@ -763,12 +763,19 @@ impl Broker for EmbeddedBroker {
             }
             st.clear();
             st.last_purge = Some(now);
+            // A purge also ends the deduplication window (rule F11).
+            let forgotten = st.dedup.clear();
+            st.attempts.clear();
             let mut changes = Vec::new();
             if inner.journal.is_durable() {
                 changes.push(Change::Purge {
                     queue: cell.id,
                     below: inner.next_seq.load(Ordering::SeqCst),
                 });
+                changes.extend(forgotten.into_iter().map(|key| Change::DeleteDedup {
+                    queue: cell.id,
+                    key,
+                }));
             }
             inner.put_queue(cell.id, &st, &mut changes);
             inner.journal.submit(changes)
@@ -816,7 +823,7 @@ impl Broker for EmbeddedBroker {
             }
             let queue_delay = st.meta.config.delay_seconds;
             let fifo = st.meta.config.fifo;
-            let per_group = st.meta.config.deduplication_scope == "messageGroup";
+            let per_group = st.meta.config.deduplicates_per_group();
             let mut changes = Vec::with_capacity(if durable { prepared.len() } else { 0 });
             for (data, delay, encoded) in prepared {
                 // FIFO deduplication (rule F2): a live id answers with the
@@ -1065,6 +1072,9 @@ impl Broker for EmbeddedBroker {
     ) -> Result<Vec<Result<(), SqsError>>, SqsError> {
         let cell = self.queue(name)?;
         let inner = &self.inner;
+        // In a FIFO queue a delete may open its group to waiting receives
+        // (rule F13).
+        let mut opened = false;
         let (results, ticket) = {
             let mut st = cell.state.lock();
             if st.deleted {
@@ -1089,16 +1099,14 @@ impl Broker for EmbeddedBroker {
                                 && (rh.receive != e.receive_count
                                     || e.phase != Phase::InFlight) =>
                         {
-                            Err(SqsError::new(
-                                ErrorCode::ReceiptHandleIsInvalid,
-                                "The receipt handle has expired.",
-                            ))
+                            Err(SqsError::expired_receipt(handle))
                         }
                         Some(e) if rh.receive > e.receive_count => {
                             Err(SqsError::bad_receipt(handle))
                         }
                         Some(_) => {
                             st.remove(rh.seq);
+                            opened |= fifo;
                             activity::add(&cell.activity.deleted, 1);
                             if inner.journal.is_durable() {
                                 changes.push(Change::DeleteMessage {
@@ -1114,6 +1122,9 @@ impl Broker for EmbeddedBroker {
             (results, inner.journal.submit(changes))
         };
         ticket.wait().await?;
+        if opened {
+            cell.arrivals.notify_waiters();
+        }
         Ok(results)
     }
 

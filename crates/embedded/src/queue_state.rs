@@ -180,7 +180,7 @@ pub struct QueueState {
     by_age: BTreeSet<(Millis, u64)>,
     in_flight: usize,
     delayed: usize,
-    /// FIFO queues: each group's order and in-flight count.
+    /// FIFO queues: each group's order.
     lanes: Option<Lanes>,
     /// Standard queues once a message carries a group: turns between groups.
     fair: Option<FairReady<Order>>,
@@ -440,14 +440,7 @@ impl QueueState {
             Phase::InFlight => {
                 self.in_flight += 1;
                 self.timers.insert((entry.visible_at, seq));
-                self.count_group_flight(entry, true);
             }
-        }
-    }
-
-    fn count_group_flight(&mut self, entry: &Entry, entering: bool) {
-        if let (Some(lanes), Some(group)) = (&mut self.lanes, entry.group) {
-            lanes.set_in_flight(self.groups.name(group), entering);
         }
     }
 
@@ -467,7 +460,6 @@ impl QueueState {
             Phase::InFlight => {
                 self.in_flight -= 1;
                 self.timers.remove(&(entry.visible_at, seq));
-                self.count_group_flight(entry, false);
             }
         }
     }
@@ -581,10 +573,7 @@ impl QueueState {
             if let Some(mut entry) = self.entries.remove(&seq) {
                 match entry.phase {
                     Phase::Delayed => self.delayed -= 1,
-                    Phase::InFlight => {
-                        self.in_flight -= 1;
-                        self.count_group_flight(&entry, false);
-                    }
+                    Phase::InFlight => self.in_flight -= 1,
                     Phase::Ready => {}
                 }
                 self.make_ready(seq, &mut entry);
@@ -706,19 +695,27 @@ impl QueueState {
         self.fair = Some(fair);
     }
 
-    /// FIFO delivery (rule F1): in sequence order, a message is deliverable
-    /// when it is the next of its group and no message of its group is in
-    /// flight from an earlier receive; one receive may take several
-    /// consecutive messages of a group.
+    /// FIFO delivery (rules F1, F13, F14): a group delivers from its head,
+    /// the run of consecutive ready messages up to the first one still in
+    /// flight (or delayed), and not at all while its head is in flight; one
+    /// receive may take several messages of a group. Groups take turns in
+    /// the order their heads became receivable: a group whose head became
+    /// visible again (visibility timeout over, changed to 0, received with
+    /// a zero timeout) comes after the groups already waiting.
     fn deliver_fifo(&mut self, out: &mut Delivery, max: usize, now: Millis, rules: &DeliveryRules) {
-        // Groups that can deliver now: none of theirs in flight and the head
-        // ready; the group with the oldest head goes first. This costs one
-        // step per group, not per message, however deep the backlog.
+        // One step per group, not per message, however deep the backlog.
         let Some(lanes) = &self.lanes else { return };
-        let mut groups: Vec<(u64, String)> = lanes
+        let mut groups: Vec<((Millis, bool, u64), String)> = lanes
             .heads()
-            .filter(|&(group, head)| !lanes.is_blocked(group) && self.is_ready(head))
-            .map(|(group, head)| (head, group.to_string()))
+            .filter_map(|(group, head)| {
+                let entry = self.entries.get(&head)?;
+                (entry.phase == Phase::Ready).then(|| {
+                    // When the head became receivable; at the same moment
+                    // a message never received has waited longer.
+                    let since = (entry.visible_at, entry.receive_count > 0, head);
+                    (since, group.to_string())
+                })
+            })
             .collect();
         groups.sort_unstable();
         for (_, group) in groups {

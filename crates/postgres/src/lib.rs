@@ -602,6 +602,15 @@ impl Broker for PostgresBroker {
             &[&q.id],
         )
         .await?;
+        // A purge also ends the deduplication window (rule F11).
+        for table in ["sluice_dedup", "sluice_receive_attempts"] {
+            execute(
+                &tx,
+                &format!("DELETE FROM {table} WHERE queue_id = $1"),
+                &[&q.id],
+            )
+            .await?;
+        }
         tx.commit().await.map_err(error::db)
     }
 

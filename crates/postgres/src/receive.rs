@@ -560,22 +560,24 @@ const GROUPS: &str = "groups (g) AS (
         FROM groups WHERE groups.g IS NOT NULL
     )";
 
-/// Every group of a FIFO queue with nothing in flight, with its head (the
-/// oldest message) and when the head is receivable, oldest head first
-/// (after [`GROUPS`]).
+/// Every group of a FIFO queue with its head (the oldest message), when
+/// the head is receivable and whether it was received before, in the order
+/// groups take turns (rule F14): by when the head became receivable, a
+/// never-received head first at the same moment (after [`GROUPS`]).
 const FIFO_HEADS: &str = "
     SELECT groups.g, h.seq, h.visible_at FROM groups
     CROSS JOIN LATERAL (
-        SELECT seq, visible_at FROM sluice_messages m
+        SELECT seq, visible_at, receive_count FROM sluice_messages m
         WHERE m.queue_id = $1 AND m.group_id = groups.g ORDER BY seq LIMIT 1
     ) h
-    WHERE groups.g IS NOT NULL AND NOT (groups.g = ANY($2))
-    ORDER BY h.seq";
+    WHERE groups.g IS NOT NULL AND h.visible_at <= $2
+    ORDER BY h.visible_at, h.receive_count > 0, h.seq";
 
-/// FIFO delivery (rule F1): per group, the run of receivable messages from
-/// its head, none from a group with a message in flight; the group with
-/// the oldest head first, and as much of one group as the receive takes.
-/// The caller holds the queue's lock, so nothing is skipped.
+/// FIFO delivery (rules F1, F13): per group, the run of receivable
+/// messages from its head up to the first one still in flight, none while
+/// the head is in flight; groups in the turn order of [`FIFO_HEADS`], and
+/// as much of one group as the receive takes. The caller holds the
+/// queue's lock, so nothing is skipped.
 async fn pick_fifo(
     tx: &deadpool_postgres::Transaction<'_>,
     q: &QueueRow,
@@ -583,18 +585,8 @@ async fn pick_fifo(
     want: usize,
     exclude: &[i64],
 ) -> Result<Vec<MessageRow>, SqsError> {
-    let busy = query(
-        tx,
-        "SELECT DISTINCT group_id FROM sluice_messages
-         WHERE queue_id = $1 AND visible_at > $2 AND receive_count > 0 AND group_id IS NOT NULL",
-        &[&q.id, &now],
-    )
-    .await?
-    .iter()
-    .map(|r| col(r, 0))
-    .collect::<Result<Vec<String>, _>>()?;
     let sql = format!("WITH RECURSIVE {GROUPS} {FIFO_HEADS}");
-    let heads = query(tx, &sql, &[&q.id, &busy]).await?;
+    let heads = query(tx, &sql, &[&q.id, &now]).await?;
     let mut order: Vec<i64> = Vec::with_capacity(want);
     for head in &heads {
         if order.len() >= want {

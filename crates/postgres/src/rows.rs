@@ -182,7 +182,7 @@ impl MessageRow {
 
 /// A FIFO sequence number as SQS writes them: a decimal string.
 pub(crate) fn sequence_number(seq: i64) -> String {
-    format!("{seq:020}")
+    sluice_core::message::sequence_number(seq.max(0) as u64)
 }
 
 /// A stored time back as [`Millis`].

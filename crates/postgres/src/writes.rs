@@ -106,7 +106,7 @@ async fn send_to(
     let tx = client.transaction().await.map_err(error::db)?;
     // A FIFO queue from here on: each message deduplicated and numbered.
     lock_fifo(&tx, q).await?;
-    let per_group = q.config.deduplication_scope == "messageGroup";
+    let per_group = q.config.deduplicates_per_group();
     let mut sent = Vec::with_capacity(messages.len());
     let mut bytes = 0u64;
     let mut stored = 0u64;
@@ -439,10 +439,7 @@ pub(crate) async fn delete(
                         && rh.receive <= count
                         && (rh.receive != count || visible_at <= now) =>
                 {
-                    Err(SqsError::new(
-                        ErrorCode::ReceiptHandleIsInvalid,
-                        "The receipt handle has expired.",
-                    ))
+                    Err(SqsError::expired_receipt(handle))
                 }
                 Some((count, _)) if rh.receive > count => Err(SqsError::bad_receipt(handle)),
                 Some(_) => {
@@ -464,6 +461,13 @@ pub(crate) async fn delete(
     }
     tx.commit().await.map_err(error::db)?;
     activity::add(&inner.activity(q.id).deleted, doomed.len() as u64);
+    // A delete may open its group to this node's waiting receives (rule
+    // F13). Other nodes' are not told: a NOTIFY here would make every FIFO
+    // delete wait for a disk flush; their long polls look again when a
+    // message of the queue is due or at their end.
+    if !doomed.is_empty() {
+        inner.wake(name);
+    }
     Ok(results)
 }
 

@@ -1,4 +1,4 @@
-//! FIFO queues (rules F1–F5, and R3 for FIFO dead-letter queues).
+//! FIFO queues (rules F1–F5, F11–F16, and R3 for FIFO dead-letter queues).
 
 use sluice_core::ErrorCode;
 
@@ -197,7 +197,9 @@ pub async fn f4_receive_attempt_id_replays<H: Harness>(h: &H) {
     assert_ne!(after_delete, first, "a deleted message is not replayed");
 }
 
-/// F1: in a FIFO queue only the latest delivery's handle deletes.
+/// F1, F15: in a FIFO queue only the latest delivery's handle deletes; an
+/// older one has expired, as SQS answers (AWS recorded answer, LocalStack
+/// snapshot test_sqs.py::test_fifo_delete_after_visibility_timeout).
 pub async fn f1_fifo_stale_handle_cannot_delete<H: Harness>(h: &H) {
     create_fifo(h, "q.fifo", &[]).await;
     h.broker()
@@ -209,12 +211,17 @@ pub async fn f1_fifo_stale_handle_cannot_delete<H: Harness>(h: &H) {
     let new = receive(h, "q.fifo", 1).await.remove(0);
     let r = h
         .broker()
-        .delete_messages("q.fifo", vec![old.receipt_handle])
+        .delete_messages("q.fifo", vec![old.receipt_handle.clone()])
         .await
         .unwrap();
+    let e = r[0].as_ref().unwrap_err();
+    assert_eq!(e.code, ErrorCode::InvalidParameterValue);
     assert_eq!(
-        r[0].as_ref().unwrap_err().code,
-        ErrorCode::ReceiptHandleIsInvalid
+        e.message,
+        format!(
+            "Value {} for parameter ReceiptHandle is invalid. Reason: The receipt handle has expired.",
+            old.receipt_handle
+        )
     );
     let r = h
         .broker()
@@ -260,9 +267,12 @@ pub async fn r3_fifo_dlq_resets_enqueue_time<H: Harness>(h: &H) {
     assert_eq!(counts(h, "dlq.fifo").await, QueueCounts::default());
 }
 
-/// F1: a group with a message in flight delivers nothing, even when an
-/// earlier message of it is visible again (its visibility was released).
-pub async fn f1_a_group_with_a_message_in_flight_delivers_nothing<H: Harness>(h: &H) {
+/// F13, F14: a group opens as soon as its head is visible again, and a
+/// receive takes from it up to the first message still in flight; the
+/// reopened group comes after the groups already waiting (AWS recorded
+/// answer, LocalStack snapshot
+/// test_sqs.py::test_fifo_message_group_visibility_after_terminate_visibility_timeout).
+pub async fn f13_a_visible_head_reopens_its_group<H: Harness>(h: &H) {
     create_fifo(h, "q.fifo", &[]).await;
     h.broker()
         .send_messages(
@@ -277,6 +287,7 @@ pub async fn f1_a_group_with_a_message_in_flight_delivers_nothing<H: Harness>(h:
         .unwrap();
     let got = receive(h, "q.fifo", 2).await;
     assert_eq!(in_order(&got), ["first", "second"]);
+    h.clock().advance_secs(1);
     // "first" is visible again, "second" is still in flight.
     let released = h
         .broker()
@@ -290,10 +301,202 @@ pub async fn f1_a_group_with_a_message_in_flight_delivers_nothing<H: Harness>(h:
         .await
         .unwrap();
     assert!(released[0].is_ok());
-    let next = receive(h, "q.fifo", 10).await;
     assert_eq!(
-        in_order(&next),
-        ["other group"],
-        "group g waits for its message in flight"
+        in_order(&receive(h, "q.fifo", 10).await),
+        ["other group", "first"],
+        "group g up to its message in flight, after the group that waited"
     );
+}
+
+/// F13: whichever message of a group is kept in flight longer stops the
+/// group there: the messages before it are delivered again, not those after
+/// (AWS recorded answer, LocalStack snapshot
+/// test_sqs.py::test_fifo_group_visibility_extends_with_change_message_visibility).
+pub async fn f13_a_message_kept_in_flight_stops_its_group<H: Harness>(h: &H) {
+    for (position, want) in [(0, vec![]), (1, vec!["foo"]), (2, vec!["foo", "bar"])] {
+        let q = format!("q{position}.fifo");
+        create_fifo(h, &q, &[("VisibilityTimeout", "1")]).await;
+        h.broker()
+            .send_messages(
+                &q,
+                ["foo", "bar", "baz"]
+                    .iter()
+                    .map(|b| fifo_msg("1", b, b))
+                    .collect(),
+            )
+            .await
+            .unwrap();
+        let got = receive(h, &q, 5).await;
+        assert_eq!(in_order(&got), ["foo", "bar", "baz"]);
+        let changed = h
+            .broker()
+            .change_visibility(
+                &q,
+                vec![crate::VisibilityChange {
+                    receipt_handle: got[position].receipt_handle.clone(),
+                    visibility_timeout: 4,
+                }],
+            )
+            .await
+            .unwrap();
+        assert!(changed[0].is_ok());
+        h.clock().advance_secs(2);
+        assert_eq!(
+            in_order(&receive(h, &q, 5).await),
+            want,
+            "kept at {position}"
+        );
+    }
+}
+
+/// F13: deleting a group's head opens it only if its next message is not in
+/// flight (AWS recorded answer, LocalStack snapshot
+/// test_sqs.py::test_fifo_message_group_visibility_after_partial_delete).
+pub async fn f13_deleting_the_head_opens_the_group_only_when_the_next_is_visible<H: Harness>(
+    h: &H,
+) {
+    create_fifo(h, "q.fifo", &[]).await;
+    h.broker()
+        .send_messages(
+            "q.fifo",
+            vec![
+                fifo_msg("g1", "1", "g1-m1"),
+                fifo_msg("g2", "2", "g2-m1"),
+                fifo_msg("g1", "3", "g1-m2"),
+                fifo_msg("g1", "4", "g1-m3"),
+                fifo_msg("g3", "5", "g3-m1"),
+            ],
+        )
+        .await
+        .unwrap();
+    let got = receive(h, "q.fifo", 2).await;
+    assert_eq!(in_order(&got), ["g1-m1", "g1-m2"]);
+    let delete = |handle: &str| {
+        h.broker()
+            .delete_messages("q.fifo", vec![handle.to_string()])
+    };
+    assert!(delete(&got[0].receipt_handle).await.unwrap()[0].is_ok());
+    assert_eq!(
+        in_order(&receive_vt(h, "q.fifo", 10, 0).await),
+        ["g2-m1", "g3-m1"],
+        "g1-m2 is still in flight"
+    );
+    assert!(delete(&got[1].receipt_handle).await.unwrap()[0].is_ok());
+    h.clock().advance_secs(1);
+    let all = receive(h, "q.fifo", 10).await;
+    assert!(in_order(&all).contains(&"g1-m3"), "{:?}", in_order(&all));
+}
+
+/// F14: groups take turns by when their head became receivable: a group
+/// released by a visibility timeout (or a receive with a zero timeout) goes
+/// behind the groups already waiting (AWS recorded answer, LocalStack
+/// snapshot test_sqs.py::test_fifo_receive_message_visibility_timeout_shared_in_group
+/// and test_fifo_receive_message_with_zero_visibility_timeout).
+pub async fn f14_released_groups_go_behind_waiting_ones<H: Harness>(h: &H) {
+    create_fifo(h, "q.fifo", &[("VisibilityTimeout", "1")]).await;
+    let mut msgs: Vec<NewMessage> = (1..=4)
+        .map(|i| fifo_msg("g1", &format!("1-{i}"), &format!("g1-m{i}")))
+        .collect();
+    msgs.push(fifo_msg("g2", "2-1", "g2-m1"));
+    msgs.push(fifo_msg("g3", "3-1", "g3-m1"));
+    h.broker().send_messages("q.fifo", msgs).await.unwrap();
+    h.clock().advance_secs(1);
+    assert_eq!(in_order(&receive(h, "q.fifo", 2).await), ["g1-m1", "g1-m2"]);
+    h.clock().advance_ms(10);
+    assert_eq!(in_order(&receive(h, "q.fifo", 1).await), ["g2-m1"]);
+    h.clock().advance_secs(2);
+    assert_eq!(
+        in_order(&receive_vt(h, "q.fifo", 10, 0).await),
+        ["g3-m1", "g1-m1", "g1-m2", "g1-m3", "g1-m4", "g2-m1"]
+    );
+    // Released by that zero-timeout receive: ahead of a group sent since.
+    h.clock().advance_ms(10);
+    h.broker()
+        .send_messages("q.fifo", vec![fifo_msg("g4", "4-1", "g4-m1")])
+        .await
+        .unwrap();
+    h.clock().advance_ms(10);
+    let again = receive(h, "q.fifo", 10).await;
+    assert_eq!(again.len(), 7);
+    assert_eq!(again[6].body, "g4-m1");
+}
+
+/// F11: a purge also ends the deduplication window (AWS recorded answer,
+/// LocalStack test_sqs.py::test_purge_queue_clears_fifo_deduplication_cache).
+pub async fn f11_purge_ends_the_deduplication_window<H: Harness>(h: &H) {
+    create_fifo(h, "q.fifo", &[]).await;
+    let first = h
+        .broker()
+        .send_messages("q.fifo", vec![fifo_msg("g", "d", "message-1")])
+        .await
+        .unwrap();
+    h.broker().purge_queue("q.fifo").await.unwrap();
+    let second = h
+        .broker()
+        .send_messages("q.fifo", vec![fifo_msg("g", "d", "message-2")])
+        .await
+        .unwrap();
+    assert_ne!(second[0].message_id, first[0].message_id);
+    assert_eq!(in_order(&receive(h, "q.fifo", 10).await), ["message-2"]);
+}
+
+/// F12: the deduplication scope given at creation keeps governing after
+/// SetQueueAttributes changes it, either way (AWS recorded answer,
+/// LocalStack snapshot test_sqs.py::test_fifo_change_to_high_throughput_after_creation
+/// and test_fifo_change_to_regular_throughput_after_creation).
+pub async fn f12_deduplication_scope_is_the_one_given_at_creation<H: Harness>(h: &H) {
+    let high = [
+        ("DeduplicationScope", "messageGroup"),
+        ("FifoThroughputLimit", "perMessageGroupId"),
+    ];
+    let regular = [
+        ("DeduplicationScope", "queue"),
+        ("FifoThroughputLimit", "perQueue"),
+    ];
+    create_fifo(h, "queue.fifo", &[]).await;
+    create_fifo(h, "group.fifo", &high).await;
+    for (q, now) in [("queue.fifo", &high), ("group.fifo", &regular)] {
+        let meta = h
+            .broker()
+            .set_queue_attributes(q, attrs(now))
+            .await
+            .unwrap();
+        assert_eq!(
+            meta.config.to_attributes()["DeduplicationScope"],
+            now[0].1,
+            "the attribute changes"
+        );
+        h.broker()
+            .send_messages(
+                q,
+                vec![fifo_msg("a", "same", "1"), fifo_msg("b", "same", "2")],
+            )
+            .await
+            .unwrap();
+    }
+    assert_eq!(counts(h, "queue.fifo").await.visible, 1, "still one scope");
+    assert_eq!(counts(h, "group.fifo").await.visible, 2, "still per group");
+}
+
+/// F16: sequence numbers are 20-digit decimals as SQS writes them, not a
+/// zero-padded counter (AWS recorded answer shape, LocalStack
+/// test_sqs.py::test_fifo_sequence_number_increases).
+pub async fn f16_sequence_numbers_look_like_sqs<H: Harness>(h: &H) {
+    create_fifo(h, "q.fifo", &[]).await;
+    let sent = h
+        .broker()
+        .send_messages(
+            "q.fifo",
+            vec![fifo_msg("g", "1", "a"), fifo_msg("g", "2", "b")],
+        )
+        .await
+        .unwrap();
+    for s in &sent {
+        let n = s.sequence_number.as_deref().unwrap();
+        assert_eq!(n.len(), 20, "{n}");
+        assert!(
+            n.bytes().all(|b| b.is_ascii_digit()) && !n.starts_with('0'),
+            "{n}"
+        );
+    }
 }

@@ -223,3 +223,95 @@ async fn f2_standard_queue_group_id_and_dedup_id() {
         "tenant-1"
     );
 }
+
+/// F6–F9 through the SDK, as AWS answered them (AWS recorded answers,
+/// LocalStack snapshot test_sqs.py: test_create_standard_queue_with_fifo_attribute_raises_error,
+/// test_set_unsupported_attribute_fifo, test_send_message_with_delay_0_works_for_fifo,
+/// test_send_batch_missing_message_group_id_for_fifo_queue,
+/// test_send_batch_missing_deduplication_id_for_fifo_queue).
+#[tokio::test]
+async fn f6_f9_fifo_attribute_and_send_validation() {
+    let server = TestServer::start().await;
+    let sqs = server.sdk();
+    let e = sqs
+        .create_queue()
+        .queue_name("plain")
+        .attributes(Attr::DeduplicationScope, "queue")
+        .send()
+        .await
+        .unwrap_err()
+        .into_service_error();
+    assert_eq!(code(&e), "InvalidAttributeName", "F6");
+    assert_eq!(
+        e.meta().message(),
+        Some("You can specify the DeduplicationScope only when FifoQueue is set to true.")
+    );
+    let url = sqs
+        .create_queue()
+        .queue_name("jobs.fifo")
+        .attributes(Attr::FifoQueue, "true")
+        .send()
+        .await
+        .unwrap()
+        .queue_url
+        .unwrap();
+    let e = sqs
+        .set_queue_attributes()
+        .queue_url(&url)
+        .attributes(Attr::FifoQueue, "false")
+        .send()
+        .await
+        .unwrap_err();
+    assert_eq!(code(&e.into_service_error()), "InvalidAttributeValue", "F7");
+    sqs.send_message()
+        .queue_url(&url)
+        .message_body("first")
+        .message_group_id("g")
+        .message_deduplication_id("1")
+        .delay_seconds(0)
+        .send()
+        .await
+        .expect("F8: a per-message delay of 0 is accepted");
+    let entry = |id: &str, group: Option<&str>, dedup: Option<&str>| {
+        SendMessageBatchRequestEntry::builder()
+            .id(id)
+            .message_body(id)
+            .set_message_group_id(group.map(String::from))
+            .set_message_deduplication_id(dedup.map(String::from))
+            .build()
+            .unwrap()
+    };
+    for (missing, bad, message) in [
+        (
+            "group",
+            entry("b", None, Some("3")),
+            "The request must contain the parameter MessageGroupId.",
+        ),
+        (
+            "dedup",
+            entry("b", Some("g"), None),
+            "The queue should either have ContentBasedDeduplication enabled or MessageDeduplicationId provided explicitly",
+        ),
+    ] {
+        let e = sqs
+            .send_message_batch()
+            .queue_url(&url)
+            .entries(entry("a", Some("g"), Some("2")))
+            .entries(bad)
+            .send()
+            .await
+            .unwrap_err()
+            .into_service_error();
+        assert_eq!(code(&e), "InvalidParameterValue", "F9: {missing}");
+        assert_eq!(e.meta().message(), Some(message));
+    }
+    let got = sqs
+        .receive_message()
+        .queue_url(&url)
+        .max_number_of_messages(10)
+        .send()
+        .await
+        .unwrap();
+    let bodies: Vec<&str> = got.messages().iter().filter_map(|m| m.body()).collect();
+    assert_eq!(bodies, ["first"], "F9: the refused batches sent nothing");
+}

@@ -58,7 +58,8 @@ pub async fn send_message<B: Broker>(
     Ok(out)
 }
 
-/// SendMessageBatch: each entry succeeds or fails on its own.
+/// SendMessageBatch: each entry succeeds or fails on its own, but for the
+/// FIFO ids a whole FIFO request fails on (rule F9).
 pub async fn send_message_batch<B: Broker>(
     svc: &Service<B>,
     input: SendMessageBatchInput,
@@ -90,6 +91,9 @@ pub async fn send_message_batch<B: Broker>(
             ),
         ));
     }
+    if meta.config.fifo {
+        check_fifo_batch(&entries, &meta.config)?;
+    }
     let mut failed = Vec::new();
     let mut accepted: Vec<(String, Checked)> = Vec::new();
     for (id, entry) in ids.into_iter().zip(entries) {
@@ -115,6 +119,26 @@ pub async fn send_message_batch<B: Broker>(
     }
     Ok(BatchResult { successful, failed })
 }
+
+/// In a FIFO queue an entry without a group id, or without a
+/// deduplication id where the queue does not deduplicate by content, fails
+/// the whole request, not only its entry (rule F9).
+fn check_fifo_batch(entries: &[MessageInput], config: &QueueConfig) -> Result<(), SqsError> {
+    for entry in entries {
+        if entry.message_group_id.is_none() {
+            return Err(SqsError::invalid_parameter(
+                "The request must contain the parameter MessageGroupId.",
+            ));
+        }
+        if entry.message_deduplication_id.is_none() && !config.content_based_deduplication {
+            return Err(SqsError::invalid_parameter(NO_DEDUPLICATION_ID));
+        }
+    }
+    Ok(())
+}
+
+/// Why a FIFO send without a deduplication id is refused (rule F2).
+const NO_DEDUPLICATION_ID: &str = "The queue should either have ContentBasedDeduplication enabled or MessageDeduplicationId provided explicitly";
 
 fn add_digests(out: &mut Value, checked: &Checked) {
     if let Some(md5) = &checked.md5_attributes {
@@ -166,6 +190,8 @@ fn check_message(mut input: MessageInput, config: &QueueConfig) -> Result<Checke
         None => None,
     };
     let (group_id, dedup_id) = check_fifo_ids(&input, config, &body, delay_seconds)?;
+    // FIFO messages take the queue's delay, even when 0 is given (rule F8).
+    let delay_seconds = delay_seconds.filter(|_| !config.fifo);
     let body_md5 = body_digest(&body);
     Ok(Checked {
         md5_body: digest_hex(&body_md5),
@@ -248,7 +274,9 @@ fn check_fifo_ids(
         return Ok((input.message_group_id.clone(), None));
     }
     let group = required(input.message_group_id.clone(), "MessageGroupId")?;
-    if let Some(d) = delay_seconds {
+    // A per-message delay of 0 is accepted (and leaves the queue's delay
+    // in force: the caller drops it); any other is refused (rule F8).
+    if let Some(d) = delay_seconds.filter(|&d| d != 0) {
         return Err(SqsError::invalid_value(
             "DelaySeconds",
             d,
@@ -262,9 +290,7 @@ fn check_fifo_ids(
         (Some(d), _) => d.clone(),
         (None, true) => sha256_hex(body),
         (None, false) => {
-            return Err(SqsError::invalid_parameter(
-                "The queue should either have ContentBasedDeduplication enabled or MessageDeduplicationId provided explicitly",
-            ));
+            return Err(SqsError::invalid_parameter(NO_DEDUPLICATION_ID));
         }
     };
     Ok((Some(group), Some(dedup)))
