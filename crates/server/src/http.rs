@@ -123,6 +123,11 @@ pub async fn handle<B: Broker>(svc: &Service<B>, req: Request<Incoming>) -> Resp
             .and_then(|v| v.to_str().ok())
             .map(str::to_string),
         scheme: "http",
+        trace_header: headers
+            .get("x-amzn-trace-id")
+            .and_then(|v| v.to_str().ok())
+            .filter(|v| !v.is_empty())
+            .map(str::to_string),
     };
     let path = req.uri().path().to_string();
     let url_query = req.uri().query().unwrap_or("").to_string();

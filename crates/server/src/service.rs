@@ -49,6 +49,9 @@ pub struct RequestContext {
     pub host: Option<String>,
     /// `http` or `https`.
     pub scheme: &'static str,
+    /// The `X-Amzn-Trace-Id` header, which a send keeps as the message's
+    /// `AWSTraceHeader` system attribute (rule V22).
+    pub trace_header: Option<String>,
 }
 
 impl<B: Broker> Service<B> {

@@ -1,4 +1,4 @@
-//! SendMessage and SendMessageBatch (rules V1, L1, L2, L3, W4).
+//! SendMessage and SendMessageBatch (rules V1, V22, L1, L2, L3, W4).
 
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
@@ -18,10 +18,13 @@ use sluice_protocol::requests::{
 };
 
 use super::batch;
-use crate::service::Service;
+use crate::service::{RequestContext, Service};
 
 /// System attributes a sender may set.
-const SENDABLE_SYSTEM_ATTRIBUTES: &[&str] = &["AWSTraceHeader"];
+const SENDABLE_SYSTEM_ATTRIBUTES: &[&str] = &[TRACE_HEADER];
+
+/// The system attribute that keeps a send's trace header.
+const TRACE_HEADER: &str = "AWSTraceHeader";
 
 /// A checked message and the digests its response carries.
 struct Checked {
@@ -34,12 +37,13 @@ struct Checked {
 /// SendMessage.
 pub async fn send_message<B: Broker>(
     svc: &Service<B>,
+    ctx: &RequestContext,
     input: SendMessageInput,
 ) -> Result<Value, SqsError> {
     let url = required(input.queue_url, "QueueUrl")?;
     let name = svc.queue_name(&url)?;
     let meta = svc.broker.get_queue(name).await?;
-    let checked = check_message(input.message, &meta.config)?;
+    let checked = check_message(input.message, &meta.config, ctx.trace_header.as_deref())?;
     let mut sent = svc
         .broker
         .send_messages(name, vec![checked.message.clone()])
@@ -61,6 +65,7 @@ pub async fn send_message<B: Broker>(
 /// SendMessageBatch: each entry succeeds or fails on its own.
 pub async fn send_message_batch<B: Broker>(
     svc: &Service<B>,
+    ctx: &RequestContext,
     input: SendMessageBatchInput,
 ) -> Result<BatchResult, SqsError> {
     let url = required(input.queue_url, "QueueUrl")?;
@@ -93,7 +98,7 @@ pub async fn send_message_batch<B: Broker>(
     let mut failed = Vec::new();
     let mut accepted: Vec<(String, Checked)> = Vec::new();
     for (id, entry) in ids.into_iter().zip(entries) {
-        match check_message(entry, &meta.config) {
+        match check_message(entry, &meta.config, ctx.trace_header.as_deref()) {
             Ok(c) => accepted.push((id, c)),
             Err(e) => failed.push(batch::failed(&id, &e)),
         }
@@ -138,8 +143,13 @@ fn wire_attributes_size(attrs: Option<&WireAttributes>) -> usize {
     })
 }
 
-/// Validates one message against the queue's configuration.
-fn check_message(mut input: MessageInput, config: &QueueConfig) -> Result<Checked, SqsError> {
+/// Validates one message against the queue's configuration; `trace` is the
+/// request's `X-Amzn-Trace-Id` header.
+fn check_message(
+    mut input: MessageInput,
+    config: &QueueConfig,
+    trace: Option<&str>,
+) -> Result<Checked, SqsError> {
     let body = required(input.message_body.take(), "MessageBody")?;
     validate_body(&body)?;
     let attributes = to_attributes(input.message_attributes.take())?;
@@ -167,10 +177,23 @@ fn check_message(mut input: MessageInput, config: &QueueConfig) -> Result<Checke
     };
     let (group_id, dedup_id) = check_fifo_ids(&input, config, &body, delay_seconds)?;
     let body_md5 = body_digest(&body);
+    // The digest covers the system attributes the request carried.
+    let md5_system = md5_of_attributes(&system_attributes);
+    let mut system_attributes = system_attributes;
+    if let Some(trace) = trace {
+        // AWS keeps the header as AWSTraceHeader (rule V22); one given as a
+        // system attribute wins.
+        system_attributes
+            .entry(TRACE_HEADER.to_string())
+            .or_insert_with(|| MessageAttributeValue {
+                data_type: "String".into(),
+                value: AttributeValue::String(trace.to_string()),
+            });
+    }
     Ok(Checked {
         md5_body: digest_hex(&body_md5),
         md5_attributes: md5_of_attributes(&attributes),
-        md5_system: md5_of_attributes(&system_attributes),
+        md5_system,
         message: NewMessage {
             body,
             attributes,
