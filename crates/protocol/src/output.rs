@@ -42,10 +42,6 @@ pub struct OutMessage {
     pub md5_of_message_attributes: Option<String>,
     /// `MessageAttributes`: name, data type and value, in answer order.
     pub message_attributes: Vec<(String, String, OutAttributeValue)>,
-    /// Answers `MessageAttributes` as an empty map when `message_attributes`
-    /// is empty: AWS does so in JSON when names were asked and none of the
-    /// message's attributes matched (rule V21); XML has no form for it.
-    pub empty_message_attributes: bool,
 }
 
 /// A message attribute's value as it is answered.
@@ -152,8 +148,6 @@ impl OutMessage {
                 })
                 .collect();
             fields.insert("MessageAttributes".into(), Value::Object(attrs));
-        } else if self.empty_message_attributes {
-            fields.insert("MessageAttributes".into(), Value::Object(Map::new()));
         }
         Value::Object(fields)
     }
@@ -234,8 +228,6 @@ impl OutMessage {
                 out.push(b'}');
             }
             out.push(b'}');
-        } else if self.empty_message_attributes {
-            out.extend_from_slice(b",\"MessageAttributes\":{}");
         }
         out.push(b'}');
     }
@@ -257,7 +249,6 @@ pub(crate) mod tests {
             attributes: vec![],
             md5_of_message_attributes: None,
             message_attributes: vec![],
-            empty_message_attributes: false,
         }
     }
 
@@ -330,22 +321,6 @@ pub(crate) mod tests {
         let mut out = Vec::new();
         Output::Messages(messages).write_json(&mut out);
         assert!(out.len() <= hint + 16, "the reserve covers the answer");
-    }
-
-    /// V21: when names were asked and none matched, JSON answers an empty
-    /// `MessageAttributes` map (LocalStack snapshot
-    /// test_receive_message_message_attribute_names_filters,
-    /// only_non_existing_names); the Query encoder writes no element for it.
-    #[test]
-    fn v21_an_unmatched_attribute_filter_answers_an_empty_map() {
-        let mut m = message(1);
-        m.empty_message_attributes = true;
-        let value = Output::Messages(vec![m.clone()]).into_value();
-        assert_eq!(
-            value["Messages"][0]["MessageAttributes"],
-            serde_json::json!({})
-        );
-        same_json_as_the_value(Output::Messages(vec![m]));
     }
 
     #[test]

@@ -137,9 +137,6 @@ fn render<B>(
         .filter(|(n, _)| attribute_selected(filters, n))
         .map(|(n, v)| (n.clone(), v.clone()))
         .collect();
-    // Names asked, none matched: AWS answers an empty map (rule V21).
-    let empty_message_attributes =
-        selected.is_empty() && !filters.is_empty() && !m.attributes.is_empty();
     let md5_of_message_attributes = md5_of_attributes(&selected);
     let message_attributes = selected
         .into_iter()
@@ -159,6 +156,5 @@ fn render<B>(
         attributes,
         md5_of_message_attributes,
         message_attributes,
-        empty_message_attributes,
     }
 }

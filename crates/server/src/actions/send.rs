@@ -43,7 +43,12 @@ pub async fn send_message<B: Broker>(
     let url = required(input.queue_url, "QueueUrl")?;
     let name = svc.queue_name(&url)?;
     let meta = svc.broker.get_queue(name).await?;
-    let checked = check_message(input.message, &meta.config, ctx.trace_header.as_deref())?;
+    let checked = check_message(
+        input.message,
+        &meta.config,
+        ctx.trace_header.as_deref(),
+        false,
+    )?;
     let mut sent = svc
         .broker
         .send_messages(name, vec![checked.message.clone()])
@@ -98,7 +103,7 @@ pub async fn send_message_batch<B: Broker>(
     let mut failed = Vec::new();
     let mut accepted: Vec<(String, Checked)> = Vec::new();
     for (id, entry) in ids.into_iter().zip(entries) {
-        match check_message(entry, &meta.config, ctx.trace_header.as_deref()) {
+        match check_message(entry, &meta.config, ctx.trace_header.as_deref(), true) {
             Ok(c) => accepted.push((id, c)),
             Err(e) => failed.push(batch::failed(&id, &e)),
         }
@@ -144,11 +149,13 @@ fn wire_attributes_size(attrs: Option<&WireAttributes>) -> usize {
 }
 
 /// Validates one message against the queue's configuration; `trace` is the
-/// request's `X-Amzn-Trace-Id` header.
+/// request's `X-Amzn-Trace-Id` header, `in_batch` tells an entry of
+/// SendMessageBatch.
 fn check_message(
     mut input: MessageInput,
     config: &QueueConfig,
     trace: Option<&str>,
+    in_batch: bool,
 ) -> Result<Checked, SqsError> {
     let body = required(input.message_body.take(), "MessageBody")?;
     validate_body(&body)?;
@@ -162,7 +169,17 @@ fn check_message(
             )));
         }
     }
-    validate_size(&body, &attributes, config.maximum_message_size)?;
+    let limit = config.maximum_message_size;
+    validate_size(&body, &attributes, limit).map_err(|e| {
+        // AWS words a batch entry's failure differently (rule L7).
+        if in_batch {
+            SqsError::invalid_parameter(format!(
+                "One or more parameters cannot be validated. Reason: Message must be shorter than {limit} bytes."
+            ))
+        } else {
+            e
+        }
+    })?;
     debug_assert!(message_size(&body, &attributes) <= config.maximum_message_size as usize);
     let delay_seconds = match input.delay_seconds {
         Some(d) if !(0..=i64::from(MAX_DELAY)).contains(&d) => {

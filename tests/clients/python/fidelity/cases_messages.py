@@ -3,9 +3,10 @@
 import time
 
 from fidelity import *  # noqa: F401,F403
-from fidelity import JSON, QUERY, case, eq, expect_error, md5_hex, md5_of_attributes, new_queue, receive, sqs
+from fidelity import case, eq, expect_error, md5_of_attributes, name_of, new_queue, receive, sqs
 
 SNAP = "AWS recorded answer, LocalStack snapshot test_sqs.py::"
+# Snapshots recorded in 2024-2025, in both protocols ([sqs] and [sqs_query]).
 IPV = "InvalidParameterValue"
 IPV_JSON = "InvalidParameterValueException"
 
@@ -59,13 +60,11 @@ ATTR_K_SIZE = len("k") + len("String") + len("x")
 
 @case("core", "L1", SNAP + "test_send_oversized_message")
 def send_oversized_message():
-    # Recorded when 262,144 bytes was the default size; the default is now
-    # 1 MiB (rule L1), so the queue sets the recorded limit.
-    url = new_queue("msg-big", attributes={"MaximumMessageSize": "262144"})
+    url = new_queue("msg-big")
     expect_error(
-        sqs.send_message, QueueUrl=url, MessageBody="a" * (262144 - ATTR_K_SIZE + 1), MessageAttributes=ATTR_K,
+        sqs.send_message, QueueUrl=url, MessageBody="a" * (1048576 - ATTR_K_SIZE + 1), MessageAttributes=ATTR_K,
         code=IPV, json_type=IPV_JSON,
-        message="One or more parameters are invalid. Reason: Message must be shorter than 262144 bytes.",
+        message="One or more parameters are invalid. Reason: Message must be shorter than 1048576 bytes.",
     )
 
 
@@ -83,8 +82,6 @@ def send_message_over_updated_maximum_size():
 
 @case("core", "L2", SNAP + "test_send_message_batch_with_oversized_contents")
 def send_batch_oversized():
-    # Recorded when a batch could carry 262,144 bytes; it now carries 1 MiB
-    # (rule L1), in the same words.
     limit = 1048576
     url = new_queue("msg-batch-big")
     expect_error(
@@ -115,11 +112,30 @@ def send_batch_all_successful():
     eq(ok[0]["MD5OfMessageBody"], "f44facf5a7ee0af446ecf3e0f854441e", "MD5OfMessageBody 1")
     eq(ok[1]["MD5OfMessageBody"], "0cc175b9c0f1b6a831c399e269772661", "MD5OfMessageBody 2")
     assert "MD5OfMessageAttributes" not in ok[1], ok[1]
-    # AWS answers an empty Failed list in JSON; an empty list has no XML form.
-    if JSON:
-        eq(out.get("Failed"), [], "Failed")
-    else:
-        assert out.get("Failed", []) == [], out
+    assert "Failed" not in out, out
+
+
+@case("core", "L1, L7, V23", "AWS recorded answer, LocalStack snapshot test_sqs.py::test_send_batch_message_size")
+def send_batch_entry_over_the_size_limit():
+    url = new_queue("msg-batch-size", attributes={"MaximumMessageSize": "1024"})
+    out = sqs.send_message_batch(
+        QueueUrl=url,
+        Entries=[{"Id": "fits", "MessageBody": "a" * 1024}, {"Id": "too-big", "MessageBody": "a" * 1025}],
+    )
+    eq([e["Id"] for e in out["Successful"]], ["fits"], "successful")
+    eq(out["Successful"][0]["MD5OfMessageBody"], "c9a34cfc85d982698c6ac89f76071abd", "MD5OfMessageBody")
+    eq(out["Failed"], [{
+        "Id": "too-big", "SenderFault": True, "Code": IPV,
+        "Message": "One or more parameters cannot be validated. Reason: Message must be shorter than 1024 bytes.",
+    }], "failed")
+
+
+@case("core", "V23", "AWS answers of batches, LocalStack snapshots (a list with no entry is left out)")
+def batch_with_only_failures_has_no_successful_member():
+    url = new_queue("msg-batch-fail")
+    out = sqs.delete_message_batch(QueueUrl=url, Entries=[{"Id": "a", "ReceiptHandle": "garbage"}])
+    assert "Successful" not in out, out
+    eq([(f["Id"], f["Code"], f["SenderFault"]) for f in out["Failed"]], [("a", "ReceiptHandleIsInvalid", True)], "failed")
 
 
 @case("core", "L2", SNAP + "test_too_many_entries_in_batch_request")
@@ -247,12 +263,7 @@ def receive_message_attribute_name_filters():
         eq(m.get("MessageAttributes"), HELLO_ATTRS, f"attributes for {names}")
         eq(m.get("MD5OfMessageAttributes"), "4c360f3fdafd970e05fae2f149d997f5", f"digest for {names}")
     m = get(["Foo", "Help"])
-    assert "MD5OfMessageAttributes" not in m, m
-    # JSON carries an empty map; XML has no form for it.
-    if JSON:
-        eq(m.get("MessageAttributes"), {}, "attributes when no name matches")
-    else:
-        assert m.get("MessageAttributes", {}) == {}, m
+    assert "MessageAttributes" not in m and "MD5OfMessageAttributes" not in m, m
     expected = {
         ("Hello", "General"): (["General", "Hello"], "fca026605781cb4126a1e9044df24232"),
         ("Foo", "Hello"): (["Hello"], "a311262e065454b75da111d535b8dacd"),
@@ -409,3 +420,89 @@ def receive_with_zero_visibility():
     h1 = _one(url)["ReceiptHandle"]
     assert h0 != h1, "receipt handles should differ"
     eq(receive(url), [], "third receive")
+
+
+# ---- bodies and round trips -------------------------------------------------------
+@case("core", "L1", "AWS recorded answer, LocalStack test_sqs.py::test_send_message_with_invalid_payload_characters")
+def send_invalid_body_characters():
+    url = new_queue("msg-badbody")
+    expect_error(
+        sqs.send_message, QueueUrl=url, MessageBody=f"Invalid-{chr(0)}-{chr(8)}-{chr(19)}-{chr(65535)}",
+        code="InvalidMessageContents", json_type="InvalidMessageContents",
+    )
+
+
+@case("core", "L1", SNAP + "test_send_empty_message")
+def send_empty_message():
+    url = new_queue("msg-empty")
+    expect_error(
+        sqs.send_message, QueueUrl=url, MessageBody="", code="MissingParameter",
+        json_type="MissingRequiredParameterException",
+        message="The request must contain the parameter MessageBody.",
+    )
+
+
+@case("core", "F1", SNAP + "test_send_message_to_standard_queue_with_invalid_message_group_id")
+def standard_send_with_invalid_message_group_id():
+    url = new_queue("msg-badgroup")
+    for group in ("", "a" * 129, "group 123"):
+        expect_error(
+            sqs.send_message, QueueUrl=url, MessageBody="m", MessageGroupId=group, code=IPV, json_type=IPV_JSON,
+            message=f"Value {group} for parameter MessageGroupId is invalid. Reason: MessageGroupId can only include alphanumeric and punctuation characters. 1 to 128 in length.",
+        )
+
+
+@case("core", "L2", "AWS recorded answer, LocalStack test_sqs.py::test_send_message_batch_with_empty_list")
+def send_batch_with_no_entries():
+    url = new_queue("msg-batch-empty")
+    expect_error(
+        sqs.send_message_batch, QueueUrl=url, Entries=[],
+        code="AWS.SimpleQueueService.EmptyBatchRequest", json_type="EmptyBatchRequest",
+    )
+
+
+@case("core", "V1, W4", "AWS recorded answer, LocalStack test_sqs.py::test_send_receive_message, test_sequence_number, test_receive_message_attributes_timestamp_types")
+def send_receive_digests_and_timestamps():
+    url = new_queue("msg-basic")
+    sent = sqs.send_message(QueueUrl=url, MessageBody="message")
+    eq(sent["MD5OfMessageBody"], "78e731027d8fd50ed642340b7c9a63b3", "MD5OfMessageBody")
+    assert "SequenceNumber" not in sent and "MD5OfMessageAttributes" not in sent, sent
+    m = _one(url, VisibilityTimeout=0, **{SYSTEM_ATTRS_PARAM: ["All"]})
+    eq(m["MessageId"], sent["MessageId"], "MessageId")
+    eq(m["MD5OfBody"], sent["MD5OfMessageBody"], "MD5OfBody")
+    attrs = m["Attributes"]
+    for name in ("SentTimestamp", "ApproximateFirstReceiveTimestamp"):
+        assert attrs[name].isdigit(), (name, attrs[name])
+    assert abs(int(attrs["SentTimestamp"]) - int(attrs["ApproximateFirstReceiveTimestamp"])) < 5000, attrs
+
+
+@case("core", "W1", "AWS recorded answer, LocalStack test_sqs.py::test_send_receive_message_encoded_content, test_message_with_carriage_return")
+def body_with_markup_and_carriage_returns_round_trips():
+    url = new_queue("msg-enc")
+    for body in ('"&quot;&quot;\r', "{\r\n" + '"machineID" : "d357006e26ff47439e1ef894225d4307"' + "}"):
+        sent = sqs.send_message(QueueUrl=url, MessageBody=body)
+        m = _one(url)
+        eq(m["Body"], body, "Body")
+        eq(m["MD5OfBody"], sent["MD5OfMessageBody"], "MD5OfBody")
+        sqs.delete_message(QueueUrl=url, ReceiptHandle=m["ReceiptHandle"])
+
+
+@case("core", "L3", "AWS recorded answer, LocalStack test_sqs.py::test_message_with_attributes_should_be_enqueued, test_send_message_with_attributes")
+def number_and_string_attributes_round_trip():
+    url = new_queue("msg-num")
+    attrs = {
+        "timestamp": {"DataType": "Number", "StringValue": "1614717034367"},
+        "attr1": {"StringValue": "test1", "DataType": "String"},
+    }
+    sent = sqs.send_message(QueueUrl=url, MessageBody="test", MessageAttributes=attrs)
+    m = _one(url, MessageAttributeNames=["All"])
+    eq(m["MessageAttributes"], attrs, "attributes")
+    eq(m["MD5OfMessageAttributes"], sent["MD5OfMessageAttributes"], "digest")
+
+
+@case("core", "V1", "AWS recorded answer, LocalStack test_sqs.py::test_posting_to_queue_via_queue_name")
+def send_with_queue_name_as_url():
+    url = new_queue("msg-byname")
+    out = sqs.send_message(QueueUrl=name_of(url), MessageBody="Using name instead of URL")
+    eq(out["MD5OfMessageBody"], "86a83f96652a1bfad3891e7d523750cb", "MD5OfMessageBody")
+    eq(len(receive(url, WaitTimeSeconds=1)), 1, "message in the queue")
