@@ -506,3 +506,22 @@ def send_with_queue_name_as_url():
     out = sqs.send_message(QueueUrl=name_of(url), MessageBody="Using name instead of URL")
     eq(out["MD5OfMessageBody"], "86a83f96652a1bfad3891e7d523750cb", "MD5OfMessageBody")
     eq(len(receive(url, WaitTimeSeconds=1)), 1, "message in the queue")
+
+
+@case("core", "V6", SNAP + "test_receive_empty_queue")
+def receive_from_an_empty_queue_has_no_messages_member():
+    url = new_queue("msg-empty-recv")
+    for params in ({}, {"WaitTimeSeconds": 0}, {"WaitTimeSeconds": 1}):
+        out = sqs.receive_message(QueueUrl=url, **params)
+        assert "Messages" not in out, (params, out)
+
+
+@case("core", "V2, V10", SNAP + "test_fair_queue_with_message_group_id")
+def standard_queue_message_group_id_is_a_system_attribute():
+    url = new_queue("msg-fair")
+    sent = sqs.send_message(QueueUrl=url, MessageBody="message", MessageGroupId="test")
+    eq(sent["MD5OfMessageBody"], "78e731027d8fd50ed642340b7c9a63b3", "MD5OfMessageBody")
+    assert "SequenceNumber" not in sent, sent
+    m = _one(url, AttributeNames=["All"])
+    eq(sorted(m["Attributes"]), ["ApproximateFirstReceiveTimestamp", "ApproximateReceiveCount", "MessageGroupId", "SenderId", "SentTimestamp"], "Attributes")
+    eq(m["Attributes"]["MessageGroupId"], "test", "MessageGroupId")
