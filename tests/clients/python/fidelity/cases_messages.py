@@ -33,7 +33,7 @@ def receive_max_number_of_messages_out_of_range():
     )
 
 
-@case("core", "L3, L7", "AWS recorded answer (ReceiveMessage WaitTimeSeconds out of range), lead's brief")
+@case("core", "L3, L7", SNAP + "test_send_receive_wait_time_seconds")
 def receive_wait_time_seconds_out_of_range():
     url = new_queue("msg-wait")
     for value in (-1, 21):
@@ -43,7 +43,7 @@ def receive_wait_time_seconds_out_of_range():
         )
 
 
-@case("core", "L3, L7", "AWS answer to ReceiveMessage VisibilityTimeout out of range (same wording as WaitTimeSeconds)")
+@case("core", "L3, L7", "not recorded by LocalStack: AWS's wording as other SQS emulators' tests record it, the same as WaitTimeSeconds'")
 def receive_visibility_timeout_out_of_range():
     url = new_queue("msg-vis")
     for value in (-1, 43201):
@@ -316,7 +316,7 @@ def system_attributes_digest():
     eq(traced.get("MD5OfMessageSystemAttributes"), "5ae4d5d7636402d80f4eb6d213245a88", "MD5OfMessageSystemAttributes")
 
 
-@case("core", "V22", "AWS recorded answer (send with an X-Amzn-Trace-Id header), lead's brief")
+@case("core", "V22", SNAP + "test_aws_trace_header_propagation (AWSTraceHeader from the send's X-Amzn-Trace-Id header)")
 def trace_header_becomes_system_attribute():
     url = new_queue("msg-trace")
     value = "Root=1-5759e988-bd862e3fe1be46a994272793;Parent=53995c3f42cd8ad8;Sampled=1"
