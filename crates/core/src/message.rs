@@ -155,27 +155,33 @@ pub fn validate_message_attributes(attrs: &MessageAttributes) -> Result<(), SqsE
     Ok(())
 }
 
-/// Attribute names: up to 256 of `[A-Za-z0-9_.-]`, no leading or trailing
-/// or doubled period, and not starting with the reserved `AWS.`/`Amazon.`.
+/// Attribute names (rule L6): up to 256 characters of letters and digits of
+/// any script (AWS accepts `attr.1øßä`), `_`, `-` and `.`; no leading,
+/// trailing or doubled period, and not starting with the reserved
+/// `AWS.`/`Amazon.` in any case.
 fn validate_attribute_name(name: &str) -> Result<(), SqsError> {
-    let lower = name.to_ascii_lowercase();
-    let ok = !name.is_empty()
-        && name.len() <= 256
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'))
-        && !name.starts_with('.')
-        && !name.ends_with('.')
-        && !name.contains("..")
-        && !lower.starts_with("aws.")
-        && !lower.starts_with("amazon.");
-    if ok {
+    if is_valid_attribute_name(name) {
         Ok(())
     } else {
         Err(SqsError::invalid_parameter(format!(
             "Message (user) attribute name '{name}' is invalid. The attribute name can contain A-Z, a-z, 0-9, underscore (_), hyphen (-), and period (.) characters."
         )))
     }
+}
+
+/// True for a name a message attribute may have (rule L6).
+pub fn is_valid_attribute_name(name: &str) -> bool {
+    let lower = name.to_lowercase();
+    !name.is_empty()
+        && name.chars().count() <= 256
+        && name
+            .chars()
+            .all(|c| c.is_alphanumeric() || matches!(c, '_' | '-' | '.'))
+        && !name.starts_with('.')
+        && !name.ends_with('.')
+        && !name.contains("..")
+        && !lower.starts_with("aws.")
+        && !lower.starts_with("amazon.")
 }
 
 /// SQS numbers: an optional sign, digits with an optional fraction, and an
@@ -226,16 +232,28 @@ pub fn validate_size(body: &str, attrs: &MessageAttributes, limit: u32) -> Resul
     Ok(())
 }
 
-/// Does a requested attribute name (`All`, `.*`, an exact name or a
-/// `prefix.*`) select `name`? Used for `MessageAttributeNames` on receive.
-pub fn attribute_selected(requested: &[String], name: &str) -> bool {
-    requested.iter().any(|r| {
-        r == "All"
-            || r == ".*"
-            || r == name
-            || r.strip_suffix(".*").is_some_and(|prefix| {
-                name.starts_with(prefix) && name[prefix.len()..].starts_with('.')
-            })
+/// The `MessageAttributeNames` of a receive that AWS acts on (rule V21):
+/// `All`, `*` and `.*` (every attribute), `prefix.*` (names starting with
+/// `prefix`) and exact names. Names no attribute could have, such as
+/// `AWS.` or `..foo`, are ignored as AWS ignores them.
+pub fn attribute_filters(requested: &[String]) -> Vec<&str> {
+    requested
+        .iter()
+        .map(String::as_str)
+        .filter(|r| {
+            matches!(*r, "All" | "*" | ".*")
+                || is_valid_attribute_name(r.strip_suffix(".*").unwrap_or(r))
+        })
+        .collect()
+}
+
+/// Does one of `filters` (from [`attribute_filters`]) select `name`?
+pub fn attribute_selected(filters: &[&str], name: &str) -> bool {
+    filters.iter().any(|r| {
+        matches!(*r, "All" | "*" | ".*")
+            || *r == name
+            || r.strip_suffix(".*")
+                .is_some_and(|prefix| name.starts_with(prefix))
     })
 }
 
@@ -357,13 +375,47 @@ mod tests {
     }
 
     #[test]
-    fn attribute_name_selection() {
-        let req = vec!["foo.*".to_string(), "bar".to_string()];
-        assert!(attribute_selected(&req, "foo.x"));
-        assert!(!attribute_selected(&req, "foox"));
-        assert!(attribute_selected(&req, "bar"));
-        assert!(!attribute_selected(&req, "baz"));
-        assert!(attribute_selected(&["All".to_string()], "anything"));
+    /// V21: `prefix.*` selects names that start with `prefix` (AWS answers
+    /// `Hel.*` with `Hello` and `Help.Me`, LocalStack snapshot
+    /// test_receive_message_message_attribute_names_filters); `*`, `.*` and
+    /// `All` select all; names no attribute could have are ignored.
+    fn v21_attribute_name_selection() {
+        let req: Vec<String> = ["Hel.*", "bar", "AWS.", "..foo"].map(String::from).into();
+        let filters = attribute_filters(&req);
+        assert_eq!(filters, ["Hel.*", "bar"]);
+        assert!(attribute_selected(&filters, "Hello"));
+        assert!(attribute_selected(&filters, "Help.Me"));
+        assert!(!attribute_selected(&filters, "He"));
+        assert!(attribute_selected(&filters, "bar"));
+        assert!(!attribute_selected(&filters, "baz"));
+        for all in ["All", "*", ".*"] {
+            assert!(attribute_selected(&[all], "anything"));
+        }
+    }
+
+    #[test]
+    /// L6: attribute names may hold letters of any script; the reserved
+    /// prefixes in any case and a leading or trailing period are refused
+    /// (LocalStack test_sqs.py::test_send_message_with_invalid_string_attributes,
+    /// validated against AWS).
+    fn l6_attribute_names() {
+        for ok in ["attr.1øßä", "a-b_c.d", &"L".repeat(256)] {
+            assert!(is_valid_attribute_name(ok), "{ok}");
+        }
+        for bad in [
+            "aWs.-x",
+            "AMAZON.-x",
+            ".-x",
+            "x.",
+            "a..b",
+            "Invalid-!-attr",
+            "Invalid-§-attr",
+            "Invalid-?-attr",
+            "",
+            &"L".repeat(257),
+        ] {
+            assert!(!is_valid_attribute_name(bad), "{bad}");
+        }
     }
 
     /// F16: 20 decimal digits, increasing with the sequence, not a padded

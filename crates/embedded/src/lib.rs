@@ -481,8 +481,16 @@ fn uuid_string(bytes: &[u8; 16]) -> String {
 type Taken = Vec<Removed>;
 
 /// The sequence of the message `handle` holds in flight, with the errors
-/// ChangeMessageVisibility gives (rule V5).
-fn in_flight_seq(st: &QueueState, queue_id: u64, handle: &str) -> Result<u64, SqsError> {
+/// ChangeMessageVisibility gives (rule V5). `standard`: the rules of a
+/// standard queue's ChangeMessageVisibility (rule V20), where any handle of
+/// a message in flight counts, and so does the latest handle once its
+/// visibility ended.
+fn in_flight_seq(
+    st: &QueueState,
+    queue_id: u64,
+    handle: &str,
+    standard: bool,
+) -> Result<u64, SqsError> {
     let rh = ReceiptHandle::decode(handle)
         .filter(|rh| rh.queue_id == queue_id && rh.receive > 0)
         .ok_or_else(|| SqsError::bad_receipt(handle))?;
@@ -496,7 +504,14 @@ fn in_flight_seq(st: &QueueState, queue_id: u64, handle: &str) -> Result<u64, Sq
     if rh.receive > entry.receive_count {
         return Err(SqsError::bad_receipt(handle));
     }
-    if entry.phase != Phase::InFlight || rh.receive != entry.receive_count {
+    let in_flight = entry.phase == Phase::InFlight;
+    let latest = rh.receive == entry.receive_count;
+    let allowed = if standard {
+        in_flight || latest
+    } else {
+        in_flight && latest
+    };
+    if !allowed {
         return Err(SqsError::new(
             ErrorCode::MessageNotInflight,
             "Message not inflight.",
@@ -1144,10 +1159,11 @@ impl Broker for EmbeddedBroker {
             }
             let mut changes = Vec::new();
             inner.tick(&cell, &mut st, now, &mut changes);
+            let standard = !st.meta.config.fifo;
             let results = changes_requested
                 .iter()
                 .map(|c| {
-                    let seq = in_flight_seq(&st, cell.id, &c.receipt_handle)?;
+                    let seq = in_flight_seq(&st, cell.id, &c.receipt_handle, standard)?;
                     let visible_at = now + u64::from(c.visibility_timeout) * 1000;
                     st.set_visibility(seq, visible_at, now);
                     woke |= c.visibility_timeout == 0;
@@ -1329,7 +1345,7 @@ impl Broker for EmbeddedBroker {
         let (ticket, dead, visible_now) = {
             let mut st = inner.lock_current(&cell, now)?;
             let mut changes = Vec::new();
-            let seq = in_flight_seq(&st, cell.id, receipt_handle)?;
+            let seq = in_flight_seq(&st, cell.id, receipt_handle, false)?;
             let dlq = if nack.permanent {
                 let policy = st.meta.config.redrive().ok_or_else(|| {
                     SqsError::invalid_parameter("Permanent failure needs a dead-letter queue: the queue has no RedrivePolicy.")

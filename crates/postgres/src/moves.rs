@@ -312,7 +312,7 @@ pub(crate) async fn nack(
     let tx = client.transaction().await.map_err(error::db)?;
     let q = queue_row(&tx, name, "").await?;
     expire(inner, &tx, &q, now).await?;
-    let seq = in_flight(&tx, &q, receipt_handle, now).await?;
+    let seq = in_flight(&tx, &q, receipt_handle, now, false).await?;
     let dlq = if nack.permanent {
         let policy = q.config.redrive().ok_or_else(|| {
             SqsError::invalid_parameter(

@@ -545,11 +545,15 @@ async fn delete_standard(
 
 /// The message a handle holds in flight, locked, with the errors
 /// ChangeMessageVisibility and NackMessage give (rules V5, X2).
+/// `standard`: the rules of a standard queue's ChangeMessageVisibility
+/// (rule V20), where any handle of a message in flight counts, and so does
+/// the latest handle once its visibility ended.
 pub(crate) async fn in_flight(
     tx: &deadpool_postgres::Transaction<'_>,
     q: &QueueRow,
     handle: &str,
     now: i64,
+    standard: bool,
 ) -> Result<i64, SqsError> {
     let rh = ReceiptHandle::decode(handle)
         .filter(|rh| rh.queue_id == q.id as u64 && rh.receive > 0)
@@ -573,7 +577,14 @@ pub(crate) async fn in_flight(
     if rh.receive > count {
         return Err(SqsError::bad_receipt(handle));
     }
-    if visible_at <= now || rh.receive != count {
+    let in_flight = visible_at > now;
+    let latest = rh.receive == count;
+    let allowed = if standard {
+        in_flight || latest
+    } else {
+        in_flight && latest
+    };
+    if !allowed {
         return Err(SqsError::new(
             ErrorCode::MessageNotInflight,
             "Message not inflight.",
@@ -596,7 +607,8 @@ pub(crate) async fn change_visibility(
     let mut results = Vec::with_capacity(changes.len());
     let mut released = false;
     for c in &changes {
-        let result = match in_flight(&tx, &q, &c.receipt_handle, now).await {
+        let standard = !q.config.fifo;
+        let result = match in_flight(&tx, &q, &c.receipt_handle, now, standard).await {
             Ok(seq) => {
                 let visible_at = now + i64::from(c.visibility_timeout) * 1000;
                 execute(

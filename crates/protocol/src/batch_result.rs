@@ -84,6 +84,7 @@ impl BatchResult {
                 Value::Object(fields.collect())
             })
             .collect();
+        let failed_empty = self.failed.is_empty();
         let failed = (self.failed.into_iter())
             .map(|f| {
                 let mut fields = Map::with_capacity(4);
@@ -94,16 +95,25 @@ impl BatchResult {
                 Value::Object(fields)
             })
             .collect();
+        // An empty list is left out, as AWS answers (rule V23).
         let mut out = Map::with_capacity(2);
-        out.insert("Successful".into(), Value::Array(successful));
-        out.insert("Failed".into(), Value::Array(failed));
+        if !self.successful.is_empty() {
+            out.insert("Successful".into(), Value::Array(successful));
+        }
+        if !failed_empty {
+            out.insert("Failed".into(), Value::Array(failed));
+        }
         Value::Object(out)
     }
 
     /// Appends the answer as compact JSON.
     pub fn write_json(&self, out: &mut Vec<u8>) {
         out.reserve(64 + 160 * self.successful.len() + 160 * self.failed.len());
-        out.extend_from_slice(b"{\"Successful\":[");
+        // An empty list is left out, as AWS answers (rule V23).
+        out.push(b'{');
+        if !self.successful.is_empty() {
+            out.extend_from_slice(b"\"Successful\":[");
+        }
         for (i, s) in self.successful.iter().enumerate() {
             if i > 0 {
                 out.push(b',');
@@ -119,7 +129,12 @@ impl BatchResult {
             }
             out.push(b'}');
         }
-        out.extend_from_slice(b"],\"Failed\":[");
+        match (self.successful.is_empty(), self.failed.is_empty()) {
+            (false, false) => out.extend_from_slice(b"],\"Failed\":["),
+            (false, true) => out.push(b']'),
+            (true, false) => out.extend_from_slice(b"\"Failed\":["),
+            (true, true) => {}
+        }
         for (i, f) in self.failed.iter().enumerate() {
             if i > 0 {
                 out.push(b',');
@@ -136,7 +151,10 @@ impl BatchResult {
             write_str(out, &f.message);
             out.push(b'}');
         }
-        out.extend_from_slice(b"]}");
+        if !self.failed.is_empty() {
+            out.push(b']');
+        }
+        out.push(b'}');
     }
 }
 
@@ -205,9 +223,35 @@ mod tests {
             failed: vec![],
         }
         .into_value();
-        assert_eq!(
-            value,
-            serde_json::json!({"Successful": [{"Id": "x"}], "Failed": []})
-        );
+        assert_eq!(value, serde_json::json!({"Successful": [{"Id": "x"}]}));
+    }
+
+    /// V23: a list with no entry is left out of the answer, as AWS answers a
+    /// batch whose entries all succeeded (LocalStack snapshot
+    /// test_send_message_batch_with_oversized_contents_with_updated_maximum_message_size[sqs]).
+    #[test]
+    fn v23_empty_lists_are_left_out() {
+        let failure = BatchFailure {
+            id: "f".into(),
+            sender_fault: true,
+            code: "InvalidParameterValue",
+            message: "m".into(),
+        };
+        let cases = [
+            (vec![], vec![], serde_json::json!({})),
+            (
+                vec![],
+                vec![failure.clone()],
+                serde_json::json!({"Failed": [{"Id": "f", "SenderFault": true,
+                    "Code": "InvalidParameterValue", "Message": "m"}]}),
+            ),
+        ];
+        for (successful, failed, want) in cases {
+            let result = BatchResult { successful, failed };
+            let mut direct = Vec::new();
+            result.write_json(&mut direct);
+            assert_eq!(serde_json::from_slice::<Value>(&direct).unwrap(), want);
+            assert_eq!(result.into_value(), want);
+        }
     }
 }

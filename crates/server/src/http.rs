@@ -148,6 +148,11 @@ async fn handle_in_span<B: Broker>(
             .map(str::to_string),
         scheme: "http",
         region: crate::signing_region::signing_region(headers, &url_query),
+        trace_header: headers
+            .get("x-amzn-trace-id")
+            .and_then(|v| v.to_str().ok())
+            .filter(|v| !v.is_empty())
+            .map(str::to_string),
     };
     let is_post = req.method() == Method::POST;
     let body = match Limited::new(req.into_body(), MAX_REQUEST_BODY)

@@ -52,6 +52,9 @@ pub struct RequestContext {
     /// The region the request was signed for (its SigV4 credential scope),
     /// when it names one: queues are regional (rule W3).
     pub region: Option<String>,
+    /// The `X-Amzn-Trace-Id` header, which a send keeps as the message's
+    /// `AWSTraceHeader` system attribute (rule V22).
+    pub trace_header: Option<String>,
 }
 
 impl<B: Broker> Service<B> {

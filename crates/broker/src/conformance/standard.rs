@@ -212,33 +212,38 @@ pub async fn v5_change_visibility_extends_and_zero_releases<H: Harness>(h: &H) {
     assert_eq!(again[0].receive_count, 2);
 }
 
-/// V5: only a message in flight under that handle can change visibility.
+/// V5, V20: a deleted message cannot change visibility; once a delivery's
+/// visibility ended, only that latest handle can (AWS answers the latest
+/// handle with success, LocalStack snapshot
+/// test_change_message_visibility_after_visibility_timeout_expiration).
 pub async fn v5_change_visibility_needs_an_in_flight_message<H: Harness>(h: &H) {
     create(h, "q", &[]).await;
     send(h, "q", &["a"]).await;
-    let m = receive(h, "q", 1).await.remove(0);
-    let change = |t| VisibilityChange {
+    let first = receive(h, "q", 1).await.remove(0);
+    let change = |m: &ReceivedMessage, t| VisibilityChange {
         receipt_handle: m.receipt_handle.clone(),
         visibility_timeout: t,
     };
     h.clock().advance_secs(30);
+    let second = receive(h, "q", 1).await.remove(0);
+    h.clock().advance_secs(30);
     let r = h
         .broker()
-        .change_visibility("q", vec![change(10)])
+        .change_visibility("q", vec![change(&first, 10)])
         .await
         .unwrap();
     assert_eq!(
         r[0].as_ref().unwrap_err().code,
         ErrorCode::MessageNotInflight,
-        "visible again"
+        "visible again, and received since that handle"
     );
     h.broker()
-        .delete_messages("q", vec![m.receipt_handle.clone()])
+        .delete_messages("q", vec![second.receipt_handle.clone()])
         .await
         .unwrap();
     let r = h
         .broker()
-        .change_visibility("q", vec![change(10)])
+        .change_visibility("q", vec![change(&second, 10)])
         .await
         .unwrap();
     assert_eq!(
@@ -246,6 +251,58 @@ pub async fn v5_change_visibility_needs_an_in_flight_message<H: Harness>(h: &H) 
         ErrorCode::InvalidParameterValue,
         "deleted"
     );
+}
+
+/// V20: in a standard queue, the latest handle of a message whose
+/// visibility ended (expired, or received with a visibility timeout of 0)
+/// still changes its visibility, and an older handle changes it while a
+/// later delivery is in flight (AWS recorded answers, LocalStack
+/// test_sqs.py::test_change_message_visibility_after_visibility_timeout_expiration
+/// and test_terminate_visibility_timeout_after_receive).
+pub async fn v20_change_visibility_after_the_visibility_ended<H: Harness>(h: &H) {
+    create(h, "q", &[]).await;
+    send(h, "q", &["a"]).await;
+    let change = |m: &ReceivedMessage, t| VisibilityChange {
+        receipt_handle: m.receipt_handle.clone(),
+        visibility_timeout: t,
+    };
+    let m = receive(h, "q", 1).await.remove(0);
+    h.clock().advance_secs(31);
+    let r = h
+        .broker()
+        .change_visibility("q", vec![change(&m, 20)])
+        .await
+        .unwrap();
+    assert_eq!(r, vec![Ok(())], "expired, nobody received it since");
+    assert!(receive(h, "q", 1).await.is_empty(), "hidden again");
+    h.clock().advance_secs(20);
+    let mut o = opts(1);
+    o.visibility_timeout = Some(0);
+    let zero = h.broker().receive_messages("q", o).await.unwrap().remove(0);
+    assert_eq!(zero.receive_count, 2);
+    let r = h
+        .broker()
+        .change_visibility("q", vec![change(&zero, 20)])
+        .await
+        .unwrap();
+    assert_eq!(r, vec![Ok(())], "received with a visibility timeout of 0");
+    assert!(receive(h, "q", 1).await.is_empty(), "hidden again");
+    h.clock().advance_secs(20);
+    let later = receive(h, "q", 1).await.remove(0);
+    assert_eq!(later.receive_count, 3);
+    let r = h
+        .broker()
+        .change_visibility("q", vec![change(&zero, 0)])
+        .await
+        .unwrap();
+    assert_eq!(
+        r,
+        vec![Ok(())],
+        "an older handle, a later delivery in flight"
+    );
+    let again = receive(h, "q", 1).await;
+    assert_eq!(again.len(), 1, "released by the older handle");
+    assert_eq!(again[0].receive_count, 4);
 }
 
 /// V6: a long poll returns as soon as a message arrives (real time, short).

@@ -14,6 +14,7 @@ mod common;
 mod config_file;
 mod crash;
 mod extensions;
+mod fidelity_messages;
 mod logging;
 mod metrics;
 mod postgres_nodes;

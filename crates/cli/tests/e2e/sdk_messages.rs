@@ -269,7 +269,7 @@ async fn v1_delays() {
     assert_eq!(code(&e.into_service_error()), "InvalidParameterValue");
 }
 
-/// V4, V5: delete and visibility changes, single and batch, with per-entry results.
+/// V4, V5, V20: delete and visibility changes, single and batch, with per-entry results.
 #[tokio::test]
 async fn v4_v5_delete_and_change_visibility_batches() {
     let server = TestServer::start().await;
@@ -343,16 +343,18 @@ async fn v4_v5_delete_and_change_visibility_batches() {
         .send()
         .await
         .unwrap();
-    let e = sqs
-        .change_message_visibility()
-        .queue_url(&url)
-        .receipt_handle(&handles[2])
-        .visibility_timeout(10)
-        .send()
-        .await
-        .unwrap_err()
-        .into_service_error();
-    assert!(e.is_message_not_inflight(), "{e:?}");
+    // V20: the latest handle still changes the visibility once it ended
+    // (AWS recorded answer, LocalStack snapshot
+    // test_change_message_visibility_after_visibility_timeout_expiration).
+    for timeout in [10, 0] {
+        sqs.change_message_visibility()
+            .queue_url(&url)
+            .receipt_handle(&handles[2])
+            .visibility_timeout(timeout)
+            .send()
+            .await
+            .unwrap();
+    }
 
     let r = sqs
         .delete_message_batch()

@@ -63,9 +63,9 @@ pub async fn dispatch<B: Broker>(
         "ListQueueTags" => tags::list_queue_tags(svc, parse(input)?).await,
         "AddPermission" => permissions::add_permission(svc, parse(input)?).await,
         "RemovePermission" => permissions::remove_permission(svc, parse(input)?).await,
-        "SendMessage" => send::send_message(svc, parse(input)?).await,
+        "SendMessage" => send::send_message(svc, ctx, parse(input)?).await,
         "SendMessageBatch" => {
-            return send::send_message_batch(svc, parse(input)?)
+            return send::send_message_batch(svc, ctx, parse(input)?)
                 .await
                 .map(Output::Batch);
         }

@@ -1,4 +1,4 @@
-//! ReceiveMessage (rules V2, V6, L3, W4).
+//! ReceiveMessage (rules V2, V6, V21, L3, L7, W4).
 
 use std::time::Duration;
 
@@ -6,7 +6,9 @@ use sluice_broker::{Broker, ReceiveOptions, ReceivedMessage};
 use sluice_core::SqsError;
 use sluice_core::digest::{digest_hex, md5_of_attributes, md5_of_body};
 use sluice_core::limits::{MAX_RECEIVE_BATCH, MAX_VISIBILITY_TIMEOUT, MAX_WAIT_TIME};
-use sluice_core::message::{AttributeValue, MessageAttributes, attribute_selected};
+use sluice_core::message::{
+    AttributeValue, MessageAttributes, attribute_filters, attribute_selected,
+};
 use sluice_protocol::output::{OutAttributeValue, OutMessage};
 use sluice_protocol::requests::{ReceiveMessageInput, required};
 
@@ -42,11 +44,11 @@ pub async fn receive_message<B: Broker>(
     };
     let visibility = input
         .visibility_timeout
-        .map(|v| in_range("VisibilityTimeout", v, 0, i64::from(MAX_VISIBILITY_TIMEOUT)))
+        .map(|v| within("VisibilityTimeout", v, MAX_VISIBILITY_TIMEOUT))
         .transpose()?;
     let wait = input
         .wait_time_seconds
-        .map(|w| in_range("WaitTimeSeconds", w, 0, i64::from(MAX_WAIT_TIME)))
+        .map(|w| within("WaitTimeSeconds", w, MAX_WAIT_TIME))
         .transpose()?;
     if let Some(id) = &input.receive_request_attempt_id {
         super::send::check_fifo_token("ReceiveRequestAttemptId", id)?;
@@ -68,17 +70,33 @@ pub async fn receive_message<B: Broker>(
     let mut system_names: Vec<String> = input.attribute_names.unwrap_or_default();
     system_names.extend(input.message_system_attribute_names.unwrap_or_default());
     let user_names = input.message_attribute_names.unwrap_or_default();
+    let filters = attribute_filters(&user_names);
     Ok(messages
         .into_iter()
-        .map(|m| render(svc, m, &system_names, &user_names))
+        .map(|m| render(svc, m, &system_names, &filters))
         .collect())
+}
+
+/// A receive's VisibilityTimeout and WaitTimeSeconds: 0 to `max`, in AWS's
+/// words for them (rule L7), which differ from MaxNumberOfMessages'.
+fn within(name: &str, value: i64, max: u32) -> Result<u32, SqsError> {
+    u32::try_from(value)
+        .ok()
+        .filter(|v| *v <= max)
+        .ok_or_else(|| {
+            SqsError::invalid_value(
+                name,
+                value,
+                &format!("Must be >= 0 and <= {max}, if provided."),
+            )
+        })
 }
 
 fn render<B>(
     svc: &Service<B>,
     m: ReceivedMessage,
     system_names: &[String],
-    user_names: &[String],
+    filters: &[&str],
 ) -> OutMessage {
     let md5_of_body = match &m.body_md5 {
         Some(digest) => digest_hex(digest),
@@ -116,7 +134,7 @@ fn render<B>(
     let selected: MessageAttributes = m
         .attributes
         .iter()
-        .filter(|(n, _)| attribute_selected(user_names, n))
+        .filter(|(n, _)| attribute_selected(filters, n))
         .map(|(n, v)| (n.clone(), v.clone()))
         .collect();
     let md5_of_message_attributes = md5_of_attributes(&selected);

@@ -1,4 +1,4 @@
-//! SendMessage and SendMessageBatch (rules V1, L1, L2, L3, W4).
+//! SendMessage and SendMessageBatch (rules V1, V22, L1, L2, L3, W4).
 
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
@@ -18,10 +18,13 @@ use sluice_protocol::requests::{
 };
 
 use super::batch;
-use crate::service::Service;
+use crate::service::{RequestContext, Service};
 
 /// System attributes a sender may set.
-const SENDABLE_SYSTEM_ATTRIBUTES: &[&str] = &["AWSTraceHeader"];
+const SENDABLE_SYSTEM_ATTRIBUTES: &[&str] = &[TRACE_HEADER];
+
+/// The system attribute that keeps a send's trace header.
+const TRACE_HEADER: &str = "AWSTraceHeader";
 
 /// A checked message and the digests its response carries.
 struct Checked {
@@ -34,12 +37,18 @@ struct Checked {
 /// SendMessage.
 pub async fn send_message<B: Broker>(
     svc: &Service<B>,
+    ctx: &RequestContext,
     input: SendMessageInput,
 ) -> Result<Value, SqsError> {
     let url = required(input.queue_url, "QueueUrl")?;
     let name = svc.queue_name(&url)?;
     let meta = svc.broker.get_queue(name).await?;
-    let checked = check_message(input.message, &meta.config)?;
+    let checked = check_message(
+        input.message,
+        &meta.config,
+        ctx.trace_header.as_deref(),
+        false,
+    )?;
     let mut sent = svc
         .broker
         .send_messages(name, vec![checked.message.clone()])
@@ -62,6 +71,7 @@ pub async fn send_message<B: Broker>(
 /// FIFO ids a whole FIFO request fails on (rule F9).
 pub async fn send_message_batch<B: Broker>(
     svc: &Service<B>,
+    ctx: &RequestContext,
     input: SendMessageBatchInput,
 ) -> Result<BatchResult, SqsError> {
     let url = required(input.queue_url, "QueueUrl")?;
@@ -97,7 +107,7 @@ pub async fn send_message_batch<B: Broker>(
     let mut failed = Vec::new();
     let mut accepted: Vec<(String, Checked)> = Vec::new();
     for (id, entry) in ids.into_iter().zip(entries) {
-        match check_message(entry, &meta.config) {
+        match check_message(entry, &meta.config, ctx.trace_header.as_deref(), true) {
             Ok(c) => accepted.push((id, c)),
             Err(e) => failed.push(batch::failed(&id, &e)),
         }
@@ -162,8 +172,15 @@ fn wire_attributes_size(attrs: Option<&WireAttributes>) -> usize {
     })
 }
 
-/// Validates one message against the queue's configuration.
-fn check_message(mut input: MessageInput, config: &QueueConfig) -> Result<Checked, SqsError> {
+/// Validates one message against the queue's configuration; `trace` is the
+/// request's `X-Amzn-Trace-Id` header, `in_batch` tells an entry of
+/// SendMessageBatch.
+fn check_message(
+    mut input: MessageInput,
+    config: &QueueConfig,
+    trace: Option<&str>,
+    in_batch: bool,
+) -> Result<Checked, SqsError> {
     let body = required(input.message_body.take(), "MessageBody")?;
     validate_body(&body)?;
     let attributes = to_attributes(input.message_attributes.take())?;
@@ -176,7 +193,17 @@ fn check_message(mut input: MessageInput, config: &QueueConfig) -> Result<Checke
             )));
         }
     }
-    validate_size(&body, &attributes, config.maximum_message_size)?;
+    let limit = config.maximum_message_size;
+    validate_size(&body, &attributes, limit).map_err(|e| {
+        // AWS words a batch entry's failure differently (rule L7).
+        if in_batch {
+            SqsError::invalid_parameter(format!(
+                "One or more parameters cannot be validated. Reason: Message must be shorter than {limit} bytes."
+            ))
+        } else {
+            e
+        }
+    })?;
     debug_assert!(message_size(&body, &attributes) <= config.maximum_message_size as usize);
     let delay_seconds = match input.delay_seconds {
         Some(d) if !(0..=i64::from(MAX_DELAY)).contains(&d) => {
@@ -193,10 +220,23 @@ fn check_message(mut input: MessageInput, config: &QueueConfig) -> Result<Checke
     // FIFO messages take the queue's delay, even when 0 is given (rule F8).
     let delay_seconds = delay_seconds.filter(|_| !config.fifo);
     let body_md5 = body_digest(&body);
+    // The digest covers the system attributes the request carried.
+    let md5_system = md5_of_attributes(&system_attributes);
+    let mut system_attributes = system_attributes;
+    if let Some(trace) = trace {
+        // AWS keeps the header as AWSTraceHeader (rule V22); one given as a
+        // system attribute wins.
+        system_attributes
+            .entry(TRACE_HEADER.to_string())
+            .or_insert_with(|| MessageAttributeValue {
+                data_type: "String".into(),
+                value: AttributeValue::String(trace.to_string()),
+            });
+    }
     Ok(Checked {
         md5_body: digest_hex(&body_md5),
         md5_attributes: md5_of_attributes(&attributes),
-        md5_system: md5_of_attributes(&system_attributes),
+        md5_system,
         message: NewMessage {
             body,
             attributes,

@@ -13,6 +13,7 @@ import fidelity  # noqa: E402
 import cases_core  # noqa: E402,F401  (each module registers its cases)
 import cases_dlq  # noqa: E402,F401
 import cases_fifo  # noqa: E402,F401
+import cases_messages  # noqa: E402,F401
 import cases_query_api  # noqa: E402,F401
 import cases_regions  # noqa: E402,F401
 

@@ -1,0 +1,527 @@
+"""Fidelity cases: message-level actions of standard queues. See fidelity.py for the conventions."""
+
+import time
+
+from fidelity import *  # noqa: F401,F403
+from fidelity import case, eq, expect_error, md5_of_attributes, name_of, new_queue, receive, sqs
+
+SNAP = "AWS recorded answer, LocalStack snapshot test_sqs.py::"
+# Snapshots recorded in 2024-2025, in both protocols ([sqs] and [sqs_query]).
+IPV = "InvalidParameterValue"
+IPV_JSON = "InvalidParameterValueException"
+
+
+def _one(url, **kwargs):
+    """Receives exactly one message (long-polling a little) and returns it."""
+    msgs = receive(url, WaitTimeSeconds=2, **kwargs)
+    eq(len(msgs), 1, "messages received")
+    return msgs[0]
+
+
+# ---- receive parameters -------------------------------------------------------
+@case("core", "L3, L7", SNAP + "test_send_receive_max_number_of_messages")
+def receive_max_number_of_messages_out_of_range():
+    url = new_queue("msg-max")
+    sqs.send_message(QueueUrl=url, MessageBody="message")
+    expect_error(
+        sqs.receive_message, QueueUrl=url, MaxNumberOfMessages=11, code=IPV, json_type=IPV_JSON,
+        message="Value 11 for parameter MaxNumberOfMessages is invalid. Reason: Must be between 1 and 10, if provided.",
+    )
+    expect_error(
+        sqs.receive_message, QueueUrl=url, MaxNumberOfMessages=0, code=IPV, json_type=IPV_JSON,
+        message="Value 0 for parameter MaxNumberOfMessages is invalid. Reason: Must be between 1 and 10, if provided.",
+    )
+
+
+@case("core", "L3, L7", SNAP + "test_send_receive_wait_time_seconds")
+def receive_wait_time_seconds_out_of_range():
+    url = new_queue("msg-wait")
+    for value in (-1, 21):
+        expect_error(
+            sqs.receive_message, QueueUrl=url, WaitTimeSeconds=value, code=IPV, json_type=IPV_JSON,
+            message=f"Value {value} for parameter WaitTimeSeconds is invalid. Reason: Must be >= 0 and <= 20, if provided.",
+        )
+
+
+@case("core", "L3, L7", "not recorded by LocalStack: AWS's wording as other SQS emulators' tests record it, the same as WaitTimeSeconds'")
+def receive_visibility_timeout_out_of_range():
+    url = new_queue("msg-vis")
+    for value in (-1, 43201):
+        expect_error(
+            sqs.receive_message, QueueUrl=url, VisibilityTimeout=value, code=IPV, json_type=IPV_JSON,
+            message=f"Value {value} for parameter VisibilityTimeout is invalid. Reason: Must be >= 0 and <= 43200, if provided.",
+        )
+
+
+# ---- sizes and contents -------------------------------------------------------
+ATTR_K = {"k": {"DataType": "String", "StringValue": "x"}}
+ATTR_K_SIZE = len("k") + len("String") + len("x")
+
+
+@case("core", "L1", SNAP + "test_send_oversized_message")
+def send_oversized_message():
+    url = new_queue("msg-big")
+    expect_error(
+        sqs.send_message, QueueUrl=url, MessageBody="a" * (1048576 - ATTR_K_SIZE + 1), MessageAttributes=ATTR_K,
+        code=IPV, json_type=IPV_JSON,
+        message="One or more parameters are invalid. Reason: Message must be shorter than 1048576 bytes.",
+    )
+
+
+@case("core", "L1", SNAP + "test_send_message_with_updated_maximum_message_size")
+def send_message_over_updated_maximum_size():
+    url = new_queue("msg-max-size")
+    sqs.set_queue_attributes(QueueUrl=url, Attributes={"MaximumMessageSize": "1024"})
+    sqs.send_message(QueueUrl=url, MessageBody="a" * 1024)
+    expect_error(
+        sqs.send_message, QueueUrl=url, MessageBody="a" * (1024 - ATTR_K_SIZE + 1), MessageAttributes=ATTR_K,
+        code=IPV, json_type=IPV_JSON,
+        message="One or more parameters are invalid. Reason: Message must be shorter than 1024 bytes.",
+    )
+
+
+@case("core", "L2", SNAP + "test_send_message_batch_with_oversized_contents")
+def send_batch_oversized():
+    limit = 1048576
+    url = new_queue("msg-batch-big")
+    expect_error(
+        sqs.send_message_batch, QueueUrl=url,
+        Entries=[
+            {"Id": "1", "MessageBody": "a" * (limit - ATTR_K_SIZE), "MessageAttributes": ATTR_K},
+            {"Id": "2", "MessageBody": "a"},
+        ],
+        code="AWS.SimpleQueueService.BatchRequestTooLong", json_type="BatchRequestTooLong",
+        message=f"Batch requests cannot be longer than {limit} bytes. You have sent {limit + 1} bytes.",
+    )
+
+
+@case("core", "L2, V23", SNAP + "test_send_message_batch_with_oversized_contents_with_updated_maximum_message_size")
+def send_batch_all_successful():
+    url = new_queue("msg-batch-ok")
+    sqs.set_queue_attributes(QueueUrl=url, Attributes={"MaximumMessageSize": "2048"})
+    out = sqs.send_message_batch(
+        QueueUrl=url,
+        Entries=[
+            {"Id": "1", "MessageBody": "a" * (2048 - ATTR_K_SIZE), "MessageAttributes": ATTR_K},
+            {"Id": "2", "MessageBody": "a"},
+        ],
+    )
+    ok = sorted(out["Successful"], key=lambda e: e["Id"])
+    eq([e["Id"] for e in ok], ["1", "2"], "successful ids")
+    eq(ok[0]["MD5OfMessageAttributes"], "a45daa70926828a2f0a1db3418e6feb4", "MD5OfMessageAttributes")
+    eq(ok[0]["MD5OfMessageBody"], "f44facf5a7ee0af446ecf3e0f854441e", "MD5OfMessageBody 1")
+    eq(ok[1]["MD5OfMessageBody"], "0cc175b9c0f1b6a831c399e269772661", "MD5OfMessageBody 2")
+    assert "MD5OfMessageAttributes" not in ok[1], ok[1]
+    assert "Failed" not in out, out
+
+
+@case("core", "L1, L7, V23", "AWS recorded answer, LocalStack snapshot test_sqs.py::test_send_batch_message_size")
+def send_batch_entry_over_the_size_limit():
+    url = new_queue("msg-batch-size", attributes={"MaximumMessageSize": "1024"})
+    out = sqs.send_message_batch(
+        QueueUrl=url,
+        Entries=[{"Id": "fits", "MessageBody": "a" * 1024}, {"Id": "too-big", "MessageBody": "a" * 1025}],
+    )
+    eq([e["Id"] for e in out["Successful"]], ["fits"], "successful")
+    eq(out["Successful"][0]["MD5OfMessageBody"], "c9a34cfc85d982698c6ac89f76071abd", "MD5OfMessageBody")
+    eq(out["Failed"], [{
+        "Id": "too-big", "SenderFault": True, "Code": IPV,
+        "Message": "One or more parameters cannot be validated. Reason: Message must be shorter than 1024 bytes.",
+    }], "failed")
+
+
+@case("core", "V23", "AWS answers of batches, LocalStack snapshots (a list with no entry is left out)")
+def batch_with_only_failures_has_no_successful_member():
+    url = new_queue("msg-batch-fail")
+    out = sqs.delete_message_batch(QueueUrl=url, Entries=[{"Id": "a", "ReceiptHandle": "garbage"}])
+    assert "Successful" not in out, out
+    eq([(f["Id"], f["Code"], f["SenderFault"]) for f in out["Failed"]], [("a", "ReceiptHandleIsInvalid", True)], "failed")
+
+
+@case("core", "L2", SNAP + "test_too_many_entries_in_batch_request")
+def batch_too_many_entries():
+    url = new_queue("msg-batch-many")
+    entries = [{"Id": f"message-{i}", "MessageBody": f"messageBody-{i}"} for i in range(20)]
+    expect_error(
+        sqs.send_message_batch, QueueUrl=url, Entries=entries,
+        code="AWS.SimpleQueueService.TooManyEntriesInBatchRequest", json_type="TooManyEntriesInBatchRequest",
+        message="Maximum number of entries per request are 10. You have sent 20.",
+    )
+    handles = [{"Id": str(i), "ReceiptHandle": "h"} for i in range(20)]
+    expect_error(
+        sqs.delete_message_batch, QueueUrl=url, Entries=handles,
+        code="AWS.SimpleQueueService.TooManyEntriesInBatchRequest", json_type="TooManyEntriesInBatchRequest",
+        message="Maximum number of entries per request are 10. You have sent 20.",
+    )
+    changes = [{"Id": str(i), "ReceiptHandle": "h", "VisibilityTimeout": 123} for i in range(20)]
+    expect_error(
+        sqs.change_message_visibility_batch, QueueUrl=url, Entries=changes,
+        code="AWS.SimpleQueueService.TooManyEntriesInBatchRequest", json_type="TooManyEntriesInBatchRequest",
+        message="Maximum number of entries per request are 10. You have sent 20.",
+    )
+
+
+@case("core", "L2", SNAP + "test_invalid_batch_id, test_delete_message_batch_invalid_msg_id")
+def batch_invalid_entry_ids():
+    url = new_queue("msg-batch-id")
+    msg = "A batch entry id can only contain alphanumeric characters, hyphens and underscores. It can be at most 80 letters long."
+    expect_error(
+        sqs.send_message_batch, QueueUrl=url, Entries=[{"Id": "message:abc", "MessageBody": "b"}],
+        code="AWS.SimpleQueueService.InvalidBatchEntryId", json_type="InvalidBatchEntryId", message=msg,
+    )
+    for bad in ("", "testLongId" * 10, "invalid:id"):
+        expect_error(
+            sqs.delete_message_batch, QueueUrl=url, Entries=[{"Id": bad, "ReceiptHandle": "testHandle1"}],
+            code="AWS.SimpleQueueService.InvalidBatchEntryId", json_type="InvalidBatchEntryId", message=msg,
+        )
+
+
+@case("core", "L1", "AWS recorded answer, LocalStack test_sqs.py::test_batch_send_with_invalid_char_should_succeed")
+def batch_entry_with_invalid_characters_fails_alone():
+    url = new_queue("msg-batch-char")
+    entries = [{"Id": str(i), "MessageBody": str(i)} for i in range(9)] + [{"Id": "9", "MessageBody": "\x01"}]
+    out = sqs.send_message_batch(QueueUrl=url, Entries=entries)
+    eq(len(out["Successful"]), 9, "successful")
+    eq([(f["Id"], f["Code"]) for f in out["Failed"]], [("9", "InvalidMessageContents")], "failed")
+
+
+# ---- message attributes -------------------------------------------------------
+@case("core", "L3", SNAP + "test_send_message_with_empty_string_attribute")
+def send_empty_string_attribute():
+    url = new_queue("msg-empty-attr")
+    expect_error(
+        sqs.send_message, QueueUrl=url, MessageBody="test",
+        MessageAttributes={"ErrorDetails": {"StringValue": "", "DataType": "String"}},
+        code=IPV, json_type=IPV_JSON,
+        message="Message (user) attribute 'ErrorDetails' must contain a non-empty value of type 'String'.",
+    )
+
+
+@case("core", "L6", "AWS recorded answer, LocalStack test_sqs.py::test_send_message_with_invalid_string_attributes")
+def attribute_names_accept_any_letters_refuse_reserved():
+    url = new_queue("msg-attr-names")
+    valid = {"attr.1øßä": {"StringValue": "Valida", "DataType": "String"}}
+    out = sqs.send_message(QueueUrl=url, MessageBody="test", MessageAttributes=valid)
+    eq(out["MD5OfMessageAttributes"], md5_of_attributes(valid), "MD5OfMessageAttributes")
+    got = _one(url, MessageAttributeNames=["All"])
+    eq(got["MessageAttributes"], valid, "attributes received")
+    invalid_names = [f"{p}-Invalid-attr" for p in ("aWs.", "AMAZON.", ".")]
+    invalid_names += [f"Invalid-{c}-attr" for c in ("!", '"', "§", "(", "?")]
+    invalid_names += ["L" * 257, "Invalid."]
+    for name in invalid_names:
+        expect_error(
+            sqs.send_message, QueueUrl=url, MessageBody="test",
+            MessageAttributes={name: {"StringValue": "Valid", "DataType": "String"}},
+            code=IPV, json_type=IPV_JSON,
+        )
+    for data_type in ("Invalid", "Number." + "L" * 256):
+        expect_error(
+            sqs.send_message, QueueUrl=url, MessageBody="test",
+            MessageAttributes={"Attribute_name": {"StringValue": "Valid", "DataType": data_type}},
+            code=IPV, json_type=IPV_JSON,
+        )
+    expect_error(
+        sqs.send_message, QueueUrl=url, MessageBody="test",
+        MessageAttributes={"attr1": {"StringValue": f"Invalid-{chr(8)},{chr(11)}", "DataType": "String"}},
+        code=IPV, json_type=IPV_JSON,
+    )
+
+
+@case("core", "W4", SNAP + "test_send_message_with_binary_attributes")
+def binary_attribute_round_trip():
+    url = new_queue("msg-bin")
+    attrs = {"attr1": {"BinaryValue": b"traceparent\x1e00-774062d6c37081a5a0b9b5b88e30627c-2d2482211f6489da-01", "DataType": "Binary"}}
+    sent = sqs.send_message(QueueUrl=url, MessageBody="test", MessageAttributes=attrs)
+    got = _one(url, MessageAttributeNames=["All"])
+    eq(got["MD5OfMessageAttributes"], "8cbe4db156db8a94db8b801b7addb984", "MD5OfMessageAttributes")
+    eq(sent["MD5OfMessageAttributes"], "8cbe4db156db8a94db8b801b7addb984", "sent MD5OfMessageAttributes")
+    eq(got["MessageAttributes"], attrs, "attributes")
+    eq(got["MD5OfBody"], "098f6bcd4621d373cade4e832627b4f6", "MD5OfBody")
+
+
+HELLO_ATTRS = {
+    "Help.Me": {"DataType": "String", "StringValue": "Me"},
+    "Hello": {"DataType": "String", "StringValue": "There"},
+    "General": {"DataType": "String", "StringValue": "Kenobi"},
+}
+
+
+@case("core", "V21", SNAP + "test_receive_message_message_attribute_names_filters")
+def receive_message_attribute_name_filters():
+    url = new_queue("msg-filter", attributes={"VisibilityTimeout": "0"})
+    sent = sqs.send_message(QueueUrl=url, MessageBody="msg", MessageAttributes=HELLO_ATTRS)
+    eq(sent["MD5OfMessageAttributes"], "4c360f3fdafd970e05fae2f149d997f5", "sent digest")
+    eq(sent["MD5OfMessageBody"], "6e2baaf3b97dbeef01c0043275f9a0e7", "body digest")
+
+    def get(names):
+        return _one(url, MessageAttributeNames=names)
+
+    m = get([])
+    assert "MessageAttributes" not in m and "MD5OfMessageAttributes" not in m, m
+    for names in (["All"], ["*"], [".*"]):
+        m = get(names)
+        eq(m.get("MessageAttributes"), HELLO_ATTRS, f"attributes for {names}")
+        eq(m.get("MD5OfMessageAttributes"), "4c360f3fdafd970e05fae2f149d997f5", f"digest for {names}")
+    m = get(["Foo", "Help"])
+    assert "MessageAttributes" not in m and "MD5OfMessageAttributes" not in m, m
+    expected = {
+        ("Hello", "General"): (["General", "Hello"], "fca026605781cb4126a1e9044df24232"),
+        ("Foo", "Hello"): (["Hello"], "a311262e065454b75da111d535b8dacd"),
+        ("Hel.*",): (["Hello", "Help.Me"], "83fee93c1bcd8b9a5a923ffacdc636c7"),
+    }
+    for names, (keys, digest) in expected.items():
+        m = get(list(names))
+        eq(sorted(m.get("MessageAttributes", {})), keys, f"attribute names for {names}")
+        eq(m.get("MD5OfMessageAttributes"), digest, f"digest for {names}")
+    for names in (["AWS."], ["..foo"]):
+        m = get(names)
+        assert "MessageAttributes" not in m and "MD5OfMessageAttributes" not in m, (names, m)
+
+
+@case("core", "V2, V21", SNAP + "test_receive_message_attribute_names_filters")
+def receive_system_attribute_name_filters():
+    url = new_queue("msg-sysfilter", attributes={"VisibilityTimeout": "0"})
+    sqs.send_message(
+        QueueUrl=url, MessageBody="msg", MessageAttributes={"Foo": {"DataType": "String", "StringValue": "Bar"}}
+    )
+
+    def get(names, user=None):
+        params = {"AttributeNames": names, "MessageAttributeNames": user or []}
+        return _one(url, **params)
+
+    m = get(["All"])
+    eq(sorted(m["Attributes"]), ["ApproximateFirstReceiveTimestamp", "ApproximateReceiveCount", "SenderId", "SentTimestamp"], "All")
+    eq(m["Attributes"]["ApproximateReceiveCount"], "1", "receive count")
+    assert "MessageAttributes" not in m and "MD5OfMessageAttributes" not in m, m
+    m = get(["All"], ["All"])
+    eq(m["Attributes"]["ApproximateReceiveCount"], "2", "receive count")
+    eq(m["MD5OfMessageAttributes"], "ae7155c6026991b6d54b11589678bf9c", "digest")
+    eq(m["MessageAttributes"], {"Foo": {"DataType": "String", "StringValue": "Bar"}}, "attributes")
+    eq(sorted(get(["SenderId"])["Attributes"]), ["SenderId"], "single")
+    eq(sorted(get(["SenderId", "SequenceNumber"])["Attributes"]), ["SenderId"], "multiple on a standard queue")
+
+
+@case("core", "W4, V22", "AWS recorded answer, LocalStack test_sqs.py::test_system_attributes_have_no_effect_on_attr_md5")
+def system_attributes_digest():
+    url = new_queue("msg-sysmd5")
+    attrs = {"timestamp": {"StringValue": "1493147359900", "DataType": "Number"}}
+    trace = {"AWSTraceHeader": {
+        "StringValue": "Root=1-5759e988-bd862e3fe1be46a994272793;Parent=53995c3f42cd8ad8;Sampled=1",
+        "DataType": "String",
+    }}
+    plain = sqs.send_message(QueueUrl=url, MessageBody="test", MessageAttributes=attrs)
+    traced = sqs.send_message(QueueUrl=url, MessageBody="test", MessageAttributes=attrs, MessageSystemAttributes=trace)
+    eq(plain["MD5OfMessageAttributes"], traced["MD5OfMessageAttributes"], "MD5OfMessageAttributes")
+    assert "MD5OfMessageSystemAttributes" not in plain, plain
+    eq(traced.get("MD5OfMessageSystemAttributes"), "5ae4d5d7636402d80f4eb6d213245a88", "MD5OfMessageSystemAttributes")
+
+
+@case("core", "V22", SNAP + "test_aws_trace_header_propagation (AWSTraceHeader from the send's X-Amzn-Trace-Id header)")
+def trace_header_becomes_system_attribute():
+    url = new_queue("msg-trace")
+    value = "Root=1-5759e988-bd862e3fe1be46a994272793;Parent=53995c3f42cd8ad8;Sampled=1"
+
+    def add_header(request, **_):
+        request.headers["X-Amzn-Trace-Id"] = value
+
+    sqs.meta.events.register_first("before-sign.sqs.SendMessage", add_header)
+    try:
+        sqs.send_message(QueueUrl=url, MessageBody="traced")
+    finally:
+        sqs.meta.events.unregister("before-sign.sqs.SendMessage", add_header)
+    m = _one(url, **{SYSTEM_ATTRS_PARAM: ["AWSTraceHeader"]})
+    eq(m.get("Attributes"), {"AWSTraceHeader": value}, "Attributes")
+    sqs.send_message(QueueUrl=url, MessageBody="untraced")
+    m = _one(url, **{SYSTEM_ATTRS_PARAM: ["All"]})
+    assert "AWSTraceHeader" not in m.get("Attributes", {}), m
+
+
+# ---- receipt handles ------------------------------------------------------------
+@case("core", "V4", "AWS recorded answer, LocalStack test_sqs.py::test_delete_message_with_illegal_receipt_handle")
+def delete_with_illegal_handle():
+    url = new_queue("msg-del-bad")
+    expect_error(
+        sqs.delete_message, QueueUrl=url, ReceiptHandle="garbage",
+        code="ReceiptHandleIsInvalid", json_type="ReceiptHandleIsInvalid",
+        message='The input receipt handle "garbage" is not a valid receipt handle.',
+    )
+
+
+@case("core", "V4", "AWS recorded answer, LocalStack test_sqs.py::test_delete_message_with_deleted_receipt_handle, test_remove_message_with_old_receipt_handle")
+def delete_twice_and_after_expiry():
+    url = new_queue("msg-del-twice")
+    sqs.send_message(QueueUrl=url, MessageBody="foo")
+    handle = _one(url)["ReceiptHandle"]
+    for _ in range(3):
+        sqs.delete_message(QueueUrl=url, ReceiptHandle=handle)
+    sqs.send_message(QueueUrl=url, MessageBody="test")
+    handle = _one(url, VisibilityTimeout=1)["ReceiptHandle"]
+    time.sleep(1.5)
+    sqs.delete_message(QueueUrl=url, ReceiptHandle=handle)
+    eq(receive(url), [], "queue after delete with an expired handle")
+
+
+@case("core", "V5", "AWS recorded answer, LocalStack test_sqs.py::test_change_visibility_on_deleted_message_raises_invalid_parameter_value, test_invalid_receipt_handle_should_return_error_message")
+def change_visibility_of_deleted_message():
+    url = new_queue("msg-cmv-del")
+    sqs.send_message(QueueUrl=url, MessageBody="foo")
+    handle = _one(url)["ReceiptHandle"]
+    sqs.change_message_visibility(QueueUrl=url, ReceiptHandle=handle, VisibilityTimeout=42)
+    sqs.delete_message(QueueUrl=url, ReceiptHandle=handle)
+    expect_error(
+        sqs.change_message_visibility, QueueUrl=url, ReceiptHandle=handle, VisibilityTimeout=42,
+        code=IPV, json_type=IPV_JSON,
+        message=f"Value {handle} for parameter ReceiptHandle is invalid. Reason: Message does not exist or is not available for visibility timeout change.",
+    )
+    expect_error(
+        sqs.change_message_visibility, QueueUrl=url, ReceiptHandle="INVALID", VisibilityTimeout=60,
+        code="ReceiptHandleIsInvalid", json_type="ReceiptHandleIsInvalid",
+    )
+
+
+@case("core", "V20", SNAP + "test_change_message_visibility_after_visibility_timeout_expiration")
+def change_visibility_after_expiry():
+    url = new_queue("msg-cmv-exp", attributes={"VisibilityTimeout": "1"})
+    sqs.send_message(QueueUrl=url, MessageBody="test")
+    handle = _one(url)["ReceiptHandle"]
+    time.sleep(1.5)
+    out = sqs.change_message_visibility(QueueUrl=url, ReceiptHandle=handle, VisibilityTimeout=30)
+    eq(out["ResponseMetadata"]["HTTPStatusCode"], 200, "status")
+    # The change hides it again, as for a message in flight.
+    eq(receive(url), [], "after the change")
+
+
+@case("core", "V20", "AWS recorded answer (ChangeMessageVisibility after a receive with VisibilityTimeout=0), lead's brief; LocalStack test_sqs.py::test_terminate_visibility_timeout_after_receive")
+def change_visibility_after_zero_timeout_receive():
+    url = new_queue("msg-cmv-zero")
+    sqs.send_message(QueueUrl=url, MessageBody="test")
+    handle = _one(url, VisibilityTimeout=0)["ReceiptHandle"]
+    sqs.change_message_visibility(QueueUrl=url, ReceiptHandle=handle, VisibilityTimeout=30)
+    eq(receive(url), [], "after the change")
+    sqs.change_message_visibility(QueueUrl=url, ReceiptHandle=handle, VisibilityTimeout=0)
+    eq(len(receive(url)), 1, "after making it visible again")
+
+
+@case("core", "V5", "AWS recorded answer, LocalStack test_sqs.py::test_terminate_visibility_timeout_after_receive")
+def change_visibility_with_older_handle():
+    url = new_queue("msg-cmv-old")
+    sqs.send_message(QueueUrl=url, MessageBody="test")
+    first = _one(url, VisibilityTimeout=0)["ReceiptHandle"]
+    eq(len(receive(url, VisibilityTimeout=3)), 1, "second receive")
+    sqs.change_message_visibility(QueueUrl=url, ReceiptHandle=first, VisibilityTimeout=0)
+    eq(len(receive(url, WaitTimeSeconds=1)), 1, "visible again through the first handle")
+
+
+@case("core", "V2", "AWS recorded answer, LocalStack test_sqs.py::test_receive_terminate_visibility_timeout")
+def receive_with_zero_visibility():
+    url = new_queue("msg-vt0")
+    sqs.send_message(QueueUrl=url, MessageBody="foobar")
+    h0 = _one(url, VisibilityTimeout=0)["ReceiptHandle"]
+    h1 = _one(url)["ReceiptHandle"]
+    assert h0 != h1, "receipt handles should differ"
+    eq(receive(url), [], "third receive")
+
+
+# ---- bodies and round trips -------------------------------------------------------
+@case("core", "L1", "AWS recorded answer, LocalStack test_sqs.py::test_send_message_with_invalid_payload_characters")
+def send_invalid_body_characters():
+    url = new_queue("msg-badbody")
+    expect_error(
+        sqs.send_message, QueueUrl=url, MessageBody=f"Invalid-{chr(0)}-{chr(8)}-{chr(19)}-{chr(65535)}",
+        code="InvalidMessageContents", json_type="InvalidMessageContents",
+    )
+
+
+@case("core", "L1", SNAP + "test_send_empty_message")
+def send_empty_message():
+    url = new_queue("msg-empty")
+    expect_error(
+        sqs.send_message, QueueUrl=url, MessageBody="", code="MissingParameter",
+        json_type="MissingRequiredParameterException",
+        message="The request must contain the parameter MessageBody.",
+    )
+
+
+@case("core", "F1", SNAP + "test_send_message_to_standard_queue_with_invalid_message_group_id")
+def standard_send_with_invalid_message_group_id():
+    url = new_queue("msg-badgroup")
+    for group in ("", "a" * 129, "group 123"):
+        expect_error(
+            sqs.send_message, QueueUrl=url, MessageBody="m", MessageGroupId=group, code=IPV, json_type=IPV_JSON,
+            message=f"Value {group} for parameter MessageGroupId is invalid. Reason: MessageGroupId can only include alphanumeric and punctuation characters. 1 to 128 in length.",
+        )
+
+
+@case("core", "L2", "AWS recorded answer, LocalStack test_sqs.py::test_send_message_batch_with_empty_list")
+def send_batch_with_no_entries():
+    url = new_queue("msg-batch-empty")
+    expect_error(
+        sqs.send_message_batch, QueueUrl=url, Entries=[],
+        code="AWS.SimpleQueueService.EmptyBatchRequest", json_type="EmptyBatchRequest",
+    )
+
+
+@case("core", "V1, W4", "AWS recorded answer, LocalStack test_sqs.py::test_send_receive_message, test_sequence_number, test_receive_message_attributes_timestamp_types")
+def send_receive_digests_and_timestamps():
+    url = new_queue("msg-basic")
+    sent = sqs.send_message(QueueUrl=url, MessageBody="message")
+    eq(sent["MD5OfMessageBody"], "78e731027d8fd50ed642340b7c9a63b3", "MD5OfMessageBody")
+    assert "SequenceNumber" not in sent and "MD5OfMessageAttributes" not in sent, sent
+    m = _one(url, VisibilityTimeout=0, **{SYSTEM_ATTRS_PARAM: ["All"]})
+    eq(m["MessageId"], sent["MessageId"], "MessageId")
+    eq(m["MD5OfBody"], sent["MD5OfMessageBody"], "MD5OfBody")
+    attrs = m["Attributes"]
+    for name in ("SentTimestamp", "ApproximateFirstReceiveTimestamp"):
+        assert attrs[name].isdigit(), (name, attrs[name])
+    assert abs(int(attrs["SentTimestamp"]) - int(attrs["ApproximateFirstReceiveTimestamp"])) < 5000, attrs
+
+
+@case("core", "W1", "AWS recorded answer, LocalStack test_sqs.py::test_send_receive_message_encoded_content, test_message_with_carriage_return")
+def body_with_markup_and_carriage_returns_round_trips():
+    url = new_queue("msg-enc")
+    for body in ('"&quot;&quot;\r', "{\r\n" + '"machineID" : "d357006e26ff47439e1ef894225d4307"' + "}"):
+        sent = sqs.send_message(QueueUrl=url, MessageBody=body)
+        m = _one(url)
+        eq(m["Body"], body, "Body")
+        eq(m["MD5OfBody"], sent["MD5OfMessageBody"], "MD5OfBody")
+        sqs.delete_message(QueueUrl=url, ReceiptHandle=m["ReceiptHandle"])
+
+
+@case("core", "L3", "AWS recorded answer, LocalStack test_sqs.py::test_message_with_attributes_should_be_enqueued, test_send_message_with_attributes")
+def number_and_string_attributes_round_trip():
+    url = new_queue("msg-num")
+    attrs = {
+        "timestamp": {"DataType": "Number", "StringValue": "1614717034367"},
+        "attr1": {"StringValue": "test1", "DataType": "String"},
+    }
+    sent = sqs.send_message(QueueUrl=url, MessageBody="test", MessageAttributes=attrs)
+    m = _one(url, MessageAttributeNames=["All"])
+    eq(m["MessageAttributes"], attrs, "attributes")
+    eq(m["MD5OfMessageAttributes"], sent["MD5OfMessageAttributes"], "digest")
+
+
+@case("core", "V1", "AWS recorded answer, LocalStack test_sqs.py::test_posting_to_queue_via_queue_name")
+def send_with_queue_name_as_url():
+    url = new_queue("msg-byname")
+    out = sqs.send_message(QueueUrl=name_of(url), MessageBody="Using name instead of URL")
+    eq(out["MD5OfMessageBody"], "86a83f96652a1bfad3891e7d523750cb", "MD5OfMessageBody")
+    eq(len(receive(url, WaitTimeSeconds=1)), 1, "message in the queue")
+
+
+@case("core", "V6", SNAP + "test_receive_empty_queue")
+def receive_from_an_empty_queue_has_no_messages_member():
+    url = new_queue("msg-empty-recv")
+    for params in ({}, {"WaitTimeSeconds": 0}, {"WaitTimeSeconds": 1}):
+        out = sqs.receive_message(QueueUrl=url, **params)
+        assert "Messages" not in out, (params, out)
+
+
+@case("core", "V2, V10", SNAP + "test_fair_queue_with_message_group_id")
+def standard_queue_message_group_id_is_a_system_attribute():
+    url = new_queue("msg-fair")
+    sent = sqs.send_message(QueueUrl=url, MessageBody="message", MessageGroupId="test")
+    eq(sent["MD5OfMessageBody"], "78e731027d8fd50ed642340b7c9a63b3", "MD5OfMessageBody")
+    assert "SequenceNumber" not in sent, sent
+    m = _one(url, AttributeNames=["All"])
+    eq(sorted(m["Attributes"]), ["ApproximateFirstReceiveTimestamp", "ApproximateReceiveCount", "MessageGroupId", "SenderId", "SentTimestamp"], "Attributes")
+    eq(m["Attributes"]["MessageGroupId"], "test", "MessageGroupId")
