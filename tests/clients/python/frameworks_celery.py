@@ -364,10 +364,11 @@ def main():
     finally:
         for p, log in workers:
             kill_worker(p)
-        for p, log in workers:
-            print(f"# --- worker log {os.path.basename(log)} (last lines)")
-            for line in open(log).read().splitlines()[-15:]:
-                print(f"#   {line}")
+        if failed:  # the workers' logs help only when something failed
+            for p, log in workers:
+                print(f"# --- worker log {os.path.basename(log)} (last lines)")
+                for line in open(log).read().splitlines()[-40:]:
+                    print(f"#   {line}")
         for name in ("default", "poison", "dlq"):
             if name in state:
                 try:
