@@ -150,16 +150,19 @@ impl Refusal {
 /// target's name, or the Query `Action` of the URL or the form body.
 pub fn action_hint(target: Option<&str>, url_query: &str, body: &[u8]) -> String {
     if let Some(t) = target {
-        return t.rsplit('.').next().unwrap_or(t).to_string();
+        let name = t.rsplit('.').next().unwrap_or(t);
+        return name.chars().take(64).collect();
     }
     let from = |bytes: &[u8]| {
         form_urlencoded::parse(bytes)
             .find(|(k, _)| k == "Action")
             .map(|(_, v)| v.into_owned())
     };
-    from(url_query.as_bytes())
+    // Bounded: it is the client's text, going to the log.
+    let action = from(url_query.as_bytes())
         .or_else(|| from(body))
-        .unwrap_or_default()
+        .unwrap_or_default();
+    action.chars().take(64).collect()
 }
 
 #[cfg(test)]

@@ -114,7 +114,7 @@ impl Authenticator {
                 "credential scope has a wrong terminator",
             ));
         }
-        if !is_region(region) {
+        if !crate::signing_region::is_region_name(region) {
             return Err(mismatch(
                 format!("Credential should be scoped to a valid region, not '{region}'. "),
                 "credential scope names no valid region",
@@ -448,16 +448,6 @@ fn amz_date(ms: Millis) -> String {
         .collect();
     out.push('Z');
     out
-}
-
-/// A region name: lower-case letters, digits and dashes (as the regional
-/// queue lookup reads it, `signing_region.rs`).
-fn is_region(region: &str) -> bool {
-    !region.is_empty()
-        && region.len() <= 32
-        && region
-            .bytes()
-            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
 }
 
 #[cfg(test)]
