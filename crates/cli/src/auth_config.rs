@@ -90,10 +90,10 @@ mod tests {
     const LOOPBACK: &str = "127.0.0.1:9324";
     const PUBLIC: &str = "0.0.0.0:9324";
 
-    /// A5: off by default and on loopback; a public address without
+    /// A4: off by default and on loopback; a public address without
     /// authentication is refused unless anonymous access is asked for.
     #[test]
-    fn a5_public_addresses_need_auth_or_allow_anonymous() {
+    fn a4_public_addresses_need_auth_or_allow_anonymous() {
         let empty = FileConfig::default();
         let acct = "000000000000";
         assert!(
@@ -113,9 +113,9 @@ mod tests {
         assert!(auth_settings(None, false, &allowed, "[::]:1".parse().unwrap(), acct).is_ok());
     }
 
-    /// A5: SigV4 needs credentials; the flag overrides the file's mode.
+    /// A4: SigV4 needs credentials; the flag overrides the file's mode.
     #[test]
-    fn a5_sigv4_needs_credentials() {
+    fn a4_sigv4_needs_credentials() {
         let acct = "000000000000";
         let public = PUBLIC.parse().unwrap();
         let none = FileConfig::default();

@@ -208,11 +208,11 @@ fn send_signed(
     raw.request(method, target, &all, body)
 }
 
-/// A4: the SDK signing with a configured key works, a key with a session
+/// A1: the SDK signing with a configured key works, a key with a session
 /// token too; the queue is there for both (authentication is not access
 /// control yet).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a4_sdk_signed_with_a_configured_key_works() {
+async fn a1_sdk_signed_with_a_configured_key_works() {
     let server = AuthServer::start(0).await;
     let sqs = server.sdk(KEY, SECRET, None);
     let url = sqs
@@ -240,11 +240,11 @@ async fn a4_sdk_signed_with_a_configured_key_works() {
     assert_eq!(got.messages()[0].body(), Some("hello"));
 }
 
-/// A2: a wrong secret is SignatureDoesNotMatch (403) with AWS's message; an
+/// A1: a wrong secret is SignatureDoesNotMatch (403) with AWS's message; an
 /// unknown key, and a token key without its token, are
 /// InvalidClientTokenId (403).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a2_wrong_secret_and_unknown_key_are_refused() {
+async fn a1_wrong_secret_and_unknown_key_are_refused() {
     let server = AuthServer::start(0).await;
     let e = server
         .sdk(KEY, "not-the-secret", None)
@@ -271,10 +271,10 @@ async fn a2_wrong_secret_and_unknown_key_are_refused() {
     }
 }
 
-/// A2: an unsigned request is MissingAuthenticationToken (403), in JSON
+/// A1: an unsigned request is MissingAuthenticationToken (403), in JSON
 /// (`__type`, `x-amzn-query-error`) and in Query (XML, POST and GET).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a2_unsigned_requests_are_missing_authentication_token() {
+async fn a1_unsigned_requests_are_missing_authentication_token() {
     let server = AuthServer::start(0).await;
     let raw = server.raw();
     let json = raw.json("ListQueues", "{}");
@@ -310,10 +310,10 @@ async fn a2_unsigned_requests_are_missing_authentication_token() {
     assert_eq!(raw.request("GET", "/health", &[], b"").status, 200);
 }
 
-/// A3: a request dated more than 15 minutes from the server's clock is
+/// A1: a request dated more than 15 minutes from the server's clock is
 /// SignatureDoesNotMatch "Signature expired" / "not yet current" (403).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a3_skewed_dates_are_refused() {
+async fn a1_skewed_dates_are_refused() {
     for (offset_min, words) in [
         (20, "Signature expired: "),
         (-20, "Signature not yet current: "),
@@ -343,11 +343,11 @@ async fn a3_skewed_dates_are_refused() {
     );
 }
 
-/// A2, A3: a presigned GET (AWS's signer, Query protocol) works within its
+/// A1: a presigned GET (AWS's signer, Query protocol) works within its
 /// X-Amz-Expires and is RequestExpired (400) after; signed with a wrong
 /// secret, it is SignatureDoesNotMatch.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a3_presigned_get_works_until_it_expires() {
+async fn a1_presigned_get_works_until_it_expires() {
     let server = AuthServer::start(0).await;
     let sqs = server.sdk(KEY, SECRET, None);
     sqs.create_queue()
@@ -401,7 +401,7 @@ async fn a3_presigned_get_works_until_it_expires() {
     );
 }
 
-/// A1, A2: a Query POST to a queue URL signed in its headers by AWS's
+/// A1: a Query POST to a queue URL signed in its headers by AWS's
 /// signer (no x-amz-content-sha256: the body's hash is computed) works;
 /// the same signature over another body is SignatureDoesNotMatch (XML).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -457,12 +457,12 @@ async fn a1_signed_query_post_covers_the_body() {
     assert_eq!(refused.xml("Type").as_deref(), Some("Sender"));
 }
 
-/// A5: the binary refuses a non-loopback address without authentication
+/// A4, A5: the binary refuses a non-loopback address without authentication
 /// and says why; with `--auth sigv4` and a config file of credentials it
 /// serves signed requests, refuses others, and logs each refusal once
 /// with the key id and never the secret.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a5_the_binary_requires_auth_off_loopback_and_logs_refusals() {
+async fn a4_a5_the_binary_refuses_anonymous_public_addresses_and_logs_refusals_without_secrets() {
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_sluice"))
         .args(["serve", "--bind", "0.0.0.0:0", "--in-memory"])
         .output()

@@ -175,14 +175,17 @@ impl Authenticator {
                 .is_ok()
         });
         if !verified {
-            // As AWS does, say what was signed (nothing secret: all of it
-            // comes from the request), so a client's author can compare.
-            return Err(mismatch(
+            // As AWS does, say what was signed, so a client's author can
+            // compare: all of it comes from the request, but a session
+            // token is a credential, and no answer carries one (rule A5).
+            let message = if signed.token.is_some() {
+                SIGNATURE_MISMATCH.to_string()
+            } else {
                 format!(
                     "{SIGNATURE_MISMATCH}\n\nThe Canonical String for this request should have been\n'{canonical}'\n\nThe String-to-Sign should have been\n'{to_sign}'\n"
-                ),
-                "signature does not match",
-            ));
+                )
+            };
+            return Err(mismatch(message, "signature does not match"));
         }
         Ok(Principal {
             access_key_id: cred.access_key_id.clone(),
