@@ -113,6 +113,26 @@ mod tests {
         assert!(auth_settings(None, false, &allowed, "[::]:1".parse().unwrap(), acct).is_ok());
     }
 
+    /// The config examples of docs/security.md parse and start a server
+    /// (on a public address: the first requires SigV4, the second allows
+    /// anonymous access).
+    #[test]
+    fn a4_documented_auth_examples_work() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/security.md");
+        let doc = std::fs::read_to_string(path).unwrap();
+        let blocks: Vec<&str> = doc
+            .split("```toml\n")
+            .skip(1)
+            .map(|b| b.split("```").next().unwrap())
+            .collect();
+        assert_eq!(blocks.len(), 2);
+        let public = PUBLIC.parse().unwrap();
+        let keys = auth_settings(None, false, &file(blocks[0]), public, "000000000000");
+        assert_eq!(keys.unwrap().map(|a| a.len()), Some(2));
+        let anonymous = auth_settings(None, false, &file(blocks[1]), public, "000000000000");
+        assert!(anonymous.unwrap().is_none());
+    }
+
     /// A4: SigV4 needs credentials; the flag overrides the file's mode.
     #[test]
     fn a4_sigv4_needs_credentials() {
