@@ -360,4 +360,49 @@ mod tests {
             );
         }
     }
+
+    /// A1: the authentication refusals, as SQS answers them (sources in
+    /// docs/security.md): Query code, JSON shape, HTTP status, sender's fault.
+    #[test]
+    fn a1_authentication_errors_as_sqs_answers_them() {
+        let cases = [
+            (
+                ErrorCode::MissingAuthenticationToken,
+                "MissingAuthenticationToken",
+                "MissingAuthenticationTokenException",
+                403,
+            ),
+            (
+                ErrorCode::InvalidClientTokenId,
+                "InvalidClientTokenId",
+                "UnrecognizedClientException",
+                403,
+            ),
+            (
+                ErrorCode::SignatureDoesNotMatch,
+                "SignatureDoesNotMatch",
+                "InvalidSignatureException",
+                403,
+            ),
+            (
+                ErrorCode::IncompleteSignature,
+                "IncompleteSignature",
+                "IncompleteSignatureException",
+                400,
+            ),
+            (
+                ErrorCode::RequestExpired,
+                "RequestExpired",
+                "RequestExpired",
+                400,
+            ),
+        ];
+        for (code, query, shape, status) in cases {
+            assert_eq!(code.query_code(), query, "{code:?}");
+            assert_eq!(code.json_shape(), shape, "{code:?}");
+            assert_eq!(code.http_status(), status, "{code:?}");
+            assert!(code.is_sender_fault(), "{code:?}");
+            assert!(ErrorCode::ALL.contains(&code), "{code:?}");
+        }
+    }
 }

@@ -35,7 +35,7 @@ pub fn unhex(text: &str) -> Option<Vec<u8>> {
         }
     }
     let b = text.as_bytes();
-    if b.len() % 2 != 0 {
+    if !b.len().is_multiple_of(2) {
         return None;
     }
     b.chunks(2)
