@@ -212,10 +212,15 @@ pub fn string_to_sign(amz_date: &str, scope: &str, canonical_request: &str) -> S
 }
 
 fn hmac(key: &[u8], data: &[u8]) -> [u8; 32] {
-    // HMAC takes keys of any length: new_from_slice cannot fail.
-    let mut mac = HmacSha256::new_from_slice(key).unwrap_or_else(|_| unreachable!());
-    mac.update(data);
-    mac.finalize().into_bytes().into()
+    // HMAC takes keys of any length, so this cannot fail; were it ever to,
+    // the zero key would fail every signature (closed, not open).
+    match HmacSha256::new_from_slice(key) {
+        Ok(mut mac) => {
+            mac.update(data);
+            mac.finalize().into_bytes().into()
+        }
+        Err(_) => [0; 32],
+    }
 }
 
 /// The signing key of a secret for one day, region and service.
@@ -226,17 +231,21 @@ pub fn signing_key(secret: &str, date: &str, region: &str, service: &str) -> [u8
     hmac(&k_service, b"aws4_request")
 }
 
-/// The MAC of `string_to_sign` under `key`, ready to be compared in
-/// constant time (`verify_slice`) or read as the signature.
-pub fn signature_mac(key: &[u8; 32], string_to_sign: &str) -> HmacSha256 {
-    let mut mac = HmacSha256::new_from_slice(key).unwrap_or_else(|_| unreachable!());
-    mac.update(string_to_sign.as_bytes());
-    mac
+/// True when `given` (the signature's bytes) is the MAC of
+/// `string_to_sign` under `key`, compared in constant time (`verify_slice`).
+pub fn signature_matches(key: &[u8; 32], string_to_sign: &str, given: &[u8]) -> bool {
+    match HmacSha256::new_from_slice(key) {
+        Ok(mut mac) => {
+            mac.update(string_to_sign.as_bytes());
+            mac.verify_slice(given).is_ok()
+        }
+        Err(_) => false,
+    }
 }
 
 /// The hex signature (tests sign with it; the server never tells a
 /// client what the right signature was).
 #[cfg(test)]
 pub fn signature(key: &[u8; 32], string_to_sign: &str) -> String {
-    hex(&signature_mac(key, string_to_sign).finalize().into_bytes())
+    hex(&hmac(key, string_to_sign.as_bytes()))
 }

@@ -20,8 +20,6 @@ use sluice_core::clock::Millis;
 use sluice_core::timestamp::{parse_rfc3339, rfc3339};
 use subtle::ConstantTimeEq;
 
-use hmac::Mac;
-
 use super::sigv4::{self, ALGORITHM};
 use super::{Authenticator, Principal, Refusal};
 
@@ -168,12 +166,8 @@ impl Authenticator {
         let scope = format!("{date}/{region}/{service}/aws4_request");
         let to_sign = sigv4::string_to_sign(&signed.amz_date, &scope, &canonical);
         let key = sigv4::signing_key(&cred.secret_access_key, date, region, service);
-        let verified = sigv4::unhex(&signed.signature).is_some_and(|given| {
-            // verify_slice compares in constant time.
-            sigv4::signature_mac(&key, &to_sign)
-                .verify_slice(&given)
-                .is_ok()
-        });
+        let verified = sigv4::unhex(&signed.signature)
+            .is_some_and(|given| sigv4::signature_matches(&key, &to_sign, &given));
         if !verified {
             // As AWS does, say what was signed, so a client's author can
             // compare: all of it comes from the request, but a session
