@@ -536,3 +536,46 @@ async fn a4_a5_the_binary_refuses_anonymous_public_addresses_and_logs_refusals_w
         "{log}"
     );
 }
+
+/// A1: in JSON, a bad signature is typed `InvalidSignatureException` (as
+/// SQS over JSON answers, async-aws/aws#1948) with the Query code in
+/// `x-amzn-query-error`, which the SDKs report.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a1_json_refusals_carry_the_json_shape_and_the_query_code() {
+    let server = AuthServer::start(0).await;
+    let headers = [
+        ("Content-Type", "application/x-amz-json-1.0"),
+        ("X-Amz-Target", "AmazonSQS.ListQueues"),
+    ];
+    let (target, extra) = aws_sign(
+        server.addr,
+        "POST",
+        "/",
+        &headers,
+        b"{}",
+        "not-the-secret",
+        None,
+    );
+    let refused = send_signed(server.raw(), "POST", &target, &headers, &extra, b"{}");
+    assert_eq!(refused.status, 403, "{}", refused.body);
+    assert_eq!(
+        refused.header("x-amzn-query-error"),
+        Some("SignatureDoesNotMatch;Sender")
+    );
+    let body: serde_json::Value = serde_json::from_str(&refused.body).expect("json");
+    assert!(
+        body["__type"]
+            .as_str()
+            .is_some_and(|t| t.ends_with("#InvalidSignatureException")),
+        "{body}"
+    );
+    assert!(
+        body["message"]
+            .as_str()
+            .is_some_and(|m| m.starts_with(SIGNATURE_MISMATCH)),
+        "{body}"
+    );
+    let (target, extra) = aws_sign(server.addr, "POST", "/", &headers, b"{}", SECRET, None);
+    let ok = send_signed(server.raw(), "POST", &target, &headers, &extra, b"{}");
+    assert_eq!(ok.status, 200, "{}", ok.body);
+}
