@@ -48,6 +48,56 @@ pub struct FileConfig {
     /// Alarms on queue metrics.
     #[serde(default)]
     pub alarms: Vec<AlarmDecl>,
+    /// Authentication: `[auth]` and its `[[auth.credentials]]`
+    /// (docs/security.md).
+    pub auth: Option<AuthDecl>,
+}
+
+/// Whether requests must be signed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum AuthMode {
+    /// Requests are not authenticated (the default).
+    Off,
+    /// Every request must carry a valid SigV4 signature of a configured key.
+    Sigv4,
+}
+
+/// The `[auth]` table.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AuthDecl {
+    /// `off` (default) or `sigv4`.
+    pub mode: Option<AuthMode>,
+    /// Serve without authentication on a non-loopback address.
+    pub allow_anonymous: Option<bool>,
+    /// The keys clients may sign with.
+    #[serde(default)]
+    pub credentials: Vec<CredentialDecl>,
+}
+
+/// One `[[auth.credentials]]`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CredentialDecl {
+    /// The access key id.
+    pub access_key_id: String,
+    /// The secret access key.
+    pub secret_access_key: String,
+    /// When set, requests must carry it as `X-Amz-Security-Token`.
+    pub session_token: Option<String>,
+    /// The account the key acts for (default: the server's `account_id`).
+    pub account_id: Option<String>,
+}
+
+impl std::fmt::Debug for CredentialDecl {
+    // Secrets stay out of Debug prints (a config error may print the file).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CredentialDecl")
+            .field("access_key_id", &self.access_key_id)
+            .field("account_id", &self.account_id)
+            .finish_non_exhaustive()
+    }
 }
 
 /// The `[dlq_alarms]` table: every queue some RedrivePolicy targets,

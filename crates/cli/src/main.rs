@@ -2,6 +2,7 @@
 
 mod admin;
 mod alarms_cmd;
+mod auth_config;
 mod client;
 mod config;
 mod dlq;

@@ -20,7 +20,7 @@ use sluice_server::alarms::{AlarmSettings, DlqAlarmSettings};
 use sluice_server::service::RequestContext;
 use sluice_server::{Service, ServiceConfig};
 
-use crate::config::{self, FileConfig};
+use crate::config::{self, AuthMode, FileConfig};
 
 const DEFAULT_BIND: &str = "127.0.0.1:9324";
 const DEFAULT_DATA_DIR: &str = "./sluice-data";
@@ -67,9 +67,20 @@ pub struct ServeArgs {
     deleted_queue_name_hold_secs: Option<u64>,
     /// TOML config file: account, region, base URL, queues to create,
     /// alarms, the `[dlq_alarms]` setting and the `webhook_ca_file` of
-    /// https:// webhooks (see docs/alarms.md).
+    /// https:// webhooks (see docs/alarms.md), and authentication:
+    /// `[auth]` with `[[auth.credentials]]` (see docs/security.md).
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
+    /// Authentication: `sigv4` requires every request to be signed by one
+    /// of the config file's [[auth.credentials]]; `off` accepts any
+    /// request [default: off, or the config file's auth.mode]. See
+    /// docs/security.md.
+    #[arg(long, value_name = "MODE")]
+    auth: Option<AuthMode>,
+    /// Serve without authentication on a non-loopback address, which is
+    /// refused otherwise.
+    #[arg(long)]
+    allow_anonymous: bool,
 }
 
 /// Runs the server until Ctrl-C or SIGTERM.
@@ -106,10 +117,19 @@ async fn serve(args: ServeArgs, file: FileConfig) -> anyhow::Result<()> {
     if let Some(region) = &file.region {
         account.region = region.clone();
     }
+    // Checked before any storage is opened: a refused start changes nothing.
+    let auth = crate::auth_config::auth_settings(
+        args.auth,
+        args.allow_anonymous,
+        &file,
+        bind,
+        &account.id,
+    )?;
     let config = ServiceConfig {
         alarms: alarm_settings(&file, (!in_memory).then(|| data_dir.join("alarms.json")))?,
         account,
         base_url: file.base_url.clone(),
+        auth,
     };
 
     let name_hold = Duration::from_secs(

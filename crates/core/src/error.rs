@@ -73,6 +73,18 @@ pub enum ErrorCode {
     InternalFailure,
     /// The server cannot answer now; retry later.
     ServiceUnavailable,
+    /// A request that carries no signature while authentication is on.
+    MissingAuthenticationToken,
+    /// A signature by an access key (or with a session token) the server
+    /// does not know.
+    InvalidClientTokenId,
+    /// A signature that does not verify, a credential scope that is wrong,
+    /// or a date too far from the server's clock.
+    SignatureDoesNotMatch,
+    /// An `Authorization` header or presigned URL that lacks a part.
+    IncompleteSignature,
+    /// A presigned URL used after its `X-Amz-Expires`.
+    RequestExpired,
 }
 
 impl ErrorCode {
@@ -110,6 +122,11 @@ impl ErrorCode {
         ErrorCode::AccessDenied,
         ErrorCode::InternalFailure,
         ErrorCode::ServiceUnavailable,
+        ErrorCode::MissingAuthenticationToken,
+        ErrorCode::InvalidClientTokenId,
+        ErrorCode::SignatureDoesNotMatch,
+        ErrorCode::IncompleteSignature,
+        ErrorCode::RequestExpired,
     ];
 
     /// The shape name used in the JSON protocol's `__type`.
@@ -154,6 +171,15 @@ impl ErrorCode {
             AccessDenied => "AccessDenied",
             InternalFailure => "InternalFailure",
             ServiceUnavailable => "ServiceUnavailable",
+            // Authentication (docs/security.md): AWS's JSON services name
+            // these as below (recorded: `InvalidSignatureException` from SQS
+            // over JSON, async-aws/aws#1634 and #1948); the Query code,
+            // which SDKs read from `x-amzn-query-error`, is the short one.
+            MissingAuthenticationToken => "MissingAuthenticationTokenException",
+            InvalidClientTokenId => "UnrecognizedClientException",
+            SignatureDoesNotMatch => "InvalidSignatureException",
+            IncompleteSignature => "IncompleteSignatureException",
+            RequestExpired => "RequestExpired",
         }
     }
 
@@ -180,6 +206,10 @@ impl ErrorCode {
             MalformedQueryString => "MalformedQueryString",
             MissingAction => "MissingAction",
             AccessDenied => "AccessDenied",
+            MissingAuthenticationToken => "MissingAuthenticationToken",
+            InvalidClientTokenId => "InvalidClientTokenId",
+            SignatureDoesNotMatch => "SignatureDoesNotMatch",
+            IncompleteSignature => "IncompleteSignature",
             other => other.json_shape(),
         }
     }
@@ -197,6 +227,9 @@ impl ErrorCode {
         use ErrorCode::*;
         match self {
             OverLimit | PurgeQueueInProgress | InvalidSecurity | AccessDenied => 403,
+            // SQS's recorded answers are 403 for these three; AWS's common
+            // errors list IncompleteSignature and RequestExpired as 400.
+            MissingAuthenticationToken | InvalidClientTokenId | SignatureDoesNotMatch => 403,
             InvalidAddress | ResourceNotFoundException => 404,
             InternalFailure => 500,
             ServiceUnavailable => 503,
@@ -462,6 +495,51 @@ mod tests {
             assert!(
                 !code.query_code().ends_with("Exception") || code.json_shape() == code.query_code()
             );
+        }
+    }
+
+    /// A1: the authentication refusals, as SQS answers them (sources in
+    /// docs/security.md): Query code, JSON shape, HTTP status, sender's fault.
+    #[test]
+    fn a1_authentication_errors_as_sqs_answers_them() {
+        let cases = [
+            (
+                ErrorCode::MissingAuthenticationToken,
+                "MissingAuthenticationToken",
+                "MissingAuthenticationTokenException",
+                403,
+            ),
+            (
+                ErrorCode::InvalidClientTokenId,
+                "InvalidClientTokenId",
+                "UnrecognizedClientException",
+                403,
+            ),
+            (
+                ErrorCode::SignatureDoesNotMatch,
+                "SignatureDoesNotMatch",
+                "InvalidSignatureException",
+                403,
+            ),
+            (
+                ErrorCode::IncompleteSignature,
+                "IncompleteSignature",
+                "IncompleteSignatureException",
+                400,
+            ),
+            (
+                ErrorCode::RequestExpired,
+                "RequestExpired",
+                "RequestExpired",
+                400,
+            ),
+        ];
+        for (code, query, shape, status) in cases {
+            assert_eq!(code.query_code(), query, "{code:?}");
+            assert_eq!(code.json_shape(), shape, "{code:?}");
+            assert_eq!(code.http_status(), status, "{code:?}");
+            assert!(code.is_sender_fault(), "{code:?}");
+            assert!(ErrorCode::ALL.contains(&code), "{code:?}");
         }
     }
 }

@@ -118,7 +118,8 @@ async fn handle_in_span<B: Broker>(
             "SQS requests are POST or GET\n",
         );
     }
-    let headers = req.headers();
+    let (parts, incoming) = req.into_parts();
+    let headers = &parts.headers;
     let target = headers
         .get("x-amz-target")
         .and_then(|v| v.to_str().ok())
@@ -139,9 +140,9 @@ async fn handle_in_span<B: Broker>(
     } else {
         Protocol::Query
     };
-    let path = req.uri().path().to_string();
-    let url_query = req.uri().query().unwrap_or("").to_string();
-    let ctx = RequestContext {
+    let path = parts.uri.path().to_string();
+    let url_query = parts.uri.query().unwrap_or("").to_string();
+    let mut ctx = RequestContext {
         host: headers
             .get(http::header::HOST)
             .and_then(|v| v.to_str().ok())
@@ -153,12 +154,10 @@ async fn handle_in_span<B: Broker>(
             .and_then(|v| v.to_str().ok())
             .filter(|v| !v.is_empty())
             .map(str::to_string),
+        principal: None,
     };
-    let is_post = req.method() == Method::POST;
-    let body = match Limited::new(req.into_body(), MAX_REQUEST_BODY)
-        .collect()
-        .await
-    {
+    let is_post = parts.method == Method::POST;
+    let body = match Limited::new(incoming, MAX_REQUEST_BODY).collect().await {
         Ok(b) => b.to_bytes(),
         Err(_) => {
             let e = SqsError::invalid_parameter(format!(
@@ -167,6 +166,24 @@ async fn handle_in_span<B: Broker>(
             return respond(protocol, Err(e), "", &request_id);
         }
     };
+    // Authentication, before anything reads the request: with it off
+    // (the default), this is the one branch it costs.
+    if let Some(auth) = &svc.config.auth {
+        let signed = crate::auth::RequestParts {
+            method: parts.method.as_str(),
+            path: &path,
+            query: &url_query,
+            headers: &parts.headers,
+            body: &body,
+        };
+        match auth.verify(&signed, svc.now()) {
+            Ok(principal) => ctx.principal = Some(principal),
+            Err(refusal) => {
+                let action = crate::auth::action_hint(target.as_deref(), &url_query, &body);
+                return refuse(svc, protocol, refusal, &action, started, &request_id);
+            }
+        }
+    }
     let decoded = match protocol {
         Protocol::Json => json::decode(target.as_deref().unwrap_or(""), body.clone()),
         Protocol::Query | Protocol::QueryJson => {
@@ -213,6 +230,38 @@ async fn handle_in_span<B: Broker>(
             respond(protocol, Err(e), "", &request_id)
         }
     }
+}
+
+/// Answers a request that failed authentication, and logs it once: the
+/// key it named, the action it asked for, why (never a secret or a
+/// signature).
+fn refuse<B: Broker>(
+    svc: &Service<B>,
+    protocol: Protocol,
+    refusal: crate::auth::Refusal,
+    action: &str,
+    started: std::time::Instant,
+    request_id: &str,
+) -> Response<Full<Bytes>> {
+    let code = refusal.error.code.query_code();
+    tracing::Span::current().record("action", action);
+    tracing::warn!(
+        access_key = refusal.access_key_id.as_deref().unwrap_or("-"),
+        action,
+        code,
+        reason = refusal.reason,
+        "request refused: authentication failed"
+    );
+    // Metrics label only known actions: an unauthenticated client must
+    // not be able to mint label values.
+    let known = sluice_protocol::is_known_action(action);
+    svc.metrics.record(
+        if known { action } else { "" },
+        protocol.as_str(),
+        code,
+        started.elapsed(),
+    );
+    respond(protocol, Err(refusal.error), "", request_id)
 }
 
 fn respond(

@@ -6,6 +6,7 @@
 
 pub mod actions;
 pub mod alarms;
+pub mod auth;
 pub mod http;
 pub mod metrics;
 pub mod service;

@@ -8,6 +8,7 @@ use std::sync::{Arc, Mutex};
 use sluice_broker::Broker;
 
 use crate::alarms::{AlarmSettings, Alarms};
+use crate::auth::{Authenticator, Principal};
 use crate::metrics::Metrics;
 use sluice_core::SqsError;
 use sluice_core::clock::{Clock, SystemClock};
@@ -24,6 +25,9 @@ pub struct ServiceConfig {
     pub base_url: Option<String>,
     /// Alarm sampling, the DLQ alarm setting, webhook delivery, saved alarms.
     pub alarms: AlarmSettings,
+    /// SigV4 verification of every request (`auth.mode = "sigv4"`), or
+    /// `None`: requests are not authenticated (docs/security.md).
+    pub auth: Option<Arc<Authenticator>>,
 }
 
 /// The SQS service over one broker.
@@ -55,6 +59,9 @@ pub struct RequestContext {
     /// The `X-Amzn-Trace-Id` header, which a send keeps as the message's
     /// `AWSTraceHeader` system attribute (rule V22).
     pub trace_header: Option<String>,
+    /// Who signed the request, when authentication is on (`None` when it
+    /// is off, and for the server's own requests).
+    pub principal: Option<Principal>,
 }
 
 impl<B: Broker> Service<B> {

@@ -23,12 +23,18 @@ pub fn signing_region(headers: &HeaderMap, url_query: &str) -> Option<String> {
 
 fn region_of_scope(scope: &str) -> Option<String> {
     let region = scope.split('/').nth(2)?;
-    let valid = !region.is_empty()
+    is_region_name(region).then(|| region.to_string())
+}
+
+/// A region name as a credential scope may give it: lower-case letters,
+/// digits and dashes, at most 32 (the SigV4 verifier holds scopes to it
+/// too, `auth/verify.rs`).
+pub(crate) fn is_region_name(region: &str) -> bool {
+    !region.is_empty()
         && region.len() <= 32
         && region
             .bytes()
-            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-');
-    valid.then(|| region.to_string())
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
 }
 
 #[cfg(test)]

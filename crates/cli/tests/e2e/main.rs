@@ -5,6 +5,7 @@
 
 mod alarms;
 mod alarms_https;
+mod auth;
 mod bad_input;
 mod cli_dlq;
 mod cli_doctor;

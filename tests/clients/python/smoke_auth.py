@@ -1,0 +1,163 @@
+#!/usr/bin/env python3
+"""Client smoke test: SigV4 authentication through boto3/botocore.
+
+Run by scripts/client-smoke against a server started with a config file
+that requires SigV4 (`[auth] mode = "sigv4"`) and one credential, given
+here as SLUICE_AUTH_KEY / SLUICE_AUTH_SECRET. By hand:
+
+  SLUICE_ENDPOINT=http://127.0.0.1:PORT SLUICE_AUTH_KEY=... SLUICE_AUTH_SECRET=... \\
+      python smoke_auth.py
+
+As smoke_boto3.py, it runs with whichever botocore is importable: current
+botocore speaks AWS JSON 1.0, botocore 1.31.80 (PYTHONPATH=query-sdk) the
+AWS Query protocol. Checks, with AWS's codes and HTTP statuses
+(docs/security.md gives their sources):
+  * signed by the configured key: create, send, receive, delete work;
+  * a wrong secret: SignatureDoesNotMatch, 403, AWS's message;
+  * an unknown access key: InvalidClientTokenId, 403;
+  * unsigned (botocore's UNSIGNED): MissingAuthenticationToken, 403;
+  * Query only: a presigned GET URL from generate_presigned_url works, and
+    one past its ExpiresIn is RequestExpired, 400.
+
+Output: `ok - NAME` / `not ok - NAME` per check, then
+`smoke-result: suite=NAME passed=N failed=M`; exit status 1 if any failed.
+"""
+
+import os
+import sys
+import time
+import traceback
+import urllib.error
+import urllib.request
+
+import boto3
+import botocore
+from botocore import UNSIGNED
+from botocore.config import Config
+from botocore.exceptions import ClientError
+
+ENDPOINT = os.environ.get("SLUICE_ENDPOINT")
+KEY = os.environ.get("SLUICE_AUTH_KEY")
+SECRET = os.environ.get("SLUICE_AUTH_SECRET")
+if not (ENDPOINT and KEY and SECRET):
+    sys.exit("SLUICE_ENDPOINT, SLUICE_AUTH_KEY and SLUICE_AUTH_SECRET must be set")
+
+SIGNATURE_MISMATCH = (
+    "The request signature we calculated does not match the signature you provided. "
+    "Check your AWS Secret Access Key and signing method. Consult the service documentation for details."
+)
+
+
+def client(key=KEY, secret=SECRET, unsigned=False):
+    extra = {"signature_version": UNSIGNED} if unsigned else {}
+    return boto3.client(
+        "sqs",
+        endpoint_url=ENDPOINT,
+        region_name="us-east-1",
+        aws_access_key_id=key,
+        aws_secret_access_key=secret,
+        # No retries: a retry would hide the first answer.
+        config=Config(retries={"total_max_attempts": 1}, connect_timeout=5, read_timeout=30, **extra),
+    )
+
+
+sqs = client()
+PROTOCOL = sqs.meta.service_model.protocol  # "json" or "query"
+SUITE = f"auth-{PROTOCOL} (botocore {botocore.__version__})"
+EXPECTED = os.environ.get("SMOKE_EXPECT_PROTOCOL")
+if EXPECTED and EXPECTED != PROTOCOL:
+    sys.exit(f"botocore {botocore.__version__} speaks {PROTOCOL}, expected {EXPECTED}")
+
+QUEUE = f"smoke-auth-{PROTOCOL}-{os.getpid()}-{int(time.time())}"
+results = {"passed": 0, "failed": 0}
+
+
+def check(name, fn):
+    try:
+        fn()
+        results["passed"] += 1
+        print(f"ok - {name}")
+    except Exception:  # noqa: BLE001 - a smoke test reports every failure
+        results["failed"] += 1
+        print(f"not ok - {name}")
+        traceback.print_exc(file=sys.stdout)
+
+
+def refused(call):
+    """The ClientError a call raises (it must raise one)."""
+    try:
+        call()
+    except ClientError as e:
+        return e
+    raise AssertionError("the request was accepted")
+
+
+def expect_error(e, code, status):
+    got = (e.response["Error"]["Code"], e.response["ResponseMetadata"]["HTTPStatusCode"])
+    assert got == (code, status), f"{got} != {(code, status)}: {e.response}"
+
+
+def signed_round_trip():
+    url = sqs.create_queue(QueueName=QUEUE)["QueueUrl"]
+    sqs.send_message(QueueUrl=url, MessageBody="signed hello")
+    msgs = sqs.receive_message(QueueUrl=url, WaitTimeSeconds=1).get("Messages", [])
+    assert [m["Body"] for m in msgs] == ["signed hello"], msgs
+    sqs.delete_message(QueueUrl=url, ReceiptHandle=msgs[0]["ReceiptHandle"])
+
+
+def wrong_secret():
+    e = refused(lambda: client(secret="not-the-secret").list_queues())
+    expect_error(e, "SignatureDoesNotMatch", 403)
+    message = e.response["Error"]["Message"]
+    assert message.startswith(SIGNATURE_MISMATCH), message
+
+
+def unknown_key():
+    e = refused(lambda: client(key="AKIDNOTCONFIGURED").list_queues())
+    expect_error(e, "InvalidClientTokenId", 403)
+    message = e.response["Error"]["Message"]
+    assert message == "The security token included in the request is invalid.", message
+
+
+def unsigned():
+    e = refused(lambda: client(unsigned=True).list_queues())
+    expect_error(e, "MissingAuthenticationToken", 403)
+    message = e.response["Error"]["Message"]
+    assert message == "Request is missing Authentication Token", message
+
+
+def fetch(url):
+    try:
+        with urllib.request.urlopen(url, timeout=10) as r:
+            return r.status, r.read().decode()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read().decode()
+
+
+def presigned_get():
+    # HttpMethod: a query-protocol operation is a POST unless told otherwise.
+    url = sqs.generate_presigned_url(
+        "get_queue_url", Params={"QueueName": QUEUE}, ExpiresIn=300, HttpMethod="GET"
+    )
+    assert "X-Amz-Signature=" in url, url
+    status, body = fetch(url)
+    assert status == 200 and f"/{QUEUE}</QueueUrl>" in body, (status, body)
+
+
+def presigned_get_expired():
+    url = sqs.generate_presigned_url("list_queues", ExpiresIn=1, HttpMethod="GET")
+    time.sleep(2.1)
+    status, body = fetch(url)
+    assert status == 400 and "<Code>RequestExpired</Code>" in body, (status, body)
+
+
+check("signed by the configured key: create, send, receive, delete", signed_round_trip)
+check("wrong secret: SignatureDoesNotMatch 403", wrong_secret)
+check("unknown access key: InvalidClientTokenId 403", unknown_key)
+check("unsigned: MissingAuthenticationToken 403", unsigned)
+if PROTOCOL == "query":
+    check("presigned GET works", presigned_get)
+    check("presigned GET past ExpiresIn: RequestExpired 400", presigned_get_expired)
+
+print(f"smoke-result: suite={SUITE} passed={results['passed']} failed={results['failed']}")
+sys.exit(1 if results["failed"] else 0)
