@@ -4,7 +4,8 @@
 //! caches it so a receive soon after needs no read from disk, and each queue
 //! drops its oldest cached bodies (first in, first out) whenever the total
 //! across queues is over the budget. A message without a cached body is
-//! read from redb when a receive, peek or redrive needs it. In-memory mode
+//! read from disk (its log segment, or redb for older records) when a
+//! receive, peek or redrive needs it. In-memory mode
 //! has no budget: there the index is the only copy.
 
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -83,8 +83,9 @@ pub struct MessageData {
     pub group_id: Option<String>,
     /// Deduplication id.
     pub dedup_id: Option<String>,
-    /// The body's MD5 as the sender computed it; not stored on disk (a
-    /// recovered message has none and its receives hash the body).
+    /// The body's MD5, kept with the message so receives need not hash the
+    /// body (records written before it was stored have none, and their
+    /// receives hash the body).
     pub body_md5: Option<[u8; 16]>,
 }
 

@@ -1,10 +1,14 @@
-//! Durable records in redb: queues, message bodies and delivery states.
+//! Durable records in redb: queues, messages and their delivery states.
 //!
-//! The layout is three tables keyed so that one queue's messages are
-//! contiguous: `queues` (id → JSON record), `messages` ((queue, seq) →
-//! immutable message), `states` ((queue, seq) → delivery state), and `meta`
-//! for high-water marks that must never go back (ids are never reused, so a
+//! Tables are keyed so that one queue's messages are contiguous: `queues`
+//! (id → record), `messages` and `states` ((queue, seq) → the message, and
+//! its delivery state or its place in a log segment), `heads` (where each
+//! queue's receivable messages start), `segments` (the log segments rows
+//! still point into), `dedup` (FIFO deduplication windows), `failures`
+//! (consumers' last failure reasons), `move_tasks`, and `meta` for
+//! high-water marks that must never go back (ids are never reused, so a
 //! receipt handle from before a restart can never name another message).
+//! docs/embedded-engine.md describes each row's layout.
 
 use std::path::Path;
 use std::sync::Arc;
