@@ -596,3 +596,15 @@ def fifo_messages_expire_after_retention():
     send(url, "foobar2", "2")
     time.sleep(65)
     eq(receive(url), [], "expired messages")
+
+
+@case("fifo", "F2", SRC + "test_sqs_fifo_same_dedup_id_different_message_groups")
+def deleted_message_id_still_deduplicates_other_groups():
+    url = fifo_queue(ContentBasedDeduplication="False")
+    send(url, "Test", "group1", "same-dedup")
+    got = receive(url)
+    eq(bodies(got), ["Test"], "first")
+    assert "Attributes" not in got[0] and "MessageAttributes" not in got[0], got[0]
+    sqs.delete_message(QueueUrl=url, ReceiptHandle=got[0]["ReceiptHandle"])
+    send(url, "Test", "group2", "same-dedup")
+    eq(receive(url), [], "same id in another group after the delete: a duplicate")
