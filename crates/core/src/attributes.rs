@@ -151,21 +151,26 @@ impl RedrivePolicy {
                 )));
             }
         }
+        // A policy missing one of its two members is refused as an invalid
+        // parameter, like its other invalid values (rule R15; AWS-validated
+        // test_redrive_policy_attribute_validity).
+        let missing = |member: &str| {
+            SqsError::new(
+                ErrorCode::InvalidParameterValue,
+                format!(
+                    "Value {doc} for parameter RedrivePolicy is invalid. Reason: Redrive policy does not contain mandatory attribute: {member}."
+                ),
+            )
+        };
         let arn = obj
             .get("deadLetterTargetArn")
             .and_then(|v| v.as_str())
-            .ok_or_else(|| {
-                bad("Redrive policy does not contain mandatory attribute: deadLetterTargetArn.")
-            })?;
+            .ok_or_else(|| missing("deadLetterTargetArn"))?;
         let given = obj.get("maxReceiveCount");
         let count = match given {
             Some(serde_json::Value::Number(n)) => n.as_u64(),
             Some(serde_json::Value::String(s)) => s.parse::<u64>().ok(),
-            None => {
-                return Err(bad(
-                    "Redrive policy does not contain mandatory attribute: maxReceiveCount.",
-                ));
-            }
+            None => return Err(missing("maxReceiveCount")),
             _ => None,
         }
         .filter(|n| (1..=1000).contains(n))
@@ -878,7 +883,6 @@ mod tests {
         assert_eq!(p.max_receive_count, 5);
         for bad in [
             "nope",
-            r#"{"maxReceiveCount":5}"#,
             r#"{"deadLetterTargetArn":"a","maxReceiveCount":5,"x":1}"#,
         ] {
             assert_eq!(
@@ -887,6 +891,34 @@ mod tests {
                 "{bad}"
             );
         }
+    }
+
+    /// R15 (AWS-validated LocalStack test_sqs.py::
+    /// test_redrive_policy_attribute_validity): a policy without one of its
+    /// two members, or with a count that is no number, is an invalid parameter.
+    #[test]
+    fn r15_redrive_policy_missing_member() {
+        for (doc, member) in [
+            (r#"{"maxReceiveCount": "42"}"#, "deadLetterTargetArn"),
+            (
+                r#"{"deadLetterTargetArn": "arn:aws:sqs:us-east-1:000000000000:d"}"#,
+                "maxReceiveCount",
+            ),
+        ] {
+            let e = RedrivePolicy::parse(doc).unwrap_err();
+            assert_eq!(e.code, ErrorCode::InvalidParameterValue, "{doc}");
+            assert_eq!(
+                e.message,
+                format!(
+                    "Value {doc} for parameter RedrivePolicy is invalid. Reason: Redrive policy does not contain mandatory attribute: {member}."
+                )
+            );
+        }
+        let doc = r#"{"deadLetterTargetArn": "arn:aws:sqs:us-east-1:000000000000:d", "maxReceiveCount": "invalid"}"#;
+        assert_eq!(
+            RedrivePolicy::parse(doc).unwrap_err().code,
+            ErrorCode::InvalidParameterValue
+        );
     }
 
     /// R13: a maxReceiveCount outside 1..=1000 is an invalid parameter

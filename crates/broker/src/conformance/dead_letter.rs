@@ -84,6 +84,53 @@ pub async fn r2_r4_message_moves_to_dlq_past_max_receive_count<H: Harness>(h: &H
     );
 }
 
+/// R14 (AWS recorded answer, LocalStack snapshot test_sqs.py::
+/// test_dead_letter_queue_message_attributes): a dead-lettered message keeps
+/// its AWSTraceHeader next to the DeadLetterQueueSourceArn it gains.
+pub async fn r14_dead_letter_keeps_the_trace_header<H: Harness>(h: &H) {
+    const TRACE: &str =
+        "Root=1-5759e988-bd862e3fe1be46a994272793;Parent=53995c3f42cd8ad8;Sampled=1";
+    create(h, "dlq", &[]).await;
+    create(h, "src", &[("RedrivePolicy", &redrive("dlq", 1))]).await;
+    let mut system = MessageAttributes::new();
+    system.insert(
+        "AWSTraceHeader".into(),
+        MessageAttributeValue {
+            data_type: "String".into(),
+            value: AttributeValue::String(TRACE.into()),
+        },
+    );
+    h.broker()
+        .send_messages(
+            "src",
+            vec![NewMessage {
+                body: "traced".into(),
+                system_attributes: system,
+                ..Default::default()
+            }],
+        )
+        .await
+        .unwrap();
+    assert_eq!(receive_vt(h, "src", 1, 0).await.len(), 1);
+    assert!(
+        receive_vt(h, "src", 1, 0).await.is_empty(),
+        "moved, not returned"
+    );
+    let dead = receive(h, "dlq", 1).await;
+    assert_eq!(dead.len(), 1);
+    let trace = dead[0]
+        .system_attributes
+        .get("AWSTraceHeader")
+        .expect("trace header kept");
+    assert_eq!(trace.value, AttributeValue::String(TRACE.into()));
+    assert!(
+        dead[0]
+            .system_attributes
+            .contains_key("DeadLetterQueueSourceArn")
+    );
+    assert_eq!(dead[0].receive_count, 2);
+}
+
 /// R2: with maxReceiveCount 1 the second receive moves the message.
 pub async fn r2_max_receive_count_one<H: Harness>(h: &H) {
     create(h, "dlq", &[]).await;

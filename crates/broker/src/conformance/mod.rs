@@ -54,6 +54,7 @@ macro_rules! conformance_tests {
             l2_batch_results_are_per_entry,
             r2_r4_message_moves_to_dlq_past_max_receive_count,
             r2_max_receive_count_one,
+            r14_dead_letter_keeps_the_trace_header,
             r2_without_its_dlq_a_message_stays,
             r12_a_queue_that_is_its_own_dlq_keeps_delivering,
             r10_missing_destination_is_named_by_its_code,

@@ -328,6 +328,11 @@ def fifo_dead_letter_keeps_message_id():
         sqs.receive_message(QueueUrl=src, WaitTimeSeconds=1, VisibilityTimeout=0)
     msgs = receive(dlq, WaitTimeSeconds=10)
     eq([(m["MessageId"], m["Body"]) for m in msgs], [(sent, "foobar")], "the message in the DLQ")
+    # The group the message left is not blocked: a new message of the same group
+    # is received from the source at once (the newest recording asserts this too).
+    second = sqs.send_message(QueueUrl=src, MessageBody="foobar2", MessageGroupId="1")["MessageId"]
+    msgs = receive(src, WaitTimeSeconds=1)
+    eq([(m["MessageId"], m["Body"]) for m in msgs], [(second, "foobar2")], "the next message of the group")
 
 
 @case("dlq", "R6", SQS + "test_dead_letter_queue_list_sources (the answer has queueUrls and nothing else)")
@@ -349,3 +354,106 @@ def redrive_policy_with_bad_max_receive_count():
                      code="InvalidParameterValue", json_type="InvalidParameterValueException",
                      message=f"Value {policy} for parameter RedrivePolicy is invalid. Reason: Invalid value for "
                              f"maxReceiveCount: {count}, valid values are from 1 to 1000 both inclusive.")
+
+
+# ---- round 2: the newest recordings (localemu 3098669, recorded 2024-2025) ---------
+TRACE = "Root=1-5759e988-bd862e3fe1be46a994272793;Parent=53995c3f42cd8ad8;Sampled=1"
+
+
+@case("dlq", "R2,R4,R14", SQS + "test_dead_letter_queue_message_attributes")
+def dead_letter_keeps_attributes_and_names_source():
+    src, dlq = dlq_pipe(max_receive_count=1)
+    user_attrs = {"MyAttribute": {"StringValue": "foobar", "DataType": "String"}}
+    sqs.send_message(QueueUrl=src, MessageBody="message-1", MessageAttributes=user_attrs,
+                     MessageSystemAttributes={"AWSTraceHeader": {"StringValue": TRACE, "DataType": "String"}})
+    sqs.send_message(QueueUrl=src, MessageBody="message-2")
+    seen = []
+    for _ in range(4):
+        seen += receive(src, VisibilityTimeout=0, AttributeNames=["All"], MessageAttributeNames=["All"])
+    seen.sort(key=lambda m: m["Body"])
+    # Each message is received once; the second receive moves it instead of returning it.
+    eq([m["Body"] for m in seen], ["message-1", "message-2"], "received before the move")
+    got = collect_full(dlq, 2)
+    for phase, msgs, count, extra in (("source", seen, "1", []), ("DLQ", got, "2", ["DeadLetterQueueSourceArn"])):
+        m1, m2 = msgs
+        base = ["ApproximateFirstReceiveTimestamp", "ApproximateReceiveCount", "SenderId", "SentTimestamp"] + extra
+        eq_members(m1["Attributes"], base + ["AWSTraceHeader"], f"{phase} message-1 attributes")
+        eq_members(m2["Attributes"], base, f"{phase} message-2 attributes")
+        eq(m1["Attributes"]["AWSTraceHeader"], TRACE, f"{phase} AWSTraceHeader")
+        for m in msgs:
+            eq(m["Attributes"]["ApproximateReceiveCount"], count, f"{phase} {m['Body']} receive count")
+            if extra:
+                eq(m["Attributes"]["DeadLetterQueueSourceArn"], queue_arn(src), "DeadLetterQueueSourceArn")
+        eq(m1.get("MessageAttributes"), user_attrs, f"{phase} message-1 MessageAttributes")
+        eq(m1.get("MD5OfMessageAttributes"), "adb59cd4678ea5a855436b949cd07ab6", f"{phase} MD5OfMessageAttributes")
+        assert "MessageAttributes" not in m2 and "MD5OfMessageAttributes" not in m2, m2
+        eq(m1["MD5OfBody"], "3d6b824fd8c1520e9a047d21fee6fb1f", f"{phase} MD5OfBody")
+    eq([m["MessageId"] for m in got], [m["MessageId"] for m in seen], "MessageIds kept")
+
+
+def collect_full(url, n, timeout=10.0):
+    """Receives (with every attribute) and deletes until n messages arrived; sorted by body."""
+    got = []
+    deadline = time.time() + timeout
+    while len(got) < n and time.time() < deadline:
+        for m in receive(url, WaitTimeSeconds=1, MaxNumberOfMessages=10, AttributeNames=["All"],
+                         MessageAttributeNames=["All"]):
+            got.append(m)
+            sqs.delete_message(QueueUrl=url, ReceiptHandle=m["ReceiptHandle"])
+    assert len(got) == n, f"{len(got)} of {n} messages arrived in {timeout}s"
+    return sorted(got, key=lambda m: m["Body"])
+
+
+@case("dlq", "R1", SQS + "test_dead_letter_queue_config")
+def create_queue_with_redrive_policy():
+    dlq = new_queue("dead_letter_queue")
+    policy = {"deadLetterTargetArn": queue_arn(dlq), "maxReceiveCount": 50}
+    url = new_queue("src", attributes={"RedrivePolicy": json.dumps(policy)})
+    assert url, url
+    got = json.loads(sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["RedrivePolicy"])["Attributes"]["RedrivePolicy"])
+    eq(got, policy, "RedrivePolicy")
+
+
+@case("dlq", "R1,R15", SQS + "test_redrive_policy_attribute_validity (validated on AWS; codes only)")
+def redrive_policy_needs_both_members_and_a_count():
+    dlq = queue_arn(new_queue("dlq"))
+    url = new_queue("src")
+    for policy in ({"deadLetterTargetArn": dlq}, {"maxReceiveCount": "42"},
+                   {"deadLetterTargetArn": dlq, "maxReceiveCount": "invalid"}):
+        expect_error(sqs.set_queue_attributes, QueueUrl=url, Attributes={"RedrivePolicy": json.dumps(policy)},
+                     code="InvalidParameterValue", json_type="InvalidParameterValueException")
+    # A count given as a JSON string is accepted.
+    sqs.set_queue_attributes(QueueUrl=url, Attributes={"RedrivePolicy": json.dumps(
+        {"deadLetterTargetArn": dlq, "maxReceiveCount": "42"})})
+
+
+@case("dlq", "R1,R12", SQS + "test_set_empty_redrive_policy")
+def empty_redrive_policy_by_queue_name():
+    dlq = new_queue("dl-queue")
+    name = name_of(dlq)
+    # The recorded sequence addresses the queue by its name, on a queue that has no policy yet.
+    sqs.set_queue_attributes(QueueUrl=name, Attributes={"RedrivePolicy": ""})
+    attrs = sqs.get_queue_attributes(QueueUrl=name, AttributeNames=["All"])["Attributes"]
+    assert "RedrivePolicy" not in attrs, attrs
+    policy = {"deadLetterTargetArn": queue_arn(dlq), "maxReceiveCount": "42"}
+    sqs.set_queue_attributes(QueueUrl=dlq, Attributes={"RedrivePolicy": json.dumps(policy)})
+    attrs = sqs.get_queue_attributes(QueueUrl=dlq, AttributeNames=["All"])["Attributes"]
+    assert queue_arn(dlq) in attrs["RedrivePolicy"], attrs
+    sqs.set_queue_attributes(QueueUrl=dlq, Attributes={"RedrivePolicy": ""})
+    attrs = sqs.get_queue_attributes(QueueUrl=dlq, AttributeNames=["All"])["Attributes"]
+    assert "RedrivePolicy" not in attrs, attrs
+
+
+@case("dlq", "R1", SQS + "test_get_specific_queue_attribute_response")
+def redrive_policy_among_named_attributes():
+    dlq = new_queue("dead_letter_queue")
+    dlq_arn = sqs.get_queue_attributes(QueueUrl=dlq, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+    policy = {"deadLetterTargetArn": dlq_arn, "maxReceiveCount": 10}
+    url = new_queue("q", attributes={"MessageRetentionPeriod": "604800", "DelaySeconds": "10",
+                                     "RedrivePolicy": json.dumps(policy)})
+    two = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["MessageRetentionPeriod", "RedrivePolicy"])
+    eq_members(two["Attributes"], ["MessageRetentionPeriod", "RedrivePolicy"], "two attributes")
+    eq(two["Attributes"]["MessageRetentionPeriod"], "604800", "MessageRetentionPeriod")
+    eq(json.loads(two["Attributes"]["RedrivePolicy"]).get("maxReceiveCount"), 10, "maxReceiveCount is a number")
+    one = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"]
+    eq(one, {"QueueArn": f"arn:aws:sqs:{REGION}:{url.split('/')[-2]}:{name_of(url)}"}, "QueueArn alone")

@@ -569,3 +569,42 @@ def fifo_delete_with_extended_handle():
     time.sleep(1.5)
     sqs.delete_message(QueueUrl=url, ReceiptHandle=handle)
     eq(receive(url), [], "deleted")
+
+
+# ---- round 2: FIFO tests of the newest recordings not covered above ----------------
+
+@case("fifo", "V9", SRC + "test_create_fifo_queue_with_same_attributes_is_idempotent")
+def create_fifo_queue_again_with_same_attributes():
+    name = unique("same") + ".fifo"
+    first = sqs.create_queue(QueueName=name, Attributes={"FifoQueue": "true"})["QueueUrl"]
+    fidelity._created.append((sqs, first))
+    eq(sqs.create_queue(QueueName=name, Attributes={"FifoQueue": "true"})["QueueUrl"], first, "same URL")
+
+
+@case("fifo", "F1", SRC + "test_create_and_send_to_fifo_queue")
+def create_and_send_to_fifo_queue():
+    url = fifo_queue()
+    assert url.endswith(".fifo"), f"{url}: the URL keeps the .fifo suffix"
+    sent = send(url, "test", "test_group", unique("dedup"))
+    eq([m["MessageId"] for m in receive(url)], [sent["MessageId"]], "MessageId received")
+
+
+@case("fifo", "V7", SRC + "test_message_retention_fifo (AWS needs 60 s of retention: the case waits 65 s)")
+def fifo_messages_expire_after_retention():
+    url = fifo_queue(MessageRetentionPeriod=60, ContentBasedDeduplication="true")
+    send(url, "foobar1", "1")
+    send(url, "foobar2", "2")
+    time.sleep(65)
+    eq(receive(url), [], "expired messages")
+
+
+@case("fifo", "F2", SRC + "test_sqs_fifo_same_dedup_id_different_message_groups")
+def deleted_message_id_still_deduplicates_other_groups():
+    url = fifo_queue(ContentBasedDeduplication="False")
+    send(url, "Test", "group1", "same-dedup")
+    got = receive(url)
+    eq(bodies(got), ["Test"], "first")
+    assert "Attributes" not in got[0] and "MessageAttributes" not in got[0], got[0]
+    sqs.delete_message(QueueUrl=url, ReceiptHandle=got[0]["ReceiptHandle"])
+    send(url, "Test", "group2", "same-dedup")
+    eq(receive(url), [], "same id in another group after the delete: a duplicate")
