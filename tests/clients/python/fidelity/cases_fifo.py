@@ -591,6 +591,9 @@ def create_and_send_to_fifo_queue():
 
 @case("fifo", "V7", SRC + "test_message_retention_fifo (AWS needs 60 s of retention: the case waits 65 s)")
 def fifo_messages_expire_after_retention():
+    # Retention is the engine's, whatever the protocol: one pass waits.
+    if not JSON:
+        raise Skip("retention does not depend on the protocol: the JSON pass waits for it")
     url = fifo_queue(MessageRetentionPeriod=60, ContentBasedDeduplication="true")
     send(url, "foobar1", "1")
     send(url, "foobar2", "2")
