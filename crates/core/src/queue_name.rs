@@ -141,14 +141,19 @@ pub fn parse_queue_url(url: &str) -> Option<(Option<&str>, &str)> {
     };
     let path = path.split(['?', '#']).next().unwrap_or("");
     let trimmed = path.trim_matches('/');
-    let segments: Vec<&str> = trimmed.split('/').collect();
-    if segments.iter().any(|s| s.is_empty()) {
+    // At most three segments, none empty (no allocation: every request
+    // resolves its queue through here).
+    let mut segments = trimmed.split('/');
+    let first = segments.next().filter(|s| !s.is_empty())?;
+    let second = segments.next();
+    let third = segments.next();
+    if segments.next().is_some() || [second, third].iter().flatten().any(|s| s.is_empty()) {
         return None;
     }
-    match segments.as_slice() {
-        [account, name] => Some((Some(account), name)),
-        [_region, account, _name] => Some((Some(account), trimmed)),
-        [name] if !url.contains("://") => Some((None, name)),
+    match (second, third) {
+        (Some(name), None) => Some((Some(first), name)),
+        (Some(account), Some(_name)) => Some((Some(account), trimmed)),
+        (None, _) if !url.contains("://") => Some((None, first)),
         _ => None,
     }
 }
