@@ -374,11 +374,12 @@ def purge_removes_visible_in_flight_and_delayed_messages():
 
 # ---- tags -----------------------------------------------------------------------
 def expect_no_tags(url):
-    """No tags: an empty map in JSON (AWS recorded answer); Query has no
-    element to read, so botocore leaves the member out."""
+    """No tags: the member is left out in both protocols (AWS recorded
+    answer of 2024, "get-tag-after-untag" in test_tag_untag_queue[sqs] and
+    [sqs_query]; the 2023 recording had an empty map in JSON)."""
     got = sqs.list_queue_tags(QueueUrl=url)
     got.pop("ResponseMetadata", None)
-    eq(got, {"Tags": {}} if JSON else {}, "tags of an untagged queue")
+    eq(got, {}, "tags of an untagged queue")
 
 
 @case("core", "V18", SRC + "test_tag_untag_queue")
@@ -407,9 +408,10 @@ def tags_overwrite_are_case_sensitive_and_untag_ignores_unknown():
 
 # ---- AddPermission / RemovePermission ---------------------------------------------
 OTHER_ACCOUNT = "668614515564"
-# Named attributes the queue does not have: an empty map in JSON (AWS
-# recorded answer); nothing for botocore to read in Query.
-NO_ATTRIBUTES = {"Attributes": {}} if JSON else {}
+# Named attributes the queue does not have: the member is left out in both
+# protocols (AWS recorded answer of 2024, "get-queue-policy-attribute-after-
+# removal" in test_sqs_permission_lifecycle[sqs] and [sqs_query]).
+NO_ATTRIBUTES = {}
 
 
 def policy_of(url):
