@@ -6,6 +6,7 @@ test_sqs.py and its snapshot file); each case names the test it comes from.
 """
 
 import json
+import time
 
 import fidelity
 from fidelity import *  # noqa: F401,F403
@@ -151,6 +152,32 @@ def list_queues_by_prefix():
     everything = sqs.list_queues().get("QueueUrls", [])
     for url in urls:
         assert url in everything, url
+    # No match: the member is left out, not an empty list.
+    got = sqs.list_queues(QueueNamePrefix=unique("nonexisting"))
+    got.pop("ResponseMetadata", None)
+    eq(got, {}, "no queue with that prefix")
+
+
+@case("core", "W8", SRC + "test_list_queues_pagination")
+def list_queues_pages_in_name_order():
+    stem = unique("page")
+    urls = []
+    for i in range(10):
+        name = f"{stem}-test-queue-{i}"
+        sqs.create_queue(QueueName=name)
+        url = sqs.get_queue_url(QueueName=name)["QueueUrl"]
+        track(url)
+        assert url.endswith("/" + name), url
+        urls.append(url)
+    whole = sqs.list_queues(QueueNamePrefix=stem)
+    whole.pop("ResponseMetadata", None)
+    eq(whole, {"QueueUrls": urls}, "one page without MaxResults (in name order, no NextToken)")
+    first = sqs.list_queues(QueueNamePrefix=stem, MaxResults=2)
+    eq(first["QueueUrls"], urls[:2], "first page of two")
+    assert first.get("NextToken"), first
+    rest = sqs.list_queues(QueueNamePrefix=stem, MaxResults=10, NextToken=first["NextToken"])
+    rest.pop("ResponseMetadata", None)
+    eq(rest, {"QueueUrls": urls[2:]}, "the remaining eight, no NextToken")
 
 
 @case("core", "V9", VALIDATED + "TestSqsQueryApi::test_get_delete_queue")
@@ -216,6 +243,8 @@ def all_attributes_of_a_standard_queue():
         "ApproximateNumberOfMessagesDelayed": "0",
         "ApproximateNumberOfMessagesNotVisible": "0",
         "DelaySeconds": "0",
+        # The 2025 recording: the default (and largest) size is now 1 MiB.
+        "MaximumMessageSize": "1048576",
         "MessageRetentionPeriod": "604800",
         "QueueArn": f"arn:aws:sqs:{REGION}:{ACCOUNT}:{name_of(url)}",
         "ReceiveMessageWaitTimeSeconds": "10",
@@ -232,6 +261,48 @@ def all_attributes_of_a_standard_queue():
     for k, v in {"MaximumMessageSize": "2048", "VisibilityTimeout": "69", "DelaySeconds": "420",
                  "MessageRetentionPeriod": "604800", "ReceiveMessageWaitTimeSeconds": "10"}.items():
         eq(got[k], v, k)
+
+
+def expect_timestamps(attrs):
+    """CreatedTimestamp and LastModifiedTimestamp are whole epoch seconds."""
+    for k in ("CreatedTimestamp", "LastModifiedTimestamp"):
+        assert attrs[k].isdigit() and abs(int(attrs[k]) - time.time()) < 120, (k, attrs[k])
+
+
+@case("core", "V11,V14,V25", SRC + "test_set_queue_attributes_default_values")
+def defaults_and_resetting_kms_attributes():
+    url = new_queue("defaults")
+    arn = queue_arn(url)
+    base = {
+        "ApproximateNumberOfMessages": "0",
+        "ApproximateNumberOfMessagesDelayed": "0",
+        "ApproximateNumberOfMessagesNotVisible": "0",
+        "DelaySeconds": "0",
+        "MaximumMessageSize": "1048576",
+        "MessageRetentionPeriod": "345600",
+        "QueueArn": arn,
+        "ReceiveMessageWaitTimeSeconds": "0",
+        "SqsManagedSseEnabled": "true",
+        "VisibilityTimeout": "30",
+    }
+
+    def check(want, what):
+        got = attributes_of(url, "All")["Attributes"]
+        expect_timestamps(got)
+        got.pop("CreatedTimestamp")
+        got.pop("LastModifiedTimestamp")
+        eq(got, want, what)
+
+    check(base, "initial values")
+    sqs.set_queue_attributes(QueueUrl=url, Attributes={"KmsMasterKeyId": "testKeyId",
+                                                       "KmsDataKeyReusePeriodSeconds": "6000"})
+    check(dict(base, KmsMasterKeyId="testKeyId", KmsDataKeyReusePeriodSeconds="6000",
+               SqsManagedSseEnabled="false"), "after setting a KMS key")
+    # Setting the KMS attributes back to their defaults removes them; SSE-SQS
+    # stays off until it is set again.
+    sqs.set_queue_attributes(QueueUrl=url, Attributes={"KmsMasterKeyId": "",
+                                                       "KmsDataKeyReusePeriodSeconds": "300"})
+    check(dict(base, SqsManagedSseEnabled="false"), "after setting them to their defaults")
 
 
 @case("core", "V11", VALIDATED + "test_create_queue_and_get_attributes")
@@ -265,6 +336,30 @@ def attribute_values_out_of_range_are_refused():
                  message="Unknown Attribute Foo.", json_type="InvalidAttributeName")
     eq(attributes_of(url, "VisibilityTimeout", "DelaySeconds"),
        {"Attributes": {"VisibilityTimeout": "30", "DelaySeconds": "0"}}, "nothing changed")
+
+
+@case("core", "V17", SRC + "test_set_unsupported_attribute_standard")
+def fifo_queue_attribute_is_unknown_to_a_standard_queue():
+    url = new_queue("stdfifo")
+    for value in ("true", "false"):
+        expect_error(sqs.set_queue_attributes, QueueUrl=url, Attributes={"FifoQueue": value},
+                     code="InvalidAttributeName", message="Unknown Attribute FifoQueue.",
+                     json_type="InvalidAttributeName")
+
+
+@case("core", "V11,R1", VALIDATED + "test_get_specific_queue_attribute_response")
+def named_attributes_with_a_redrive_policy():
+    dlq = new_queue("dead_letter_queue")
+    dlq_arn = attributes_of(dlq, "QueueArn")["Attributes"]["QueueArn"]
+    url = new_queue("specific", {"MessageRetentionPeriod": "604800", "DelaySeconds": "10",
+                                 "RedrivePolicy": json.dumps({"deadLetterTargetArn": dlq_arn,
+                                                              "maxReceiveCount": 10})})
+    two = attributes_of(url, "MessageRetentionPeriod", "RedrivePolicy")["Attributes"]
+    eq(set(two), {"MessageRetentionPeriod", "RedrivePolicy"}, "two named attributes")
+    eq(two["MessageRetentionPeriod"], "604800", "MessageRetentionPeriod")
+    eq(json.loads(two["RedrivePolicy"])["maxReceiveCount"], 10, "maxReceiveCount (a number)")
+    eq(attributes_of(url, "QueueArn"), {"Attributes": {"QueueArn": f"arn:aws:sqs:{REGION}:{ACCOUNT}:{name_of(url)}"}},
+       "the ARN alone")
 
 
 @case("core", "V17", SRC + "test_set_unsupported_attribute_fifo")
