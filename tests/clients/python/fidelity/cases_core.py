@@ -47,9 +47,19 @@ def attributes_of(url, *names):
 def missing_queue_by_name_and_by_url():
     name = unique("never-created")
     expect_no_queue(sqs.get_queue_url, QueueName=name)
-    url = sqs.create_queue(QueueName=unique("gone"))["QueueUrl"]
+    gone = unique("gone")
+    url = sqs.create_queue(QueueName=gone)["QueueUrl"]
     sqs.delete_queue(QueueUrl=url)
+    expect_no_queue(sqs.get_queue_attributes, QueueUrl=url)
     expect_no_queue(sqs.get_queue_attributes, QueueUrl=url, AttributeNames=["All"])
+    # The SDK's modelled exception class is raised (the recorded test catches
+    # QueueDoesNotExist for GetQueueUrl).
+    try:
+        sqs.get_queue_url(QueueName=gone)
+    except sqs.exceptions.QueueDoesNotExist:
+        pass
+    else:
+        raise AssertionError("GetQueueUrl of a deleted queue succeeded")
 
 
 @case("core", "W7", VALIDATED + "TestSqsQueryApi::test_get_on_deleted_queue_fails")
