@@ -132,6 +132,24 @@ def create_again_is_idempotent():
     eq(sqs.create_queue(QueueName=name)["QueueUrl"], url, "after sends")
 
 
+@case("core", "V9", VALIDATED + "test_create_queue_with_default_arguments_works_with_modified_attributes "
+     "/ test_create_queue_after_modified_attributes")
+def create_again_compares_with_the_modified_attributes():
+    for first in ({}, {"VisibilityTimeout": "1", "ReceiveMessageWaitTimeSeconds": "1"}):
+        name = unique("modified")
+        url = sqs.create_queue(QueueName=name, Attributes=first)["QueueUrl"]
+        track(url)
+        sqs.set_queue_attributes(QueueUrl=url, Attributes={"VisibilityTimeout": "2",
+                                                           "ReceiveMessageWaitTimeSeconds": "2"})
+        expect_error(sqs.create_queue, QueueName=name,
+                     Attributes={"VisibilityTimeout": "1", "ReceiveMessageWaitTimeSeconds": "1"},
+                     code="QueueAlreadyExists", json_type="QueueNameExists")
+        eq(sqs.create_queue(QueueName=name, Attributes={"VisibilityTimeout": "2",
+                                                        "ReceiveMessageWaitTimeSeconds": "2"})["QueueUrl"],
+           url, "the modified attributes")
+        eq(sqs.create_queue(QueueName=name)["QueueUrl"], url, "no attributes")
+
+
 @case("core", "L5", VALIDATED + "test_disallow_queue_name_with_slashes")
 def queue_names_are_validated():
     for bad in [f"queue/{RUN_ID}/", "x" * 81, "with space", "dot.name"]:
@@ -438,6 +456,25 @@ def sse_kms_and_sqs_are_exclusive():
     )
     # Nothing was applied.
     assert "KmsMasterKeyId" not in attributes_of(url, "All")["Attributes"]
+
+
+COUNTERS = ("ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible",
+            "ApproximateNumberOfMessagesDelayed")
+
+
+@case("core", "V11", VALIDATED + "test_approximate_number_of_messages_not_visible")
+def message_counters_follow_visibility():
+    url = new_queue("counters", {"VisibilityTimeout": "2"})
+    for i in range(6):
+        sqs.send_message(QueueUrl=url, MessageBody=f"message-{i + 1}")
+    eq(len(receive(url, MaxNumberOfMessages=1)), 1, "one received")
+    eq(attributes_of(url, *COUNTERS)["Attributes"],
+       {"ApproximateNumberOfMessages": "5", "ApproximateNumberOfMessagesNotVisible": "1",
+        "ApproximateNumberOfMessagesDelayed": "0"}, "while one is in flight")
+    time.sleep(2.5)
+    eq(attributes_of(url, *COUNTERS)["Attributes"],
+       {"ApproximateNumberOfMessages": "6", "ApproximateNumberOfMessagesNotVisible": "0",
+        "ApproximateNumberOfMessagesDelayed": "0"}, "after its visibility timeout")
 
 
 # ---- PurgeQueue -----------------------------------------------------------------
