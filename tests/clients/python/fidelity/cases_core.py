@@ -357,13 +357,18 @@ def attribute_values_out_of_range_are_refused():
                  message="Invalid value for the parameter VisibilityTimeout.", **want)
     url = new_queue("range")
     for name, value in [("VisibilityTimeout", "-1"), ("DelaySeconds", "901"), ("MessageRetentionPeriod", "59"),
-                        ("ReceiveMessageWaitTimeSeconds", "21"), ("MaximumMessageSize", "1023")]:
+                        ("ReceiveMessageWaitTimeSeconds", "21"), ("MaximumMessageSize", "1023"),
+                        ("MaximumMessageSize", "1048577")]:
         expect_error(sqs.set_queue_attributes, QueueUrl=url, Attributes={name: value},
                      message=f"Invalid value for the parameter {name}.", **want)
     expect_error(sqs.set_queue_attributes, QueueUrl=url, Attributes={"Foo": "1"}, code="InvalidAttributeName",
                  message="Unknown Attribute Foo.", json_type="InvalidAttributeName")
     eq(attributes_of(url, "VisibilityTimeout", "DelaySeconds"),
        {"Attributes": {"VisibilityTimeout": "30", "DelaySeconds": "0"}}, "nothing changed")
+    # 1 MiB is now both the default and the largest size (2025 recordings;
+    # AWS API reference: MaximumMessageSize 1,024 to 1,048,576).
+    sqs.set_queue_attributes(QueueUrl=url, Attributes={"MaximumMessageSize": "1048576"})
+    eq(attributes_of(url, "MaximumMessageSize"), {"Attributes": {"MaximumMessageSize": "1048576"}}, "largest size")
 
 
 @case("core", "V17", SRC + "test_set_unsupported_attribute_standard")
