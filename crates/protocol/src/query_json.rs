@@ -73,10 +73,10 @@ fn rename_as_aws(action: &str, result: &mut Value) {
         return;
     };
     for (act, model_name, aws_name) in AWS_JSON_NAMES {
-        if *act == action {
-            if let Some(v) = obj.remove(*model_name) {
-                obj.insert((*aws_name).to_string(), v);
-            }
+        if *act == action
+            && let Some(v) = obj.remove(*model_name)
+        {
+            obj.insert((*aws_name).to_string(), v);
         }
     }
 }
