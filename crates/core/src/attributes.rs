@@ -855,6 +855,40 @@ mod tests {
         assert_eq!(c.kms_master_key_id.as_deref(), Some("k"));
     }
 
+    /// V25: setting the KMS attributes back to their defaults (an empty key,
+    /// a reuse period of 300) removes them from the attribute list, and
+    /// SSE-SQS stays off (AWS recorded answer of 2025,
+    /// test_set_queue_attributes_default_values); 1 MiB is the default size.
+    #[test]
+    fn v25_kms_attributes_back_to_defaults() {
+        let mut c = QueueConfig::default();
+        assert_eq!(c.to_attributes()["MaximumMessageSize"], "1048576");
+        c.apply(
+            &attrs(&[
+                ("KmsMasterKeyId", "testKeyId"),
+                ("KmsDataKeyReusePeriodSeconds", "6000"),
+            ]),
+            false,
+        )
+        .unwrap();
+        let shown = c.to_attributes();
+        assert_eq!(shown["KmsMasterKeyId"], "testKeyId");
+        assert_eq!(shown["KmsDataKeyReusePeriodSeconds"], "6000");
+        assert_eq!(shown["SqsManagedSseEnabled"], "false");
+        c.apply(
+            &attrs(&[
+                ("KmsMasterKeyId", ""),
+                ("KmsDataKeyReusePeriodSeconds", "300"),
+            ]),
+            false,
+        )
+        .unwrap();
+        let shown = c.to_attributes();
+        assert!(!shown.contains_key("KmsMasterKeyId"));
+        assert!(!shown.contains_key("KmsDataKeyReusePeriodSeconds"));
+        assert_eq!(shown["SqsManagedSseEnabled"], "false");
+    }
+
     /// V17: FifoQueue cannot be changed by SetQueueAttributes (AWS recorded
     /// answer, test_set_unsupported_attribute_fifo).
     #[test]

@@ -21,11 +21,12 @@ pub fn encode_response(action: &str, output: &Value, request_id: &str) -> Encode
             .and_then(Value::as_str)
             .map(str::to_string)
             .unwrap_or_else(|| format!("{action}Result"));
-        let result = def
+        let mut result = def
             .get("shape")
             .and_then(Value::as_str)
             .and_then(model::shape)
             .map_or(Value::Null, |shape| structure(shape, output));
+        rename_as_aws(action, &mut result);
         response.insert(wrapper, result);
     }
     response.insert(
@@ -57,6 +58,26 @@ pub fn encode_error(error: &SqsError, request_id: &str) -> Encoded {
         content_type: CONTENT_TYPE,
         headers: Vec::new(),
         body: serde_json::to_vec(&body).unwrap_or_default(),
+    }
+}
+
+/// Result members whose JSON name differs from the model's on AWS: its JSON
+/// rendering of a Query answer calls ReceiveMessage's list `messages` (rule
+/// W9; AWS-validated assertion, LocalStack
+/// test_sqs.py::test_marker_serialization_json_protocol). Other members keep
+/// the model's names, as recorded for GetQueueAttributes.
+const AWS_JSON_NAMES: &[(&str, &str, &str)] = &[("ReceiveMessage", "Messages", "messages")];
+
+fn rename_as_aws(action: &str, result: &mut Value) {
+    let Some(obj) = result.as_object_mut() else {
+        return;
+    };
+    for (act, model_name, aws_name) in AWS_JSON_NAMES {
+        if *act == action
+            && let Some(v) = obj.remove(*model_name)
+        {
+            obj.insert((*aws_name).to_string(), v);
+        }
     }
 }
 
@@ -119,6 +140,19 @@ mod tests {
             doc["GetQueueAttributesResponse"]["ResponseMetadata"]["RequestId"],
             "rid"
         );
+    }
+
+    /// W9: ReceiveMessage's list is `messages` in the JSON rendering, its
+    /// entries keep their model names (AWS-validated assertion, LocalStack
+    /// test_sqs.py::test_marker_serialization_json_protocol).
+    #[test]
+    fn w9_query_json_receive_names_its_list_messages() {
+        let out = json!({"Messages": [{"MessageId": "m", "Body": "b"}]});
+        let enc = encode_response("ReceiveMessage", &out, "rid");
+        let doc: Value = serde_json::from_slice(&enc.body).unwrap();
+        let result = &doc["ReceiveMessageResponse"]["ReceiveMessageResult"];
+        assert_eq!(result["messages"][0]["Body"], "b");
+        assert!(result.get("Messages").is_none());
     }
 
     /// W7: errors carry the Query code and message (AWS recorded answer,

@@ -462,3 +462,38 @@ impl TestServer {
         self.clock.now() / 1000
     }
 }
+
+/// V24: an untagged queue's ListQueueTags and a GetQueueAttributes whose
+/// named attributes the queue lacks leave the member out of the JSON body
+/// (2024 AWS recorded answers, LocalStack snapshot test_sqs.py::
+/// test_tag_untag_queue "get-tag-after-untag" and
+/// test_sqs_permission_lifecycle "get-queue-policy-attribute-after-removal").
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn v24_empty_tags_and_attributes_are_left_out() {
+    let server = TestServer::start().await;
+    let sqs = server.sdk();
+    let url = create_queue(&sqs, "bare").await;
+    let raw = server.raw();
+    tokio::task::spawn_blocking(move || {
+        let tags = raw.json("ListQueueTags", &format!(r#"{{"QueueUrl":"{url}"}}"#));
+        assert_eq!(tags.status, 200);
+        assert_eq!(tags.body.trim(), "{}");
+        let policy = raw.json(
+            "GetQueueAttributes",
+            &format!(r#"{{"QueueUrl":"{url}","AttributeNames":["Policy"]}}"#),
+        );
+        assert_eq!(policy.status, 200);
+        assert_eq!(policy.body.trim(), "{}");
+        let arn = raw.json(
+            "GetQueueAttributes",
+            &format!(r#"{{"QueueUrl":"{url}","AttributeNames":["QueueArn"]}}"#),
+        );
+        assert!(
+            arn.body.contains(r#""Attributes":{"QueueArn":"#),
+            "{}",
+            arn.body
+        );
+    })
+    .await
+    .unwrap();
+}

@@ -116,9 +116,9 @@ pub(crate) fn in_range(name: &str, value: i64, min: i64, max: i64) -> Result<u32
     }
 }
 
-/// Pagination over sorted names: a page of at most `max` after `token`.
+/// Pagination in name order: a page of at most `max` after `token` (rule W8).
 pub(crate) fn paginate(
-    names: Vec<String>,
+    mut names: Vec<String>,
     max_results: Option<i64>,
     next_token: Option<&str>,
 ) -> Result<(Vec<String>, Option<String>), SqsError> {
@@ -145,6 +145,9 @@ pub(crate) fn paginate(
         }
         None => None,
     };
+    // Pages follow name order whatever order the engine lists in (rule W8;
+    // AWS recorded answer, test_sqs.py::test_list_queues_pagination).
+    names.sort();
     let mut rest: Vec<String> = names
         .into_iter()
         .filter(|n| after.as_ref().is_none_or(|a| n > a))
@@ -159,4 +162,28 @@ pub(crate) fn paginate(
         })
         .flatten();
     Ok((rest, token))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// W8: ten names, pages of two then of ten: name order, a NextToken only
+    /// while more follow and only when MaxResults was given (AWS recorded
+    /// answer, LocalStack snapshot test_sqs.py::test_list_queues_pagination).
+    #[test]
+    fn w8_pages_in_name_order() {
+        let names: Vec<String> = (0..10).rev().map(|i| format!("q-{i}")).collect();
+        let (all, token) = paginate(names.clone(), None, None).unwrap();
+        assert_eq!(all.len(), 10);
+        assert_eq!(all[0], "q-0");
+        assert!(token.is_none());
+        let (first, token) = paginate(names.clone(), Some(2), None).unwrap();
+        assert_eq!(first, ["q-0", "q-1"]);
+        let token = token.unwrap();
+        let (rest, token) = paginate(names, Some(10), Some(&token)).unwrap();
+        assert_eq!(rest.len(), 8);
+        assert_eq!(rest[0], "q-2");
+        assert!(token.is_none());
+    }
 }

@@ -6,6 +6,7 @@ test_sqs.py and its snapshot file); each case names the test it comes from.
 """
 
 import json
+import time
 
 import fidelity
 from fidelity import *  # noqa: F401,F403
@@ -46,9 +47,19 @@ def attributes_of(url, *names):
 def missing_queue_by_name_and_by_url():
     name = unique("never-created")
     expect_no_queue(sqs.get_queue_url, QueueName=name)
-    url = sqs.create_queue(QueueName=unique("gone"))["QueueUrl"]
+    gone = unique("gone")
+    url = sqs.create_queue(QueueName=gone)["QueueUrl"]
     sqs.delete_queue(QueueUrl=url)
+    expect_no_queue(sqs.get_queue_attributes, QueueUrl=url)
     expect_no_queue(sqs.get_queue_attributes, QueueUrl=url, AttributeNames=["All"])
+    # The SDK's modelled exception class is raised (the recorded test catches
+    # QueueDoesNotExist for GetQueueUrl).
+    try:
+        sqs.get_queue_url(QueueName=gone)
+    except sqs.exceptions.QueueDoesNotExist:
+        pass
+    else:
+        raise AssertionError("GetQueueUrl of a deleted queue succeeded")
 
 
 @case("core", "W7", VALIDATED + "TestSqsQueryApi::test_get_on_deleted_queue_fails")
@@ -121,6 +132,24 @@ def create_again_is_idempotent():
     eq(sqs.create_queue(QueueName=name)["QueueUrl"], url, "after sends")
 
 
+@case("core", "V9", VALIDATED + "test_create_queue_with_default_arguments_works_with_modified_attributes "
+     "/ test_create_queue_after_modified_attributes")
+def create_again_compares_with_the_modified_attributes():
+    for first in ({}, {"VisibilityTimeout": "1", "ReceiveMessageWaitTimeSeconds": "1"}):
+        name = unique("modified")
+        url = sqs.create_queue(QueueName=name, Attributes=first)["QueueUrl"]
+        track(url)
+        sqs.set_queue_attributes(QueueUrl=url, Attributes={"VisibilityTimeout": "2",
+                                                           "ReceiveMessageWaitTimeSeconds": "2"})
+        expect_error(sqs.create_queue, QueueName=name,
+                     Attributes={"VisibilityTimeout": "1", "ReceiveMessageWaitTimeSeconds": "1"},
+                     code="QueueAlreadyExists", json_type="QueueNameExists")
+        eq(sqs.create_queue(QueueName=name, Attributes={"VisibilityTimeout": "2",
+                                                        "ReceiveMessageWaitTimeSeconds": "2"})["QueueUrl"],
+           url, "the modified attributes")
+        eq(sqs.create_queue(QueueName=name)["QueueUrl"], url, "no attributes")
+
+
 @case("core", "L5", VALIDATED + "test_disallow_queue_name_with_slashes")
 def queue_names_are_validated():
     for bad in [f"queue/{RUN_ID}/", "x" * 81, "with space", "dot.name"]:
@@ -151,6 +180,32 @@ def list_queues_by_prefix():
     everything = sqs.list_queues().get("QueueUrls", [])
     for url in urls:
         assert url in everything, url
+    # No match: the member is left out, not an empty list.
+    got = sqs.list_queues(QueueNamePrefix=unique("nonexisting"))
+    got.pop("ResponseMetadata", None)
+    eq(got, {}, "no queue with that prefix")
+
+
+@case("core", "W8", SRC + "test_list_queues_pagination")
+def list_queues_pages_in_name_order():
+    stem = unique("page")
+    urls = []
+    for i in range(10):
+        name = f"{stem}-test-queue-{i}"
+        sqs.create_queue(QueueName=name)
+        url = sqs.get_queue_url(QueueName=name)["QueueUrl"]
+        track(url)
+        assert url.endswith("/" + name), url
+        urls.append(url)
+    whole = sqs.list_queues(QueueNamePrefix=stem)
+    whole.pop("ResponseMetadata", None)
+    eq(whole, {"QueueUrls": urls}, "one page without MaxResults (in name order, no NextToken)")
+    first = sqs.list_queues(QueueNamePrefix=stem, MaxResults=2)
+    eq(first["QueueUrls"], urls[:2], "first page of two")
+    assert first.get("NextToken"), first
+    rest = sqs.list_queues(QueueNamePrefix=stem, MaxResults=10, NextToken=first["NextToken"])
+    rest.pop("ResponseMetadata", None)
+    eq(rest, {"QueueUrls": urls[2:]}, "the remaining eight, no NextToken")
 
 
 @case("core", "V9", VALIDATED + "TestSqsQueryApi::test_get_delete_queue")
@@ -216,6 +271,8 @@ def all_attributes_of_a_standard_queue():
         "ApproximateNumberOfMessagesDelayed": "0",
         "ApproximateNumberOfMessagesNotVisible": "0",
         "DelaySeconds": "0",
+        # The 2025 recording: the default (and largest) size is now 1 MiB.
+        "MaximumMessageSize": "1048576",
         "MessageRetentionPeriod": "604800",
         "QueueArn": f"arn:aws:sqs:{REGION}:{ACCOUNT}:{name_of(url)}",
         "ReceiveMessageWaitTimeSeconds": "10",
@@ -232,6 +289,48 @@ def all_attributes_of_a_standard_queue():
     for k, v in {"MaximumMessageSize": "2048", "VisibilityTimeout": "69", "DelaySeconds": "420",
                  "MessageRetentionPeriod": "604800", "ReceiveMessageWaitTimeSeconds": "10"}.items():
         eq(got[k], v, k)
+
+
+def expect_timestamps(attrs):
+    """CreatedTimestamp and LastModifiedTimestamp are whole epoch seconds."""
+    for k in ("CreatedTimestamp", "LastModifiedTimestamp"):
+        assert attrs[k].isdigit() and abs(int(attrs[k]) - time.time()) < 120, (k, attrs[k])
+
+
+@case("core", "V11,V14,V25", SRC + "test_set_queue_attributes_default_values")
+def defaults_and_resetting_kms_attributes():
+    url = new_queue("defaults")
+    arn = queue_arn(url)
+    base = {
+        "ApproximateNumberOfMessages": "0",
+        "ApproximateNumberOfMessagesDelayed": "0",
+        "ApproximateNumberOfMessagesNotVisible": "0",
+        "DelaySeconds": "0",
+        "MaximumMessageSize": "1048576",
+        "MessageRetentionPeriod": "345600",
+        "QueueArn": arn,
+        "ReceiveMessageWaitTimeSeconds": "0",
+        "SqsManagedSseEnabled": "true",
+        "VisibilityTimeout": "30",
+    }
+
+    def check(want, what):
+        got = attributes_of(url, "All")["Attributes"]
+        expect_timestamps(got)
+        got.pop("CreatedTimestamp")
+        got.pop("LastModifiedTimestamp")
+        eq(got, want, what)
+
+    check(base, "initial values")
+    sqs.set_queue_attributes(QueueUrl=url, Attributes={"KmsMasterKeyId": "testKeyId",
+                                                       "KmsDataKeyReusePeriodSeconds": "6000"})
+    check(dict(base, KmsMasterKeyId="testKeyId", KmsDataKeyReusePeriodSeconds="6000",
+               SqsManagedSseEnabled="false"), "after setting a KMS key")
+    # Setting the KMS attributes back to their defaults removes them; SSE-SQS
+    # stays off until it is set again.
+    sqs.set_queue_attributes(QueueUrl=url, Attributes={"KmsMasterKeyId": "",
+                                                       "KmsDataKeyReusePeriodSeconds": "300"})
+    check(dict(base, SqsManagedSseEnabled="false"), "after setting them to their defaults")
 
 
 @case("core", "V11", VALIDATED + "test_create_queue_and_get_attributes")
@@ -258,13 +357,42 @@ def attribute_values_out_of_range_are_refused():
                  message="Invalid value for the parameter VisibilityTimeout.", **want)
     url = new_queue("range")
     for name, value in [("VisibilityTimeout", "-1"), ("DelaySeconds", "901"), ("MessageRetentionPeriod", "59"),
-                        ("ReceiveMessageWaitTimeSeconds", "21"), ("MaximumMessageSize", "1023")]:
+                        ("ReceiveMessageWaitTimeSeconds", "21"), ("MaximumMessageSize", "1023"),
+                        ("MaximumMessageSize", "1048577")]:
         expect_error(sqs.set_queue_attributes, QueueUrl=url, Attributes={name: value},
                      message=f"Invalid value for the parameter {name}.", **want)
     expect_error(sqs.set_queue_attributes, QueueUrl=url, Attributes={"Foo": "1"}, code="InvalidAttributeName",
                  message="Unknown Attribute Foo.", json_type="InvalidAttributeName")
     eq(attributes_of(url, "VisibilityTimeout", "DelaySeconds"),
        {"Attributes": {"VisibilityTimeout": "30", "DelaySeconds": "0"}}, "nothing changed")
+    # 1 MiB is now both the default and the largest size (2025 recordings;
+    # AWS API reference: MaximumMessageSize 1,024 to 1,048,576).
+    sqs.set_queue_attributes(QueueUrl=url, Attributes={"MaximumMessageSize": "1048576"})
+    eq(attributes_of(url, "MaximumMessageSize"), {"Attributes": {"MaximumMessageSize": "1048576"}}, "largest size")
+
+
+@case("core", "V17", SRC + "test_set_unsupported_attribute_standard")
+def fifo_queue_attribute_is_unknown_to_a_standard_queue():
+    url = new_queue("stdfifo")
+    for value in ("true", "false"):
+        expect_error(sqs.set_queue_attributes, QueueUrl=url, Attributes={"FifoQueue": value},
+                     code="InvalidAttributeName", message="Unknown Attribute FifoQueue.",
+                     json_type="InvalidAttributeName")
+
+
+@case("core", "V11,R1", VALIDATED + "test_get_specific_queue_attribute_response")
+def named_attributes_with_a_redrive_policy():
+    dlq = new_queue("dead_letter_queue")
+    dlq_arn = attributes_of(dlq, "QueueArn")["Attributes"]["QueueArn"]
+    url = new_queue("specific", {"MessageRetentionPeriod": "604800", "DelaySeconds": "10",
+                                 "RedrivePolicy": json.dumps({"deadLetterTargetArn": dlq_arn,
+                                                              "maxReceiveCount": 10})})
+    two = attributes_of(url, "MessageRetentionPeriod", "RedrivePolicy")["Attributes"]
+    eq(set(two), {"MessageRetentionPeriod", "RedrivePolicy"}, "two named attributes")
+    eq(two["MessageRetentionPeriod"], "604800", "MessageRetentionPeriod")
+    eq(json.loads(two["RedrivePolicy"])["maxReceiveCount"], 10, "maxReceiveCount (a number)")
+    eq(attributes_of(url, "QueueArn"), {"Attributes": {"QueueArn": f"arn:aws:sqs:{REGION}:{ACCOUNT}:{name_of(url)}"}},
+       "the ARN alone")
 
 
 @case("core", "V17", SRC + "test_set_unsupported_attribute_fifo")
@@ -335,6 +463,25 @@ def sse_kms_and_sqs_are_exclusive():
     assert "KmsMasterKeyId" not in attributes_of(url, "All")["Attributes"]
 
 
+COUNTERS = ("ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible",
+            "ApproximateNumberOfMessagesDelayed")
+
+
+@case("core", "V11", VALIDATED + "test_approximate_number_of_messages_not_visible")
+def message_counters_follow_visibility():
+    url = new_queue("counters", {"VisibilityTimeout": "2"})
+    for i in range(6):
+        sqs.send_message(QueueUrl=url, MessageBody=f"message-{i + 1}")
+    eq(len(receive(url, MaxNumberOfMessages=1)), 1, "one received")
+    eq(attributes_of(url, *COUNTERS)["Attributes"],
+       {"ApproximateNumberOfMessages": "5", "ApproximateNumberOfMessagesNotVisible": "1",
+        "ApproximateNumberOfMessagesDelayed": "0"}, "while one is in flight")
+    time.sleep(2.5)
+    eq(attributes_of(url, *COUNTERS)["Attributes"],
+       {"ApproximateNumberOfMessages": "6", "ApproximateNumberOfMessagesNotVisible": "0",
+        "ApproximateNumberOfMessagesDelayed": "0"}, "after its visibility timeout")
+
+
 # ---- PurgeQueue -----------------------------------------------------------------
 @case("core", "V8", SRC + "test_successive_purge_calls_fail")
 def a_second_purge_within_60s_is_refused():
@@ -374,11 +521,12 @@ def purge_removes_visible_in_flight_and_delayed_messages():
 
 # ---- tags -----------------------------------------------------------------------
 def expect_no_tags(url):
-    """No tags: an empty map in JSON (AWS recorded answer); Query has no
-    element to read, so botocore leaves the member out."""
+    """No tags: the member is left out in both protocols (AWS recorded
+    answer of 2024, "get-tag-after-untag" in test_tag_untag_queue[sqs] and
+    [sqs_query]; the 2023 recording had an empty map in JSON)."""
     got = sqs.list_queue_tags(QueueUrl=url)
     got.pop("ResponseMetadata", None)
-    eq(got, {"Tags": {}} if JSON else {}, "tags of an untagged queue")
+    eq(got, {}, "tags of an untagged queue")
 
 
 @case("core", "V18", SRC + "test_tag_untag_queue")
@@ -407,9 +555,10 @@ def tags_overwrite_are_case_sensitive_and_untag_ignores_unknown():
 
 # ---- AddPermission / RemovePermission ---------------------------------------------
 OTHER_ACCOUNT = "668614515564"
-# Named attributes the queue does not have: an empty map in JSON (AWS
-# recorded answer); nothing for botocore to read in Query.
-NO_ATTRIBUTES = {"Attributes": {}} if JSON else {}
+# Named attributes the queue does not have: the member is left out in both
+# protocols (AWS recorded answer of 2024, "get-queue-policy-attribute-after-
+# removal" in test_sqs_permission_lifecycle[sqs] and [sqs_query]).
+NO_ATTRIBUTES = {}
 
 
 def policy_of(url):

@@ -12,7 +12,7 @@ from botocore.auth import SigV4Auth
 from botocore.awsrequest import AWSRequest
 from botocore.credentials import Credentials
 
-from fidelity import JSON, REGION, Skip, case, eq, new_queue, sqs, unique
+from fidelity import JSON, REGION, Skip, case, eq, name_of, new_queue, sqs, unique
 
 SOURCE = "AWS recorded answer, LocalStack test_sqs.py::TestSqsQueryApi::"
 _CREDS = Credentials("AKIDSLUICEFIDELITY", "sluice-fidelity-secret")
@@ -249,3 +249,55 @@ def query_queues_are_regional():
     assert status == 200 and "foobar" not in text, text
     status, text = get(q1, {"Action": "ReceiveMessage", "VisibilityTimeout": "0"}, region="us-west-1")
     assert status == 200 and "foobar" in text, text
+
+
+@case("core", "W7,W9", "AWS-validated assertion, LocalStack test_sqs.py::test_get_list_queues_with_query_auth")
+@once
+def query_list_queues_at_the_root_negotiates_json():
+    from fidelity import ENDPOINT
+
+    root = ENDPOINT.rstrip("/") + "/"
+    params = {"Action": "ListQueues", "Version": "2012-11-05"}
+    status, text = get(root, params, headers={"Accept": "application/json"})
+    eq(status, 200, "status with Accept: application/json")
+    assert "ListQueuesResponse" in json.loads(text), text
+    status, text = get(root, params)
+    eq(status, 200, "status without Accept")
+    assert "<ListQueuesResponse" in text, text
+
+
+@case("core", "W7,W9", "AWS-validated assertion, LocalStack test_sqs.py::test_marker_serialization_json_protocol")
+@once
+def query_receive_as_json_keeps_the_body_exact():
+    from fidelity import ENDPOINT
+
+    for body in ['{"foo": "ba\\rr", "foo2": "ba&quot;r&quot;"}', json.dumps('{"foo": "ba\\rr"}')]:
+        url = new_queue("marker")
+        sqs.send_message(QueueUrl=name_of(url), MessageBody=body)
+        params = {"Action": "ReceiveMessage", "QueueUrl": url, "Version": "2012-11-05", "VisibilityTimeout": "0"}
+        status, text = get(ENDPOINT.rstrip("/") + "/", params, headers={"Accept": "application/json"})
+        eq(status, 200, "status")
+        doc = json.loads(text)
+        # AWS's JSON rendering of a Query answer names the list "messages".
+        eq(doc["ReceiveMessageResponse"]["ReceiveMessageResult"]["messages"][0]["Body"], body, "body over Query JSON")
+        eq(sqs.receive_message(QueueUrl=url)["Messages"][0]["Body"], body, "body through the SDK")
+
+
+@case("core", "W1", SOURCE + "test_send_message_via_queue_url_with_json_protocol")
+@once
+def json_protocol_sent_to_a_queue_url():
+    import boto3
+
+    url = new_queue("jsonurl")
+    client = boto3.client(
+        "sqs",
+        endpoint_url=url,
+        region_name=REGION,
+        aws_access_key_id="AKIDSLUICEFIDELITY",
+        aws_secret_access_key="sluice-fidelity-secret",
+    )
+    out = client.receive_message(QueueUrl=url, WaitTimeSeconds=1)
+    meta = out.pop("ResponseMetadata")
+    eq(meta["HTTPStatusCode"], 200, "status")
+    eq(meta["HTTPHeaders"]["content-type"], "application/x-amz-json-1.0", "content type")
+    eq(out, {}, "an empty receive")

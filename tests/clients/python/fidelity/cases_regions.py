@@ -62,3 +62,19 @@ def regions_dead_letter_queue_stays_in_its_region():
     dead = west.receive_message(QueueUrl=dlq_url, WaitTimeSeconds=1, AttributeNames=["All"]).get("Messages", [])
     eq([m["Body"] for m in dead], ["poison"], "in the DLQ")
     eq(dead[0]["Attributes"]["DeadLetterQueueSourceArn"], arn.replace("-dlq", ""), "source ARN")
+
+
+@case("core", "W3", "AWS-validated assertion, LocalStack test_sqs.py::test_list_queues_multi_region_with_endpoint_strategy_standard and ::test_get_queue_url_multi_region")
+def regions_default_region_and_another():
+    # The default region is a region like any other: its queues are listed,
+    # found and named with their region, and the other region's are not.
+    name = unique("rg")
+    (east, east_url), (central, central_url) = regional(name, "us-east-1", "eu-central-1")
+    assert east_url != central_url, east_url
+    assert "eu-central-1" in central_url and "us-east-1" not in central_url, central_url
+    assert "eu-central-1" not in east_url, east_url
+    east_all, central_all = east.list_queues().get("QueueUrls", []), central.list_queues().get("QueueUrls", [])
+    assert east_url in east_all and central_url not in east_all, east_all
+    assert central_url in central_all and east_url not in central_all, central_all
+    eq(east.get_queue_url(QueueName=name)["QueueUrl"], east_url, "GetQueueUrl in us-east-1")
+    eq(central.get_queue_url(QueueName=name)["QueueUrl"], central_url, "GetQueueUrl in eu-central-1")
