@@ -39,7 +39,12 @@ pub(crate) fn release_free_memory() {
 /// Point any SQS client at it (AWS CLI, boto3, aws-sdk-*) with an endpoint
 /// URL and any credentials.
 #[derive(Parser)]
-#[command(name = "sluice", version, about, long_about)]
+#[command(
+    name = "sluice",
+    version = concat!(env!("CARGO_PKG_VERSION"), " (", env!("SLUICE_COMMIT"), ")"),
+    about,
+    long_about
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,

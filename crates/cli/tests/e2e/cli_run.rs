@@ -55,3 +55,24 @@ pub fn sluice_blocking(endpoint: &str, args: &[String]) -> Run {
         stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
     }
 }
+
+/// `sluice --version` names the version and the commit it was built from.
+#[test]
+fn version_names_the_commit() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_sluice"))
+        .arg("--version")
+        .output()
+        .expect("run sluice --version");
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    let rest = text
+        .trim()
+        .strip_prefix(concat!("sluice ", env!("CARGO_PKG_VERSION"), " (commit "))
+        .unwrap_or_else(|| panic!("unexpected version line: {text}"));
+    let commit = rest.strip_suffix(')').unwrap_or_default();
+    assert!(
+        commit == "unknown"
+            || (commit.len() == 12 && commit.bytes().all(|b| b.is_ascii_hexdigit())),
+        "{text}"
+    );
+}
