@@ -26,7 +26,7 @@ pub fn encode_response(action: &str, output: &Value, request_id: &str) -> Encode
             .and_then(Value::as_str)
             .and_then(model::shape)
             .map_or(Value::Null, |shape| structure(shape, output));
-        response.insert(wrapper, result);
+        response.insert(wrapper, rename_result_members(action, result));
     }
     response.insert(
         "ResponseMetadata".into(),
@@ -58,6 +58,22 @@ pub fn encode_error(error: &SqsError, request_id: &str) -> Encoded {
         headers: Vec::new(),
         body: serde_json::to_vec(&body).unwrap_or_default(),
     }
+}
+
+/// AWS names a few result members differently in this rendering than in the
+/// model: ReceiveMessage's list of messages is `messages` (AWS-validated test,
+/// LocalStack test_sqs.py::test_marker_serialization_json_protocol), while the
+/// members inside each message keep their model names (`Body`, ...).
+fn rename_result_members(action: &str, mut result: Value) -> Value {
+    const RENAMED: &[(&str, &str, &str)] = &[("ReceiveMessage", "Messages", "messages")];
+    if let Value::Object(members) = &mut result {
+        for (_, from, to) in RENAMED.iter().filter(|(a, _, _)| *a == action) {
+            if let Some(v) = members.remove(*from) {
+                members.insert((*to).to_string(), v);
+            }
+        }
+    }
+    result
 }
 
 fn structure(shape: &'static Value, value: &Value) -> Value {
@@ -119,6 +135,19 @@ mod tests {
             doc["GetQueueAttributesResponse"]["ResponseMetadata"]["RequestId"],
             "rid"
         );
+    }
+
+    /// W7: ReceiveMessage's messages are listed under `messages`, each message
+    /// keeping `Body` (AWS-validated test, LocalStack
+    /// test_sqs.py::test_marker_serialization_json_protocol).
+    #[test]
+    fn w7_query_json_receive_lists_messages_in_lower_case() {
+        let out = json!({"Messages": [{"MessageId": "m", "Body": "b\r"}]});
+        let enc = encode_response("ReceiveMessage", &out, "rid");
+        let doc: Value = serde_json::from_slice(&enc.body).unwrap();
+        let result = &doc["ReceiveMessageResponse"]["ReceiveMessageResult"];
+        assert_eq!(result["messages"][0]["Body"], "b\r");
+        assert!(result.get("Messages").is_none());
     }
 
     /// W7: errors carry the Query code and message (AWS recorded answer,
