@@ -856,3 +856,25 @@ def query_receive_rendered_as_json_keeps_markup_in_bodies():
         doc = _json.loads(text)
         eq(doc["ReceiveMessageResponse"]["ReceiveMessageResult"]["messages"][0]["Body"], body, "Body in the JSON rendering")
         eq(_one(url)["Body"], body, "Body through the SDK")
+
+
+@case("core", "V7", VALIDATED + "test_message_retention, test_message_retention_with_inflight (AWS's shortest retention, 60 s: this case takes ~75 s)")
+def messages_expire_after_the_retention_period_even_in_flight():
+    retention = 60
+    waiting = new_queue("msg-retain", attributes={"MessageRetentionPeriod": str(retention)})
+    flying = new_queue("msg-retain-inflight", attributes={"MessageRetentionPeriod": str(retention), "VisibilityTimeout": str(retention)})
+    start = time.time()
+    for url in (waiting, flying):
+        sqs.send_message(QueueUrl=url, MessageBody="foobar1")
+        sqs.send_message(QueueUrl=url, MessageBody="foobar2")
+    time.sleep(5)
+    got = receive(flying, MaxNumberOfMessages=1)
+    eq(_bodies(got), ["foobar1"], "the first message, received before it expires")
+    handle = got[0]["ReceiptHandle"]
+    time.sleep(max(0.0, start + retention + 5 - time.time()))
+    assert not _receive_raw(waiting).get("Messages"), "expired messages are gone"
+    time.sleep(max(0.0, start + 5 + retention + 1 - time.time()))
+    assert not _receive_raw(flying).get("Messages"), "expired, in flight or not"
+    time.sleep(7.5)
+    assert not _receive_raw(flying).get("Messages"), "the in-flight one does not come back when its timeout ends"
+    sqs.delete_message(QueueUrl=flying, ReceiptHandle=handle)
