@@ -39,6 +39,9 @@ if not ENDPOINT:
     sys.exit("SLUICE_ENDPOINT is not set (e.g. http://127.0.0.1:9324)")
 
 ACCOUNT = os.environ.get("SLUICE_ACCOUNT", "000000000000")
+# The engine behind the server (`memory` or `postgres`), for the few
+# documented differences between engines; scripts/client-smoke sets it.
+ENGINE = os.environ.get("SLUICE_ENGINE", "memory")
 REGION = "us-east-1"
 
 
