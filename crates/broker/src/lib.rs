@@ -5,10 +5,13 @@
 //! do an operation in the way its storage does best. Rules that need no
 //! storage (validation, attribute parsing, digests) live in `sluice-core` and
 //! the service layer and are not repeated here. [`conformance`] is the
-//! behaviour suite every engine must pass.
+//! behaviour suite every engine must pass; `model_tests` (feature
+//! `model-tests`) the random sequences every engine must survive.
 
 pub mod activity;
 pub mod conformance;
+#[cfg(feature = "model-tests")]
+pub mod model_tests;
 pub mod moves;
 pub mod shared;
 pub mod tags;
