@@ -14,7 +14,7 @@ use sluice_protocol::requests::{
     CancelMessageMoveTaskInput, ListMessageMoveTasksInput, StartMessageMoveTaskInput, required,
 };
 
-use super::in_range;
+use crate::params::in_range;
 use crate::service::Service;
 
 /// Messages moved per second when the task sets no rate.
