@@ -13,7 +13,6 @@ use crate::metrics::Metrics;
 use sluice_core::SqsError;
 use sluice_core::clock::{Clock, SystemClock};
 use sluice_core::queue_name::{Account, key_parts, parse_queue_url};
-use sluice_protocol::Request;
 
 /// Server settings that shape responses.
 #[derive(Debug, Clone, Default)]
@@ -101,15 +100,6 @@ impl<B: Broker> Service<B> {
         self.move_task_cancels
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-    }
-
-    /// Runs one decoded request and returns its output.
-    pub async fn handle(
-        &self,
-        request: Request,
-        ctx: &RequestContext,
-    ) -> Result<sluice_protocol::Output, SqsError> {
-        crate::actions::dispatch(self, request, ctx).await
     }
 
     /// The queue URL of the queue stored under `key` as this request should

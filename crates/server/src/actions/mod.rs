@@ -38,6 +38,15 @@ use sluice_protocol::{Output, Request};
 
 use crate::service::{RequestContext, Service};
 
+impl<B: Broker> Service<B> {
+    /// Runs one decoded request and returns its output. (Here rather than
+    /// in `service.rs`: the service holds the components, the actions call
+    /// them, and the service does not import the actions.)
+    pub async fn handle(&self, request: Request, ctx: &RequestContext) -> Result<Output, SqsError> {
+        dispatch(self, request, ctx).await
+    }
+}
+
 /// Runs `request` against the service.
 pub async fn dispatch<B: Broker>(
     svc: &Service<B>,
