@@ -9,6 +9,7 @@ pub mod alarms;
 pub mod auth;
 pub mod http;
 pub mod metrics;
+pub mod move_tasks;
 mod params;
 pub mod service;
 mod signing_region;

@@ -1,15 +1,14 @@
 //! What every action needs: the broker, the account, and how queue URLs are
 //! written and read.
 
-use std::collections::HashMap;
-use std::sync::atomic::AtomicBool;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use sluice_broker::Broker;
 
 use crate::alarms::{AlarmSettings, Alarms};
 use crate::auth::{Authenticator, Principal};
 use crate::metrics::Metrics;
+use crate::move_tasks::MoveTasks;
 use sluice_core::SqsError;
 use sluice_core::clock::{Clock, SystemClock};
 use sluice_core::queue_name::{Account, key_parts, parse_queue_url};
@@ -35,10 +34,10 @@ pub struct Service<B> {
     pub broker: B,
     /// Settings.
     pub config: ServiceConfig,
-    /// The clock move tasks stamp their start with.
+    /// The clock alarms and move tasks read.
     clock: Arc<dyn Clock>,
-    /// Cancel flags of the move tasks this process runs, by handle.
-    move_task_cancels: Mutex<HashMap<String, Arc<AtomicBool>>>,
+    /// Message move tasks (rule R7): started, listed, cancelled, run.
+    pub move_tasks: Arc<MoveTasks<B>>,
     /// Request metrics.
     pub metrics: Metrics,
     /// Alarms on queue metrics (rule M2).
@@ -77,12 +76,17 @@ impl<B: Broker> Service<B> {
             alarm_settings.file = None;
         }
         let alarms = Alarms::new(alarm_settings, clock.now());
+        let move_tasks = Arc::new(MoveTasks::new(
+            broker.clone(),
+            config.account.clone(),
+            clock.clone(),
+        ));
         Self {
             broker,
             config,
             alarms,
             clock,
-            move_task_cancels: Mutex::new(HashMap::new()),
+            move_tasks,
             metrics: Metrics::default(),
         }
     }
@@ -90,16 +94,6 @@ impl<B: Broker> Service<B> {
     /// The current time.
     pub fn now(&self) -> sluice_core::clock::Millis {
         self.clock.now()
-    }
-
-    /// The cancel flags of running move tasks.
-    pub(crate) fn move_task_cancels(
-        &self,
-    ) -> std::sync::MutexGuard<'_, HashMap<String, Arc<AtomicBool>>> {
-        // A panic elsewhere cannot leave this map half-written: recover it.
-        self.move_task_cancels
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
     }
 
     /// The queue URL of the queue stored under `key` as this request should

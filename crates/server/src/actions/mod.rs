@@ -23,7 +23,7 @@ mod batch;
 mod dead_letter;
 mod delete;
 mod extensions;
-pub mod move_tasks;
+mod move_tasks;
 mod permissions;
 mod queues;
 mod receive;
