@@ -257,7 +257,7 @@ async fn run_node<B: Broker>(
         shared.then(|| sluice_server::move_tasks::spawn_move_task_adopter(&service.move_tasks));
     declare_queues(&service, file).await?;
     declare_alarms(&service, file).await?;
-    let _alarm_monitor = sluice_server::alarms::spawn_alarm_monitor(service.clone());
+    let _alarm_monitor = sluice_server::alarms::spawn_alarm_monitor(service.alarms.clone());
 
     let listener = tokio::net::TcpListener::bind(bind)
         .await

@@ -5,6 +5,8 @@ use std::sync::Arc;
 
 use sluice_broker::Broker;
 
+use crate::alarms::definition::{AlarmDefinition, AlarmSource};
+use crate::alarms::store::Transition;
 use crate::alarms::{AlarmSettings, Alarms};
 use crate::auth::{Authenticator, Principal};
 use crate::metrics::Metrics;
@@ -12,6 +14,7 @@ use crate::move_tasks::MoveTasks;
 use sluice_core::SqsError;
 use sluice_core::clock::{Clock, SystemClock};
 use sluice_core::queue_name::{Account, key_parts, parse_queue_url};
+use sluice_protocol::requests::PutAlarmInput;
 
 /// Server settings that shape responses.
 #[derive(Debug, Clone, Default)]
@@ -41,7 +44,7 @@ pub struct Service<B> {
     /// Request metrics.
     pub metrics: Metrics,
     /// Alarms on queue metrics (rule M2).
-    pub alarms: Alarms,
+    pub alarms: Arc<Alarms<B>>,
 }
 
 /// Per-request facts actions may need.
@@ -75,7 +78,12 @@ impl<B: Broker> Service<B> {
             // The shared storage keeps the alarms, for every node.
             alarm_settings.file = None;
         }
-        let alarms = Alarms::new(alarm_settings, clock.now());
+        let alarms = Arc::new(Alarms::new(
+            broker.clone(),
+            config.account.clone(),
+            clock.clone(),
+            alarm_settings,
+        ));
         let move_tasks = Arc::new(MoveTasks::new(
             broker.clone(),
             config.account.clone(),
@@ -89,6 +97,24 @@ impl<B: Broker> Service<B> {
             move_tasks,
             metrics: Metrics::default(),
         }
+    }
+
+    /// Creates or replaces an alarm (PutAlarm, or the config file) on the
+    /// queue its `QueueUrl` names.
+    pub async fn put_alarm(
+        &self,
+        input: PutAlarmInput,
+        source: AlarmSource,
+    ) -> Result<(), SqsError> {
+        let url = sluice_protocol::requests::required(input.queue_url.clone(), "QueueUrl")?;
+        let queue = self.queue_name(&url)?.to_string();
+        self.alarms.put(queue, input, source).await
+    }
+
+    /// Samples the queues, evaluates every alarm at the clock's time and
+    /// notifies each state change; returns the changes.
+    pub async fn alarm_tick(&self) -> Vec<(AlarmDefinition, Transition)> {
+        self.alarms.tick().await
     }
 
     /// The current time.
