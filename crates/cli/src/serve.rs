@@ -242,7 +242,7 @@ async fn run_node<B: Broker>(
     // adopter resumes it only once its node is gone.
     let shared = broker.is_shared();
     if !shared {
-        let interrupted = sluice_server::actions::move_tasks::fail_interrupted_tasks(&broker)
+        let interrupted = sluice_server::move_tasks::fail_interrupted_tasks(&broker)
             .await
             .map_err(|e| anyhow::anyhow!("cannot read message move tasks: {e}"))?;
         if interrupted > 0 {
@@ -254,10 +254,10 @@ async fn run_node<B: Broker>(
     }
     let service = Arc::new(Service::new(broker, config));
     let _adopter =
-        shared.then(|| sluice_server::actions::move_tasks::spawn_move_task_adopter(&service));
+        shared.then(|| sluice_server::move_tasks::spawn_move_task_adopter(&service.move_tasks));
     declare_queues(&service, file).await?;
     declare_alarms(&service, file).await?;
-    let _alarm_monitor = sluice_server::alarms::spawn_alarm_monitor(service.clone());
+    let _alarm_monitor = sluice_server::alarms::spawn_alarm_monitor(service.alarms.clone());
 
     let listener = tokio::net::TcpListener::bind(bind)
         .await

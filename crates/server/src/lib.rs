@@ -2,13 +2,34 @@
 //!
 //! [`http`] accepts connections and tells the two wire protocols apart;
 //! [`service`] holds what every action needs; [`actions`] has one function
-//! per SQS action, each validating its input and calling the broker.
+//! per SQS action, each validating its input and calling the broker or a
+//! component.
+//!
+//! # Layers
+//!
+//! Modules import only modules of the layers below them (and, among the
+//! components, those listed before them), never above, so there is no
+//! import circle (`tests/module_layering.rs` checks it):
+//!
+//! 1. `http`: connections, protocols, `/metrics`; calls the service.
+//! 2. [`actions`]: requests read and answered; `Service::handle` lives
+//!    here, beside the dispatch.
+//! 3. [`service`]: the broker, the settings and the components, and how
+//!    queue URLs are written and read.
+//! 4. Components, each owning one job and its state: [`alarms`] (evaluation,
+//!    notification, storage), [`move_tasks`] (the task runner and its cancel
+//!    flags), [`metrics`] (reads the alarms), [`auth`] (SigV4). They do not
+//!    import the service or the actions.
+//! 5. Leaves that import nothing of the crate's: `params` (range checks,
+//!    pagination), `signing_region`.
 
 pub mod actions;
 pub mod alarms;
 pub mod auth;
 pub mod http;
 pub mod metrics;
+pub mod move_tasks;
+mod params;
 pub mod service;
 mod signing_region;
 

@@ -90,7 +90,7 @@ impl Metrics {
 
     /// The whole exposition: request metrics, every queue's metrics and
     /// every alarm's state.
-    pub async fn render<B: Broker>(&self, broker: &B, alarms: &Alarms) -> String {
+    pub async fn render<B: Broker>(&self, broker: &B, alarms: &Alarms<B>) -> String {
         let mut registry = Registry::default();
         registry.register(
             "sluice_requests",

@@ -1,19 +1,20 @@
 //! What every action needs: the broker, the account, and how queue URLs are
 //! written and read.
 
-use std::collections::HashMap;
-use std::sync::atomic::AtomicBool;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use sluice_broker::Broker;
 
+use crate::alarms::definition::{AlarmDefinition, AlarmSource};
+use crate::alarms::store::Transition;
 use crate::alarms::{AlarmSettings, Alarms};
 use crate::auth::{Authenticator, Principal};
 use crate::metrics::Metrics;
+use crate::move_tasks::MoveTasks;
 use sluice_core::SqsError;
 use sluice_core::clock::{Clock, SystemClock};
 use sluice_core::queue_name::{Account, key_parts, parse_queue_url};
-use sluice_protocol::Request;
+use sluice_protocol::requests::PutAlarmInput;
 
 /// Server settings that shape responses.
 #[derive(Debug, Clone, Default)]
@@ -36,14 +37,14 @@ pub struct Service<B> {
     pub broker: B,
     /// Settings.
     pub config: ServiceConfig,
-    /// The clock move tasks stamp their start with.
+    /// The clock alarms and move tasks read.
     clock: Arc<dyn Clock>,
-    /// Cancel flags of the move tasks this process runs, by handle.
-    move_task_cancels: Mutex<HashMap<String, Arc<AtomicBool>>>,
+    /// Message move tasks (rule R7): started, listed, cancelled, run.
+    pub move_tasks: Arc<MoveTasks<B>>,
     /// Request metrics.
     pub metrics: Metrics,
     /// Alarms on queue metrics (rule M2).
-    pub alarms: Alarms,
+    pub alarms: Arc<Alarms<B>>,
 }
 
 /// Per-request facts actions may need.
@@ -77,39 +78,48 @@ impl<B: Broker> Service<B> {
             // The shared storage keeps the alarms, for every node.
             alarm_settings.file = None;
         }
-        let alarms = Alarms::new(alarm_settings, clock.now());
+        let alarms = Arc::new(Alarms::new(
+            broker.clone(),
+            config.account.clone(),
+            clock.clone(),
+            alarm_settings,
+        ));
+        let move_tasks = Arc::new(MoveTasks::new(
+            broker.clone(),
+            config.account.clone(),
+            clock.clone(),
+        ));
         Self {
             broker,
             config,
             alarms,
             clock,
-            move_task_cancels: Mutex::new(HashMap::new()),
+            move_tasks,
             metrics: Metrics::default(),
         }
+    }
+
+    /// Creates or replaces an alarm (PutAlarm, or the config file) on the
+    /// queue its `QueueUrl` names.
+    pub async fn put_alarm(
+        &self,
+        input: PutAlarmInput,
+        source: AlarmSource,
+    ) -> Result<(), SqsError> {
+        let url = sluice_protocol::requests::required(input.queue_url.clone(), "QueueUrl")?;
+        let queue = self.queue_name(&url)?.to_string();
+        self.alarms.put(queue, input, source).await
+    }
+
+    /// Samples the queues, evaluates every alarm at the clock's time and
+    /// notifies each state change; returns the changes.
+    pub async fn alarm_tick(&self) -> Vec<(AlarmDefinition, Transition)> {
+        self.alarms.tick().await
     }
 
     /// The current time.
     pub fn now(&self) -> sluice_core::clock::Millis {
         self.clock.now()
-    }
-
-    /// The cancel flags of running move tasks.
-    pub(crate) fn move_task_cancels(
-        &self,
-    ) -> std::sync::MutexGuard<'_, HashMap<String, Arc<AtomicBool>>> {
-        // A panic elsewhere cannot leave this map half-written: recover it.
-        self.move_task_cancels
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-    }
-
-    /// Runs one decoded request and returns its output.
-    pub async fn handle(
-        &self,
-        request: Request,
-        ctx: &RequestContext,
-    ) -> Result<sluice_protocol::Output, SqsError> {
-        crate::actions::dispatch(self, request, ctx).await
     }
 
     /// The queue URL of the queue stored under `key` as this request should

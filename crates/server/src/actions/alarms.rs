@@ -35,7 +35,7 @@ pub async fn describe_alarms<B: Broker>(
         None => None,
     };
     // On shared storage, what the node evaluating them last saved.
-    svc.refresh_shared_alarms().await?;
+    svc.alarms.refresh_shared().await?;
     let store = svc.alarms.store();
     let alarms: Vec<Value> = store
         .entries()
@@ -101,6 +101,6 @@ pub async fn delete_alarms<B: Broker>(
     if names.is_empty() {
         return Err(SqsError::missing("AlarmNames"));
     }
-    svc.delete_alarms(&names).await?;
+    svc.alarms.delete(&names).await?;
     Ok(json!({}))
 }

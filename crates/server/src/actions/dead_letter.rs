@@ -5,7 +5,7 @@ use sluice_broker::Broker;
 use sluice_core::SqsError;
 use sluice_protocol::requests::{ListDeadLetterSourceQueuesInput, required};
 
-use super::paginate;
+use crate::params::paginate;
 use crate::service::{RequestContext, Service};
 
 /// The queues whose RedrivePolicy targets this queue, paginated.

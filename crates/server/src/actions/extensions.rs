@@ -15,7 +15,7 @@ use sluice_protocol::requests::{
     FilterInput, NackMessageInput, PeekMessagesInput, RedriveMessagesInput, required,
 };
 
-use super::in_range;
+use crate::params::in_range;
 use crate::service::Service;
 
 /// Longest failure reason kept.

@@ -9,8 +9,8 @@ use sluice_protocol::requests::{
     CreateQueueInput, GetQueueUrlInput, ListQueuesInput, QueueUrlInput, required,
 };
 
-use super::paginate;
 use super::tags::validate_tags;
+use crate::params::paginate;
 use crate::service::{RequestContext, Service};
 
 /// CreateQueue (rules L5, V9, V11).

@@ -15,7 +15,7 @@ use sluice_protocol::requests::{ReceiveMessageInput, required};
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 
-use super::in_range;
+use crate::params::in_range;
 use crate::service::Service;
 
 /// System attribute names a receive can ask for.

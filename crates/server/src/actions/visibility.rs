@@ -7,7 +7,8 @@ use sluice_core::limits::MAX_VISIBILITY_TIMEOUT;
 use sluice_protocol::batch_result::BatchResult;
 use sluice_protocol::requests::{ChangeMessageVisibilityInput, HandleBatchInput, required};
 
-use super::{batch, in_range};
+use super::batch;
+use crate::params::in_range;
 use crate::service::Service;
 
 fn timeout(value: Option<i64>) -> Result<u32, SqsError> {

@@ -391,7 +391,7 @@ impl AlarmDefinition {
             None => 60,
         };
         let evaluation_periods = match input.evaluation_periods {
-            Some(n) => crate::actions::in_range(
+            Some(n) => crate::params::in_range(
                 "EvaluationPeriods",
                 n,
                 1,
@@ -406,7 +406,7 @@ impl AlarmDefinition {
         }
         let datapoints_to_alarm = match input.datapoints_to_alarm {
             Some(m) => {
-                crate::actions::in_range("DatapointsToAlarm", m, 1, i64::from(evaluation_periods))?
+                crate::params::in_range("DatapointsToAlarm", m, 1, i64::from(evaluation_periods))?
             }
             None => evaluation_periods,
         };
