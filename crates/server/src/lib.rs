@@ -7,6 +7,7 @@
 pub mod actions;
 pub mod alarms;
 pub mod auth;
+mod authorize;
 pub mod http;
 pub mod metrics;
 pub mod service;

@@ -142,9 +142,31 @@ impl<B: Broker> Service<B> {
     /// The key of queue `name` in the region the request was signed for
     /// (CreateQueue, GetQueueUrl: rule W3).
     pub fn request_key(&self, ctx: &RequestContext, name: &str) -> String {
-        self.config
-            .account
-            .key(ctx.region.as_deref().unwrap_or_default(), name)
+        self.config.account.key(
+            ctx.region.as_deref().unwrap_or_default(),
+            self.request_account(ctx),
+            name,
+        )
+    }
+
+    /// The account a request acts for (rule A2): its principal's, or the
+    /// server's own when authentication is off.
+    pub fn request_account<'a>(&'a self, ctx: &'a RequestContext) -> &'a str {
+        ctx.principal
+            .as_ref()
+            .map_or(self.config.account.id.as_str(), |p| p.account_id.as_str())
+    }
+
+    /// The key of the queue an ARN names: of the server's account, or of
+    /// any account when authentication is on (rule A2: accounts own their
+    /// queues; whether the request may touch it is `crate::authorize`'s
+    /// to say).
+    pub fn key_from_arn(&self, arn: &str) -> Option<String> {
+        if self.config.auth.is_some() {
+            self.config.account.key_from_any_arn(arn)
+        } else {
+            self.config.account.key_from_arn(arn)
+        }
     }
 
     /// The region the request was signed for, or the server's own.
@@ -156,20 +178,28 @@ impl<B: Broker> Service<B> {
 
     /// The key of the queue a request's `QueueUrl` names (rule W3: the host
     /// does not matter, the account and the region do); a URL that names no
-    /// queue of this account is `NonExistentQueue`, as SQS.
+    /// queue of this account is `NonExistentQueue`, as SQS. Another
+    /// account's queue is named by the URL sluice gives it,
+    /// `…/<region>/<account>/<name>`.
     pub fn queue_name<'a>(&self, url: &'a str) -> Result<&'a str, SqsError> {
         let account = &self.config.account;
         // The request's span names its queue from here on.
         tracing::Span::current().record("queue", url);
-        match parse_queue_url(url) {
-            Some((owner, key)) if owner.is_none_or(|a| a == account.id) => {
-                match key_parts(key) {
-                    // A URL that spells out the server's own region names
-                    // the queue stored under its bare name.
-                    (Some(region), _, name) if region == account.region => Ok(name),
-                    _ => Ok(key),
-                }
+        let Some((owner, key)) = parse_queue_url(url) else {
+            return Err(SqsError::no_queue());
+        };
+        match key_parts(key) {
+            // A URL that spells out the server's own region and account
+            // names the queue stored under its bare name.
+            (Some(region), Some(owner), name) if region == account.region && owner == account.id => {
+                Ok(name)
             }
+            // Another account's queues exist only with authentication on,
+            // which checked the request may name it (rule A2).
+            (Some(_), Some(owner), _) if owner == account.id || self.config.auth.is_some() => {
+                Ok(key)
+            }
+            (None, _, _) if owner.is_none_or(|a| a == account.id) => Ok(key),
             _ => Err(SqsError::no_queue()),
         }
     }

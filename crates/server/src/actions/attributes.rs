@@ -98,9 +98,12 @@ pub(crate) async fn check_redrive_policy<B: Broker>(
     };
     let bad = |why: &str| SqsError::invalid_value("RedrivePolicy", raw, why);
     let account = &svc.config.account;
-    let Some(dlq) = account
+    let Some(dlq) = svc
         .key_from_arn(&policy.dead_letter_target_arn)
-        .filter(|dlq| account.region_of(dlq) == account.region_of(source))
+        .filter(|dlq| {
+            account.region_of(dlq) == account.region_of(source)
+                && account.owner_of(dlq) == account.owner_of(source)
+        })
     else {
         return Err(bad(
             "Dead-letter target owner should be same as the source.",

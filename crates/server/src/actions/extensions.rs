@@ -196,7 +196,7 @@ pub async fn redrive_messages<B: Broker>(
         None => DEFAULT_MAX_REPLAYS,
     };
     let destination = match &input.destination_arn {
-        Some(arn) => Some(svc.config.account.key_from_arn(arn).ok_or_else(|| {
+        Some(arn) => Some(svc.key_from_arn(arn).ok_or_else(|| {
             SqsError::invalid_value("DestinationArn", arn, "Not a queue ARN of this server.")
         })?),
         None => None,

@@ -38,8 +38,7 @@ pub async fn start_message_move_task<B: Broker>(
     input: StartMessageMoveTaskInput,
 ) -> Result<Value, SqsError> {
     let source_arn = required(input.source_arn, "SourceArn")?;
-    let account = &svc.config.account;
-    let source = account
+    let source = svc
         .key_from_arn(&source_arn)
         .ok_or_else(|| not_found("SourceArn"))?;
     svc.broker
@@ -52,7 +51,7 @@ pub async fn start_message_move_task<B: Broker>(
         .transpose()?;
     let destination = match &input.destination_arn {
         Some(arn) => {
-            let name = account
+            let name = svc
                 .key_from_arn(arn)
                 .ok_or_else(|| not_found("DestinationArn"))?;
             svc.broker
@@ -137,8 +136,6 @@ pub async fn list_message_move_tasks<B: Broker>(
 ) -> Result<Value, SqsError> {
     let source_arn = required(input.source_arn, "SourceArn")?;
     let source = svc
-        .config
-        .account
         .key_from_arn(&source_arn)
         .ok_or_else(|| not_found("SourceArn"))?;
     svc.broker
@@ -193,8 +190,6 @@ pub async fn cancel_message_move_task<B: Broker>(
     let (task_id, source_arn) = decode_handle(&handle)
         .ok_or_else(|| SqsError::invalid_parameter("Value for parameter TaskHandle is invalid."))?;
     let source = svc
-        .config
-        .account
         .key_from_arn(&source_arn)
         .ok_or_else(|| not_found("SourceArn"))?;
     svc.broker
@@ -258,7 +253,7 @@ fn encode_handle(task_id: &str, source_arn: &str) -> String {
 }
 
 /// The task id and source ARN of a handle; `None` when it is not one.
-fn decode_handle(handle: &str) -> Option<(String, String)> {
+pub(crate) fn decode_handle(handle: &str) -> Option<(String, String)> {
     let bytes = STANDARD.decode(handle.trim()).ok()?;
     let doc: Value = serde_json::from_slice(&bytes).ok()?;
     let task_id = doc.get("taskId")?.as_str()?;
@@ -313,10 +308,9 @@ async fn adopt_orphans<B: Broker>(svc: &Service<B>) -> Result<(), SqsError> {
         else {
             continue;
         };
-        let account = &svc.config.account;
-        let source = account.key_from_arn(&task.source_arn);
+        let source = svc.key_from_arn(&task.source_arn);
         let destination = match &task.destination_arn {
-            Some(arn) => account.key_from_arn(arn).map(Some),
+            Some(arn) => svc.key_from_arn(arn).map(Some),
             None => Some(None),
         };
         let (Some(source), Some(destination), MoveTaskStatus::Running) =

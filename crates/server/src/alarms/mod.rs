@@ -381,7 +381,7 @@ impl<B: Broker> Service<B> {
                 && let Some(target) = self
                     .config
                     .account
-                    .key_from_arn(&policy.dead_letter_target_arn)
+                    .key_from_any_arn(&policy.dead_letter_target_arn)
                 && names.binary_search_by(|n| n.as_str().cmp(&target)).is_ok()
             {
                 dlqs.insert(target);
