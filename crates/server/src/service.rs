@@ -191,7 +191,9 @@ impl<B: Broker> Service<B> {
         match key_parts(key) {
             // A URL that spells out the server's own region and account
             // names the queue stored under its bare name.
-            (Some(region), Some(owner), name) if region == account.region && owner == account.id => {
+            (Some(region), Some(owner), name)
+                if region == account.region && owner == account.id =>
+            {
                 Ok(name)
             }
             // Another account's queues exist only with authentication on,

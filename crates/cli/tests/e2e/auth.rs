@@ -138,7 +138,9 @@ pub(crate) fn sdk_signing(
 }
 
 /// The HTTP status of an SDK error's response.
-pub(crate) fn status<E>(e: &aws_sdk_sqs::error::SdkError<E, aws_sdk_sqs::config::http::HttpResponse>) -> u16 {
+pub(crate) fn status<E>(
+    e: &aws_sdk_sqs::error::SdkError<E, aws_sdk_sqs::config::http::HttpResponse>,
+) -> u16 {
     e.raw_response().map_or(0, |r| r.status().as_u16())
 }
 

@@ -36,7 +36,12 @@ fn secret(key: &str) -> String {
     format!("{key}-secret")
 }
 
-fn credential(key: &str, account: &str, allow: Option<&[&str]>, queues: Option<&[&str]>) -> Credential {
+fn credential(
+    key: &str,
+    account: &str,
+    allow: Option<&[&str]>,
+    queues: Option<&[&str]>,
+) -> Credential {
     let own = |v: &[&str]| v.iter().map(|s| s.to_string()).collect();
     Credential {
         access_key_id: key.into(),
@@ -141,7 +146,12 @@ async fn a2_a_limited_key_gets_access_denied_outside_its_rules() {
             ]),
             Some(&["orders*"]),
         ),
-        credential(OPS, "000000000000", Some(&["sqs:*", "sluice:*"]), Some(&["orders*"])),
+        credential(
+            OPS,
+            "000000000000",
+            Some(&["sqs:*", "sluice:*"]),
+            Some(&["orders*"]),
+        ),
     ])
     .await;
     let admin = server.sdk(ADMIN);
@@ -278,7 +288,12 @@ async fn a2_a_limited_key_gets_access_denied_outside_its_rules() {
         "sqs:listmessagemovetasks",
         payments_arn,
     );
-    if let Err(e) = ops.list_message_move_tasks().source_arn(orders_arn).send().await {
+    if let Err(e) = ops
+        .list_message_move_tasks()
+        .source_arn(orders_arn)
+        .send()
+        .await
+    {
         assert_ne!(code(&e), "AccessDenied", "{e:?}");
     }
     ops.send_message()
@@ -358,7 +373,7 @@ async fn a2_two_accounts_each_own_their_jobs_queue() {
             .expect("list")
             .queue_urls
             .unwrap_or_default();
-        assert_eq!(&listed, &[own.clone()]);
+        assert_eq!(listed, std::slice::from_ref(own));
         let resolved = sqs
             .get_queue_url()
             .queue_name("jobs")

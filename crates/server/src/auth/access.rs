@@ -210,7 +210,11 @@ mod tests {
     /// A2: bad patterns are refused at start-up.
     #[test]
     fn a2_patterns_are_validated() {
-        assert!(access(Some(&["sqs:*", "sluice:Peek*", "*"]), Some(&["*"])).validate().is_ok());
+        assert!(
+            access(Some(&["sqs:*", "sluice:Peek*", "*"]), Some(&["*"]))
+                .validate()
+                .is_ok()
+        );
         assert!(access(Some(&["SendMessage"]), None).validate().is_err());
         assert!(access(Some(&["s3:*"]), None).validate().is_err());
         assert!(access(None, Some(&[""])).validate().is_err());
