@@ -1,6 +1,7 @@
 //! What every action needs: the broker, the account, and how queue URLs are
 //! written and read.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
@@ -178,30 +179,36 @@ impl<B: Broker> Service<B> {
 
     /// The key of the queue a request's `QueueUrl` names (rule W3: the host
     /// does not matter, the account and the region do); a URL that names no
-    /// queue of this account is `NonExistentQueue`, as SQS. Another
-    /// account's queue is named by the URL sluice gives it,
-    /// `…/<region>/<account>/<name>`.
-    pub fn queue_name<'a>(&self, url: &'a str) -> Result<&'a str, SqsError> {
+    /// queue of this account is `NonExistentQueue`, as SQS. With
+    /// authentication on, a URL may name another account's queue (rule A2:
+    /// `crate::authorize` checked the request may), as
+    /// `…/<region>/<account>/<name>`, or `…/<account>/<name>` in the
+    /// server's region (the one case that allocates).
+    pub fn queue_name<'a>(&self, url: &'a str) -> Result<Cow<'a, str>, SqsError> {
         let account = &self.config.account;
         // The request's span names its queue from here on.
         tracing::Span::current().record("queue", url);
         let Some((owner, key)) = parse_queue_url(url) else {
             return Err(SqsError::no_queue());
         };
+        let other_accounts = self.config.auth.is_some();
         match key_parts(key) {
             // A URL that spells out the server's own region and account
             // names the queue stored under its bare name.
             (Some(region), Some(owner), name)
                 if region == account.region && owner == account.id =>
             {
-                Ok(name)
+                Ok(Cow::Borrowed(name))
             }
-            // Another account's queues exist only with authentication on,
-            // which checked the request may name it (rule A2).
-            (Some(_), Some(owner), _) if owner == account.id || self.config.auth.is_some() => {
-                Ok(key)
+            (Some(_), Some(owner), _) if owner == account.id || other_accounts => {
+                Ok(Cow::Borrowed(key))
             }
-            (None, _, _) if owner.is_none_or(|a| a == account.id) => Ok(key),
+            (None, _, _) => match owner {
+                None => Ok(Cow::Borrowed(key)),
+                Some(owner) if owner == account.id => Ok(Cow::Borrowed(key)),
+                Some(owner) if other_accounts => Ok(Cow::Owned(account.key("", owner, key))),
+                Some(_) => Err(SqsError::no_queue()),
+            },
             _ => Err(SqsError::no_queue()),
         }
     }

@@ -355,6 +355,18 @@ async fn a2_two_accounts_each_own_their_jobs_queue() {
         .send()
         .await
         .expect("A sends to its jobs");
+    // AWS's URL form, `/<account>/<name>`, names the same queue.
+    let short = url_a.replace("/us-east-1/", "/");
+    assert_ne!(short, url_a);
+    let got = a
+        .receive_message()
+        .queue_url(&short)
+        .send()
+        .await
+        .expect("A receives by /<account>/<name>")
+        .messages
+        .unwrap_or_default();
+    assert_eq!(got.len(), 1);
     let got = b
         .receive_message()
         .queue_url(&url_b)

@@ -17,7 +17,7 @@ pub async fn get_queue_attributes<B: Broker>(
     input: GetQueueAttributesInput,
 ) -> Result<Value, SqsError> {
     let url = required(input.queue_url, "QueueUrl")?;
-    let name = svc.queue_name(&url)?;
+    let name = &*svc.queue_name(&url)?;
     let wanted = input.attribute_names.unwrap_or_default();
     for n in &wanted {
         if n != "All" && !is_known_attribute(n) {
@@ -70,7 +70,7 @@ pub async fn set_queue_attributes<B: Broker>(
     input: SetQueueAttributesInput,
 ) -> Result<Value, SqsError> {
     let url = required(input.queue_url, "QueueUrl")?;
-    let name = svc.queue_name(&url)?;
+    let name = &*svc.queue_name(&url)?;
     let attrs = required(input.attributes, "Attributes")?;
     let meta = svc.broker.get_queue(name).await?;
     // Check the result before applying it, so a bad policy changes nothing.

@@ -103,7 +103,7 @@ pub async fn delete_queue<B: Broker>(
     input: QueueUrlInput,
 ) -> Result<Value, SqsError> {
     let url = required(input.queue_url, "QueueUrl")?;
-    svc.broker.delete_queue(svc.queue_name(&url)?).await?;
+    svc.broker.delete_queue(&svc.queue_name(&url)?).await?;
     Ok(json!({}))
 }
 
@@ -113,6 +113,6 @@ pub async fn purge_queue<B: Broker>(
     input: QueueUrlInput,
 ) -> Result<Value, SqsError> {
     let url = required(input.queue_url, "QueueUrl")?;
-    svc.broker.purge_queue(svc.queue_name(&url)?).await?;
+    svc.broker.purge_queue(&svc.queue_name(&url)?).await?;
     Ok(json!({}))
 }
