@@ -7,6 +7,7 @@
 //! (`actions::queues::list_queues`).
 
 use serde::Deserialize;
+use serde_json::Value;
 use sluice_broker::Broker;
 use sluice_core::SqsError;
 use sluice_core::queue_name::{Account, key_parts, name_of_key, parse_queue_url};
@@ -17,17 +18,24 @@ use crate::auth::Principal;
 use crate::auth::access::{access_denied, iam_action};
 use crate::service::{RequestContext, Service};
 
-/// The members of an input that name queues, whatever the action.
+/// The members of an input that name queues, whatever the action. Any
+/// JSON value parses (a member of another type is the action's to refuse),
+/// so that no input the action accepts escapes the check.
 #[derive(Debug, Default, Deserialize)]
 #[serde(rename_all = "PascalCase")]
 struct Named {
-    queue_url: Option<String>,
-    queue_name: Option<String>,
+    queue_url: Option<Value>,
+    queue_name: Option<Value>,
     #[serde(rename = "QueueOwnerAWSAccountId")]
-    queue_owner_aws_account_id: Option<String>,
-    source_arn: Option<String>,
-    destination_arn: Option<String>,
-    task_handle: Option<String>,
+    queue_owner_aws_account_id: Option<Value>,
+    source_arn: Option<Value>,
+    destination_arn: Option<Value>,
+    task_handle: Option<Value>,
+}
+
+/// A member's text, when it is a string.
+fn text(member: &Option<Value>) -> Option<&str> {
+    member.as_ref().and_then(Value::as_str)
 }
 
 /// Refuses, with `AccessDenied`, a request `principal` may not make: an
@@ -52,8 +60,9 @@ pub async fn authorize<B: Broker>(
     let keys = if access.is_unlimited() && !names_queues(action) {
         Vec::new()
     } else {
-        // An input that does not parse is the action's to refuse.
-        let named: Named = parse(request.input.clone()).unwrap_or_default();
+        // An input that does not parse is refused here, as the action
+        // would: never let it through unchecked.
+        let named: Named = parse(request.input.clone())?;
         named_keys(svc, ctx, own, action, &named)
     };
     let iam = iam_action(action);
@@ -108,23 +117,21 @@ fn named_keys<B: Broker>(
     let account = &svc.config.account;
     let mut keys = Vec::new();
     if matches!(action, "CreateQueue" | "GetQueueUrl") {
-        if let Some(name) = &named.queue_name {
-            let owner = named.queue_owner_aws_account_id.as_deref().unwrap_or(own);
+        if let Some(name) = text(&named.queue_name) {
+            let owner = text(&named.queue_owner_aws_account_id).unwrap_or(own);
             keys.push(account.key(svc.request_region(ctx), owner, name));
         }
         return keys;
     }
-    if let Some(key) = named.queue_url.as_deref().and_then(|u| url_key(account, u)) {
+    if let Some(key) = text(&named.queue_url).and_then(|u| url_key(account, u)) {
         keys.push(key);
     }
-    let handle_source = named
-        .task_handle
-        .as_deref()
+    let handle_source = text(&named.task_handle)
         .and_then(crate::actions::move_tasks::decode_handle)
         .map(|(_, arn)| arn);
     let arns = [
-        named.source_arn.as_deref(),
-        named.destination_arn.as_deref(),
+        text(&named.source_arn),
+        text(&named.destination_arn),
         handle_source.as_deref(),
     ];
     keys.extend(
@@ -168,5 +175,23 @@ mod tests {
         );
         assert_eq!(key("q").as_deref(), Some("q"));
         assert_eq!(key("http://h/"), None);
+    }
+
+    /// A2: a member of an unexpected type does not hide the queue the
+    /// input names (the check never skips an input the action accepts).
+    #[test]
+    fn a2_any_member_type_parses() {
+        let input = serde_json::json!({
+            "QueueUrl": "http://h/000000000000/payments",
+            "QueueName": 5,
+            "TaskHandle": ["x"],
+        });
+        let named: Named = parse(input.into()).unwrap();
+        assert_eq!(
+            text(&named.queue_url),
+            Some("http://h/000000000000/payments")
+        );
+        assert_eq!(text(&named.queue_name), None);
+        assert_eq!(text(&named.task_handle), None);
     }
 }
