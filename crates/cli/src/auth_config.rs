@@ -5,7 +5,7 @@
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use sluice_server::auth::{Authenticator, Credential};
+use sluice_server::auth::{Access, Authenticator, Credential};
 
 use crate::config::{AuthMode, FileConfig};
 
@@ -40,6 +40,10 @@ pub fn auth_settings(
                     secret_access_key: c.secret_access_key.clone(),
                     session_token: c.session_token.clone(),
                     account_id: account_id.to_string(),
+                    access: Arc::new(Access {
+                        allow: c.allow.clone(),
+                        queues: c.queues.clone(),
+                    }),
                 });
             }
             let auth = Authenticator::new(credentials)
@@ -131,6 +135,28 @@ mod tests {
         assert_eq!(keys.unwrap().map(|a| a.len()), Some(2));
         let anonymous = auth_settings(None, false, &file(blocks[1]), public, "000000000000");
         assert!(anonymous.unwrap().is_none());
+    }
+
+    /// A2: `allow` and `queues` patterns reach the credential; a pattern
+    /// that is not an action pattern stops the server.
+    #[test]
+    fn a2_credential_rules() {
+        let public = PUBLIC.parse().unwrap();
+        let limited = file(
+            "[auth]\nmode = \"sigv4\"\n[[auth.credentials]]\naccess_key_id = \"AKID\"\n\
+             secret_access_key = \"s\"\nallow = [\"sqs:Receive*\"]\nqueues = [\"orders*\"]\n",
+        );
+        assert!(
+            auth_settings(None, false, &limited, public, "000000000000")
+                .unwrap()
+                .is_some()
+        );
+        let bad = file(
+            "[auth]\nmode = \"sigv4\"\n[[auth.credentials]]\naccess_key_id = \"AKID\"\n\
+             secret_access_key = \"s\"\nallow = [\"ReceiveMessage\"]\n",
+        );
+        let e = auth_settings(None, false, &bad, public, "000000000000").unwrap_err();
+        assert!(e.to_string().contains("allow pattern"), "{e}");
     }
 
     /// A4: SigV4 needs credentials; the flag overrides the file's mode.

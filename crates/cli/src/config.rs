@@ -88,6 +88,11 @@ pub struct CredentialDecl {
     pub session_token: Option<String>,
     /// The account the key acts for (default: the server's `account_id`).
     pub account_id: Option<String>,
+    /// Action patterns the key may use (`sqs:*`, `sluice:PeekMessages`);
+    /// default all (rule A2).
+    pub allow: Option<Vec<String>>,
+    /// Queue-name patterns the key may name (`orders*`); default all.
+    pub queues: Option<Vec<String>>,
 }
 
 impl std::fmt::Debug for CredentialDecl {
@@ -96,6 +101,8 @@ impl std::fmt::Debug for CredentialDecl {
         f.debug_struct("CredentialDecl")
             .field("access_key_id", &self.access_key_id)
             .field("account_id", &self.account_id)
+            .field("allow", &self.allow)
+            .field("queues", &self.queues)
             .finish_non_exhaustive()
     }
 }

@@ -47,15 +47,26 @@ impl Default for Account {
 }
 
 impl Account {
-    /// The key a queue is stored under (rule W3: queues are regional): its
-    /// name in this server's own region, `<region>/<account>/<name>` in any
-    /// other, which is also the path of its URL there.
-    pub fn key(&self, region: &str, name: &str) -> String {
-        if region.is_empty() || region == self.region {
+    /// The key a queue of `account` is stored under (rule W3: queues are
+    /// regional; rule A2: accounts own their queues): its name for this
+    /// server's own account and region, `<region>/<account>/<name>` for any
+    /// other region or account, which is also the path of its URL.
+    pub fn key(&self, region: &str, account: &str, name: &str) -> String {
+        let region = if region.is_empty() {
+            self.region.as_str()
+        } else {
+            region
+        };
+        if region == self.region && account == self.id {
             name.to_string()
         } else {
-            format!("{region}/{}/{name}", self.id)
+            format!("{region}/{account}/{name}")
         }
+    }
+
+    /// The account that owns the queue stored under `key`.
+    pub fn owner_of<'a>(&'a self, key: &'a str) -> &'a str {
+        key_parts(key).1.unwrap_or(&self.id)
     }
 
     /// The region a queue key lives in.
@@ -76,8 +87,17 @@ impl Account {
 
     /// The key of the queue an ARN of this account names, in any region.
     pub fn key_from_arn(&self, arn: &str) -> Option<String> {
+        self.key_from_any_arn(arn)
+            .filter(|key| self.owner_of(key) == self.id)
+    }
+
+    /// The key of the queue an ARN names, of any account and region (rule
+    /// A2: with authentication on, accounts other than the server's own
+    /// have queues).
+    pub fn key_from_any_arn(&self, arn: &str) -> Option<String> {
         let (region, account, name) = arn_parts(arn)?;
-        (account == self.id).then(|| self.key(region, name))
+        (!account.is_empty() && !account.contains('/') && !region.contains('/'))
+            .then(|| self.key(region, account, name))
     }
 
     /// The queue name an ARN of this account and of this server's region
@@ -89,7 +109,7 @@ impl Account {
 }
 
 /// (region, account, name) of an SQS queue ARN.
-fn arn_parts(arn: &str) -> Option<(&str, &str, &str)> {
+pub fn arn_parts(arn: &str) -> Option<(&str, &str, &str)> {
     let mut parts = arn.splitn(6, ':');
     let (arn_, aws, sqs, region, account, name) = (
         parts.next()?,
@@ -215,9 +235,9 @@ mod tests {
     #[test]
     fn w3_regional_keys() {
         let acct = Account::default();
-        assert_eq!(acct.key("us-east-1", "q"), "q");
-        assert_eq!(acct.key("", "q"), "q");
-        let key = acct.key("eu-north-1", "q");
+        assert_eq!(acct.key("us-east-1", &acct.id, "q"), "q");
+        assert_eq!(acct.key("", &acct.id, "q"), "q");
+        let key = acct.key("eu-north-1", &acct.id, "q");
         assert_eq!(key, "eu-north-1/000000000000/q");
         assert_eq!(
             acct.queue_arn(&key),
@@ -237,5 +257,29 @@ mod tests {
         assert_eq!(name_of_key(&key), "q");
         assert_eq!(key_near(&key, "dlq"), "eu-north-1/000000000000/dlq");
         assert_eq!(key_near("src", "dlq"), "dlq");
+    }
+
+    /// A2: a queue of another account than the server's is stored under
+    /// `<region>/<account>/<name>`, in the server's region too; its ARN
+    /// carries that account, and only the any-account lookup resolves it.
+    #[test]
+    fn a2_account_keys() {
+        let acct = Account::default();
+        let key = acct.key("", "111122223333", "jobs");
+        assert_eq!(key, "us-east-1/111122223333/jobs");
+        assert_eq!(acct.owner_of(&key), "111122223333");
+        assert_eq!(acct.owner_of("jobs"), "000000000000");
+        assert_eq!(
+            acct.queue_arn(&key),
+            "arn:aws:sqs:us-east-1:111122223333:jobs"
+        );
+        let arn = "arn:aws:sqs:us-east-1:111122223333:jobs";
+        assert_eq!(acct.key_from_arn(arn), None);
+        assert_eq!(acct.key_from_any_arn(arn), Some(key));
+        assert_eq!(
+            acct.key_from_any_arn("arn:aws:sqs:us-east-1:000000000000:jobs"),
+            Some("jobs".into())
+        );
+        assert_eq!(acct.key_from_any_arn("arn:aws:sqs:us-east-1::jobs"), None);
     }
 }

@@ -120,3 +120,9 @@ pub fn encode_error(protocol: Protocol, error: &SqsError, request_id: &str) -> E
 pub fn is_known_action(action: &str) -> bool {
     model::operation(action).is_some()
 }
+
+/// True for one of sluice's own actions (NackMessage, PeekMessages, …),
+/// which access rules name `sluice:<Action>`.
+pub fn is_sluice_action(action: &str) -> bool {
+    model::extension_operation(action).is_some()
+}

@@ -224,7 +224,18 @@ async fn handle_in_span<B: Broker>(
             ) {
                 ctx.region = crate::signing_region::signing_region(&parts.headers, &url_query);
             }
-            let result = svc.handle(request, &ctx).await;
+            // Access rules (rule A2): with authentication off there is no
+            // principal, and this is the one branch it costs.
+            let allowed = match &ctx.principal {
+                Some(principal) => {
+                    crate::authorize::authorize(svc, &ctx, principal, &request).await
+                }
+                None => Ok(()),
+            };
+            let result = match allowed {
+                Ok(()) => svc.handle(request, &ctx).await,
+                Err(e) => Err(e),
+            };
             if let Err(e) = &result {
                 tracing::debug!(action, code = e.code.query_code(), message = %e.message, "request failed");
             }

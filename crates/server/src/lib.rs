@@ -26,6 +26,7 @@
 pub mod actions;
 pub mod alarms;
 pub mod auth;
+mod authorize;
 pub mod http;
 pub mod metrics;
 pub mod move_tasks;

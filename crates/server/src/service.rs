@@ -1,6 +1,7 @@
 //! What every action needs: the broker, the account, and how queue URLs are
 //! written and read.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use sluice_broker::Broker;
@@ -152,9 +153,31 @@ impl<B: Broker> Service<B> {
     /// The key of queue `name` in the region the request was signed for
     /// (CreateQueue, GetQueueUrl: rule W3).
     pub fn request_key(&self, ctx: &RequestContext, name: &str) -> String {
-        self.config
-            .account
-            .key(ctx.region.as_deref().unwrap_or_default(), name)
+        self.config.account.key(
+            ctx.region.as_deref().unwrap_or_default(),
+            self.request_account(ctx),
+            name,
+        )
+    }
+
+    /// The account a request acts for (rule A2): its principal's, or the
+    /// server's own when authentication is off.
+    pub fn request_account<'a>(&'a self, ctx: &'a RequestContext) -> &'a str {
+        ctx.principal
+            .as_ref()
+            .map_or(self.config.account.id.as_str(), |p| p.account_id.as_str())
+    }
+
+    /// The key of the queue an ARN names: of the server's account, or of
+    /// any account when authentication is on (rule A2: accounts own their
+    /// queues; whether the request may touch it is `crate::authorize`'s
+    /// to say).
+    pub fn key_from_arn(&self, arn: &str) -> Option<String> {
+        if self.config.auth.is_some() {
+            self.config.account.key_from_any_arn(arn)
+        } else {
+            self.config.account.key_from_arn(arn)
+        }
     }
 
     /// The region the request was signed for, or the server's own.
@@ -166,20 +189,36 @@ impl<B: Broker> Service<B> {
 
     /// The key of the queue a request's `QueueUrl` names (rule W3: the host
     /// does not matter, the account and the region do); a URL that names no
-    /// queue of this account is `NonExistentQueue`, as SQS.
-    pub fn queue_name<'a>(&self, url: &'a str) -> Result<&'a str, SqsError> {
+    /// queue of this account is `NonExistentQueue`, as SQS. With
+    /// authentication on, a URL may name another account's queue (rule A2:
+    /// `crate::authorize` checked the request may), as
+    /// `…/<region>/<account>/<name>`, or `…/<account>/<name>` in the
+    /// server's region (the one case that allocates).
+    pub fn queue_name<'a>(&self, url: &'a str) -> Result<Cow<'a, str>, SqsError> {
         let account = &self.config.account;
         // The request's span names its queue from here on.
         tracing::Span::current().record("queue", url);
-        match parse_queue_url(url) {
-            Some((owner, key)) if owner.is_none_or(|a| a == account.id) => {
-                match key_parts(key) {
-                    // A URL that spells out the server's own region names
-                    // the queue stored under its bare name.
-                    (Some(region), _, name) if region == account.region => Ok(name),
-                    _ => Ok(key),
-                }
+        let Some((owner, key)) = parse_queue_url(url) else {
+            return Err(SqsError::no_queue());
+        };
+        let other_accounts = self.config.auth.is_some();
+        match key_parts(key) {
+            // A URL that spells out the server's own region and account
+            // names the queue stored under its bare name.
+            (Some(region), Some(owner), name)
+                if region == account.region && owner == account.id =>
+            {
+                Ok(Cow::Borrowed(name))
             }
+            (Some(_), Some(owner), _) if owner == account.id || other_accounts => {
+                Ok(Cow::Borrowed(key))
+            }
+            (None, _, _) => match owner {
+                None => Ok(Cow::Borrowed(key)),
+                Some(owner) if owner == account.id => Ok(Cow::Borrowed(key)),
+                Some(owner) if other_accounts => Ok(Cow::Owned(account.key("", owner, key))),
+                Some(_) => Err(SqsError::no_queue()),
+            },
             _ => Err(SqsError::no_queue()),
         }
     }

@@ -2,11 +2,14 @@
 """Client smoke test: SigV4 authentication through boto3/botocore.
 
 Run by scripts/client-smoke against a server started with a config file
-that requires SigV4 (`[auth] mode = "sigv4"`) and one credential, given
-here as SLUICE_AUTH_KEY / SLUICE_AUTH_SECRET. By hand:
+that requires SigV4 (`[auth] mode = "sigv4"`) and two credentials: one
+that may do anything, given here as SLUICE_AUTH_KEY / SLUICE_AUTH_SECRET,
+and one limited to `allow = ["sqs:GetQueueUrl", "sqs:ReceiveMessage"]` on
+`queues = ["smoke-auth-*"]`, as SLUICE_AUTH_LIMITED_KEY /
+SLUICE_AUTH_LIMITED_SECRET (its check is skipped without them). By hand:
 
   SLUICE_ENDPOINT=http://127.0.0.1:PORT SLUICE_AUTH_KEY=... SLUICE_AUTH_SECRET=... \\
-      python smoke_auth.py
+      SLUICE_AUTH_LIMITED_KEY=... SLUICE_AUTH_LIMITED_SECRET=... python smoke_auth.py
 
 As smoke_boto3.py, it runs with whichever botocore is importable: current
 botocore speaks AWS JSON 1.0, botocore 1.31.80 (PYTHONPATH=query-sdk) the
@@ -16,6 +19,9 @@ AWS Query protocol. Checks, with AWS's codes and HTTP statuses
   * a wrong secret: SignatureDoesNotMatch, 403, AWS's message;
   * an unknown access key: InvalidClientTokenId, 403;
   * unsigned (botocore's UNSIGNED): MissingAuthenticationToken, 403;
+  * the limited key sending: AccessDenied, 403, "User: arn:aws:iam::…
+    is not authorized to perform: sqs:sendmessage on resource: …" (SQS's
+    recorded wording: aws/serverless-application-model#3633);
   * Query only: a presigned GET URL from generate_presigned_url works, and
     one past its ExpiresIn is RequestExpired, 400.
 
@@ -39,6 +45,8 @@ from botocore.exceptions import ClientError
 ENDPOINT = os.environ.get("SLUICE_ENDPOINT")
 KEY = os.environ.get("SLUICE_AUTH_KEY")
 SECRET = os.environ.get("SLUICE_AUTH_SECRET")
+LIMITED_KEY = os.environ.get("SLUICE_AUTH_LIMITED_KEY")
+LIMITED_SECRET = os.environ.get("SLUICE_AUTH_LIMITED_SECRET")
 if not (ENDPOINT and KEY and SECRET):
     sys.exit("SLUICE_ENDPOINT, SLUICE_AUTH_KEY and SLUICE_AUTH_SECRET must be set")
 
@@ -126,6 +134,22 @@ def unsigned():
     assert message == "Request is missing Authentication Token", message
 
 
+def limited_key_cannot_send():
+    url = sqs.get_queue_url(QueueName=QUEUE)["QueueUrl"]
+    limited = client(key=LIMITED_KEY, secret=LIMITED_SECRET)
+    # What it may do, it does.
+    limited.receive_message(QueueUrl=url, WaitTimeSeconds=0)
+    e = refused(lambda: limited.send_message(QueueUrl=url, MessageBody="not allowed"))
+    expect_error(e, "AccessDenied", 403)
+    message = e.response["Error"]["Message"]
+    expected = (
+        f"User: arn:aws:iam::000000000000:user/{LIMITED_KEY} is not authorized to perform: "
+        f"sqs:sendmessage on resource: arn:aws:sqs:us-east-1:000000000000:{QUEUE} "
+        "because no identity-based policy allows the sqs:sendmessage action"
+    )
+    assert message == expected, message
+
+
 def fetch(url):
     try:
         with urllib.request.urlopen(url, timeout=10) as r:
@@ -155,6 +179,10 @@ check("signed by the configured key: create, send, receive, delete", signed_roun
 check("wrong secret: SignatureDoesNotMatch 403", wrong_secret)
 check("unknown access key: InvalidClientTokenId 403", unknown_key)
 check("unsigned: MissingAuthenticationToken 403", unsigned)
+if LIMITED_KEY and LIMITED_SECRET:
+    check("a key limited to receiving sends: AccessDenied 403", limited_key_cannot_send)
+else:
+    print("# skipped the AccessDenied check: SLUICE_AUTH_LIMITED_KEY/SECRET not set")
 if PROTOCOL == "query":
     check("presigned GET works", presigned_get)
     check("presigned GET past ExpiresIn: RequestExpired 400", presigned_get_expired)

@@ -61,12 +61,14 @@ impl AuthServer {
                 secret_access_key: SECRET.into(),
                 session_token: None,
                 account_id: "000000000000".into(),
+                access: Default::default(),
             },
             Credential {
                 access_key_id: TOKEN_KEY.into(),
                 secret_access_key: TOKEN_SECRET.into(),
                 session_token: Some(TOKEN.into()),
                 account_id: "123456789012".into(),
+                access: Default::default(),
             },
         ])
         .expect("credentials");
@@ -112,7 +114,7 @@ impl Drop for AuthServer {
 }
 
 /// The Rust SDK (AWS JSON) signing with these credentials, no retries.
-fn sdk_signing(
+pub(crate) fn sdk_signing(
     endpoint: &str,
     key: &str,
     secret: &str,
@@ -136,7 +138,9 @@ fn sdk_signing(
 }
 
 /// The HTTP status of an SDK error's response.
-fn status<E>(e: &aws_sdk_sqs::error::SdkError<E, aws_sdk_sqs::config::http::HttpResponse>) -> u16 {
+pub(crate) fn status<E>(
+    e: &aws_sdk_sqs::error::SdkError<E, aws_sdk_sqs::config::http::HttpResponse>,
+) -> u16 {
     e.raw_response().map_or(0, |r| r.status().as_u16())
 }
 
@@ -209,35 +213,38 @@ fn send_signed(
 }
 
 /// A1: the SDK signing with a configured key works, a key with a session
-/// token too; the queue is there for both (authentication is not access
-/// control yet).
+/// token too (it acts for another account, so it sends to a queue of its
+/// own: rule A2).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a1_sdk_signed_with_a_configured_key_works() {
     let server = AuthServer::start(0).await;
     let sqs = server.sdk(KEY, SECRET, None);
-    let url = sqs
-        .create_queue()
-        .queue_name("signed")
-        .send()
-        .await
-        .expect("create")
-        .queue_url
-        .expect("url");
-    sqs.send_message()
-        .queue_url(&url)
-        .message_body("hello")
-        .send()
-        .await
-        .expect("send");
     let with_token = server.sdk(TOKEN_KEY, TOKEN_SECRET, Some(TOKEN));
-    let got = with_token
-        .receive_message()
-        .queue_url(&url)
-        .send()
-        .await
-        .expect("receive");
-    assert_eq!(got.messages().len(), 1);
-    assert_eq!(got.messages()[0].body(), Some("hello"));
+    for client in [&sqs, &with_token] {
+        let url = client
+            .create_queue()
+            .queue_name("signed")
+            .send()
+            .await
+            .expect("create")
+            .queue_url
+            .expect("url");
+        client
+            .send_message()
+            .queue_url(&url)
+            .message_body("hello")
+            .send()
+            .await
+            .expect("send");
+        let got = client
+            .receive_message()
+            .queue_url(&url)
+            .send()
+            .await
+            .expect("receive");
+        assert_eq!(got.messages().len(), 1);
+        assert_eq!(got.messages()[0].body(), Some("hello"));
+    }
 }
 
 /// A1: a wrong secret is SignatureDoesNotMatch (403) with AWS's message; an

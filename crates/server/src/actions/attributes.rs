@@ -17,7 +17,7 @@ pub async fn get_queue_attributes<B: Broker>(
     input: GetQueueAttributesInput,
 ) -> Result<Value, SqsError> {
     let url = required(input.queue_url, "QueueUrl")?;
-    let name = svc.queue_name(&url)?;
+    let name = &*svc.queue_name(&url)?;
     let wanted = input.attribute_names.unwrap_or_default();
     for n in &wanted {
         if n != "All" && !is_known_attribute(n) {
@@ -70,7 +70,7 @@ pub async fn set_queue_attributes<B: Broker>(
     input: SetQueueAttributesInput,
 ) -> Result<Value, SqsError> {
     let url = required(input.queue_url, "QueueUrl")?;
-    let name = svc.queue_name(&url)?;
+    let name = &*svc.queue_name(&url)?;
     let attrs = required(input.attributes, "Attributes")?;
     let meta = svc.broker.get_queue(name).await?;
     // Check the result before applying it, so a bad policy changes nothing.
@@ -98,9 +98,12 @@ pub(crate) async fn check_redrive_policy<B: Broker>(
     };
     let bad = |why: &str| SqsError::invalid_value("RedrivePolicy", raw, why);
     let account = &svc.config.account;
-    let Some(dlq) = account
+    let Some(dlq) = svc
         .key_from_arn(&policy.dead_letter_target_arn)
-        .filter(|dlq| account.region_of(dlq) == account.region_of(source))
+        .filter(|dlq| {
+            account.region_of(dlq) == account.region_of(source)
+                && account.owner_of(dlq) == account.owner_of(source)
+        })
     else {
         return Err(bad(
             "Dead-letter target owner should be same as the source.",

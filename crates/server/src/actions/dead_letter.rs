@@ -15,7 +15,7 @@ pub async fn list_dead_letter_source_queues<B: Broker>(
     input: ListDeadLetterSourceQueuesInput,
 ) -> Result<Value, SqsError> {
     let url = required(input.queue_url, "QueueUrl")?;
-    let dlq = svc.queue_name(&url)?;
+    let dlq = &*svc.queue_name(&url)?;
     svc.broker.get_queue(dlq).await?;
     let dlq_arn = svc.queue_arn(dlq);
     let mut sources = Vec::new();

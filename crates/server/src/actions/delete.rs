@@ -16,7 +16,7 @@ pub async fn delete_message<B: Broker>(
 ) -> Result<Value, SqsError> {
     let url = required(input.queue_url, "QueueUrl")?;
     let handle = required(input.receipt_handle, "ReceiptHandle")?;
-    let name = svc.queue_name(&url)?;
+    let name = &*svc.queue_name(&url)?;
     let mut results = svc.broker.delete_messages(name, vec![handle]).await?;
     results.pop().unwrap_or(Ok(()))?;
     Ok(json!({}))
@@ -34,7 +34,7 @@ pub async fn delete_message_batch<B: Broker>(
         entries.iter().map(|e| e.id.as_deref()),
         "DeleteMessageBatchRequestEntry",
     )?;
-    let name = svc.queue_name(&url)?;
+    let name = &*svc.queue_name(&url)?;
     batch::run_entries(
         &ids,
         &entries,

@@ -47,7 +47,7 @@ pub async fn nack_message<B: Broker>(
             "Permanent and RetryAfterSeconds cannot be given together.",
         ));
     }
-    let name = svc.queue_name(&url)?;
+    let name = &*svc.queue_name(&url)?;
     svc.broker
         .nack_message(
             name,
@@ -68,7 +68,7 @@ pub async fn peek_messages<B: Broker>(
     input: PeekMessagesInput,
 ) -> Result<Value, SqsError> {
     let url = required(input.queue_url, "QueueUrl")?;
-    let name = svc.queue_name(&url)?;
+    let name = &*svc.queue_name(&url)?;
     let limit = match input.max_results {
         Some(m) => in_range("MaxResults", m, 1, 100)? as usize,
         None => 10,
@@ -186,7 +186,7 @@ pub async fn redrive_messages<B: Broker>(
     input: RedriveMessagesInput,
 ) -> Result<Value, SqsError> {
     let url = required(input.queue_url, "QueueUrl")?;
-    let name = svc.queue_name(&url)?;
+    let name = &*svc.queue_name(&url)?;
     let max = match input.max_messages {
         Some(m) => in_range("MaxMessages", m, 1, 1000)? as usize,
         None => 100,
@@ -196,7 +196,7 @@ pub async fn redrive_messages<B: Broker>(
         None => DEFAULT_MAX_REPLAYS,
     };
     let destination = match &input.destination_arn {
-        Some(arn) => Some(svc.config.account.key_from_arn(arn).ok_or_else(|| {
+        Some(arn) => Some(svc.key_from_arn(arn).ok_or_else(|| {
             SqsError::invalid_value("DestinationArn", arn, "Not a queue ARN of this server.")
         })?),
         None => None,

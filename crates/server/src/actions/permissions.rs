@@ -84,7 +84,7 @@ pub async fn add_permission<B: Broker>(
             "Please refer to the appropriate WSDL for a list of valid actions.",
         ));
     }
-    let name = svc.queue_name(&url)?;
+    let name = &*svc.queue_name(&url)?;
     let meta = svc.broker.get_queue(name).await?;
     let mut stmts = statements(meta.config.policy.as_deref());
     if stmts.iter().any(|s| label_of(s) == Some(label.as_str())) {
@@ -127,7 +127,7 @@ pub async fn remove_permission<B: Broker>(
 ) -> Result<Value, SqsError> {
     let url = required(input.queue_url, "QueueUrl")?;
     let label = required(input.label, "Label")?;
-    let name = svc.queue_name(&url)?;
+    let name = &*svc.queue_name(&url)?;
     let meta = svc.broker.get_queue(name).await?;
     let policy: Option<Value> = meta
         .config

@@ -50,7 +50,7 @@ pub async fn get_queue_url<B: Broker>(
     let name = required(input.queue_name, "QueueName")?;
     if input
         .queue_owner_aws_account_id
-        .is_some_and(|owner| owner != svc.config.account.id)
+        .is_some_and(|owner| owner != svc.request_account(ctx))
     {
         return Err(SqsError::no_queue());
     }
@@ -66,15 +66,23 @@ pub async fn list_queues<B: Broker>(
     input: ListQueuesInput,
 ) -> Result<Value, SqsError> {
     let prefix = input.queue_name_prefix.unwrap_or_default();
-    // Only the queues of the region the request was signed for (rule W3).
+    // Only the queues of the region the request was signed for (rule W3),
+    // of the account it acts for and that its key may name (rule A2).
     let region = svc.request_region(ctx);
+    let account = &svc.config.account;
+    let owner = svc.request_account(ctx);
+    let access = ctx.principal.as_ref().map(|p| &p.access);
     let names: Vec<String> = svc
         .broker
         .list_queues()
         .await?
         .into_iter()
         .filter(|key| {
-            svc.config.account.region_of(key) == region && name_of_key(key).starts_with(&prefix)
+            let name = name_of_key(key);
+            account.region_of(key) == region
+                && account.owner_of(key) == owner
+                && name.starts_with(&prefix)
+                && access.is_none_or(|a| a.allows_queue(name))
         })
         .collect();
     let (page, token) = paginate(names, input.max_results, input.next_token.as_deref())?;
@@ -95,7 +103,7 @@ pub async fn delete_queue<B: Broker>(
     input: QueueUrlInput,
 ) -> Result<Value, SqsError> {
     let url = required(input.queue_url, "QueueUrl")?;
-    svc.broker.delete_queue(svc.queue_name(&url)?).await?;
+    svc.broker.delete_queue(&svc.queue_name(&url)?).await?;
     Ok(json!({}))
 }
 
@@ -105,6 +113,6 @@ pub async fn purge_queue<B: Broker>(
     input: QueueUrlInput,
 ) -> Result<Value, SqsError> {
     let url = required(input.queue_url, "QueueUrl")?;
-    svc.broker.purge_queue(svc.queue_name(&url)?).await?;
+    svc.broker.purge_queue(&svc.queue_name(&url)?).await?;
     Ok(json!({}))
 }

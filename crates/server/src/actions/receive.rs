@@ -37,7 +37,7 @@ pub async fn receive_message<B: Broker>(
     input: ReceiveMessageInput,
 ) -> Result<Vec<OutMessage>, SqsError> {
     let url = required(input.queue_url, "QueueUrl")?;
-    let name = svc.queue_name(&url)?;
+    let name = &*svc.queue_name(&url)?;
     let max = match input.max_number_of_messages {
         Some(n) => in_range("MaxNumberOfMessages", n, 1, i64::from(MAX_RECEIVE_BATCH))?,
         None => 1,

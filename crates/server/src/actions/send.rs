@@ -41,7 +41,7 @@ pub async fn send_message<B: Broker>(
     input: SendMessageInput,
 ) -> Result<Value, SqsError> {
     let url = required(input.queue_url, "QueueUrl")?;
-    let name = svc.queue_name(&url)?;
+    let name = &*svc.queue_name(&url)?;
     let meta = svc.broker.get_queue(name).await?;
     let checked = check_message(
         input.message,
@@ -84,7 +84,7 @@ pub async fn send_message_batch<B: Broker>(
     .into_iter()
     .map(str::to_string)
     .collect();
-    let name = svc.queue_name(&url)?;
+    let name = &*svc.queue_name(&url)?;
     let meta = svc.broker.get_queue(name).await?;
     let total: usize = entries
         .iter()

@@ -37,7 +37,7 @@ pub async fn tag_queue<B: Broker>(
         return Err(SqsError::missing("Tags"));
     }
     validate_tags(&tags)?;
-    svc.broker.tag_queue(svc.queue_name(&url)?, tags).await?;
+    svc.broker.tag_queue(&svc.queue_name(&url)?, tags).await?;
     Ok(json!({}))
 }
 
@@ -51,7 +51,7 @@ pub async fn untag_queue<B: Broker>(
     if keys.is_empty() {
         return Err(SqsError::missing("TagKeys"));
     }
-    svc.broker.untag_queue(svc.queue_name(&url)?, keys).await?;
+    svc.broker.untag_queue(&svc.queue_name(&url)?, keys).await?;
     Ok(json!({}))
 }
 
@@ -61,7 +61,7 @@ pub async fn list_queue_tags<B: Broker>(
     input: QueueUrlInput,
 ) -> Result<Value, SqsError> {
     let url = required(input.queue_url, "QueueUrl")?;
-    let meta = svc.broker.get_queue(svc.queue_name(&url)?).await?;
+    let meta = svc.broker.get_queue(&svc.queue_name(&url)?).await?;
     // No tags leaves the member out in both protocols, as AWS answers
     // (rule V18; 2024 recorded answer, LocalStack snapshot
     // test_sqs.py::test_tag_untag_queue, "get-tag-after-untag").

@@ -28,7 +28,7 @@ pub async fn change_message_visibility<B: Broker>(
     let url = required(input.queue_url, "QueueUrl")?;
     let handle = required(input.receipt_handle, "ReceiptHandle")?;
     let visibility_timeout = timeout(input.visibility_timeout)?;
-    let name = svc.queue_name(&url)?;
+    let name = &*svc.queue_name(&url)?;
     let mut results = svc
         .broker
         .change_visibility(
@@ -55,7 +55,7 @@ pub async fn change_message_visibility_batch<B: Broker>(
         entries.iter().map(|e| e.id.as_deref()),
         "ChangeMessageVisibilityBatchRequestEntry",
     )?;
-    let name = svc.queue_name(&url)?;
+    let name = &*svc.queue_name(&url)?;
     batch::run_entries(
         &ids,
         &entries,

@@ -145,7 +145,9 @@ impl<B: Broker> Alarms<B> {
                 continue;
             };
             if let Some(policy) = meta.config.redrive()
-                && let Some(target) = self.account.key_from_arn(&policy.dead_letter_target_arn)
+                && let Some(target) = self
+                    .account
+                    .key_from_any_arn(&policy.dead_letter_target_arn)
                 && names.binary_search_by(|n| n.as_str().cmp(&target)).is_ok()
             {
                 dlqs.insert(target);

@@ -8,14 +8,17 @@
 //! must carry and the checks, in AWS's order and with AWS's words.
 //! See docs/security.md.
 
+pub mod access;
 mod sigv4;
 mod verify;
 
 use std::collections::HashMap;
 use std::fmt;
+use std::sync::Arc;
 
 use sluice_core::{ErrorCode, SqsError};
 
+pub use access::Access;
 pub use verify::RequestParts;
 
 /// A configured credential: what a client signs with.
@@ -29,6 +32,8 @@ pub struct Credential {
     pub session_token: Option<String>,
     /// The 12-digit account the key acts for.
     pub account_id: String,
+    /// The actions and queues the key is limited to (rule A2).
+    pub access: Arc<Access>,
 }
 
 impl fmt::Debug for Credential {
@@ -38,6 +43,7 @@ impl fmt::Debug for Credential {
             .field("access_key_id", &self.access_key_id)
             .field("session_token", &self.session_token.as_ref().map(|_| "…"))
             .field("account_id", &self.account_id)
+            .field("access", &self.access)
             .finish_non_exhaustive()
     }
 }
@@ -49,6 +55,8 @@ pub struct Principal {
     pub access_key_id: String,
     /// The account that key acts for.
     pub account_id: String,
+    /// What the key may do (rule A2).
+    pub access: Arc<Access>,
 }
 
 /// The verifier of `auth.mode = "sigv4"`: the configured credentials by
@@ -98,6 +106,9 @@ impl Authenticator {
                     c.access_key_id
                 ));
             }
+            c.access
+                .validate()
+                .map_err(|e| format!("access key {}: {e}", c.access_key_id))?;
             let id = c.access_key_id.clone();
             if keys.insert(id.clone(), c).is_some() {
                 return Err(format!("access key {id} is configured twice"));

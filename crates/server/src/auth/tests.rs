@@ -81,6 +81,7 @@ fn suite_verifier(dir: &str) -> Authenticator {
         secret_access_key: creds["secret_access_key"].as_str().unwrap().into(),
         session_token: creds["token"].as_str().map(str::to_string),
         account_id: "000000000000".into(),
+        access: Default::default(),
     }])
     .unwrap();
     auth.service = "service";
@@ -244,6 +245,7 @@ fn sqs_verifier(token: Option<&str>) -> Authenticator {
         secret_access_key: SECRET.into(),
         session_token: token.map(str::to_string),
         account_id: "123456789012".into(),
+        access: Default::default(),
     }])
     .unwrap()
 }
@@ -302,7 +304,8 @@ fn a1_a_signed_request_yields_its_principal() {
         sqs_verifier(None).verify(&req.parts(), NOW + 60_000),
         Ok(Principal {
             access_key_id: KEY.into(),
-            account_id: "123456789012".into()
+            account_id: "123456789012".into(),
+            access: Default::default(),
         })
     );
 }
@@ -440,6 +443,7 @@ fn a5_credentials_are_checked_and_secrets_stay_out_of_debug() {
         secret_access_key: SECRET.into(),
         session_token: None,
         account_id: "000000000000".into(),
+        access: Default::default(),
     };
     assert!(Authenticator::new(vec![c.clone(), c.clone()]).is_err());
     let debug = format!("{:?}", Authenticator::new(vec![c.clone()]).unwrap());

@@ -184,6 +184,7 @@ impl Authenticator {
         Ok(Principal {
             access_key_id: cred.access_key_id.clone(),
             account_id: cred.account_id.clone(),
+            access: cred.access.clone(),
         })
     }
 }

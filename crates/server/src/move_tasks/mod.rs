@@ -82,9 +82,11 @@ impl<B: Broker> MoveTasks<B> {
     /// The key of the existing queue `arn` names, or `ResourceNotFoundException`
     /// for the parameter `what`.
     pub async fn resolve(&self, arn: &str, what: &str) -> Result<String, SqsError> {
+        // Any account's queue: whether the request may touch it is the
+        // access check's to say (rule A2); an unknown one does not exist.
         let key = self
             .account
-            .key_from_arn(arn)
+            .key_from_any_arn(arn)
             .ok_or_else(|| not_found(what))?;
         self.broker
             .get_queue(&key)
@@ -226,7 +228,7 @@ fn encode_handle(task_id: &str, source_arn: &str) -> String {
 }
 
 /// The task id and source ARN of a handle; `None` when it is not one.
-fn decode_handle(handle: &str) -> Option<(String, String)> {
+pub(crate) fn decode_handle(handle: &str) -> Option<(String, String)> {
     let bytes = STANDARD.decode(handle.trim()).ok()?;
     let doc: Value = serde_json::from_slice(&bytes).ok()?;
     let task_id = doc.get("taskId")?.as_str()?;

@@ -81,9 +81,9 @@ async fn adopt_orphans<B: Broker>(tasks: &MoveTasks<B>) -> Result<(), SqsError> 
             continue;
         };
         let account = &tasks.account;
-        let source = account.key_from_arn(&task.source_arn);
+        let source = account.key_from_any_arn(&task.source_arn);
         let destination = match &task.destination_arn {
-            Some(arn) => account.key_from_arn(arn).map(Some),
+            Some(arn) => account.key_from_any_arn(arn).map(Some),
             None => Some(None),
         };
         let (Some(source), Some(destination), MoveTaskStatus::Running) =

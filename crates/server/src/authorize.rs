@@ -1,0 +1,197 @@
+//! The access check of an authenticated request (rule A2), the one place
+//! the request path asks it: which action the request is and which queues
+//! it names, against its credential's `allow` and `queues` patterns and its
+//! account. The rules themselves are in `auth::access`.
+//!
+//! ListQueues is not refused: it lists only the queues the key may see
+//! (`actions::queues::list_queues`).
+
+use serde::Deserialize;
+use serde_json::Value;
+use sluice_broker::Broker;
+use sluice_core::SqsError;
+use sluice_core::queue_name::{Account, key_parts, name_of_key, parse_queue_url};
+use sluice_protocol::Request;
+use sluice_protocol::requests::parse;
+
+use crate::auth::Principal;
+use crate::auth::access::{access_denied, iam_action};
+use crate::service::{RequestContext, Service};
+
+/// The members of an input that name queues, whatever the action. Any
+/// JSON value parses (a member of another type is the action's to refuse),
+/// so that no input the action accepts escapes the check.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+struct Named {
+    queue_url: Option<Value>,
+    queue_name: Option<Value>,
+    #[serde(rename = "QueueOwnerAWSAccountId")]
+    queue_owner_aws_account_id: Option<Value>,
+    source_arn: Option<Value>,
+    destination_arn: Option<Value>,
+    task_handle: Option<Value>,
+}
+
+/// A member's text, when it is a string.
+fn text(member: &Option<Value>) -> Option<&str> {
+    member.as_ref().and_then(Value::as_str)
+}
+
+/// Refuses, with `AccessDenied`, a request `principal` may not make: an
+/// action outside its `allow` patterns, a queue outside its `queues`
+/// patterns, or an existing queue of another account (no queue policy
+/// grants cross-account access yet). A queue of another account that does
+/// not exist is left to the action, which answers `NonExistentQueue`.
+/// Every refusal is logged once, here.
+pub async fn authorize<B: Broker>(
+    svc: &Service<B>,
+    ctx: &RequestContext,
+    principal: &Principal,
+    request: &Request,
+) -> Result<(), SqsError> {
+    let action = request.action.as_str();
+    // Unknown actions get the dispatcher's UnsupportedOperation.
+    if !sluice_protocol::is_known_action(action) {
+        return Ok(());
+    }
+    let access = &principal.access;
+    let own = principal.account_id.as_str();
+    let keys = if access.is_unlimited() && !names_queues(action) {
+        Vec::new()
+    } else {
+        // An input that does not parse is refused here, as the action
+        // would: never let it through unchecked.
+        let named: Named = parse(request.input.clone())?;
+        named_keys(svc, ctx, own, action, &named)
+    };
+    let iam = iam_action(action);
+    let deny = |key: Option<&str>, reason: &'static str| {
+        let resource = match key {
+            Some(key) => svc.queue_arn(key),
+            None => format!("arn:aws:sqs:{}:{own}:", svc.request_region(ctx)),
+        };
+        tracing::warn!(
+            access_key = principal.access_key_id.as_str(),
+            action,
+            queue = key.unwrap_or("-"),
+            reason,
+            "request refused: access denied"
+        );
+        access_denied(own, &principal.access_key_id, &iam, &resource)
+    };
+    if !access.allows_action(&iam) {
+        return Err(deny(keys.first().map(String::as_str), "action not allowed"));
+    }
+    for key in &keys {
+        if svc.config.account.owner_of(key) != own {
+            if svc.broker.get_queue(key).await.is_ok() {
+                return Err(deny(Some(key), "queue of another account"));
+            }
+            continue;
+        }
+        if !access.allows_queue(name_of_key(key)) {
+            return Err(deny(Some(key), "queue not allowed"));
+        }
+    }
+    Ok(())
+}
+
+/// True for the actions that may name a queue of another account: an
+/// unlimited key still needs the account check on them. All but the
+/// queue-less ones.
+fn names_queues(action: &str) -> bool {
+    !matches!(action, "ListQueues" | "DeleteAlarms")
+}
+
+/// The keys of the queues a request names: the requested name (CreateQueue,
+/// GetQueueUrl), the queue its URL names, the queues of its ARNs, the
+/// source of a move task's handle.
+fn named_keys<B: Broker>(
+    svc: &Service<B>,
+    ctx: &RequestContext,
+    own: &str,
+    action: &str,
+    named: &Named,
+) -> Vec<String> {
+    let account = &svc.config.account;
+    let mut keys = Vec::new();
+    if matches!(action, "CreateQueue" | "GetQueueUrl") {
+        if let Some(name) = text(&named.queue_name) {
+            let owner = text(&named.queue_owner_aws_account_id).unwrap_or(own);
+            keys.push(account.key(svc.request_region(ctx), owner, name));
+        }
+        return keys;
+    }
+    if let Some(key) = text(&named.queue_url).and_then(|u| url_key(account, u)) {
+        keys.push(key);
+    }
+    let handle_source = text(&named.task_handle)
+        .and_then(crate::move_tasks::decode_handle)
+        .map(|(_, arn)| arn);
+    let arns = [
+        text(&named.source_arn),
+        text(&named.destination_arn),
+        handle_source.as_deref(),
+    ];
+    keys.extend(
+        arns.into_iter()
+            .flatten()
+            .filter_map(|arn| account.key_from_any_arn(arn)),
+    );
+    keys
+}
+
+/// The key of the queue a URL names, of whichever account it names.
+fn url_key(account: &Account, url: &str) -> Option<String> {
+    let (owner, key) = parse_queue_url(url)?;
+    Some(match key_parts(key) {
+        (Some(region), Some(owner), name) => account.key(region, owner, name),
+        _ => account.key("", owner.unwrap_or(&account.id), key),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A2: a URL names its account's queue, in either URL form.
+    #[test]
+    fn a2_url_keys() {
+        let acct = Account::default();
+        let key = |url| url_key(&acct, url);
+        assert_eq!(key("http://h/000000000000/q").as_deref(), Some("q"));
+        assert_eq!(
+            key("http://h/us-east-1/000000000000/q").as_deref(),
+            Some("q")
+        );
+        assert_eq!(
+            key("http://h/111122223333/q").as_deref(),
+            Some("us-east-1/111122223333/q")
+        );
+        assert_eq!(
+            key("http://h/eu-west-1/111122223333/q").as_deref(),
+            Some("eu-west-1/111122223333/q")
+        );
+        assert_eq!(key("q").as_deref(), Some("q"));
+        assert_eq!(key("http://h/"), None);
+    }
+
+    /// A2: a member of an unexpected type does not hide the queue the
+    /// input names (the check never skips an input the action accepts).
+    #[test]
+    fn a2_any_member_type_parses() {
+        let input = serde_json::json!({
+            "QueueUrl": "http://h/000000000000/payments",
+            "QueueName": 5,
+            "TaskHandle": ["x"],
+        });
+        let named: Named = parse(input.into()).unwrap();
+        assert_eq!(
+            text(&named.queue_url),
+            Some("http://h/000000000000/payments")
+        );
+        assert_eq!(text(&named.queue_name), None);
+        assert_eq!(text(&named.task_handle), None);
+    }
+}
