@@ -9,10 +9,15 @@ use sluice_broker::moves::{Provenance, mark_replay as count_replay, strip_proven
 use sluice_core::SqsError;
 use sluice_core::clock::Millis;
 
+use crate::ids::uuid_string;
 use crate::journal::Ticket;
 use crate::queue_state::{MessageData, MessageState, Removed};
 use crate::store::{Change, Rewrite};
-use crate::{EmbeddedBroker, QueueCell, Taken, activity, codec, uuid_string};
+use crate::{EmbeddedBroker, QueueCell, codec};
+use sluice_broker::activity;
+
+/// Messages taken out of a queue's index.
+pub(crate) type Taken = Vec<Removed>;
 
 /// Messages a redrive chose, with their data read.
 pub(crate) type Chosen = Vec<(Removed, Arc<MessageData>)>;
