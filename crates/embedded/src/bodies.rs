@@ -6,7 +6,7 @@ use std::sync::Arc;
 use sluice_core::SqsError;
 
 use crate::Inner;
-use crate::queue_state::MessageData;
+use crate::message::MessageData;
 use crate::store::StoreError;
 
 impl Inner {

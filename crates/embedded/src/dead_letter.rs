@@ -9,10 +9,11 @@ use sluice_broker::moves::{Provenance, mark_replay as count_replay, strip_proven
 use sluice_core::SqsError;
 use sluice_core::clock::Millis;
 
+use crate::change::{Change, Rewrite};
 use crate::ids::uuid_string;
 use crate::journal::Ticket;
-use crate::queue_state::{MessageData, MessageState, Removed};
-use crate::store::{Change, Rewrite};
+use crate::message::{MessageData, MessageState};
+use crate::queue_state::Removed;
 use crate::{EmbeddedBroker, QueueCell, codec};
 use sluice_broker::activity;
 

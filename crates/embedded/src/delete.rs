@@ -5,9 +5,9 @@ use sluice_core::SqsError;
 use sluice_core::receipt::ReceiptHandle;
 
 use crate::EmbeddedBroker;
+use crate::change::Change;
 use crate::engine::deleted_error;
 use crate::queue_state::Phase;
-use crate::store::Change;
 
 /// DeleteMessage and DeleteMessageBatch.
 pub(crate) async fn delete_messages(

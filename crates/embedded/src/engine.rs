@@ -6,8 +6,9 @@ use sluice_broker::activity::{self};
 use sluice_core::SqsError;
 use sluice_core::clock::Millis;
 
-use crate::queue_state::{MessageState, QueueState};
-use crate::store::{Change, QueueRecord};
+use crate::change::{Change, QueueRecord};
+use crate::message::MessageState;
+use crate::queue_state::QueueState;
 use crate::{Inner, QueueCell, codec};
 
 impl Inner {

@@ -35,10 +35,19 @@ use std::time::{Duration, Instant};
 use parking_lot::Mutex;
 use tokio::sync::oneshot;
 
-use crate::journal::{Outcome, Pending};
+use crate::change::Change;
 use crate::log_record;
-use crate::store::{Change, Store, StoreError};
+use crate::store::{Store, StoreError};
 use crate::wal::{BodyAt, Log, Segments};
+
+/// What one resolved ticket learns: durable, or why not.
+pub(crate) type Outcome = Result<(), String>;
+
+/// Changes waiting for the applier, with the ticket to resolve.
+pub(crate) struct Pending {
+    pub(crate) changes: Vec<Change>,
+    pub(crate) done: oneshot::Sender<Outcome>,
+}
 
 /// Most changes one commit takes before the writer commits and comes back
 /// for more; bounds the latency a huge backlog of work adds to one batch.

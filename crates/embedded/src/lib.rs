@@ -10,6 +10,7 @@
 
 mod bodies;
 mod body_cache;
+mod change;
 mod codec;
 mod dead_letter;
 mod dedup;
@@ -22,6 +23,7 @@ mod groups;
 mod ids;
 mod journal;
 mod log_record;
+mod message;
 mod move_tasks;
 mod nack;
 mod open;

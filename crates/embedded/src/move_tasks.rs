@@ -4,7 +4,7 @@ use sluice_broker::MoveTask;
 use sluice_core::SqsError;
 
 use crate::EmbeddedBroker;
-use crate::store::Change;
+use crate::change::Change;
 
 /// Records a message move task, new or updated (rule R7).
 pub(crate) async fn save_move_task(

@@ -6,7 +6,7 @@ use sluice_broker::moves::{key_of_arn_near, sibling_arn};
 use sluice_core::SqsError;
 
 use crate::EmbeddedBroker;
-use crate::store::Change;
+use crate::change::Change;
 use crate::visibility::in_flight_seq;
 
 /// Nack: a consumer failed a message.

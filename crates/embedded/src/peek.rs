@@ -9,7 +9,8 @@ use sluice_core::SqsError;
 
 use crate::EmbeddedBroker;
 use crate::ids::{sequence_number, uuid_string};
-use crate::queue_state::{MessageData, MessageState, Order, Phase, QueueState};
+use crate::message::{MessageData, MessageState};
+use crate::queue_state::{Order, Phase, QueueState};
 
 /// What a peek or a redrive copies out of the index under the lock, to
 /// look at with the message's data once it is read.

@@ -10,10 +10,10 @@ use sluice_broker::{CreateQueue, QueueCounts, QueueMeta};
 use sluice_core::limits::PURGE_INTERVAL_SECS;
 use sluice_core::{ErrorCode, SqsError};
 
+use crate::change::Change;
 use crate::engine::deleted_error;
 use crate::journal::Ticket;
 use crate::queue_state::QueueState;
-use crate::store::Change;
 use crate::{EmbeddedBroker, QueueCell};
 
 /// CreateQueue: a new queue, or the existing one when the attributes match (rule V9).

@@ -14,7 +14,8 @@ use crate::EmbeddedBroker;
 use crate::dedup::{self};
 use crate::engine::deleted_error;
 use crate::ids::{sequence_number, uuid_string};
-use crate::queue_state::{Attempt, DeliveryRules, MessageData, MessageState, Phase};
+use crate::message::{MessageData, MessageState};
+use crate::queue_state::{Attempt, DeliveryRules, Phase};
 
 /// ReceiveMessage.
 pub(crate) async fn receive_messages(

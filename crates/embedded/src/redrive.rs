@@ -9,8 +9,9 @@ use sluice_core::SqsError;
 
 use crate::EmbeddedBroker;
 use crate::ids::uuid_string;
+use crate::message::MessageData;
 use crate::peek::{SCAN_CHUNK, Snapshot, peeked};
-use crate::queue_state::{MessageData, Order, Phase, Removed};
+use crate::queue_state::{Order, Phase, Removed};
 
 /// A redrive out of a dead-letter queue (StartMessageMoveTask's work, rule R7).
 pub(crate) async fn redrive_messages(

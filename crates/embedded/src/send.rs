@@ -9,11 +9,11 @@ use sluice_broker::{NewMessage, SentMessage};
 use sluice_core::SqsError;
 use sluice_core::message::message_size;
 
+use crate::change::Change;
 use crate::dedup::{self, DedupWindow, Seen};
 use crate::engine::deleted_error;
 use crate::ids::{sequence_number, uuid_string};
-use crate::queue_state::{MessageData, MessageState};
-use crate::store::Change;
+use crate::message::{MessageData, MessageState};
 use crate::{EmbeddedBroker, codec};
 
 /// SendMessage and SendMessageBatch.
