@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use sluice_core::SqsError;
 
-use crate::Inner;
+use crate::engine::Inner;
 use crate::message::MessageData;
 use crate::store::StoreError;
 

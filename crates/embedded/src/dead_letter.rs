@@ -10,11 +10,12 @@ use sluice_core::SqsError;
 use sluice_core::clock::Millis;
 
 use crate::change::{Change, Rewrite};
+use crate::codec;
+use crate::engine::{EmbeddedBroker, QueueCell};
 use crate::ids::uuid_string;
 use crate::journal::Ticket;
 use crate::message::{MessageData, MessageState};
 use crate::queue_state::Removed;
-use crate::{EmbeddedBroker, QueueCell, codec};
 use sluice_broker::activity;
 
 /// Messages taken out of a queue's index.

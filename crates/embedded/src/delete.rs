@@ -4,8 +4,8 @@ use sluice_broker::activity::{self};
 use sluice_core::SqsError;
 use sluice_core::receipt::ReceiptHandle;
 
-use crate::EmbeddedBroker;
 use crate::change::Change;
+use crate::engine::EmbeddedBroker;
 use crate::engine::deleted_error;
 use crate::queue_state::Phase;
 

@@ -7,6 +7,35 @@
 //! the index's order), then waits outside the lock until its commit is on
 //! disk before it answers. With `in_memory` there is no journal and nothing
 //! survives a restart (rule D2: named, opt-in).
+//!
+//! # Where things are
+//!
+//! Each SQS action's engine code is in the module named after it; the
+//! `impl Broker` below only calls into them: `queues` (create, get, list,
+//! delete, attributes, tags, purge), `send`, `receive`, `delete`,
+//! `visibility`, `nack`, `peek`, `redrive` and `dead_letter`
+//! (moves between queues), `move_tasks`, `stats`.
+//!
+//! # Layers
+//!
+//! A module imports only from layers below its own, so no two modules
+//! import each other:
+//!
+//! 1. Leaves: `message` (a message's data and delivery state),
+//!    `seq_hash`, `groups`, `fifo`, `fair`, `dedup`, `ids`,
+//!    `body_cache`, and `wal` (log segments, which know nothing of
+//!    what records hold).
+//! 2. Record formats: `codec` (message and state records), `change`
+//!    (the change vocabulary operations hand to the journal), `log_record`.
+//! 3. The index and the disk: `queue_state` (one queue's index);
+//!    `store` (redb); `group_commit` (log writer, applier) under
+//!    `journal` (submissions, tickets, recovery).
+//! 4. The engine's state: `engine` (handle, registry, queue cells, the
+//!    queue lock brought up to date), `bodies`, `open` (start-up),
+//!    `sweep`.
+//! 5. Operations, as listed above; `nack` uses `visibility`'s receipt
+//!    check, `redrive` uses `peek`'s snapshots and `dead_letter`.
+//! 6. This file: the public types' re-exports and the `Broker` impl.
 
 mod bodies;
 mod body_cache;
@@ -40,177 +69,24 @@ mod sweep;
 mod visibility;
 mod wal;
 
-use std::collections::{BTreeMap, HashMap};
-use std::path::Path;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Duration;
+use std::collections::BTreeMap;
 
-use parking_lot::{Mutex, RwLock};
 use sluice_broker::{
     Broker, CreateQueue, MessageFilter, MoveTask, Nack, NewMessage, PeekPage, QueueCounts,
     QueueMeta, QueueStats, ReceiveOptions, ReceivedMessage, Redrive, RedriveOutcome, SentMessage,
     StorageStats, VisibilityChange,
 };
 use sluice_core::SqsError;
-use sluice_core::clock::{Clock, Millis};
-use tokio::sync::Notify;
 
-use body_cache::BodyBudget;
-use journal::Journal;
-use queue_state::QueueState;
-use sluice_broker::activity::Activity;
-use store::Store;
+pub use engine::{EmbeddedBroker, EmbeddedOptions, RecoveryStats};
+pub use open::DATA_FILE;
 pub use store::StoreError;
-
-/// The file that holds the durable records inside the data directory.
-pub const DATA_FILE: &str = "sluice.redb";
 
 /// The write-ahead log's segments inside the data directory: changes not
 /// yet checkpointed into [`DATA_FILE`], and the data of the messages
 /// stored since; [`newest_log_segment`] names the one being written.
 pub use wal::LOG_DIR;
 pub use wal::newest_segment as newest_log_segment;
-
-/// Settings of the durable engine.
-#[derive(Debug, Clone, Copy)]
-pub struct EmbeddedOptions {
-    /// Bytes of recently sent message bodies kept in memory so that a
-    /// receive soon after the send needs no read from disk. Older bodies
-    /// are read from the store when needed. Default 64 MiB.
-    pub body_cache_bytes: usize,
-    /// redb's page cache, bytes; `None` keeps redb's default (1 GiB).
-    pub storage_cache_bytes: Option<usize>,
-    /// Longest time a change stays only in the write-ahead log before a
-    /// checkpoint writes it into the store (default 1 s; 64 MiB of log
-    /// also triggers one). Longer means fewer, bigger checkpoints and more
-    /// to replay after a crash.
-    pub checkpoint_interval: Duration,
-}
-
-impl Default for EmbeddedOptions {
-    fn default() -> Self {
-        Self {
-            body_cache_bytes: 64 << 20,
-            storage_cache_bytes: None,
-            checkpoint_interval: Duration::from_secs(1),
-        }
-    }
-}
-
-/// The embedded engine.
-#[derive(Clone)]
-pub struct EmbeddedBroker {
-    inner: Arc<Inner>,
-}
-
-struct Inner {
-    clock: Arc<dyn Clock>,
-    queues: RwLock<HashMap<String, Arc<QueueCell>>>,
-    journal: Journal,
-    /// Durable mode: where bodies not in memory are read from.
-    store: Option<Store>,
-    /// Durable mode: the budget of bodies kept in memory.
-    budget: Option<Arc<BodyBudget>>,
-    next_seq: AtomicU64,
-    next_queue_id: AtomicU64,
-    /// Message move task records (rule R7).
-    tasks: Mutex<Vec<MoveTask>>,
-    /// When each name was last deleted, so that it cannot be created again
-    /// for a minute (rule V19). In memory only: a restart forgets it.
-    deleted: Mutex<HashMap<String, Millis>>,
-    /// How long a deleted name stays taken (ms); 0 frees it at once.
-    deleted_name_hold_ms: AtomicU64,
-}
-
-struct QueueCell {
-    id: u64,
-    state: Mutex<QueueState>,
-    /// Wakes long polls when a message may have become receivable.
-    arrivals: Notify,
-    /// Activity counters (rule M1).
-    activity: Activity,
-}
-
-/// What recovery found.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct RecoveryStats {
-    /// Queues read back.
-    pub queues: usize,
-    /// Messages read back.
-    pub messages: usize,
-    /// Write-ahead log records replayed into the store first.
-    pub log_records: usize,
-    /// Whether the store had to be repaired by reading all of it, which
-    /// the checkpoints' saved allocator state normally spares a restart
-    /// after a crash.
-    pub store_repaired: bool,
-}
-
-impl EmbeddedBroker {
-    /// An engine that keeps everything in memory only: not durable.
-    pub fn in_memory(clock: Arc<dyn Clock>) -> Self {
-        Self::with_journal(clock, Journal::Memory, None, None, 1, 1)
-    }
-
-    /// Opens (or creates) the durable engine in `dir` with the default
-    /// [`EmbeddedOptions`], reading back every queue and message index
-    /// stored there.
-    pub fn open(dir: &Path, clock: Arc<dyn Clock>) -> Result<(Self, RecoveryStats), StoreError> {
-        Self::open_with(dir, clock, EmbeddedOptions::default())
-    }
-
-    /// How long a deleted queue's name stays taken (rule V19: a minute, as
-    /// on SQS); zero frees it at once, for test suites that recreate the
-    /// same queues quickly.
-    pub fn set_deleted_name_hold(&self, hold: Duration) {
-        let ms = u64::try_from(hold.as_millis()).unwrap_or(u64::MAX);
-        self.inner.deleted_name_hold_ms.store(ms, Ordering::Relaxed);
-    }
-
-    /// True when changes survive a restart.
-    pub fn is_durable(&self) -> bool {
-        self.inner.journal.is_durable()
-    }
-
-    /// Bytes of message bodies held in the durable engine's cache now
-    /// (0 in memory, where the index is the only copy).
-    pub fn cached_body_bytes(&self) -> usize {
-        self.inner.budget.as_ref().map_or(0, |b| b.used())
-    }
-
-    /// Starts the background task that applies retention and wakes long
-    /// polls whose messages became visible, even when no request comes.
-    /// Must be called inside a Tokio runtime; stops when the engine is dropped.
-    pub fn start_sweeper(&self) -> tokio::task::JoinHandle<()> {
-        sweep::start(&self.inner)
-    }
-
-    /// Applies retention and due timers to every queue now.
-    pub fn sweep(&self) {
-        self.inner.sweep();
-    }
-
-    fn queue(&self, name: &str) -> Result<Arc<QueueCell>, SqsError> {
-        self.inner
-            .queues
-            .read()
-            .get(name)
-            .cloned()
-            .ok_or_else(SqsError::no_queue)
-    }
-}
-
-impl QueueCell {
-    fn new(id: u64, state: QueueState) -> Self {
-        Self {
-            id,
-            state: Mutex::new(state),
-            arrivals: Notify::new(),
-            activity: Activity::default(),
-        }
-    }
-}
 
 impl Broker for EmbeddedBroker {
     async fn create_queue(&self, spec: CreateQueue) -> Result<QueueMeta, SqsError> {
@@ -331,6 +207,10 @@ impl Broker for EmbeddedBroker {
 
 #[cfg(test)]
 mod tests {
+    use std::path::Path;
+    use std::sync::Arc;
+    use std::time::Duration;
+
     use super::*;
     use sluice_core::ManualClock;
     use sluice_core::attributes::QueueConfig;

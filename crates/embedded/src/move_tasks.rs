@@ -3,8 +3,8 @@
 use sluice_broker::MoveTask;
 use sluice_core::SqsError;
 
-use crate::EmbeddedBroker;
 use crate::change::Change;
+use crate::engine::EmbeddedBroker;
 
 /// Records a message move task, new or updated (rule R7).
 pub(crate) async fn save_move_task(

@@ -5,8 +5,8 @@ use sluice_broker::Nack;
 use sluice_broker::moves::{key_of_arn_near, sibling_arn};
 use sluice_core::SqsError;
 
-use crate::EmbeddedBroker;
 use crate::change::Change;
+use crate::engine::EmbeddedBroker;
 use crate::visibility::in_flight_seq;
 
 /// Nack: a consumer failed a message.

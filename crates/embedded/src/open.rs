@@ -12,12 +12,27 @@ use sluice_core::clock::Clock;
 use sluice_core::limits::RECREATE_AFTER_DELETE_SECS;
 
 use crate::body_cache::BodyBudget;
+use crate::engine::{EmbeddedBroker, EmbeddedOptions, Inner, QueueCell, RecoveryStats};
 use crate::journal::{self, Journal};
 use crate::queue_state::QueueState;
 use crate::store::{Store, StoreError};
-use crate::{DATA_FILE, EmbeddedBroker, EmbeddedOptions, Inner, QueueCell, RecoveryStats};
+
+/// The file that holds the durable records inside the data directory.
+pub const DATA_FILE: &str = "sluice.redb";
 
 impl EmbeddedBroker {
+    /// An engine that keeps everything in memory only: not durable.
+    pub fn in_memory(clock: Arc<dyn Clock>) -> Self {
+        Self::with_journal(clock, Journal::Memory, None, None, 1, 1)
+    }
+
+    /// Opens (or creates) the durable engine in `dir` with the default
+    /// [`EmbeddedOptions`], reading back every queue and message index
+    /// stored there.
+    pub fn open(dir: &Path, clock: Arc<dyn Clock>) -> Result<(Self, RecoveryStats), StoreError> {
+        Self::open_with(dir, clock, EmbeddedOptions::default())
+    }
+
     /// Opens (or creates) the durable engine in `dir`. Recovery reads each
     /// message's delivery state, retention clock and group into the index;
     /// bodies stay on disk until a receive, peek or redrive needs them.

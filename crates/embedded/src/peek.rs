@@ -7,7 +7,7 @@ use sluice_broker::moves::recorded_failure;
 use sluice_broker::{MessageFilter, PeekPage, PeekedMessage};
 use sluice_core::SqsError;
 
-use crate::EmbeddedBroker;
+use crate::engine::EmbeddedBroker;
 use crate::ids::{sequence_number, uuid_string};
 use crate::message::{MessageData, MessageState};
 use crate::queue_state::{Order, Phase, QueueState};

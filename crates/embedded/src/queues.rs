@@ -12,9 +12,9 @@ use sluice_core::{ErrorCode, SqsError};
 
 use crate::change::Change;
 use crate::engine::deleted_error;
+use crate::engine::{EmbeddedBroker, QueueCell};
 use crate::journal::Ticket;
 use crate::queue_state::QueueState;
-use crate::{EmbeddedBroker, QueueCell};
 
 /// CreateQueue: a new queue, or the existing one when the attributes match (rule V9).
 pub(crate) async fn create_queue(

@@ -10,8 +10,8 @@ use sluice_core::limits::MAX_INFLIGHT;
 use sluice_core::receipt::ReceiptHandle;
 use sluice_core::{ErrorCode, SqsError};
 
-use crate::EmbeddedBroker;
 use crate::dedup::{self};
+use crate::engine::EmbeddedBroker;
 use crate::engine::deleted_error;
 use crate::ids::{sequence_number, uuid_string};
 use crate::message::{MessageData, MessageState};

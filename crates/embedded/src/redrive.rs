@@ -7,7 +7,7 @@ use sluice_broker::moves::{redrive_destination, refused_reason, replay_count, un
 use sluice_broker::{MessageFilter, Redrive, RedriveOutcome};
 use sluice_core::SqsError;
 
-use crate::EmbeddedBroker;
+use crate::engine::EmbeddedBroker;
 use crate::ids::uuid_string;
 use crate::message::MessageData;
 use crate::peek::{SCAN_CHUNK, Snapshot, peeked};

@@ -10,11 +10,12 @@ use sluice_core::SqsError;
 use sluice_core::message::message_size;
 
 use crate::change::Change;
+use crate::codec;
 use crate::dedup::{self, DedupWindow, Seen};
+use crate::engine::EmbeddedBroker;
 use crate::engine::deleted_error;
 use crate::ids::{sequence_number, uuid_string};
 use crate::message::{MessageData, MessageState};
-use crate::{EmbeddedBroker, codec};
 
 /// SendMessage and SendMessageBatch.
 pub(crate) async fn send_messages(

@@ -3,7 +3,7 @@
 use sluice_broker::{QueueStats, StorageStats};
 use sluice_core::SqsError;
 
-use crate::EmbeddedBroker;
+use crate::engine::EmbeddedBroker;
 
 /// The log's disk use and the body cache's size; `None` when the log cannot be listed.
 pub(crate) fn storage_stats(broker: &EmbeddedBroker) -> Option<StorageStats> {

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use sluice_core::clock::Millis;
 
-use crate::{Inner, QueueCell};
+use crate::engine::{EmbeddedBroker, Inner, QueueCell};
 
 /// How often the background sweeper applies retention and wakes waiters.
 const SWEEP_INTERVAL: Duration = Duration::from_secs(1);
@@ -14,6 +14,20 @@ const SWEEP_INTERVAL: Duration = Duration::from_secs(1);
 /// A cached body older than this may go when the budget is over half used,
 /// so queues nobody reads give the budget back to those being read.
 const CACHE_IDLE_MS: Millis = 10_000;
+
+impl EmbeddedBroker {
+    /// Starts the background task that applies retention and wakes long
+    /// polls whose messages became visible, even when no request comes.
+    /// Must be called inside a Tokio runtime; stops when the engine is dropped.
+    pub fn start_sweeper(&self) -> tokio::task::JoinHandle<()> {
+        start(&self.inner)
+    }
+
+    /// Applies retention and due timers to every queue now.
+    pub fn sweep(&self) {
+        self.inner.sweep();
+    }
+}
 
 /// Starts the task that sweeps `inner` every [`SWEEP_INTERVAL`]; it ends
 /// when the engine is dropped.

@@ -5,7 +5,7 @@ use sluice_broker::VisibilityChange;
 use sluice_core::receipt::ReceiptHandle;
 use sluice_core::{ErrorCode, SqsError};
 
-use crate::EmbeddedBroker;
+use crate::engine::EmbeddedBroker;
 use crate::engine::deleted_error;
 use crate::queue_state::{Phase, QueueState};
 
