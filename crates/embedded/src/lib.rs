@@ -13,13 +13,13 @@
 //! Each SQS action's engine code is in the module named after it; the
 //! `impl Broker` below only calls into them: `queues` (create, get, list,
 //! delete, attributes, tags, purge), `send`, `receive`, `delete`,
-//! `visibility`, `nack`, `peek`, `redrive` and `dead_letter`
-//! (moves between queues), `move_tasks`, `stats`.
+//! `visibility`, `nack`, `peek`, `dead_letter` (moves between queues)
+//! and `redrive`, `move_tasks`, `stats`.
 //!
 //! # Layers
 //!
-//! A module imports only from layers below its own, so no two modules
-//! import each other:
+//! A module imports only from layers below its own and, within its layer,
+//! from modules listed before it, so no two modules import each other:
 //!
 //! 1. Leaves: `message` (a message's data and delivery state),
 //!    `seq_hash`, `groups`, `fifo`, `fair`, `dedup`, `ids`,
@@ -33,9 +33,13 @@
 //! 4. The engine's state: `engine` (handle, registry, queue cells, the
 //!    queue lock brought up to date), `bodies`, `open` (start-up),
 //!    `sweep`.
-//! 5. Operations, as listed above; `nack` uses `visibility`'s receipt
-//!    check, `redrive` uses `peek`'s snapshots and `dead_letter`.
+//! 5. Operations, in the order listed above: `nack` uses `visibility`'s
+//!    receipt check, `redrive` uses `peek`'s snapshots and `dead_letter`.
 //! 6. This file: the public types' re-exports and the `Broker` impl.
+//!
+//! Inside the folders (`wal`, `store`, `group_commit`, `queue_state`) the
+//! same holds: `mod.rs` only declares and re-exports, each file imports
+//! the siblings it needs and none imports `mod.rs`, without a circle.
 
 mod bodies;
 mod body_cache;
