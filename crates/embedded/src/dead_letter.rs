@@ -5,6 +5,7 @@
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
+use sluice_broker::activity;
 use sluice_broker::moves::{Provenance, mark_replay as count_replay, strip_provenance};
 use sluice_core::SqsError;
 use sluice_core::clock::Millis;
@@ -16,7 +17,6 @@ use crate::ids::uuid_string;
 use crate::journal::Ticket;
 use crate::message::{MessageData, MessageState};
 use crate::queue_state::Removed;
-use sluice_broker::activity;
 
 /// Messages taken out of a queue's index.
 pub(crate) type Taken = Vec<Removed>;

@@ -1,6 +1,6 @@
 //! DeleteMessage and DeleteMessageBatch.
 
-use sluice_broker::activity::{self};
+use sluice_broker::activity;
 use sluice_core::SqsError;
 use sluice_core::receipt::ReceiptHandle;
 

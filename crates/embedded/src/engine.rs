@@ -3,9 +3,19 @@
 //! queue: take its lock with timers and retention brought up to date, and
 //! write the journal forms of its record and of a message's delivery state.
 
-use sluice_broker::activity::{self};
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use parking_lot::{Mutex, RwLock};
+use sluice_broker::MoveTask;
+use sluice_broker::activity;
+use sluice_broker::activity::Activity;
 use sluice_core::SqsError;
+use sluice_core::clock::Clock;
 use sluice_core::clock::Millis;
+use tokio::sync::Notify;
 
 use crate::body_cache::BodyBudget;
 use crate::change::{Change, QueueRecord};
@@ -14,15 +24,6 @@ use crate::journal::Journal;
 use crate::message::MessageState;
 use crate::queue_state::QueueState;
 use crate::store::Store;
-use parking_lot::{Mutex, RwLock};
-use sluice_broker::MoveTask;
-use sluice_broker::activity::Activity;
-use sluice_core::clock::Clock;
-use std::collections::HashMap;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Duration;
-use tokio::sync::Notify;
 
 /// Settings of the durable engine.
 #[derive(Debug, Clone, Copy)]

@@ -3,14 +3,14 @@
 
 use std::time::Duration;
 
-use sluice_broker::activity::{self};
+use sluice_broker::activity;
 use sluice_broker::moves::{key_of_arn_near, sibling_arn};
 use sluice_broker::{ReceiveOptions, ReceivedMessage};
 use sluice_core::limits::MAX_INFLIGHT;
 use sluice_core::receipt::ReceiptHandle;
 use sluice_core::{ErrorCode, SqsError};
 
-use crate::dedup::{self};
+use crate::dedup;
 use crate::engine::EmbeddedBroker;
 use crate::engine::deleted_error;
 use crate::ids::{sequence_number, uuid_string};

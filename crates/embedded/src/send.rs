@@ -4,7 +4,7 @@
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
-use sluice_broker::activity::{self};
+use sluice_broker::activity;
 use sluice_broker::{NewMessage, SentMessage};
 use sluice_core::SqsError;
 use sluice_core::message::message_size;

@@ -1,18 +1,19 @@
 //! The applier thread: applying records to redb without durability,
 //! checkpoint commits, and compacting mostly empty segments.
 
-use crate::change::Change;
-use crate::store::{Store, StoreError};
-use crate::wal::Log;
-use parking_lot::Mutex;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::sync::mpsc::{Receiver, TryRecvError};
 use std::time::{Duration, Instant};
 
+use parking_lot::Mutex;
+
 use super::gate::Gate;
 use super::handoff::{Checkpointed, MAX_CHANGES_PER_COMMIT, ToApplier, fail};
+use crate::change::Change;
+use crate::store::{Store, StoreError};
+use crate::wal::Log;
 
 /// How long the applier gathers records before it applies them as one
 /// redb transaction. Each transaction copies every page it touches

@@ -2,11 +2,13 @@
 //! pending changes and their tickets' outcomes, the applier's work, and
 //! how a failure is reported.
 
-use crate::change::Change;
 use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::SyncSender;
+
 use tokio::sync::oneshot;
+
+use crate::change::Change;
 
 /// What one resolved ticket learns: durable, or why not.
 pub(crate) type Outcome = Result<(), String>;

@@ -1,22 +1,23 @@
 //! The log writer thread: draining pending changes into one record,
 //! writing and syncing it, handing it to the applier, and checkpoints.
 
-use crate::change::Change;
-use crate::log_record;
-use crate::store::StoreError;
-use crate::wal::{BodyAt, Log, Segments};
-use parking_lot::Mutex;
 use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::time::{Duration, Instant};
+
+use parking_lot::Mutex;
 use tokio::sync::oneshot;
 
 use super::gate::Gate;
 use super::handoff::{
     Checkpointed, MAX_CHANGES_PER_COMMIT, Outcome, Pending, ToApplier, fail, resolve,
 };
+use crate::change::Change;
+use crate::log_record;
+use crate::store::StoreError;
+use crate::wal::{BodyAt, Log, Segments};
 
 /// Most bytes of log between checkpoints: with the interval, bounds how
 /// much a restart replays and how much redb holds in memory waiting for a

@@ -1,8 +1,5 @@
 //! Starting the log writer and the applier.
 
-use crate::store::Store;
-use crate::wal::Log;
-use parking_lot::Mutex;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
@@ -10,10 +7,14 @@ use std::sync::mpsc::{self, Receiver};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
+use parking_lot::Mutex;
+
 use super::applier::Applier;
 use super::gate::Gate;
 use super::handoff::Pending;
 use super::log_writer::LogWriter;
+use crate::store::Store;
+use crate::wal::Log;
 
 /// Starts the writer (which starts the applier); joining it joins both.
 #[allow(clippy::too_many_arguments)]

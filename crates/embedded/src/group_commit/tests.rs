@@ -1,7 +1,8 @@
 //! Tests of group_commit.
 
-use super::{applier::*, gate::*};
 use parking_lot::Mutex;
+
+use super::{applier::*, gate::*};
 
 /// A reader waits for every record handed over to be applied, and no
 /// longer: applied records let it through at once.

@@ -1,10 +1,11 @@
 //! The queue's side of the body cache: counting its cached bodies
 //! against the shared budget, evicting the oldest, trimming idle ones.
 
+use sluice_core::clock::Millis;
+
 use super::entry::Entry;
 use super::state::QueueState;
 use crate::body_cache::BodyBudget;
-use sluice_core::clock::Millis;
 
 impl QueueState {
     pub(super) fn count_cached(&mut self, seq: u64, entry: &Entry, now: Millis) {

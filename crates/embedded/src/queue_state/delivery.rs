@@ -1,12 +1,13 @@
 //! Delivery: which ready messages a receive gets, FIFO groups and
 //! fair turns, and the rules (visibility, maxReceiveCount) it applies.
 
-use super::entry::{Delivery, Entry, Order, Phase, fair_group};
-use super::state::QueueState;
-use crate::fair::FairReady;
 use sluice_core::clock::Millis;
 use sluice_core::limits::BACK_OF_QUEUE_RECEIVES;
 use sluice_core::retry_backoff::RetryBackoff;
+
+use super::entry::{Delivery, Entry, Order, Phase, fair_group};
+use super::state::QueueState;
+use crate::fair::FairReady;
 
 /// How a receive treats the messages it takes.
 #[derive(Debug, Clone, Copy, Default)]

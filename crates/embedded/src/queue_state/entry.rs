@@ -1,10 +1,12 @@
 //! What the index holds per message, and what it hands back: places,
 //! phases, entries, removed messages, deliveries, FIFO receive attempts.
 
+use std::sync::Arc;
+
+use sluice_core::clock::Millis;
+
 use crate::groups::{GroupId, GroupNames};
 use crate::message::{MessageData, MessageState};
-use sluice_core::clock::Millis;
-use std::sync::Arc;
 
 /// A ready message's place in its queue: `(sequence, 0)` normally, and
 /// `(newest sequence so far, n)` for a message sent to the back (rule V12),

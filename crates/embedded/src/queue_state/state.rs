@@ -1,6 +1,12 @@
 //! One queue's state and its bookkeeping: inserting and removing
 //! messages, their places among the ready ones, side maps, counts.
 
+use std::collections::{BTreeSet, HashMap, VecDeque};
+use std::sync::Arc;
+
+use sluice_broker::{QueueCounts, QueueMeta};
+use sluice_core::clock::Millis;
+
 use super::entry::{Attempt, Entry, Order, Phase, Removed, fair_group};
 use crate::body_cache::BodyBudget;
 use crate::dedup::DedupWindow;
@@ -9,10 +15,6 @@ use crate::fifo::Lanes;
 use crate::groups::GroupNames;
 use crate::message::{MessageData, MessageState};
 use crate::seq_hash::SeqMap;
-use sluice_broker::{QueueCounts, QueueMeta};
-use sluice_core::clock::Millis;
-use std::collections::{BTreeSet, HashMap, VecDeque};
-use std::sync::Arc;
 
 /// One queue's state.
 #[derive(Debug)]

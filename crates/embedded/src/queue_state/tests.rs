@@ -1,11 +1,13 @@
 //! Tests of the queue index.
 
+use std::sync::Arc;
+
+use sluice_broker::QueueMeta;
+use sluice_core::attributes::QueueConfig;
+
 use super::{delivery::*, entry::*, state::*};
 use crate::body_cache::BodyBudget;
 use crate::message::{MessageData, MessageState};
-use sluice_broker::QueueMeta;
-use sluice_core::attributes::QueueConfig;
-use std::sync::Arc;
 
 fn queue(cache: Option<Arc<BodyBudget>>) -> QueueState {
     QueueState::new(

@@ -1,8 +1,9 @@
 //! Time: due timers making messages ready, retention, visibility changes.
 
+use sluice_core::clock::Millis;
+
 use super::entry::{Entry, Phase};
 use super::state::QueueState;
-use sluice_core::clock::Millis;
 
 impl QueueState {
     /// Moves due timers to ready and removes messages past retention.

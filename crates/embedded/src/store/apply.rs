@@ -11,7 +11,7 @@ use super::tables::{
     STATES, TASKS,
 };
 use crate::change::Change;
-use crate::codec::{self};
+use crate::codec;
 use crate::log_record;
 
 impl Store {

@@ -1,9 +1,9 @@
 //! Reclaiming segments: what each holds, and copying the data of the
 //! few messages left in one into redb.
 
-use redb::{Durability, ReadableDatabase, ReadableTable};
-
 use std::collections::BTreeMap;
+
+use redb::{Durability, ReadableDatabase, ReadableTable};
 
 use super::database::Store;
 use super::error::StoreError;

@@ -6,7 +6,7 @@ use super::database::Store;
 use super::error::StoreError;
 use super::heads::record_data;
 use super::tables::{MESSAGES, STATES};
-use crate::codec::{self};
+use crate::codec;
 use crate::message::MessageData;
 use crate::wal::BodyAt;
 

@@ -2,6 +2,7 @@
 //! from their heads.
 
 use redb::{ReadableDatabase, ReadableTable};
+use sluice_broker::MoveTask;
 
 use super::database::Store;
 use super::error::StoreError;
@@ -13,7 +14,6 @@ use crate::change::QueueRecord;
 use crate::codec::{self, CorruptRecord};
 use crate::dedup::Seen;
 use crate::message::MessageState;
-use sluice_broker::MoveTask;
 
 /// Everything read back at start-up but the messages, which
 /// [`Store::for_each_message`] streams.

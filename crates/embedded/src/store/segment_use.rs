@@ -1,9 +1,9 @@
 //! The `segments` table: its rows' codec and the tally a transaction
 //! keeps of the segments' use.
 
-use redb::ReadableTable;
-
 use std::collections::BTreeMap;
+
+use redb::ReadableTable;
 
 use super::error::StoreError;
 use crate::codec::{self, CorruptRecord};

@@ -6,7 +6,7 @@ use super::database::Store;
 use super::error::StoreError;
 use super::tables::{HEADS, HEADS_BUILT, MESSAGES, META, STATES};
 use crate::change::Change;
-use crate::codec::{self};
+use crate::codec;
 
 impl Store {
     /// Makes this a store from before the heads table (for tests).

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use super::database::*;
 use crate::change::Change;
 use crate::change::Rewrite;
-use crate::codec::{self};
+use crate::codec;
 use crate::log_record;
 use crate::message::{MessageData, MessageState};
 use crate::wal::BodyAt;

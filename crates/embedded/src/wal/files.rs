@@ -2,7 +2,7 @@
 //! listing segments, the pre-segment log file, syncing the directory.
 
 use std::fs::File;
-use std::io::{self};
+use std::io;
 use std::path::{Path, PathBuf};
 
 /// The directory of the log's segments, inside the data directory.

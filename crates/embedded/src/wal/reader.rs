@@ -1,12 +1,13 @@
 //! Reading message data back from segments: positioned reads through a
 //! bounded set of open segment files.
 
-use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::fs::File;
-use std::io::{self};
+use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+
+use parking_lot::Mutex;
 
 use super::files::{LOG_DIR, list_segments, segment_path};
 use super::record::BodyAt;

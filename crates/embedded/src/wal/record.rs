@@ -2,7 +2,7 @@
 //! length, LSN), sealing a record and reading records back; where a
 //! message's data lies in a segment.
 
-use std::io::{self};
+use std::io;
 
 use super::error::LogError;
 

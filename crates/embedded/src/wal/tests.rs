@@ -1,10 +1,11 @@
 //! Tests of wal.
 
-use super::{error::*, files::*, preparer::*, reader::*, record::*, recovery::*, writer::*};
 use std::fs::OpenOptions;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
+
+use super::{error::*, files::*, preparer::*, reader::*, record::*, recovery::*, writer::*};
 
 fn append(log: &mut Log, lsn: u64, payload: &[u8]) {
     let mut buf = Vec::new();
