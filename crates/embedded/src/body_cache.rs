@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use sluice_core::message::message_size;
 
-use crate::queue_state::MessageData;
+use crate::message::MessageData;
 
 /// Per-body overhead counted on top of the body and attributes: the struct,
 /// its allocations and the allocator's headers, roughly.

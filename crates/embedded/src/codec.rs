@@ -6,7 +6,7 @@
 
 use sluice_core::message::{AttributeValue, MessageAttributeValue, MessageAttributes};
 
-use crate::queue_state::{MessageData, MessageState};
+use crate::message::{MessageData, MessageState};
 use crate::wal::BodyAt;
 
 /// Version of the message record; version 1 lacked the body's MD5, which

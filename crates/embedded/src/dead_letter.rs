@@ -5,14 +5,21 @@
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
+use sluice_broker::activity;
 use sluice_broker::moves::{Provenance, mark_replay as count_replay, strip_provenance};
 use sluice_core::SqsError;
 use sluice_core::clock::Millis;
 
+use crate::change::{Change, Rewrite};
+use crate::codec;
+use crate::engine::{EmbeddedBroker, QueueCell};
+use crate::ids::uuid_string;
 use crate::journal::Ticket;
-use crate::queue_state::{MessageData, MessageState, Removed};
-use crate::store::{Change, Rewrite};
-use crate::{EmbeddedBroker, QueueCell, Taken, activity, codec, uuid_string};
+use crate::message::{MessageData, MessageState};
+use crate::queue_state::Removed;
+
+/// Messages taken out of a queue's index.
+pub(crate) type Taken = Vec<Removed>;
 
 /// Messages a redrive chose, with their data read.
 pub(crate) type Chosen = Vec<(Removed, Arc<MessageData>)>;

@@ -31,19 +31,11 @@ use tokio::sync::oneshot;
 
 use parking_lot::Mutex;
 
-use crate::group_commit::{self, Gate, MAX_CHANGES_PER_COMMIT};
+use crate::change::Change;
+use crate::group_commit::{self, Gate, MAX_CHANGES_PER_COMMIT, Outcome, Pending};
 use crate::log_record;
-use crate::store::{Change, Store, StoreError};
+use crate::store::{Store, StoreError};
 use crate::wal::{self, Log, LogError};
-
-/// What one resolved ticket learns: durable, or why not.
-pub(crate) type Outcome = Result<(), String>;
-
-/// Changes waiting for the applier, with the ticket to resolve.
-pub(crate) struct Pending {
-    pub(crate) changes: Vec<Change>,
-    pub(crate) done: oneshot::Sender<Outcome>,
-}
 
 /// Where changes go: nowhere (in-memory mode) or the group-commit writer.
 pub enum Journal {

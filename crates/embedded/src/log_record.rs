@@ -5,8 +5,8 @@
 //! the put it became, so replaying a record never depends on what the store
 //! held when it was first applied.
 
+use crate::change::Change;
 use crate::codec::CorruptRecord;
-use crate::store::Change;
 use crate::wal::BodyAt;
 
 const PUT_QUEUE: u8 = 1;

@@ -1,0 +1,235 @@
+//! The engine's state: the handle, the queue registry, each queue's cell
+//! (its index behind its lock), and what every operation does with a
+//! queue: take its lock with timers and retention brought up to date, and
+//! write the journal forms of its record and of a message's delivery state.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use parking_lot::{Mutex, RwLock};
+use sluice_broker::MoveTask;
+use sluice_broker::activity;
+use sluice_broker::activity::Activity;
+use sluice_core::SqsError;
+use sluice_core::clock::Clock;
+use sluice_core::clock::Millis;
+use tokio::sync::Notify;
+
+use crate::body_cache::BodyBudget;
+use crate::change::{Change, QueueRecord};
+use crate::codec;
+use crate::journal::Journal;
+use crate::message::MessageState;
+use crate::queue_state::QueueState;
+use crate::store::Store;
+
+/// Settings of the durable engine.
+#[derive(Debug, Clone, Copy)]
+pub struct EmbeddedOptions {
+    /// Bytes of recently sent message bodies kept in memory so that a
+    /// receive soon after the send needs no read from disk. Older bodies
+    /// are read from the store when needed. Default 64 MiB.
+    pub body_cache_bytes: usize,
+    /// redb's page cache, bytes; `None` keeps redb's default (1 GiB).
+    pub storage_cache_bytes: Option<usize>,
+    /// Longest time a change stays only in the write-ahead log before a
+    /// checkpoint writes it into the store (default 1 s; 64 MiB of log
+    /// also triggers one). Longer means fewer, bigger checkpoints and more
+    /// to replay after a crash.
+    pub checkpoint_interval: Duration,
+}
+
+impl Default for EmbeddedOptions {
+    fn default() -> Self {
+        Self {
+            body_cache_bytes: 64 << 20,
+            storage_cache_bytes: None,
+            checkpoint_interval: Duration::from_secs(1),
+        }
+    }
+}
+
+/// The embedded engine.
+#[derive(Clone)]
+pub struct EmbeddedBroker {
+    pub(crate) inner: Arc<Inner>,
+}
+
+/// What the engine's handles share.
+pub(crate) struct Inner {
+    pub(crate) clock: Arc<dyn Clock>,
+    pub(crate) queues: RwLock<HashMap<String, Arc<QueueCell>>>,
+    pub(crate) journal: Journal,
+    /// Durable mode: where bodies not in memory are read from.
+    pub(crate) store: Option<Store>,
+    /// Durable mode: the budget of bodies kept in memory.
+    pub(crate) budget: Option<Arc<BodyBudget>>,
+    pub(crate) next_seq: AtomicU64,
+    pub(crate) next_queue_id: AtomicU64,
+    /// Message move task records (rule R7).
+    pub(crate) tasks: Mutex<Vec<MoveTask>>,
+    /// When each name was last deleted, so that it cannot be created again
+    /// for a minute (rule V19). In memory only: a restart forgets it.
+    pub(crate) deleted: Mutex<HashMap<String, Millis>>,
+    /// How long a deleted name stays taken (ms); 0 frees it at once.
+    pub(crate) deleted_name_hold_ms: AtomicU64,
+}
+
+/// One queue: its index behind its lock, its waiters and counters.
+pub(crate) struct QueueCell {
+    pub(crate) id: u64,
+    pub(crate) state: Mutex<QueueState>,
+    /// Wakes long polls when a message may have become receivable.
+    pub(crate) arrivals: Notify,
+    /// Activity counters (rule M1).
+    pub(crate) activity: Activity,
+}
+
+/// What recovery found.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RecoveryStats {
+    /// Queues read back.
+    pub queues: usize,
+    /// Messages read back.
+    pub messages: usize,
+    /// Write-ahead log records replayed into the store first.
+    pub log_records: usize,
+    /// Whether the store had to be repaired by reading all of it, which
+    /// the checkpoints' saved allocator state normally spares a restart
+    /// after a crash.
+    pub store_repaired: bool,
+}
+
+impl EmbeddedBroker {
+    /// How long a deleted queue's name stays taken (rule V19: a minute, as
+    /// on SQS); zero frees it at once, for test suites that recreate the
+    /// same queues quickly.
+    pub fn set_deleted_name_hold(&self, hold: Duration) {
+        let ms = u64::try_from(hold.as_millis()).unwrap_or(u64::MAX);
+        self.inner.deleted_name_hold_ms.store(ms, Ordering::Relaxed);
+    }
+
+    /// True when changes survive a restart.
+    pub fn is_durable(&self) -> bool {
+        self.inner.journal.is_durable()
+    }
+
+    /// Bytes of message bodies held in the durable engine's cache now
+    /// (0 in memory, where the index is the only copy).
+    pub fn cached_body_bytes(&self) -> usize {
+        self.inner.budget.as_ref().map_or(0, |b| b.used())
+    }
+
+    /// The live or deleted queue of that name, if it is still registered.
+    pub(crate) fn queue(&self, name: &str) -> Result<Arc<QueueCell>, SqsError> {
+        self.inner
+            .queues
+            .read()
+            .get(name)
+            .cloned()
+            .ok_or_else(SqsError::no_queue)
+    }
+}
+
+impl QueueCell {
+    pub(crate) fn new(id: u64, state: QueueState) -> Self {
+        Self {
+            id,
+            state: Mutex::new(state),
+            arrivals: Notify::new(),
+            activity: Activity::default(),
+        }
+    }
+}
+
+impl Inner {
+    pub(crate) fn now(&self) -> Millis {
+        self.clock.now()
+    }
+
+    /// Locks a live queue with its timers and retention brought up to `now`.
+    /// Retention deletes go to the journal without a wait: nobody answers
+    /// from them.
+    pub(crate) fn lock_current<'a>(
+        &self,
+        cell: &'a QueueCell,
+        now: Millis,
+    ) -> Result<parking_lot::MutexGuard<'a, QueueState>, SqsError> {
+        let mut st = cell.state.lock();
+        if st.deleted {
+            return Err(deleted_error());
+        }
+        let mut changes = Vec::new();
+        self.tick(cell, &mut st, now, &mut changes);
+        if !changes.is_empty() {
+            drop(self.journal.submit(changes));
+        }
+        Ok(st)
+    }
+
+    /// Advances one queue's timers and retention, recording the deletes.
+    pub(crate) fn tick(
+        &self,
+        cell: &QueueCell,
+        st: &mut QueueState,
+        now: Millis,
+        changes: &mut Vec<Change>,
+    ) -> bool {
+        let (expired, woke) = st.tick(now);
+        activity::add(&cell.activity.expired, expired.len() as u64);
+        let forgotten = st.dedup.expire(now);
+        st.attempts.retain(|_, a| a.expires_at > now);
+        if self.journal.is_durable() {
+            changes.extend(expired.into_iter().map(|seq| Change::DeleteMessage {
+                queue: cell.id,
+                seq,
+            }));
+            changes.extend(forgotten.into_iter().map(|key| Change::DeleteDedup {
+                queue: cell.id,
+                key,
+            }));
+        }
+        woke
+    }
+
+    /// The durable form of a queue's record, when durable.
+    pub(crate) fn put_queue(&self, id: u64, st: &QueueState, changes: &mut Vec<Change>) {
+        if !self.journal.is_durable() {
+            return;
+        }
+        let record = QueueRecord {
+            name: st.meta.name.clone(),
+            config: st.meta.config.clone(),
+            tags: st.meta.tags.clone(),
+            created_at: st.meta.created_at,
+            modified_at: st.meta.modified_at,
+            last_purge: st.last_purge,
+        };
+        match serde_json::to_vec(&record) {
+            Ok(record) => changes.push(Change::PutQueue { id, record }),
+            Err(e) => tracing::error!(error = %e, "queue record did not encode"),
+        }
+    }
+
+    pub(crate) fn put_state(
+        &self,
+        id: u64,
+        seq: u64,
+        state: &MessageState,
+        changes: &mut Vec<Change>,
+    ) {
+        if self.journal.is_durable() {
+            changes.push(Change::PutState {
+                queue: id,
+                seq,
+                state: codec::encode_state(state),
+            });
+        }
+    }
+}
+
+pub(crate) fn deleted_error() -> SqsError {
+    SqsError::no_queue()
+}

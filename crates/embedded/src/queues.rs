@@ -1,0 +1,246 @@
+//! Queue operations: CreateQueue, GetQueueUrl, ListQueues, DeleteQueue,
+//! Get/SetQueueAttributes, Tag/UntagQueue, PurgeQueue.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+use sluice_broker::tags;
+use sluice_broker::{CreateQueue, QueueCounts, QueueMeta};
+use sluice_core::limits::PURGE_INTERVAL_SECS;
+use sluice_core::{ErrorCode, SqsError};
+
+use crate::change::Change;
+use crate::engine::deleted_error;
+use crate::engine::{EmbeddedBroker, QueueCell};
+use crate::journal::Ticket;
+use crate::queue_state::QueueState;
+
+/// CreateQueue: a new queue, or the existing one when the attributes match (rule V9).
+pub(crate) async fn create_queue(
+    broker: &EmbeddedBroker,
+    spec: CreateQueue,
+) -> Result<QueueMeta, SqsError> {
+    let inner = &broker.inner;
+    let now = inner.now();
+    // Lock order: a queue's lock may be held while reading the registry
+    // (receive looks up its dead-letter queue), so the registry is never
+    // held while waiting for a queue's lock.
+    let existing = inner.queues.read().get(&spec.name).cloned();
+    if let Some(cell) = existing {
+        let st = cell.state.lock();
+        if !st.deleted {
+            // QueueAlreadyExists names the differing attribute (rule V13).
+            return match st.meta.config.first_mismatch(&spec.name, &spec.requested) {
+                None => Ok(st.meta.clone()),
+                Some(attribute) => Err(SqsError::queue_name_exists(&attribute)),
+            };
+        }
+    }
+    {
+        // A deleted name is free again only a minute later (rule V19).
+        let hold = inner.deleted_name_hold_ms.load(Ordering::Relaxed);
+        let mut deleted = inner.deleted.lock();
+        deleted.retain(|_, at| now < at.saturating_add(hold));
+        if deleted.contains_key(&spec.name) {
+            return Err(SqsError::queue_deleted_recently());
+        }
+    }
+    let (meta, ticket): (QueueMeta, Ticket) = {
+        let mut queues = inner.queues.write();
+        if queues.contains_key(&spec.name) {
+            // Created by a concurrent request since the check above.
+            return Err(queue_exists(&spec.name));
+        }
+        tags::check_tags(&spec.name, &spec.tags)?;
+        let id = inner.next_queue_id.fetch_add(1, Ordering::SeqCst);
+        let meta = QueueMeta {
+            name: spec.name.clone(),
+            config: spec.config,
+            tags: spec.tags,
+            created_at: now,
+            modified_at: now,
+        };
+        let st = QueueState::new(meta.clone(), inner.budget.clone());
+        let mut changes = Vec::new();
+        inner.put_queue(id, &st, &mut changes);
+        let ticket = inner.journal.submit(changes);
+        queues.insert(spec.name, Arc::new(QueueCell::new(id, st)));
+        (meta, ticket)
+    };
+    ticket.wait().await?;
+    Ok(meta)
+}
+
+/// GetQueueUrl and GetQueueAttributes: a live queue's description.
+pub(crate) async fn get_queue(broker: &EmbeddedBroker, name: &str) -> Result<QueueMeta, SqsError> {
+    let cell = broker.queue(name)?;
+    let st = cell.state.lock();
+    if st.deleted {
+        return Err(deleted_error());
+    }
+    Ok(st.meta.clone())
+}
+
+/// ListQueues: every queue name, in name order.
+pub(crate) async fn list_queues(broker: &EmbeddedBroker) -> Result<Vec<String>, SqsError> {
+    let mut names: Vec<String> = broker.inner.queues.read().keys().cloned().collect();
+    names.sort();
+    Ok(names)
+}
+
+/// DeleteQueue: the queue, its messages, and its name held for a minute (rule V19).
+pub(crate) async fn delete_queue(broker: &EmbeddedBroker, name: &str) -> Result<(), SqsError> {
+    let inner = &broker.inner;
+    let cell = inner
+        .queues
+        .write()
+        .remove(name)
+        .ok_or_else(SqsError::no_queue)?;
+    inner.deleted.lock().insert(name.to_string(), inner.now());
+    let ticket = {
+        let mut st = cell.state.lock();
+        st.deleted = true;
+        st.clear();
+        let changes = if inner.journal.is_durable() {
+            vec![Change::DeleteQueue { id: cell.id }]
+        } else {
+            Vec::new()
+        };
+        inner.journal.submit(changes)
+    };
+    cell.arrivals.notify_waiters();
+    ticket.wait().await
+}
+
+/// The approximate message counts of GetQueueAttributes.
+pub(crate) async fn queue_counts(
+    broker: &EmbeddedBroker,
+    name: &str,
+) -> Result<QueueCounts, SqsError> {
+    let cell = broker.queue(name)?;
+    let inner = &broker.inner;
+    let now = inner.now();
+    let st = inner.lock_current(&cell, now)?;
+    Ok(st.counts())
+}
+
+/// SetQueueAttributes.
+pub(crate) async fn set_queue_attributes(
+    broker: &EmbeddedBroker,
+    name: &str,
+    attributes: BTreeMap<String, String>,
+) -> Result<QueueMeta, SqsError> {
+    let cell = broker.queue(name)?;
+    let inner = &broker.inner;
+    let (meta, ticket) = {
+        let mut st = cell.state.lock();
+        if st.deleted {
+            return Err(deleted_error());
+        }
+        st.meta.config.apply(&attributes, false)?;
+        st.meta.modified_at = inner.now();
+        let mut changes = Vec::new();
+        inner.put_queue(cell.id, &st, &mut changes);
+        (st.meta.clone(), inner.journal.submit(changes))
+    };
+    ticket.wait().await?;
+    Ok(meta)
+}
+
+/// TagQueue.
+pub(crate) async fn tag_queue(
+    broker: &EmbeddedBroker,
+    name: &str,
+    tags: BTreeMap<String, String>,
+) -> Result<(), SqsError> {
+    update_tags(broker, name, |existing| {
+        tags::add_tags(name, existing, tags)
+    })
+    .await
+}
+
+/// UntagQueue.
+pub(crate) async fn untag_queue(
+    broker: &EmbeddedBroker,
+    name: &str,
+    keys: Vec<String>,
+) -> Result<(), SqsError> {
+    update_tags(broker, name, |existing| {
+        tags::remove_tags(existing, &keys);
+        Ok(())
+    })
+    .await
+}
+
+/// PurgeQueue: every message, and the deduplication window (rule F11).
+pub(crate) async fn purge_queue(broker: &EmbeddedBroker, name: &str) -> Result<(), SqsError> {
+    let cell = broker.queue(name)?;
+    let inner = &broker.inner;
+    let now = inner.now();
+    let ticket = {
+        let mut st = cell.state.lock();
+        if st.deleted {
+            return Err(deleted_error());
+        }
+        if let Some(last) = st.last_purge
+            && now < last + PURGE_INTERVAL_SECS * 1000
+        {
+            return Err(SqsError::new(
+                ErrorCode::PurgeQueueInProgress,
+                format!(
+                    "Only one PurgeQueue operation on {name} is allowed every {PURGE_INTERVAL_SECS} seconds."
+                ),
+            ));
+        }
+        st.clear();
+        st.last_purge = Some(now);
+        // A purge also ends the deduplication window (rule F11).
+        let forgotten = st.dedup.clear();
+        st.attempts.clear();
+        let mut changes = Vec::new();
+        if inner.journal.is_durable() {
+            changes.push(Change::Purge {
+                queue: cell.id,
+                below: inner.next_seq.load(Ordering::SeqCst),
+            });
+            changes.extend(forgotten.into_iter().map(|key| Change::DeleteDedup {
+                queue: cell.id,
+                key,
+            }));
+        }
+        inner.put_queue(cell.id, &st, &mut changes);
+        inner.journal.submit(changes)
+    };
+    ticket.wait().await
+}
+
+fn queue_exists(name: &str) -> SqsError {
+    SqsError::new(
+        ErrorCode::QueueNameExists,
+        format!(
+            "A queue already exists with the same name and a different value for an attribute: {name}"
+        ),
+    )
+}
+
+/// Changes a live queue's tags and journals its record.
+async fn update_tags(
+    broker: &EmbeddedBroker,
+    name: &str,
+    update: impl FnOnce(&mut BTreeMap<String, String>) -> Result<(), SqsError>,
+) -> Result<(), SqsError> {
+    let cell = broker.queue(name)?;
+    let inner = &broker.inner;
+    let ticket = {
+        let mut st = cell.state.lock();
+        if st.deleted {
+            return Err(deleted_error());
+        }
+        update(&mut st.meta.tags)?;
+        let mut changes = Vec::new();
+        inner.put_queue(cell.id, &st, &mut changes);
+        inner.journal.submit(changes)
+    };
+    ticket.wait().await
+}

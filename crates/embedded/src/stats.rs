@@ -1,0 +1,43 @@
+//! Statistics: a queue's counts and activity, the engine's disk and cache use.
+
+use sluice_broker::{QueueStats, StorageStats};
+use sluice_core::SqsError;
+
+use crate::engine::EmbeddedBroker;
+
+/// The log's disk use and the body cache's size; `None` when the log cannot be listed.
+pub(crate) fn storage_stats(broker: &EmbeddedBroker) -> Option<StorageStats> {
+    let (log_segments, log_bytes) = match &broker.inner.store {
+        Some(store) => match store.segments().disk_use() {
+            Ok(used) => used,
+            // Better no sample than a wrong one.
+            Err(e) => {
+                tracing::warn!(error = %e, "listing the log's segments failed");
+                return None;
+            }
+        },
+        None => (0, 0),
+    };
+    Some(StorageStats {
+        log_segments,
+        log_bytes,
+        cached_body_bytes: broker.cached_body_bytes() as u64,
+    })
+}
+
+/// A queue's counts and activity (rule M1).
+pub(crate) async fn queue_stats(
+    broker: &EmbeddedBroker,
+    name: &str,
+) -> Result<QueueStats, SqsError> {
+    let cell = broker.queue(name)?;
+    let inner = &broker.inner;
+    let now = inner.now();
+    let (counts, oldest) = {
+        let st = inner.lock_current(&cell, now)?;
+        (st.counts(), st.oldest_enqueued_at())
+    };
+    Ok(cell
+        .activity
+        .stats(counts, oldest.map_or(0, |t| now.saturating_sub(t))))
+}

@@ -1,0 +1,112 @@
+//! The store: the redb database, opening it, and checkpoints that make
+//! what the applier wrote durable.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
+
+use redb::{Database, Durability, ReadableDatabase};
+
+use super::error::StoreError;
+use super::heads::build_heads;
+use super::tables::{
+    APPLIED_LSN, DEDUP, FAILURES, MESSAGES, META, QUEUES, SEGMENTS, STATES, TASKS,
+};
+use crate::wal::Segments;
+
+/// The redb database.
+#[derive(Clone)]
+pub struct Store {
+    pub(super) db: Arc<Database>,
+    /// The log's segments, where most messages' data lies.
+    pub(super) segments: Arc<Segments>,
+    /// Whether opening had to rebuild redb's allocator state by reading
+    /// the whole file (a crash before any quick-repair commit).
+    pub(super) repaired: bool,
+}
+
+impl Store {
+    /// Opens or creates the database file; `cache_bytes` bounds redb's
+    /// page cache (redb's own default, 1 GiB, when `None`).
+    pub fn open(path: &Path, cache_bytes: Option<usize>) -> Result<Self, StoreError> {
+        let mut builder = Database::builder();
+        if let Some(bytes) = cache_bytes {
+            builder.set_cache_size(bytes);
+        }
+        let repairing = Arc::new(AtomicBool::new(false));
+        let seen = repairing.clone();
+        builder.set_repair_callback(move |_| {
+            if !seen.swap(true, Ordering::Relaxed) {
+                tracing::warn!("the store was not closed cleanly: rebuilding its allocator state");
+            }
+        });
+        let began = Instant::now();
+        let db = Arc::new(builder.create(path)?);
+        let dir = path.parent().unwrap_or(Path::new("."));
+        let segments = Arc::new(Segments::new(dir));
+        let repaired = repairing.load(Ordering::Relaxed);
+        if repaired {
+            tracing::warn!(
+                elapsed_ms = began.elapsed().as_millis() as u64,
+                "store repaired"
+            );
+        }
+        let mut txn = db.begin_write()?;
+        // Like every durable commit here (see `checkpoint`): a commit
+        // without it would drop the allocator state the last one saved.
+        txn.set_quick_repair(true);
+        {
+            txn.open_table(QUEUES)?;
+            txn.open_table(MESSAGES)?;
+            txn.open_table(STATES)?;
+            txn.open_table(META)?;
+            txn.open_table(DEDUP)?;
+            txn.open_table(TASKS)?;
+            txn.open_table(FAILURES)?;
+            txn.open_table(SEGMENTS)?;
+        }
+        build_heads(&txn, &segments)?;
+        txn.commit()?;
+        Ok(Self {
+            db,
+            segments,
+            repaired,
+        })
+    }
+
+    /// The log's segments, shared with the log writer, which closes one
+    /// before it deletes it.
+    pub fn segments(&self) -> &Arc<Segments> {
+        &self.segments
+    }
+
+    /// Whether opening had to walk the whole file to repair it: a crash
+    /// normally does not need that (see [`Store::checkpoint`]).
+    pub fn repaired_on_open(&self) -> bool {
+        self.repaired
+    }
+
+    /// The last log record the store holds (0 before the first).
+    pub fn applied_lsn(&self) -> Result<u64, StoreError> {
+        let txn = self.db.begin_read()?;
+        let meta = txn.open_table(META)?;
+        Ok(meta.get(APPLIED_LSN)?.map(|v| v.value()).unwrap_or(0))
+    }
+
+    /// Makes every change applied so far durable: one redb commit with
+    /// immediate durability, which writes out what the commits without
+    /// durability left in memory.
+    ///
+    /// With quick repair the commit also saves redb's allocator state (and
+    /// commits in two phases), so that opening after a crash need not walk
+    /// every page of the file to rebuild it: that walk took seconds with a
+    /// million messages stored, and grows with the store.
+    pub fn checkpoint(&self) -> Result<(), StoreError> {
+        let mut txn = self.db.begin_write()?;
+        txn.set_durability(Durability::Immediate)?;
+        txn.set_quick_repair(true);
+        txn.commit()?;
+        Ok(())
+    }
+}

@@ -1,0 +1,49 @@
+//! The store's errors.
+
+use crate::codec::CorruptRecord;
+
+/// Errors of the durable store.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// redb failed.
+    #[error("storage: {0}")]
+    Redb(String),
+    /// A record did not decode.
+    #[error(transparent)]
+    Corrupt(#[from] CorruptRecord),
+    /// A queue record did not decode.
+    #[error("corrupt queue record: {0}")]
+    QueueRecord(#[from] serde_json::Error),
+    /// The write-ahead log failed, or could not be read back.
+    #[error("write-ahead log: {0}")]
+    Log(String),
+    /// An earlier write failed; the engine accepts no more writes.
+    #[error("an earlier write to storage failed; restart the server")]
+    Failed,
+}
+
+/// The store's own file errors are those of the log's segments.
+impl From<std::io::Error> for StoreError {
+    fn from(e: std::io::Error) -> Self {
+        StoreError::Log(e.to_string())
+    }
+}
+
+macro_rules! redb_err {
+    ($($t:ty),*) => {$(
+        impl From<$t> for StoreError {
+            fn from(e: $t) -> Self {
+                StoreError::Redb(e.to_string())
+            }
+        }
+    )*};
+}
+redb_err!(
+    redb::Error,
+    redb::DatabaseError,
+    redb::TransactionError,
+    redb::TableError,
+    redb::StorageError,
+    redb::CommitError,
+    redb::SetDurabilityError
+);

@@ -1,0 +1,90 @@
+//! ChangeMessageVisibility (and its batch): which receipt handles may
+//! change a message's visibility (rules V5, V20), and the change.
+
+use sluice_broker::VisibilityChange;
+use sluice_core::receipt::ReceiptHandle;
+use sluice_core::{ErrorCode, SqsError};
+
+use crate::engine::EmbeddedBroker;
+use crate::engine::deleted_error;
+use crate::queue_state::{Phase, QueueState};
+
+/// ChangeMessageVisibility and its batch.
+pub(crate) async fn change_visibility(
+    broker: &EmbeddedBroker,
+    name: &str,
+    changes_requested: Vec<VisibilityChange>,
+) -> Result<Vec<Result<(), SqsError>>, SqsError> {
+    let cell = broker.queue(name)?;
+    let inner = &broker.inner;
+    let now = inner.now();
+    let mut woke = false;
+    let (results, ticket) = {
+        let mut st = cell.state.lock();
+        if st.deleted {
+            return Err(deleted_error());
+        }
+        let mut changes = Vec::new();
+        inner.tick(&cell, &mut st, now, &mut changes);
+        let standard = !st.meta.config.fifo;
+        let results = changes_requested
+            .iter()
+            .map(|c| {
+                let seq = in_flight_seq(&st, cell.id, &c.receipt_handle, standard)?;
+                let visible_at = now + u64::from(c.visibility_timeout) * 1000;
+                st.set_visibility(seq, visible_at, now);
+                woke |= c.visibility_timeout == 0;
+                if let Some(state) = st.message_state(seq) {
+                    inner.put_state(cell.id, seq, &state, &mut changes);
+                }
+                Ok(())
+            })
+            .collect::<Vec<_>>();
+        (results, inner.journal.submit(changes))
+    };
+    ticket.wait().await?;
+    if woke {
+        cell.arrivals.notify_waiters();
+    }
+    Ok(results)
+}
+
+/// The sequence of the message `handle` holds in flight, with the errors
+/// ChangeMessageVisibility gives (rule V5). `standard`: the rules of a
+/// standard queue's ChangeMessageVisibility (rule V20), where any handle of
+/// a message in flight counts, and so does the latest handle once its
+/// visibility ended.
+pub(crate) fn in_flight_seq(
+    st: &QueueState,
+    queue_id: u64,
+    handle: &str,
+    standard: bool,
+) -> Result<u64, SqsError> {
+    let rh = ReceiptHandle::decode(handle)
+        .filter(|rh| rh.queue_id == queue_id && rh.receive > 0)
+        .ok_or_else(|| SqsError::bad_receipt(handle))?;
+    let Some(entry) = st.get(rh.seq) else {
+        return Err(SqsError::invalid_value(
+            "ReceiptHandle",
+            handle,
+            "Message does not exist or is not available for visibility timeout change.",
+        ));
+    };
+    if rh.receive > entry.receive_count {
+        return Err(SqsError::bad_receipt(handle));
+    }
+    let in_flight = entry.phase == Phase::InFlight;
+    let latest = rh.receive == entry.receive_count;
+    let allowed = if standard {
+        in_flight || latest
+    } else {
+        in_flight && latest
+    };
+    if !allowed {
+        return Err(SqsError::new(
+            ErrorCode::MessageNotInflight,
+            "Message not inflight.",
+        ));
+    }
+    Ok(rh.seq)
+}

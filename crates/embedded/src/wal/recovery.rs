@@ -1,0 +1,106 @@
+//! Start-up: finding the segments and reading back the records after
+//! the last one the store holds.
+
+use std::fs::{File, OpenOptions};
+use std::io::Read;
+use std::path::Path;
+
+use super::error::LogError;
+use super::files::{LEGACY_LOG_FILE, LOG_DIR, list_segments, remove_unready, segment_path};
+use super::record::{MAGIC, Recovered, read_records};
+
+/// What [`open`] found in the data directory.
+#[derive(Debug)]
+pub struct Found {
+    /// The records after the store's last, in order.
+    pub records: Vec<Recovered>,
+    /// Every segment on disk, oldest first.
+    pub segments: Vec<u64>,
+    /// Whether a legacy log file is present.
+    pub legacy: bool,
+    /// How many bytes of records the newest segment holds (0 without one):
+    /// how long to make the next segments ready.
+    pub newest_len: u64,
+}
+
+/// Reads the log in data directory `dir`: the records after `applied`,
+/// the last LSN the store holds durably, from the legacy file if any and
+/// the newest segment.
+pub fn open(dir: &Path, applied: u64) -> Result<Found, LogError> {
+    let log_dir = dir.join(LOG_DIR);
+    std::fs::create_dir_all(&log_dir)?;
+    let legacy_path = dir.join(LEGACY_LOG_FILE);
+    let legacy = legacy_path.exists();
+    let mut records = if legacy {
+        read_file(&legacy_path, applied, None)?
+    } else {
+        Vec::new()
+    };
+    let segments = list_segments(&log_dir)?;
+    let mut newest_len = 0;
+    if let Some(&newest) = segments.last() {
+        let after = records.last().map_or(applied, |r| r.lsn);
+        let path = segment_path(&log_dir, newest);
+        let (read, end) = read_segment(&path, after, newest)?;
+        records.extend(read);
+        newest_len = end;
+    }
+    remove_unready(&log_dir)?;
+    Ok(Found {
+        records,
+        segments,
+        legacy,
+        newest_len,
+    })
+}
+
+/// The records after `applied` in segment `id` at `path`, and where they
+/// end; zeros after them (made ready, not written yet when the process
+/// stopped) are cut off.
+pub(super) fn read_segment(
+    path: &Path,
+    applied: u64,
+    id: u64,
+) -> Result<(Vec<Recovered>, u64), LogError> {
+    let bytes = read_log_file(path)?;
+    if bytes.is_empty() {
+        return Ok((Vec::new(), 0));
+    }
+    let (records, end) = read_records(&bytes[MAGIC.len()..], applied, Some(id))?;
+    let tail = &bytes[end as usize..];
+    if !tail.is_empty() && tail.iter().all(|&b| b == 0) {
+        // Only zeros go: a torn record stays for whoever looks into it.
+        OpenOptions::new().write(true).open(path)?.set_len(end)?;
+    }
+    Ok((records, end))
+}
+
+/// The records after `applied` in the log file at `path`, which is
+/// `segment` (`None`: the legacy file).
+pub(super) fn read_file(
+    path: &Path,
+    applied: u64,
+    segment: Option<u64>,
+) -> Result<Vec<Recovered>, LogError> {
+    let bytes = read_log_file(path)?;
+    if bytes.is_empty() {
+        return Ok(Vec::new());
+    }
+    Ok(read_records(&bytes[MAGIC.len()..], applied, segment)?.0)
+}
+
+/// The bytes of the log file at `path`, magic included; empty for a file
+/// whose magic a crash cut short.
+pub(super) fn read_log_file(path: &Path) -> Result<Vec<u8>, LogError> {
+    let mut bytes = Vec::new();
+    File::open(path)?.read_to_end(&mut bytes)?;
+    if bytes.len() < MAGIC.len() && MAGIC.starts_with(&bytes) {
+        // Created by a run that died before its magic was synced, which
+        // came before any record could be acknowledged.
+        return Ok(Vec::new());
+    }
+    if !bytes.starts_with(MAGIC) {
+        return Err(LogError::NotALog(path.display().to_string()));
+    }
+    Ok(bytes)
+}

@@ -1,0 +1,203 @@
+//! The log writer's side: appending records to the newest segment,
+//! syncing them, moving to the next segment.
+
+use std::fs::{File, OpenOptions};
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+
+use super::files::{LOG_DIR, READY_SUFFIX, segment_path, sync_dir, unready_path};
+use super::preparer::{Preparer, START_READY, prepare};
+use super::record::{HEADER, MAGIC, START, seal};
+
+/// The newest segment, open for appending.
+pub struct Log {
+    dir: PathBuf,
+    segment: u64,
+    file: File,
+    /// Where the next record goes.
+    end: u64,
+    /// The file's length: past `end`, zeros made ready ahead.
+    len: u64,
+    /// What makes the next segments ready, if anything.
+    ahead: Option<Preparer>,
+}
+
+impl Log {
+    /// Creates segment `id` in data directory `dir` and opens it for
+    /// appending: call only once the store holds every earlier record
+    /// durably (a start reads only the newest segment).
+    pub fn create(dir: &Path, id: u64) -> io::Result<Self> {
+        let log_dir = dir.join(LOG_DIR);
+        std::fs::create_dir_all(&log_dir)?;
+        let path = segment_path(&log_dir, id);
+        let mut file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(&path)?;
+        file.write_all(MAGIC)?;
+        file.sync_all()?;
+        sync_dir(&path)?;
+        Ok(Self {
+            dir: dir.to_path_buf(),
+            segment: id,
+            file,
+            end: START,
+            len: START,
+            ahead: None,
+        })
+    }
+
+    /// Segment `id` of data directory `dir`, if it was made ready ahead
+    /// (see [`Preparer`]): renamed into the log and open for writing after
+    /// its magic. Same condition as [`Log::create`].
+    pub fn take_ready(dir: &Path, id: u64) -> io::Result<Option<Self>> {
+        let log_dir = dir.join(LOG_DIR);
+        let ready = unready_path(&log_dir, id, READY_SUFFIX);
+        let path = segment_path(&log_dir, id);
+        match std::fs::rename(&ready, &path) {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+            other => other?,
+        }
+        sync_dir(&path)?;
+        let mut file = OpenOptions::new().read(true).write(true).open(&path)?;
+        let len = file.metadata()?.len();
+        io::Seek::seek(&mut file, io::SeekFrom::Start(START))?;
+        Ok(Some(Self {
+            dir: dir.to_path_buf(),
+            segment: id,
+            file,
+            end: START,
+            len: len.max(START),
+            ahead: None,
+        }))
+    }
+
+    /// A log on `path` whose every write fails, as on a failing disk.
+    #[cfg(test)]
+    pub fn failing(dir: &Path) -> io::Result<Self> {
+        let path = dir.join("failing.wal");
+        std::fs::write(&path, MAGIC)?;
+        let file = OpenOptions::new().read(true).open(&path)?;
+        Ok(Self {
+            dir: dir.to_path_buf(),
+            segment: u64::MAX,
+            file,
+            end: START,
+            len: START,
+            ahead: None,
+        })
+    }
+
+    /// Deletes segment `id`, which must not be the one being written;
+    /// close it in [`Segments`] first.
+    pub fn remove(&self, id: u64) -> io::Result<()> {
+        debug_assert_ne!(id, self.segment);
+        match std::fs::remove_file(segment_path(&self.dir.join(LOG_DIR), id)) {
+            Err(e) if e.kind() != io::ErrorKind::NotFound => Err(e),
+            _ => Ok(()),
+        }
+    }
+
+    /// The segment being written.
+    pub fn segment(&self) -> u64 {
+        self.segment
+    }
+
+    /// Where the next record starts in the segment.
+    pub fn end(&self) -> u64 {
+        self.end
+    }
+
+    /// Clears `buf` and reserves room for a record's header; the caller
+    /// appends the payload after it.
+    pub fn start_record(buf: &mut Vec<u8>) {
+        buf.clear();
+        buf.resize(HEADER, 0);
+    }
+
+    /// Writes the record `lsn` whose payload follows the header room in
+    /// `buf` (see [`Log::start_record`]) at [`Log::end`], without syncing.
+    pub fn write(&mut self, lsn: u64, buf: &mut [u8]) -> io::Result<()> {
+        seal(lsn, buf)?;
+        // The cursor is at `end`: after a failed write nothing more is
+        // written (the engine stops).
+        self.file.write_all(buf)?;
+        self.end += buf.len() as u64;
+        self.len = self.len.max(self.end);
+        Ok(())
+    }
+
+    /// Makes every record written so far survive a crash (`fdatasync`).
+    pub fn sync(&mut self) -> io::Result<()> {
+        self.file.sync_data()
+    }
+
+    /// [`Log::write`] then [`Log::sync`].
+    #[cfg(test)]
+    pub fn append(&mut self, lsn: u64, buf: &mut [u8]) -> io::Result<()> {
+        self.write(lsn, buf)?;
+        self.sync()
+    }
+
+    /// Cuts the zeros after the last record off the segment: call once no
+    /// more records go to it, before anything reads its length.
+    pub fn finish(&mut self) -> io::Result<()> {
+        if self.len > self.end {
+            self.file.set_len(self.end)?;
+            self.len = self.end;
+        }
+        Ok(())
+    }
+
+    /// Starts the next segment, the one made ready ahead if there is one;
+    /// call only once the store holds every record written so far
+    /// durably.
+    pub fn next_segment(&mut self) -> io::Result<()> {
+        self.finish()?;
+        let (id, last) = (self.segment + 1, self.end);
+        let mut next = match Self::take_ready(&self.dir, id)? {
+            Some(ready) => ready,
+            None => Self::create(&self.dir, id)?,
+        };
+        next.ahead = self.ahead.take();
+        if let Some(ahead) = &next.ahead {
+            ahead.prepare(id + 1, last);
+        }
+        *self = next;
+        Ok(())
+    }
+
+    /// The first segment of a run, `id` in data directory `dir`: zero-filled
+    /// like the ones made ready ahead ([`START_READY`] bytes, a few
+    /// milliseconds' writing), with a [`Preparer`] for the ones after, the
+    /// first sized after a segment `last` bytes long. Same condition as
+    /// [`Log::create`].
+    pub fn start(dir: &Path, id: u64, last: u64) -> io::Result<Self> {
+        let log_dir = dir.join(LOG_DIR);
+        std::fs::create_dir_all(&log_dir)?;
+        let log = match prepare(&log_dir, id, START_READY, &AtomicBool::new(false)) {
+            Ok(()) => Self::take_ready(dir, id)?,
+            Err(e) => {
+                tracing::warn!(segment = id, error = %e, "could not make a log segment ready");
+                None
+            }
+        };
+        let log = match log {
+            Some(log) => log,
+            None => Self::create(dir, id)?,
+        };
+        Ok(log.ready_ahead(last))
+    }
+
+    /// Has a [`Preparer`] make each next segment ready ahead, the first
+    /// sized after a segment `last` bytes long.
+    pub fn ready_ahead(mut self, last: u64) -> Self {
+        let ahead = Preparer::spawn(&self.dir);
+        ahead.prepare(self.segment + 1, last);
+        self.ahead = Some(ahead);
+        self
+    }
+}
