@@ -68,28 +68,7 @@ state = {}
 
 
 # ---- W4 digests, computed independently ------------------------------------
-def md5_hex(data: bytes) -> str:
-    return hashlib.md5(data).hexdigest()
-
-
-def md5_of_attributes(attrs: dict) -> str:
-    out = bytearray()
-
-    def lp(b: bytes):
-        out.extend(struct.pack(">I", len(b)))
-        out.extend(b)
-
-    for name in sorted(attrs):
-        a = attrs[name]
-        lp(name.encode("utf-8"))
-        lp(a["DataType"].encode("utf-8"))
-        if a["DataType"].startswith("Binary"):
-            out.append(2)
-            lp(bytes(a["BinaryValue"]))
-        else:
-            out.append(1)
-            lp(a["StringValue"].encode("utf-8"))
-    return md5_hex(bytes(out))
+from sqs_digests import md5_hex, md5_of_attributes  # noqa: E402  (W4, computed independently)
 
 
 ATTRS = {

@@ -21,12 +21,10 @@ use aws_sdk_sqs::config::{BehaviorVersion, Credentials, Region};
 use aws_sigv4::http_request::{SignableBody, SignableRequest, SignatureLocation, SigningSettings};
 use aws_sigv4::sign::v4;
 use sluice_core::ManualClock;
-use sluice_embedded::EmbeddedBroker;
+use sluice_server::ServiceConfig;
 use sluice_server::auth::{Authenticator, Credential};
-use sluice_server::{Service, ServiceConfig};
-use tokio::sync::oneshot;
 
-use crate::common::{RawClient, RawResponse, code};
+use crate::common::{RawClient, RawResponse, TestServer, code};
 
 const KEY: &str = "AKIDSLUICEAUTH";
 const SECRET: &str = "sluice-auth-secret";
@@ -48,13 +46,12 @@ struct AuthServer {
     endpoint: String,
     addr: SocketAddr,
     clock: ManualClock,
-    stop: Option<oneshot::Sender<()>>,
+    _server: TestServer,
 }
 
 impl AuthServer {
     async fn start(offset_ms: i64) -> Self {
         let clock = ManualClock::new(real_now_ms().saturating_add_signed(offset_ms));
-        let broker = EmbeddedBroker::in_memory(Arc::new(clock.clone()));
         let auth = Authenticator::new(vec![
             Credential {
                 access_key_id: KEY.into(),
@@ -76,23 +73,12 @@ impl AuthServer {
             auth: Some(Arc::new(auth)),
             ..Default::default()
         };
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-            .await
-            .expect("bind");
-        let addr = listener.local_addr().expect("addr");
-        let service = Arc::new(Service::with_clock(broker, config, Arc::new(clock.clone())));
-        let (stop, stopped) = oneshot::channel::<()>();
-        tokio::spawn(async move {
-            let _ = sluice_server::serve(listener, service, async {
-                let _ = stopped.await;
-            })
-            .await;
-        });
+        let server = TestServer::start_with_clock(config, clock).await;
         Self {
-            endpoint: format!("http://{addr}"),
-            addr,
-            clock,
-            stop: Some(stop),
+            endpoint: server.endpoint.clone(),
+            addr: server.addr,
+            clock: server.clock.clone(),
+            _server: server,
         }
     }
 
@@ -102,14 +88,6 @@ impl AuthServer {
 
     fn raw(&self) -> RawClient {
         RawClient::at(&self.endpoint)
-    }
-}
-
-impl Drop for AuthServer {
-    fn drop(&mut self) {
-        if let Some(stop) = self.stop.take() {
-            let _ = stop.send(());
-        }
     }
 }
 

@@ -16,13 +16,11 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use aws_sdk_sqs::types::SendMessageBatchRequestEntry;
 use sluice_core::ManualClock;
-use sluice_embedded::EmbeddedBroker;
+use sluice_server::ServiceConfig;
 use sluice_server::auth::{Access, Authenticator, Credential};
-use sluice_server::{Service, ServiceConfig};
-use tokio::sync::oneshot;
 
 use crate::auth::{sdk_signing, status};
-use crate::common::code;
+use crate::common::{TestServer, code};
 
 const ADMIN: &str = "AKIDSLUICEADMIN";
 const READER: &str = "AKIDSLUICEREADER";
@@ -58,8 +56,7 @@ fn credential(
 /// A server with SigV4 on and these keys, on a clock at the real time
 /// (SDKs sign with it).
 struct Server {
-    endpoint: String,
-    stop: Option<oneshot::Sender<()>>,
+    server: TestServer,
 }
 
 impl Server {
@@ -68,41 +65,17 @@ impl Server {
             .duration_since(UNIX_EPOCH)
             .map(|d| d.as_millis() as u64)
             .unwrap_or(0);
-        let clock = ManualClock::new(now);
-        let broker = EmbeddedBroker::in_memory(Arc::new(clock.clone()));
         let auth = Authenticator::new(credentials).expect("credentials");
         let config = ServiceConfig {
             auth: Some(Arc::new(auth)),
             ..Default::default()
         };
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-            .await
-            .expect("bind");
-        let addr = listener.local_addr().expect("addr");
-        let service = Arc::new(Service::with_clock(broker, config, Arc::new(clock)));
-        let (stop, stopped) = oneshot::channel::<()>();
-        tokio::spawn(async move {
-            let _ = sluice_server::serve(listener, service, async {
-                let _ = stopped.await;
-            })
-            .await;
-        });
-        Self {
-            endpoint: format!("http://{addr}"),
-            stop: Some(stop),
-        }
+        let server = TestServer::start_with_clock(config, ManualClock::new(now)).await;
+        Self { server }
     }
 
     fn sdk(&self, key: &str) -> aws_sdk_sqs::Client {
-        sdk_signing(&self.endpoint, key, &secret(key), None)
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        if let Some(stop) = self.stop.take() {
-            let _ = stop.send(());
-        }
+        sdk_signing(&self.server.endpoint, key, &secret(key), None)
     }
 }
 

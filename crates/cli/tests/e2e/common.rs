@@ -50,6 +50,13 @@ impl TestServer {
         Self::with_broker_and_config(broker, clock, config).await
     }
 
+    /// An in-memory server with these settings on `clock` (e.g. one at the
+    /// real time, which SDKs sign with).
+    pub async fn start_with_clock(config: ServiceConfig, clock: ManualClock) -> Self {
+        let broker = EmbeddedBroker::in_memory(Arc::new(clock.clone()));
+        Self::with_broker_and_config(broker, clock, config).await
+    }
+
     async fn with_broker(broker: EmbeddedBroker, clock: ManualClock) -> Self {
         Self::with_broker_and_config(broker, clock, ServiceConfig::default()).await
     }

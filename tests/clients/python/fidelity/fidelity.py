@@ -29,10 +29,13 @@ import time
 import traceback
 import uuid
 
-import boto3
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+import boto3  # noqa: E402
 import botocore
 from botocore.config import Config
-from botocore.exceptions import ClientError
+from botocore.exceptions import ClientError  # noqa: E402
+from sqs_digests import md5_hex, md5_of_attributes  # noqa: E402,F401  (cases use them)
 
 ENDPOINT = os.environ.get("SLUICE_ENDPOINT")
 if not ENDPOINT:
@@ -153,29 +156,6 @@ def receive(url, client=None, **kwargs):
     return (client or sqs).receive_message(**params).get("Messages", [])
 
 
-def md5_hex(data: bytes) -> str:
-    return hashlib.md5(data).hexdigest()
-
-
-def md5_of_attributes(attrs: dict) -> str:
-    """MD5OfMessageAttributes as SQS computes it (rule W4)."""
-    out = bytearray()
-
-    def lp(b: bytes):
-        out.extend(struct.pack(">I", len(b)))
-        out.extend(b)
-
-    for name in sorted(attrs):
-        a = attrs[name]
-        lp(name.encode("utf-8"))
-        lp(a["DataType"].encode("utf-8"))
-        if a["DataType"].startswith("Binary"):
-            out.append(2)
-            lp(bytes(a["BinaryValue"]))
-        else:
-            out.append(1)
-            lp(a["StringValue"].encode("utf-8"))
-    return md5_hex(bytes(out))
 
 
 def eq(got, want, what="value"):
