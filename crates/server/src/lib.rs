@@ -18,8 +18,9 @@
 //!    queue URLs are written and read.
 //! 4. Components, each owning one job and its state: [`alarms`] (evaluation,
 //!    notification, storage), [`move_tasks`] (the task runner and its cancel
-//!    flags), [`metrics`] (reads the alarms), [`auth`] (SigV4). They do not
-//!    import the service or the actions.
+//!    flags), [`metrics`] (reads the alarms), [`consumers`] (push delivery
+//!    to HTTP handlers; counts into the metrics), [`auth`] (SigV4). They do
+//!    not import the service or the actions.
 //! 5. Leaves that import nothing of the crate's: `params` (range checks,
 //!    pagination), `signing_region`.
 
@@ -27,6 +28,7 @@ pub mod actions;
 pub mod alarms;
 pub mod auth;
 mod authorize;
+pub mod consumers;
 pub mod http;
 pub mod metrics;
 pub mod move_tasks;

@@ -50,10 +50,89 @@ struct AlarmLabels {
     state: String,
 }
 
-/// The server's request metrics.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ConsumerLabels {
+    consumer: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ConsumerFailureLabels {
+    consumer: String,
+    kind: String,
+}
+
+/// The server's request metrics, and the push consumers' counters.
 pub struct Metrics {
     requests: Family<RequestLabels, Counter>,
     latency: Family<LatencyLabels, Histogram>,
+    /// Counted by the push consumers, exported with the rest.
+    pub consumers: ConsumerMetrics,
+}
+
+/// Per push consumer: batches POSTed, messages in them, messages deleted,
+/// and whole-batch failures by kind. Clones count into the same families.
+#[derive(Clone, Debug, Default)]
+pub struct ConsumerMetrics {
+    deliveries: Family<ConsumerLabels, Counter>,
+    messages: Family<ConsumerLabels, Counter>,
+    deleted: Family<ConsumerLabels, Counter>,
+    failures: Family<ConsumerFailureLabels, Counter>,
+}
+
+impl ConsumerMetrics {
+    /// A batch of `messages` was POSTed to `consumer`'s handler.
+    pub fn delivered(&self, consumer: &str, messages: usize) {
+        let labels = ConsumerLabels {
+            consumer: consumer.to_string(),
+        };
+        self.deliveries.get_or_create(&labels).inc();
+        self.messages
+            .get_or_create(&labels)
+            .inc_by(u64::try_from(messages).unwrap_or(u64::MAX));
+    }
+
+    /// `messages` of `consumer`'s batches were deleted as handled.
+    pub fn deleted(&self, consumer: &str, messages: usize) {
+        self.deleted
+            .get_or_create(&ConsumerLabels {
+                consumer: consumer.to_string(),
+            })
+            .inc_by(u64::try_from(messages).unwrap_or(u64::MAX));
+    }
+
+    /// A batch of `consumer` failed: `kind` is `partial` (some items) or
+    /// why the whole batch failed.
+    pub fn failed(&self, consumer: &str, kind: &str) {
+        self.failures
+            .get_or_create(&ConsumerFailureLabels {
+                consumer: consumer.to_string(),
+                kind: kind.to_string(),
+            })
+            .inc();
+    }
+
+    fn register(&self, registry: &mut Registry) {
+        registry.register(
+            "sluice_consumer_deliveries",
+            "Batches POSTed to each push consumer's handler",
+            self.deliveries.clone(),
+        );
+        registry.register(
+            "sluice_consumer_messages",
+            "Messages in the batches POSTed to each push consumer's handler",
+            self.messages.clone(),
+        );
+        registry.register(
+            "sluice_consumer_deleted_messages",
+            "Messages each push consumer deleted as handled",
+            self.deleted.clone(),
+        );
+        registry.register(
+            "sluice_consumer_failures",
+            "Failed batches by kind: partial (some items), status, function_error, timeout, connection, bad_response (the whole batch)",
+            self.failures.clone(),
+        );
+    }
 }
 
 impl Default for Metrics {
@@ -64,6 +143,7 @@ impl Default for Metrics {
                 // 0.1 ms to ~3.3 s: the range between a cached reply and a long fsync.
                 Histogram::new(exponential_buckets(0.0001, 2.0, 16))
             }),
+            consumers: ConsumerMetrics::default(),
         }
     }
 }
@@ -102,6 +182,7 @@ impl Metrics {
             "Time to answer SQS requests, long polls included",
             self.latency.clone(),
         );
+        self.consumers.register(&mut registry);
         let mut stats = Vec::new();
         let mut sources: HashMap<String, i64> = HashMap::new();
         for name in broker.list_queues().await.unwrap_or_default() {

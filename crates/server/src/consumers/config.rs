@@ -1,0 +1,183 @@
+//! A consumer's settings, and the checks made before it starts.
+
+use std::time::Duration;
+
+use sluice_broker::QueueMeta;
+
+/// Most messages in one delivered batch in this slice (a receive's limit).
+pub const MAX_BATCH_SIZE: u32 = 10;
+
+/// One push consumer: where a queue's batches are POSTed, and how.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConsumerSpec {
+    /// Unique name, used in logs and counters.
+    pub name: String,
+    /// The queue read (its name on this server).
+    pub queue: String,
+    /// The handler's `http://` URL.
+    pub url: String,
+    /// Most messages per batch, 1–10.
+    pub batch_size: u32,
+    /// Batches in flight at once, at least 1.
+    pub max_concurrency: u32,
+    /// The handler's time limit; a longer delivery fails its batch.
+    pub timeout: Duration,
+    /// Read the answer's `batchItemFailures` (Lambda's
+    /// `ReportBatchItemFailures`); otherwise any 2xx deletes the batch.
+    pub report_batch_item_failures: bool,
+}
+
+/// Why a consumer is refused at start.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum ConsumerConfigError {
+    /// A field is out of its range.
+    #[error("consumer {name}: {message}")]
+    Invalid {
+        /// The consumer.
+        name: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// Two consumers share a name.
+    #[error("consumer {0} is declared twice")]
+    Duplicate(String),
+}
+
+impl ConsumerSpec {
+    /// Checks the settings alone (not the queue's).
+    pub fn validate(&self) -> Result<(), ConsumerConfigError> {
+        if self.name.is_empty() {
+            return Err(self.invalid("name must not be empty".into()));
+        }
+        if !(1..=MAX_BATCH_SIZE).contains(&self.batch_size) {
+            return Err(self.invalid(format!(
+                "batch_size must be 1 to {MAX_BATCH_SIZE}, got {}",
+                self.batch_size
+            )));
+        }
+        if self.max_concurrency == 0 {
+            return Err(self.invalid("max_concurrency must be at least 1".into()));
+        }
+        if self.timeout.is_zero() {
+            return Err(self.invalid("timeout_seconds must be at least 1".into()));
+        }
+        // https:// handlers need the webhook TLS settings: not in this slice.
+        if !self.url.starts_with("http://") || self.url.parse::<http::Uri>().is_err() {
+            return Err(self.invalid(format!("url must be an http:// URL, got {:?}", self.url)));
+        }
+        Ok(())
+    }
+
+    /// Checks the settings against the queue read: as Lambda requires, the
+    /// queue's visibility timeout must cover the handler's time limit, or a
+    /// message would be delivered again while its first delivery runs.
+    pub fn validate_against(&self, queue: &QueueMeta) -> Result<(), ConsumerConfigError> {
+        let visibility = u64::from(queue.config.visibility_timeout);
+        if self.timeout.as_secs() > visibility {
+            return Err(self.invalid(format!(
+                "timeout_seconds ({}) exceeds the visibility timeout of queue {} ({visibility} s); \
+                 raise the queue's VisibilityTimeout or lower the timeout",
+                self.timeout.as_secs(),
+                self.queue
+            )));
+        }
+        Ok(())
+    }
+
+    fn invalid(&self, message: String) -> ConsumerConfigError {
+        ConsumerConfigError::Invalid {
+            name: self.name.clone(),
+            message,
+        }
+    }
+}
+
+/// Checks every consumer alone, and that names are unique.
+pub fn validate_all(specs: &[ConsumerSpec]) -> Result<(), ConsumerConfigError> {
+    let mut seen = std::collections::BTreeSet::new();
+    for spec in specs {
+        spec.validate()?;
+        if !seen.insert(spec.name.as_str()) {
+            return Err(ConsumerConfigError::Duplicate(spec.name.clone()));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    pub(crate) fn spec() -> ConsumerSpec {
+        ConsumerSpec {
+            name: "w".into(),
+            queue: "q".into(),
+            url: "http://127.0.0.1:9000/invoke".into(),
+            batch_size: 10,
+            max_concurrency: 2,
+            timeout: Duration::from_secs(30),
+            report_batch_item_failures: true,
+        }
+    }
+
+    fn queue(visibility: u32) -> QueueMeta {
+        let mut meta = QueueMeta {
+            name: "q".into(),
+            config: Default::default(),
+            tags: Default::default(),
+            created_at: 0,
+            modified_at: 0,
+        };
+        meta.config.visibility_timeout = visibility;
+        meta
+    }
+
+    /// C4: a handler time limit longer than the visibility timeout is refused, by name.
+    #[test]
+    fn c4_timeout_over_visibility_is_refused() {
+        let s = spec();
+        assert_eq!(s.validate_against(&queue(30)), Ok(()));
+        let err = s.validate_against(&queue(29)).unwrap_err().to_string();
+        assert!(
+            err.contains("consumer w") && err.contains("visibility timeout of queue q (29 s)"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn ranges_and_names_are_checked() {
+        assert_eq!(spec().validate(), Ok(()));
+        for bad in [
+            ConsumerSpec {
+                batch_size: 0,
+                ..spec()
+            },
+            ConsumerSpec {
+                batch_size: 11,
+                ..spec()
+            },
+            ConsumerSpec {
+                max_concurrency: 0,
+                ..spec()
+            },
+            ConsumerSpec {
+                timeout: Duration::ZERO,
+                ..spec()
+            },
+            ConsumerSpec {
+                url: "https://x/".into(),
+                ..spec()
+            },
+            ConsumerSpec {
+                url: "http://".into(),
+                ..spec()
+            },
+        ] {
+            assert!(bad.validate().is_err(), "{bad:?}");
+        }
+        assert_eq!(
+            validate_all(&[spec(), spec()]),
+            Err(ConsumerConfigError::Duplicate("w".into()))
+        );
+    }
+}

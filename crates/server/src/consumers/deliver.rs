@@ -1,0 +1,191 @@
+//! One batch's delivery: the POST to the handler, the visibility kept up
+//! while it runs (rule C4), and its answer applied (rule C2).
+
+use std::collections::BTreeSet;
+use std::future::Future;
+use std::time::Duration;
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use hyper_util::client::legacy::Client;
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::rt::TokioExecutor;
+use sluice_broker::{Broker, ReceivedMessage, VisibilityChange};
+use sluice_core::error::error_chain;
+
+use super::config::ConsumerSpec;
+use super::event::{EventSource, build_event};
+use super::outcome::{FailureKind, Outcome, read_success};
+use crate::metrics::ConsumerMetrics;
+
+/// The client of all handlers (`http://` only in this slice).
+pub type HandlerClient = Client<HttpConnector, Full<Bytes>>;
+
+/// The header with which Lambda's Invoke reports a function's error.
+const FUNCTION_ERROR: &str = "x-amz-function-error";
+
+/// Shortest wait between two visibility extensions.
+const MIN_HEARTBEAT: Duration = Duration::from_millis(500);
+
+/// A new handler client.
+pub fn handler_client() -> HandlerClient {
+    Client::builder(TokioExecutor::new()).build(HttpConnector::new())
+}
+
+/// What a delivery needs besides its messages.
+pub struct Delivery<B> {
+    /// The engine.
+    pub broker: B,
+    /// The consumer.
+    pub spec: ConsumerSpec,
+    /// The queue's ARN and region, for the records.
+    pub source: EventSource,
+    /// The HTTP client.
+    pub client: HandlerClient,
+    /// Counters.
+    pub metrics: ConsumerMetrics,
+}
+
+impl<B: Broker> Delivery<B> {
+    /// POSTs `messages` (received with `visibility` seconds) and applies the
+    /// answer; returns what became of the batch.
+    pub async fn deliver(&self, messages: Vec<ReceivedMessage>, visibility: u32) -> Outcome {
+        let event = build_event(&self.source, &messages);
+        let body = Bytes::from(event.to_string());
+        let ids: BTreeSet<&str> = messages.iter().map(|m| m.message_id.as_str()).collect();
+        let handles: Vec<String> = messages.iter().map(|m| m.receipt_handle.clone()).collect();
+        self.metrics.delivered(&self.spec.name, messages.len());
+        let invoked = self.invoke(body, &ids);
+        let outcome = self.keeping_invisible(&handles, visibility, invoked).await;
+        let keep: BTreeSet<&str> = match &outcome {
+            Outcome::AllSucceeded => BTreeSet::new(),
+            Outcome::Partial(failed) => {
+                self.metrics.failed(&self.spec.name, "partial");
+                failed.iter().map(String::as_str).collect()
+            }
+            Outcome::Failed(kind) => {
+                self.metrics.failed(&self.spec.name, kind.as_str());
+                tracing::warn!(
+                    consumer = %self.spec.name,
+                    queue = %self.spec.queue,
+                    messages = messages.len(),
+                    failure = kind.as_str(),
+                    "batch failed: its messages come back after their visibility timeout"
+                );
+                return outcome;
+            }
+        };
+        let done: Vec<String> = messages
+            .iter()
+            .filter(|m| !keep.contains(m.message_id.as_str()))
+            .map(|m| m.receipt_handle.clone())
+            .collect();
+        self.delete(done).await;
+        outcome
+    }
+
+    /// The POST, bounded by the consumer's timeout, and the answer read.
+    async fn invoke(&self, body: Bytes, ids: &BTreeSet<&str>) -> Outcome {
+        let request = http::Request::post(self.spec.url.as_str())
+            .header(http::header::CONTENT_TYPE, "application/json")
+            .body(Full::new(body));
+        let Ok(request) = request else {
+            // The URL was checked at start; a request that cannot be built
+            // is counted as a connection failure.
+            return Outcome::Failed(FailureKind::Connection);
+        };
+        let call = async {
+            let response = self.client.request(request).await.map_err(|e| {
+                tracing::debug!(consumer = %self.spec.name, error = %error_chain(&e), "handler unreachable");
+                FailureKind::Connection
+            })?;
+            let status = response.status();
+            let function_error = response.headers().contains_key(FUNCTION_ERROR);
+            let body = response
+                .into_body()
+                .collect()
+                .await
+                .map_err(|_| FailureKind::Connection)?
+                .to_bytes();
+            Ok::<_, FailureKind>((status, function_error, body))
+        };
+        match tokio::time::timeout(self.spec.timeout, call).await {
+            Err(_) => Outcome::Failed(FailureKind::Timeout),
+            Ok(Err(kind)) => Outcome::Failed(kind),
+            Ok(Ok((_, true, _))) => Outcome::Failed(FailureKind::FunctionError),
+            Ok(Ok((status, false, _))) if !status.is_success() => {
+                Outcome::Failed(FailureKind::Status)
+            }
+            Ok(Ok((_, false, body))) => {
+                read_success(&body, ids, self.spec.report_batch_item_failures)
+            }
+        }
+    }
+
+    /// Runs `work`, and every half visibility timeout while it runs gives
+    /// the batch's messages a full visibility timeout again, so that a slow
+    /// handler's messages are not received a second time (rule C4).
+    async fn keeping_invisible<F: Future>(
+        &self,
+        handles: &[String],
+        visibility: u32,
+        work: F,
+    ) -> F::Output {
+        if visibility == 0 {
+            return work.await;
+        }
+        let every = (Duration::from_secs(u64::from(visibility)) / 2).max(MIN_HEARTBEAT);
+        let mut ticker = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
+        tokio::pin!(work);
+        loop {
+            tokio::select! {
+                out = &mut work => return out,
+                _ = ticker.tick() => self.extend(handles, visibility).await,
+            }
+        }
+    }
+
+    async fn extend(&self, handles: &[String], visibility: u32) {
+        let changes = handles
+            .iter()
+            .map(|h| VisibilityChange {
+                receipt_handle: h.clone(),
+                visibility_timeout: visibility,
+            })
+            .collect();
+        match self
+            .broker
+            .change_visibility(&self.spec.queue, changes)
+            .await
+        {
+            Ok(results) => {
+                let lost = results.iter().filter(|r| r.is_err()).count();
+                if lost > 0 {
+                    tracing::warn!(consumer = %self.spec.name, messages = lost, "cannot extend the visibility of messages in delivery");
+                }
+            }
+            Err(e) => {
+                tracing::warn!(consumer = %self.spec.name, error = %e, "cannot extend the visibility of a batch in delivery");
+            }
+        }
+    }
+
+    async fn delete(&self, handles: Vec<String>) {
+        if handles.is_empty() {
+            return;
+        }
+        let count = handles.len();
+        match self.broker.delete_messages(&self.spec.queue, handles).await {
+            Ok(results) => {
+                let failed = results.iter().filter(|r| r.is_err()).count();
+                self.metrics.deleted(&self.spec.name, count - failed);
+                if failed > 0 {
+                    tracing::warn!(consumer = %self.spec.name, messages = failed, "cannot delete handled messages");
+                }
+            }
+            Err(e) => {
+                tracing::warn!(consumer = %self.spec.name, error = %e, "cannot delete handled messages");
+            }
+        }
+    }
+}
