@@ -136,9 +136,12 @@ async fn poll<B: Broker>(delivery: Arc<Delivery<B>>) {
         };
         let received = async {
             let meta = delivery.broker.get_queue(&spec.queue).await?;
+            // Given explicitly: the delivery's extensions then use the very
+            // timeout its messages got, even if the queue's changes during
+            // the long poll.
             let options = ReceiveOptions {
                 max_messages: spec.batch_size,
-                visibility_timeout: None,
+                visibility_timeout: Some(meta.config.visibility_timeout),
                 wait: POLL_WAIT,
                 attempt_id: None,
             };
