@@ -51,6 +51,46 @@ pub struct FileConfig {
     /// Authentication: `[auth]` and its `[[auth.credentials]]`
     /// (docs/security.md).
     pub auth: Option<AuthDecl>,
+    /// Push consumers: `[[consumers]]` (docs/consumers.md).
+    #[serde(default)]
+    pub consumers: Vec<ConsumerDecl>,
+}
+
+/// One `[[consumers]]`: a queue whose batches are POSTed to an HTTP
+/// handler as Lambda's SQS event source mapping invokes a function.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ConsumerDecl {
+    /// Unique name.
+    pub name: String,
+    /// The queue read.
+    pub queue: String,
+    /// The handler's `http://` URL.
+    pub url: String,
+    /// Most messages per batch, 1–10 (default 10).
+    pub batch_size: Option<u32>,
+    /// Batches in flight at once (default 2).
+    pub max_concurrency: Option<u32>,
+    /// The handler's time limit, seconds (default 30); at most the queue's
+    /// visibility timeout.
+    pub timeout_seconds: Option<u64>,
+    /// Read `batchItemFailures` from the answer (default false).
+    pub report_batch_item_failures: Option<bool>,
+}
+
+impl ConsumerDecl {
+    /// The server's settings of this consumer, defaults filled in.
+    pub fn spec(&self) -> sluice_server::consumers::ConsumerSpec {
+        sluice_server::consumers::ConsumerSpec {
+            name: self.name.clone(),
+            queue: self.queue.clone(),
+            url: self.url.clone(),
+            batch_size: self.batch_size.unwrap_or(10),
+            max_concurrency: self.max_concurrency.unwrap_or(2),
+            timeout: std::time::Duration::from_secs(self.timeout_seconds.unwrap_or(30)),
+            report_batch_item_failures: self.report_batch_item_failures.unwrap_or(false),
+        }
+    }
 }
 
 /// Whether requests must be signed.
@@ -230,6 +270,29 @@ mod tests {
             }
         }
         assert!(alarms >= 2 && dlq >= 2, "{alarms} alarms, {dlq} dlq_alarms");
+    }
+
+    /// The consumer example of docs/consumers.md parses, with its values.
+    #[test]
+    fn documented_consumer_example_parses() {
+        let blocks = toml_blocks("docs/consumers.md");
+        let c: FileConfig = toml::from_str(&blocks[0]).unwrap();
+        let spec = c.consumers[0].spec();
+        assert_eq!(
+            (
+                spec.batch_size,
+                spec.max_concurrency,
+                spec.timeout.as_secs()
+            ),
+            (10, 2, 30)
+        );
+        assert!(spec.report_batch_item_failures);
+        assert!(
+            toml::from_str::<FileConfig>(
+                "[[consumers]]\nname = \"a\"\nqueue = \"q\"\nurl = \"u\"\nbatchsize = 2\n"
+            )
+            .is_err()
+        );
     }
 
     #[test]

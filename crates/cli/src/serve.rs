@@ -67,8 +67,9 @@ pub struct ServeArgs {
     deleted_queue_name_hold_secs: Option<u64>,
     /// TOML config file: account, region, base URL, queues to create,
     /// alarms, the `[dlq_alarms]` setting and the `webhook_ca_file` of
-    /// https:// webhooks (see docs/alarms.md), and authentication:
-    /// `[auth]` with `[[auth.credentials]]` (see docs/security.md).
+    /// https:// webhooks (see docs/alarms.md), authentication:
+    /// `[auth]` with `[[auth.credentials]]` (see docs/security.md), and
+    /// push consumers: `[[consumers]]` (see docs/consumers.md).
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
     /// Authentication: `sigv4` requires every request to be signed by one
@@ -258,6 +259,7 @@ async fn run_node<B: Broker>(
     declare_queues(&service, file).await?;
     declare_alarms(&service, file).await?;
     let _alarm_monitor = sluice_server::alarms::spawn_alarm_monitor(service.alarms.clone());
+    let _consumers = start_consumers(&service, file).await?;
 
     let listener = tokio::net::TcpListener::bind(bind)
         .await
@@ -270,6 +272,27 @@ async fn run_node<B: Broker>(
     sluice_server::serve(listener, service, shutdown).await?;
     tracing::info!("sluice stopped");
     Ok(())
+}
+
+/// Checks the config file's consumers against their queues (after the
+/// queues are declared) and starts them; a bad one stops the start.
+async fn start_consumers<B: Broker>(
+    service: &Service<B>,
+    file: &FileConfig,
+) -> anyhow::Result<sluice_server::consumers::Consumers> {
+    let specs: Vec<_> = file.consumers.iter().map(|c| c.spec()).collect();
+    sluice_server::consumers::check_consumers(&service.broker, &specs)
+        .await
+        .map_err(|e| anyhow::anyhow!("[[consumers]] in the config file: {e}"))?;
+    for spec in &specs {
+        tracing::info!(consumer = %spec.name, queue = %spec.queue, "push consumer started");
+    }
+    Ok(sluice_server::consumers::spawn_consumers(
+        &service.broker,
+        &service.config.account,
+        &service.metrics.consumers,
+        specs,
+    ))
 }
 
 /// Creates the queues of the config file, or brings existing ones to the
