@@ -57,6 +57,19 @@ impl TestServer {
         Self::with_broker_and_config(broker, clock, config).await
     }
 
+    /// An in-memory server whose engine reads the system clock, so that
+    /// visibility timeouts end in real time (push consumers' tests).
+    /// `clock` is then not read by the engine.
+    pub async fn start_real_time() -> Self {
+        let broker = EmbeddedBroker::in_memory(Arc::new(sluice_core::clock::SystemClock));
+        let service = Arc::new(Service::with_clock(
+            broker,
+            ServiceConfig::default(),
+            Arc::new(sluice_core::clock::SystemClock),
+        ));
+        Self::serving(service, ManualClock::default()).await
+    }
+
     async fn with_broker(broker: EmbeddedBroker, clock: ManualClock) -> Self {
         Self::with_broker_and_config(broker, clock, ServiceConfig::default()).await
     }
@@ -66,11 +79,15 @@ impl TestServer {
         clock: ManualClock,
         config: ServiceConfig,
     ) -> Self {
+        let service = Arc::new(Service::with_clock(broker, config, Arc::new(clock.clone())));
+        Self::serving(service, clock).await
+    }
+
+    async fn serving(service: Arc<Service<EmbeddedBroker>>, clock: ManualClock) -> Self {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
             .expect("bind");
         let addr = listener.local_addr().expect("addr");
-        let service = Arc::new(Service::with_clock(broker, config, Arc::new(clock.clone())));
         let (stop, stopped) = oneshot::channel::<()>();
         let served = service.clone();
         tokio::spawn(async move {

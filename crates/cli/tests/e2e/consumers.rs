@@ -1,0 +1,573 @@
+//! Push consumers (rules C1, C2, C4): an in-process sluice on the system
+//! clock delivers batches to a real HTTP handler running in the test.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use aws_sdk_sqs::primitives::Blob;
+use aws_sdk_sqs::types::{MessageAttributeValue, QueueAttributeName};
+use serde_json::Value;
+use sluice_server::consumers::{self, ConsumerSpec, Consumers};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+
+use crate::common::{TestServer, approximate, create_queue};
+
+/// The handler's answer to one POST.
+#[derive(Clone)]
+struct Reply {
+    status: u16,
+    function_error: bool,
+    body: String,
+    delay: Duration,
+}
+
+impl Reply {
+    fn ok(body: &str) -> Self {
+        Reply {
+            status: 200,
+            function_error: false,
+            body: body.to_string(),
+            delay: Duration::ZERO,
+        }
+    }
+}
+
+/// Decides the answer to the `n`-th event (0-based).
+type Behaviour = Arc<dyn Fn(&Value, usize) -> Reply + Send + Sync>;
+
+/// A tiny HTTP/1.1 handler: records every event and answers by `behaviour`.
+struct Handler {
+    url: String,
+    events: Arc<Mutex<Vec<Value>>>,
+    most_in_flight: Arc<AtomicUsize>,
+}
+
+impl Handler {
+    async fn start(behaviour: Behaviour) -> Self {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!(
+            "http://{}/2015-03-31/functions/function/invocations",
+            listener.local_addr().unwrap()
+        );
+        let events = Arc::new(Mutex::new(Vec::new()));
+        let in_flight = Arc::new(AtomicUsize::new(0));
+        let most_in_flight = Arc::new(AtomicUsize::new(0));
+        let (ev, now, most) = (events.clone(), in_flight, most_in_flight.clone());
+        tokio::spawn(async move {
+            while let Ok((stream, _)) = listener.accept().await {
+                let (ev, now, most, behaviour) =
+                    (ev.clone(), now.clone(), most.clone(), behaviour.clone());
+                tokio::spawn(async move {
+                    let Some(event) = read_request(&stream).await else {
+                        return;
+                    };
+                    let n = {
+                        let mut all = ev.lock().unwrap();
+                        all.push(event.clone());
+                        all.len() - 1
+                    };
+                    let current = now.fetch_add(1, Ordering::SeqCst) + 1;
+                    most.fetch_max(current, Ordering::SeqCst);
+                    let reply = behaviour(&event, n);
+                    tokio::time::sleep(reply.delay).await;
+                    now.fetch_sub(1, Ordering::SeqCst);
+                    write_reply(stream, &reply).await;
+                });
+            }
+        });
+        Handler {
+            url,
+            events,
+            most_in_flight,
+        }
+    }
+
+    fn events(&self) -> Vec<Value> {
+        self.events.lock().unwrap().clone()
+    }
+}
+
+/// Reads one request's JSON body (headers up to the blank line, then
+/// Content-Length bytes).
+async fn read_request(stream: &TcpStream) -> Option<Value> {
+    let mut buf = Vec::new();
+    let mut chunk = [0u8; 8192];
+    loop {
+        stream.readable().await.ok()?;
+        match stream.try_read(&mut chunk) {
+            Ok(0) => return None,
+            Ok(n) => buf.extend_from_slice(&chunk[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => continue,
+            Err(_) => return None,
+        }
+        let text = String::from_utf8_lossy(&buf);
+        if let Some(end) = text.find("\r\n\r\n") {
+            let length: usize = text[..end]
+                .lines()
+                .find_map(|l| {
+                    let (k, v) = l.split_once(':')?;
+                    k.eq_ignore_ascii_case("content-length")
+                        .then(|| v.trim().parse().ok())?
+                })
+                .unwrap_or(0);
+            if buf.len() >= end + 4 + length {
+                return serde_json::from_slice(&buf[end + 4..end + 4 + length]).ok();
+            }
+        }
+    }
+}
+
+async fn write_reply(mut stream: TcpStream, reply: &Reply) {
+    let extra = if reply.function_error {
+        "X-Amz-Function-Error: Unhandled\r\n"
+    } else {
+        ""
+    };
+    let text = format!(
+        "HTTP/1.1 {} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\n{extra}Connection: close\r\n\r\n{}",
+        reply.status,
+        reply.body.len(),
+        reply.body
+    );
+    let _ = stream.write_all(text.as_bytes()).await;
+    let _ = stream.shutdown().await;
+    let mut rest = Vec::new();
+    let _ = tokio::time::timeout(Duration::from_millis(100), stream.read_to_end(&mut rest)).await;
+}
+
+fn spec(name: &str, queue: &str, url: &str) -> ConsumerSpec {
+    ConsumerSpec {
+        name: name.into(),
+        queue: queue.into(),
+        url: url.into(),
+        batch_size: 10,
+        max_concurrency: 2,
+        timeout: Duration::from_secs(1),
+        report_batch_item_failures: true,
+    }
+}
+
+/// Checks and starts `specs` on `server`.
+async fn start(server: &TestServer, specs: Vec<ConsumerSpec>) -> Consumers {
+    let svc = &server.service;
+    consumers::check_consumers(&svc.broker, &specs)
+        .await
+        .unwrap();
+    consumers::spawn_consumers(
+        &svc.broker,
+        &svc.config.account,
+        &svc.metrics.consumers,
+        specs,
+    )
+}
+
+/// A queue with this visibility timeout (and maybe a redrive policy).
+async fn queue(server: &TestServer, name: &str, visibility: u32, redrive: Option<&str>) -> String {
+    let mut create = server.sdk().create_queue().queue_name(name).attributes(
+        QueueAttributeName::VisibilityTimeout,
+        visibility.to_string(),
+    );
+    if let Some(r) = redrive {
+        create = create.attributes(QueueAttributeName::RedrivePolicy, r);
+    }
+    create.send().await.unwrap().queue_url.unwrap()
+}
+
+async fn send(server: &TestServer, url: &str, body: &str) -> String {
+    server
+        .sdk()
+        .send_message()
+        .queue_url(url)
+        .message_body(body)
+        .send()
+        .await
+        .unwrap()
+        .message_id
+        .unwrap()
+}
+
+/// Waits up to `limit` for `done`, polling.
+async fn until(limit: Duration, mut done: impl AsyncFnMut() -> bool) -> bool {
+    let start = Instant::now();
+    while start.elapsed() < limit {
+        if done().await {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    false
+}
+
+/// Visible plus in-flight messages of a queue.
+async fn remaining(server: &TestServer, url: &str) -> usize {
+    let sqs = server.sdk();
+    approximate(&sqs, url, QueueAttributeName::ApproximateNumberOfMessages).await
+        + approximate(
+            &sqs,
+            url,
+            QueueAttributeName::ApproximateNumberOfMessagesNotVisible,
+        )
+        .await
+}
+
+fn bodies(event: &Value) -> Vec<String> {
+    let mut out: Vec<String> = event["Records"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["body"].as_str().unwrap().to_string())
+        .collect();
+    out.sort();
+    out
+}
+
+/// C1: the event has Lambda's fields and types (AWS's documented sample,
+/// "Example Amazon SQS message event", cited in consumers/event.rs), with
+/// the digests SendMessage answered; the handled message is deleted.
+#[tokio::test]
+async fn c1_event_has_lambdas_fields() {
+    let server = TestServer::start_real_time().await;
+    let url = queue(&server, "ev", 5, None).await;
+    let sent = server
+        .sdk()
+        .send_message()
+        .queue_url(&url)
+        .message_body("Test message.")
+        .message_attributes(
+            "myAttribute",
+            MessageAttributeValue::builder()
+                .data_type("String")
+                .string_value("myValue")
+                .build()
+                .unwrap(),
+        )
+        .message_attributes(
+            "raw",
+            MessageAttributeValue::builder()
+                .data_type("Binary")
+                .binary_value(Blob::new(vec![1, 2, 3]))
+                .build()
+                .unwrap(),
+        )
+        .send()
+        .await
+        .unwrap();
+    let handler = Handler::start(Arc::new(|_, _| Reply::ok(""))).await;
+    let _consumers = start(&server, vec![spec("ev-worker", "ev", &handler.url)]).await;
+    assert!(
+        until(Duration::from_secs(5), async || !handler
+            .events()
+            .is_empty())
+        .await
+    );
+    let event = &handler.events()[0];
+    let records = event["Records"].as_array().unwrap();
+    assert_eq!(records.len(), 1);
+    let r = &records[0];
+    assert_eq!(r["messageId"], sent.message_id().unwrap());
+    assert!(r["receiptHandle"].as_str().is_some_and(|h| !h.is_empty()));
+    assert_eq!(r["body"], "Test message.");
+    assert_eq!(r["md5OfBody"], "e4e68fb7bd0e697a0ae8f1bb342846b3");
+    assert_eq!(r["md5OfBody"], sent.md5_of_message_body().unwrap());
+    assert_eq!(
+        r["md5OfMessageAttributes"],
+        sent.md5_of_message_attributes().unwrap()
+    );
+    assert_eq!(r["eventSource"], "aws:sqs");
+    assert_eq!(r["eventSourceARN"], "arn:aws:sqs:us-east-1:000000000000:ev");
+    assert_eq!(r["awsRegion"], "us-east-1");
+    let attrs = r["attributes"].as_object().unwrap();
+    let names: Vec<&str> = attrs.keys().map(String::as_str).collect();
+    assert_eq!(names.len(), 4, "{names:?}");
+    assert_eq!(attrs["ApproximateReceiveCount"], "1");
+    assert_eq!(attrs["SenderId"], "000000000000");
+    for n in ["SentTimestamp", "ApproximateFirstReceiveTimestamp"] {
+        assert!(
+            attrs[n].as_str().unwrap().parse::<u64>().is_ok(),
+            "{n}: a string of ms"
+        );
+    }
+    assert_eq!(
+        r["messageAttributes"]["myAttribute"],
+        serde_json::json!({"stringValue": "myValue", "stringListValues": [], "binaryListValues": [], "dataType": "String"})
+    );
+    assert_eq!(r["messageAttributes"]["raw"]["binaryValue"], "AQID");
+    assert!(
+        until(Duration::from_secs(3), async || remaining(&server, &url)
+            .await
+            == 0)
+        .await,
+        "deleted"
+    );
+}
+
+/// C2: only the items named in batchItemFailures come back; the others are
+/// deleted.
+#[tokio::test]
+async fn c2_partial_failure_retries_only_the_failed_items() {
+    let server = TestServer::start_real_time().await;
+    let url = queue(&server, "part", 1, None).await;
+    for b in ["a", "b", "c"] {
+        send(&server, &url, b).await;
+    }
+    let handler = Handler::start(Arc::new(|event, n| {
+        if n > 0 {
+            return Reply::ok(r#"{"batchItemFailures":[]}"#);
+        }
+        let failed: Vec<&str> = event["Records"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|r| r["body"] == "b")
+            .map(|r| r["messageId"].as_str().unwrap())
+            .collect();
+        Reply::ok(&format!(
+            r#"{{"batchItemFailures":[{{"itemIdentifier":"{}"}}]}}"#,
+            failed[0]
+        ))
+    }))
+    .await;
+    let mut s = spec("part-worker", "part", &handler.url);
+    s.max_concurrency = 1;
+    let _consumers = start(&server, vec![s]).await;
+    assert!(until(Duration::from_secs(6), async || handler.events().len() >= 2).await);
+    let events = handler.events();
+    assert_eq!(bodies(&events[0]), ["a", "b", "c"], "one batch first");
+    assert_eq!(bodies(&events[1]), ["b"], "only the failed item again");
+    assert_eq!(
+        events[1]["Records"][0]["attributes"]["ApproximateReceiveCount"],
+        "2"
+    );
+    assert!(
+        until(Duration::from_secs(3), async || remaining(&server, &url)
+            .await
+            == 0)
+        .await
+    );
+    assert_eq!(handler.events().len(), 2);
+}
+
+/// C2: an itemIdentifier that is not in the batch, or the
+/// X-Amz-Function-Error header, fails the whole batch: nothing is deleted.
+#[tokio::test]
+async fn c2_unknown_item_or_function_error_fails_the_whole_batch() {
+    let server = TestServer::start_real_time().await;
+    let url = queue(&server, "whole", 1, None).await;
+    for b in ["a", "b"] {
+        send(&server, &url, b).await;
+    }
+    let handler = Handler::start(Arc::new(|_, n| match n {
+        0 => Reply::ok(r#"{"batchItemFailures":[{"itemIdentifier":"not-a-message-id"}]}"#),
+        1 => Reply {
+            function_error: true,
+            ..Reply::ok(r#"{"errorMessage":"boom"}"#)
+        },
+        _ => Reply::ok(""),
+    }))
+    .await;
+    let mut s = spec("whole-worker", "whole", &handler.url);
+    s.max_concurrency = 1;
+    let _consumers = start(&server, vec![s]).await;
+    assert!(until(Duration::from_secs(8), async || handler.events().len() >= 3).await);
+    let events = handler.events();
+    for (i, e) in events.iter().take(3).enumerate() {
+        assert_eq!(bodies(e), ["a", "b"], "delivery {i}: the whole batch");
+        assert_eq!(
+            e["Records"][0]["attributes"]["ApproximateReceiveCount"],
+            (i + 1).to_string()
+        );
+    }
+    assert!(
+        until(Duration::from_secs(3), async || remaining(&server, &url)
+            .await
+            == 0)
+        .await
+    );
+    let metrics = server
+        .service
+        .metrics
+        .render(&server.service.broker, &server.service.alarms)
+        .await;
+    for line in [
+        r#"sluice_consumer_failures_total{consumer="whole-worker",kind="bad_response"} 1"#,
+        r#"sluice_consumer_failures_total{consumer="whole-worker",kind="function_error"} 1"#,
+        r#"sluice_consumer_deliveries_total{consumer="whole-worker"} 3"#,
+        r#"sluice_consumer_deleted_messages_total{consumer="whole-worker"} 2"#,
+    ] {
+        assert!(metrics.contains(line), "{line} in\n{metrics}");
+    }
+}
+
+/// C2: a non-2xx fails the whole batch; a poison message is received
+/// maxReceiveCount times and then reaches the dead-letter queue (R-rules
+/// unchanged: the consumer is one more receiver).
+#[tokio::test]
+async fn c2_non_2xx_fails_the_batch_and_poison_reaches_the_dlq() {
+    let server = TestServer::start_real_time().await;
+    let dlq = create_queue(&server.sdk(), "poison-dlq").await;
+    let redrive = r#"{"deadLetterTargetArn":"arn:aws:sqs:us-east-1:000000000000:poison-dlq","maxReceiveCount":2}"#;
+    let url = queue(&server, "poison", 1, Some(redrive)).await;
+    let id = send(&server, &url, "poison").await;
+    let handler = Handler::start(Arc::new(|_, _| Reply {
+        status: 500,
+        ..Reply::ok("oops")
+    }))
+    .await;
+    let _consumers = start(&server, vec![spec("poison-worker", "poison", &handler.url)]).await;
+    assert!(
+        until(Duration::from_secs(8), async || remaining(&server, &dlq)
+            .await
+            == 1)
+        .await,
+        "dead-lettered"
+    );
+    let events = handler.events();
+    assert_eq!(events.len(), 2, "delivered maxReceiveCount times");
+    for (i, e) in events.iter().enumerate() {
+        assert_eq!(e["Records"][0]["messageId"], id.as_str());
+        assert_eq!(
+            e["Records"][0]["attributes"]["ApproximateReceiveCount"],
+            (i + 1).to_string()
+        );
+    }
+    assert_eq!(remaining(&server, &url).await, 0);
+    let metrics = server
+        .service
+        .metrics
+        .render(&server.service.broker, &server.service.alarms)
+        .await;
+    let line = r#"sluice_consumer_failures_total{consumer="poison-worker",kind="status"} 2"#;
+    assert!(metrics.contains(line), "{line} in\n{metrics}");
+}
+
+/// C4: a handler slower than the visibility timeout gets its batch once:
+/// the delivery keeps extending the messages' visibility while it runs.
+/// The queue's timeout is lowered to 1 s after the consumer's start check
+/// (which requires it to cover the handler's 4 s limit), and the handler
+/// takes 3 s; a second poller is free to receive the message if it shows.
+#[tokio::test]
+async fn c4_slow_handler_is_delivered_once() {
+    let server = TestServer::start_real_time().await;
+    let url = queue(&server, "slow", 4, None).await;
+    let handler = Handler::start(Arc::new(|_, _| Reply {
+        delay: Duration::from_secs(3),
+        ..Reply::ok("")
+    }))
+    .await;
+    let mut s = spec("slow-worker", "slow", &handler.url);
+    s.timeout = Duration::from_secs(4);
+    let svc = &server.service;
+    consumers::check_consumers(&svc.broker, std::slice::from_ref(&s))
+        .await
+        .unwrap();
+    server
+        .sdk()
+        .set_queue_attributes()
+        .queue_url(&url)
+        .attributes(QueueAttributeName::VisibilityTimeout, "1")
+        .send()
+        .await
+        .unwrap();
+    let _consumers = consumers::spawn_consumers(
+        &svc.broker,
+        &svc.config.account,
+        &svc.metrics.consumers,
+        vec![s],
+    );
+    send(&server, &url, "slow").await;
+    assert!(
+        until(Duration::from_secs(7), async || remaining(&server, &url)
+            .await
+            == 0
+            && !handler.events().is_empty())
+        .await
+    );
+    assert_eq!(handler.events().len(), 1, "delivered once");
+}
+
+/// A handler slower than `timeout_seconds` fails its batch (counted as a
+/// timeout); the start refuses a timeout above the queue's visibility
+/// timeout, naming both.
+#[tokio::test]
+async fn c4_timeouts_fail_and_long_limits_are_refused() {
+    let server = TestServer::start_real_time().await;
+    queue(&server, "short", 2, None).await;
+    let mut s = spec("too-long", "short", "http://127.0.0.1:9/");
+    s.timeout = Duration::from_secs(3);
+    let err = consumers::check_consumers(&server.service.broker, &[s])
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("too-long") && err.contains("visibility timeout of queue short (2 s)"),
+        "{err}"
+    );
+    let missing = spec("lost", "nope", "http://127.0.0.1:9/");
+    let err = consumers::check_consumers(&server.service.broker, &[missing])
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("lost") && err.contains("nope"), "{err}");
+
+    let url = queue(&server, "late", 2, None).await;
+    send(&server, &url, "late").await;
+    let handler = Handler::start(Arc::new(|_, _| Reply {
+        delay: Duration::from_secs(2),
+        ..Reply::ok("")
+    }))
+    .await;
+    let _consumers = start(&server, vec![spec("late-worker", "late", &handler.url)]).await;
+    let line = r#"sluice_consumer_failures_total{consumer="late-worker",kind="timeout"} 1"#;
+    assert!(
+        until(Duration::from_secs(4), async || {
+            server
+                .service
+                .metrics
+                .render(&server.service.broker, &server.service.alarms)
+                .await
+                .contains(line)
+        })
+        .await
+    );
+    assert_eq!(remaining(&server, &url).await, 1, "not deleted");
+}
+
+/// Batches hold at most `batch_size` messages and at most
+/// `max_concurrency` are in flight at once.
+#[tokio::test]
+async fn batch_size_and_concurrency_hold() {
+    let server = TestServer::start_real_time().await;
+    let url = queue(&server, "many", 10, None).await;
+    for i in 0..9 {
+        send(&server, &url, &format!("m{i}")).await;
+    }
+    let handler = Handler::start(Arc::new(|_, _| Reply {
+        delay: Duration::from_millis(300),
+        ..Reply::ok("")
+    }))
+    .await;
+    let mut s = spec("many-worker", "many", &handler.url);
+    s.batch_size = 2;
+    s.max_concurrency = 2;
+    let _consumers = start(&server, vec![s]).await;
+    assert!(
+        until(Duration::from_secs(6), async || remaining(&server, &url)
+            .await
+            == 0)
+        .await
+    );
+    let events = handler.events();
+    let mut all: Vec<String> = events.iter().flat_map(bodies).collect();
+    all.sort();
+    assert_eq!(all.len(), 9, "each message once: {all:?}");
+    all.dedup();
+    assert_eq!(all.len(), 9);
+    assert!(events.iter().all(|e| bodies(e).len() <= 2), "batch_size");
+    assert_eq!(
+        handler.most_in_flight.load(Ordering::SeqCst),
+        2,
+        "max_concurrency"
+    );
+}
