@@ -97,7 +97,8 @@ tags = {{ team = "payments" }}
     );
 }
 
-/// A config file with an unknown key or a bad queue is refused at start-up.
+/// A config file with an unknown key, a bad queue or a bad consumer is
+/// refused at start-up.
 #[test]
 fn bad_config_file_is_refused() {
     let dir = tempfile::tempdir().unwrap();
@@ -108,6 +109,16 @@ fn bad_config_file_is_refused() {
             "bad name",
         ),
         ("in_memory = true\naccount_id = \"12\"\n", "12 digits"),
+        // C4: a consumer whose handler may outlast the visibility timeout.
+        (
+            "in_memory = true\n[[queues]]\nname = \"orders\"\nattributes = { VisibilityTimeout = 10 }\n\
+             [[consumers]]\nname = \"w\"\nqueue = \"orders\"\nurl = \"http://127.0.0.1:9/\"\ntimeout_seconds = 30\n",
+            "consumer w: timeout_seconds (30) exceeds the visibility timeout of queue orders (10 s)",
+        ),
+        (
+            "in_memory = true\n[[consumers]]\nname = \"w\"\nqueue = \"missing\"\nurl = \"http://127.0.0.1:9/\"\n",
+            "consumer w: queue missing",
+        ),
     ] {
         let config = dir.path().join("bad.toml");
         std::fs::write(&config, text).unwrap();
