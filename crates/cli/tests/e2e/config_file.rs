@@ -119,6 +119,11 @@ fn bad_config_file_is_refused() {
             "in_memory = true\n[[consumers]]\nname = \"w\"\nqueue = \"missing\"\nurl = \"http://127.0.0.1:9/\"\n",
             "consumer w: queue missing",
         ),
+        (
+            "in_memory = true\n[[queues]]\nname = \"jobs.fifo\"\nattributes = { FifoQueue = true }\n\
+             [[consumers]]\nname = \"w\"\nqueue = \"jobs.fifo\"\nurl = \"http://127.0.0.1:9/\"\n",
+            "FIFO queues have no push consumers yet",
+        ),
     ] {
         let config = dir.path().join("bad.toml");
         std::fs::write(&config, text).unwrap();
