@@ -107,15 +107,14 @@ const MAX_TIMEOUT_SECS: u64 = 3600;
 /// defaults; config-file values are checked like the flags'.
 fn connection_limits(args: &ServeArgs, file: &FileConfig) -> anyhow::Result<ConnectionLimits> {
     let defaults = ConnectionLimits::default();
-    let secs = |flag: Option<u64>, key: Option<u64>, name: &str, default: Duration| {
-        match flag.or(key) {
+    let secs =
+        |flag: Option<u64>, key: Option<u64>, name: &str, default: Duration| match flag.or(key) {
             None => Ok(default),
             Some(s @ 1..=MAX_TIMEOUT_SECS) => Ok(Duration::from_secs(s)),
             Some(s) => Err(anyhow::anyhow!(
                 "{name} must be between 1 and {MAX_TIMEOUT_SECS}, not {s}"
             )),
-        }
-    };
+        };
     let max_connections = match args.max_connections.or(file.max_connections) {
         None => defaults.max_connections,
         Some(n @ 1..=1_000_000) => n as usize,

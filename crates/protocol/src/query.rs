@@ -47,8 +47,12 @@ pub const MAX_PARAMETERS: usize = 1000;
 /// The form parameters of a request: those of its URL's query string, then
 /// those of its form `body`. Refused with `MalformedQueryString` past
 /// [`MAX_PARAMETERS`], counted before any more are decoded.
-pub fn parameters(url_query: &[u8], body: Option<&[u8]>) -> Result<Vec<(String, String)>, SqsError> {
-    let pairs = form_urlencoded::parse(url_query).chain(body.into_iter().flat_map(form_urlencoded::parse));
+pub fn parameters(
+    url_query: &[u8],
+    body: Option<&[u8]>,
+) -> Result<Vec<(String, String)>, SqsError> {
+    let pairs =
+        form_urlencoded::parse(url_query).chain(body.into_iter().flat_map(form_urlencoded::parse));
     let mut params = Vec::new();
     for (name, value) in pairs {
         if params.len() == MAX_PARAMETERS {

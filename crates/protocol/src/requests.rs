@@ -8,8 +8,8 @@ use std::collections::BTreeMap;
 
 use std::marker::PhantomData;
 
-use serde::de::{DeserializeOwned, Deserializer, Error as _, IgnoredAny, SeqAccess, Visitor};
 use serde::Deserialize;
+use serde::de::{DeserializeOwned, Deserializer, Error as _, IgnoredAny, SeqAccess, Visitor};
 use sluice_core::limits::MAX_BATCH_ENTRIES;
 use sluice_core::{ErrorCode, SqsError};
 

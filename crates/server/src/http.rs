@@ -51,7 +51,9 @@ pub async fn serve_with<B: Broker>(
     limits: ConnectionLimits,
     shutdown: impl Future<Output = ()>,
 ) -> std::io::Result<()> {
-    let max = limits.max_connections.clamp(1, Semaphore::MAX_PERMITS.min(u32::MAX as usize));
+    let max = limits
+        .max_connections
+        .clamp(1, Semaphore::MAX_PERMITS.min(u32::MAX as usize));
     let slots = Arc::new(Semaphore::new(max));
     let (stop, stopping) = tokio::sync::watch::channel(());
     let mut limit_log = LimitLog::default();
@@ -249,8 +251,10 @@ async fn handle_in_span<B: Broker>(
         principal: None,
     };
     let is_post = parts.method == Method::POST;
-    let collected =
-        tokio::time::timeout(body_timeout, Limited::new(incoming, MAX_REQUEST_BODY).collect());
+    let collected = tokio::time::timeout(
+        body_timeout,
+        Limited::new(incoming, MAX_REQUEST_BODY).collect(),
+    );
     let body = match collected.await {
         Ok(Ok(b)) => b.to_bytes(),
         Ok(Err(_)) => {
@@ -261,7 +265,7 @@ async fn handle_in_span<B: Broker>(
         }
         Err(_) => {
             let e = SqsError::invalid_parameter(format!(
-                "The request body did not arrive within {} seconds.",
+                "The request body did not arrive within the body timeout ({} s).",
                 body_timeout.as_secs_f64()
             ));
             return closing(respond(protocol, Err(e), "", &request_id));
@@ -299,11 +303,11 @@ async fn handle_in_span<B: Broker>(
                     query::decode(&params)
                 })
                 .and_then(|request| {
-                if to_queue {
-                    query::check_queue_endpoint(&request.action)?;
-                }
-                Ok(request)
-            })
+                    if to_queue {
+                        query::check_queue_endpoint(&request.action)?;
+                    }
+                    Ok(request)
+                })
         }
     };
     match decoded {
@@ -418,10 +422,8 @@ fn respond(
 /// `resp`, with the connection closed after it: the rest of a body that
 /// was not read must not be taken for the next request.
 fn closing(mut resp: Response<Full<Bytes>>) -> Response<Full<Bytes>> {
-    resp.headers_mut().insert(
-        http::header::CONNECTION,
-        HeaderValue::from_static("close"),
-    );
+    resp.headers_mut()
+        .insert(http::header::CONNECTION, HeaderValue::from_static("close"));
     resp
 }
 

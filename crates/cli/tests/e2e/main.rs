@@ -17,6 +17,7 @@ mod config_file;
 mod crash;
 mod extensions;
 mod fidelity_messages;
+mod hostile_clients;
 mod logging;
 mod metrics;
 mod postgres_nodes;

@@ -263,7 +263,10 @@ mod tests {
         assert_eq!(a.expired(header, idle).await, Expiry::Headers);
         a.request_started();
         let long_poll = tokio::time::timeout(Duration::from_millis(600), a.expired(header, idle));
-        assert!(long_poll.await.is_err(), "a request in progress is not idle");
+        assert!(
+            long_poll.await.is_err(),
+            "a request in progress is not idle"
+        );
         a.request_ended();
         let started = Instant::now();
         assert_eq!(a.expired(header, idle).await, Expiry::Idle);
@@ -271,6 +274,9 @@ mod tests {
         let mut log = LimitLog::default();
         log.reached(5);
         log.reached(5);
-        assert_eq!(log.waited, 1, "the second wait within a minute is counted, not logged");
+        assert_eq!(
+            log.waited, 1,
+            "the second wait within a minute is counted, not logged"
+        );
     }
 }
