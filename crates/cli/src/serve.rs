@@ -533,4 +533,45 @@ mod tests {
         assert!(checkpoint_interval(Some(0), default).is_err());
         assert!(checkpoint_interval(Some(MAX_CHECKPOINT_MS + 1), default).is_err());
     }
+
+    #[derive(clap::Parser)]
+    struct Cli {
+        #[command(flatten)]
+        serve: ServeArgs,
+    }
+
+    fn limits(flags: &[&str], file: &str) -> anyhow::Result<ConnectionLimits> {
+        use clap::Parser;
+        let cli = Cli::try_parse_from(std::iter::once("serve").chain(flags.iter().copied()))?;
+        connection_limits(&cli.serve, &toml::from_str(file)?)
+    }
+
+    /// L9: the connection limits come from the flags, else the config
+    /// file, else the defaults; out-of-range values are refused.
+    #[test]
+    fn l9_connection_limits_are_configured() {
+        assert_eq!(limits(&[], "").unwrap(), ConnectionLimits::default());
+        let file = "header_timeout_secs = 5\nbody_timeout_secs = 6\nidle_timeout_secs = 7\nmax_connections = 8\n";
+        let from_file = limits(&[], file).unwrap();
+        assert_eq!(
+            from_file,
+            ConnectionLimits {
+                header_timeout: Duration::from_secs(5),
+                body_timeout: Duration::from_secs(6),
+                idle_timeout: Duration::from_secs(7),
+                max_connections: 8,
+            }
+        );
+        let flags = limits(
+            &["--idle-timeout-secs", "9", "--max-connections", "3"],
+            file,
+        )
+        .unwrap();
+        assert_eq!(flags.idle_timeout, Duration::from_secs(9));
+        assert_eq!(flags.max_connections, 3);
+        assert_eq!(flags.header_timeout, Duration::from_secs(5));
+        assert!(limits(&["--body-timeout-secs", "0"], "").is_err());
+        assert!(limits(&[], "idle_timeout_secs = 0").is_err());
+        assert!(limits(&[], "max_connections = 0").is_err());
+    }
 }

@@ -143,6 +143,33 @@ fn l9_missing_body_is_answered_and_closed() {
     assert_eq!(resp.header("connection"), Some("close"));
 }
 
+/// L9: an endless chunked body, one chunk every 200 ms, is answered with
+/// SQS's error after the body timeout, and the connection closes.
+#[test]
+fn l9_endless_chunked_body_is_answered_and_closed() {
+    let server = impatient_server();
+    let mut client = connect(&server);
+    client
+        .write_all(b"POST / HTTP/1.1\r\nHost: sluice\r\nContent-Type: application/x-www-form-urlencoded\r\nTransfer-Encoding: chunked\r\n\r\n")
+        .expect("write");
+    let mut writer = client.try_clone().expect("clone");
+    let trickle = std::thread::spawn(move || {
+        for _ in 0..50 {
+            if writer.write_all(b"2\r\na&\r\n").is_err() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    });
+    let (answer, took) = read_until_closed(&mut client);
+    assert!(took < Duration::from_secs(5), "{took:?}");
+    let resp = parse_response(&answer);
+    assert_eq!(resp.status, 400, "{}", resp.body);
+    assert_eq!(resp.xml("Code").as_deref(), Some("InvalidParameterValue"));
+    assert!(resp.xml("RequestId").is_some(), "{}", resp.body);
+    trickle.join().expect("trickle");
+}
+
 /// L9: a keep-alive connection idle after its answer is closed after the
 /// idle timeout, but a long poll longer than that timeout is answered.
 #[test]
