@@ -33,6 +33,14 @@ pub struct FileConfig {
     pub region: Option<String>,
     /// Seconds a deleted queue's name stays taken (SQS: 60; 0 frees it at once).
     pub deleted_queue_name_hold_secs: Option<u64>,
+    /// Seconds to send a request's headers (default 10).
+    pub header_timeout_secs: Option<u64>,
+    /// Seconds to send a request's body (default 30).
+    pub body_timeout_secs: Option<u64>,
+    /// Seconds a connection may wait between requests (default 60).
+    pub idle_timeout_secs: Option<u64>,
+    /// Most connections served at once (default 900).
+    pub max_connections: Option<u64>,
     /// Public base URL of queue URLs, e.g. `https://sqs.example.com`.
     pub base_url: Option<String>,
     /// Queues to create at start-up.

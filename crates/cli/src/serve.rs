@@ -18,7 +18,7 @@ use sluice_server::alarms::definition::{AlarmDefinition, AlarmSource};
 use sluice_server::alarms::tls::WebhookTls;
 use sluice_server::alarms::{AlarmSettings, DlqAlarmSettings};
 use sluice_server::service::RequestContext;
-use sluice_server::{Service, ServiceConfig};
+use sluice_server::{ConnectionLimits, Service, ServiceConfig};
 
 use crate::config::{self, AuthMode, FileConfig};
 
@@ -82,6 +82,66 @@ pub struct ServeArgs {
     /// refused otherwise.
     #[arg(long)]
     allow_anonymous: bool,
+    /// Seconds a client has to send a request's headers, from their first
+    /// byte (or from connecting) [default: 10].
+    #[arg(long, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..=MAX_TIMEOUT_SECS))]
+    header_timeout_secs: Option<u64>,
+    /// Seconds a client has to send a request's whole body; a slower body
+    /// is answered with an error and its connection closed [default: 30].
+    #[arg(long, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..=MAX_TIMEOUT_SECS))]
+    body_timeout_secs: Option<u64>,
+    /// Seconds a connection may wait between requests before it is closed
+    /// (a long poll is a request, not idle) [default: 60].
+    #[arg(long, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..=MAX_TIMEOUT_SECS))]
+    idle_timeout_secs: Option<u64>,
+    /// Most connections served at once; further clients wait in the listen
+    /// backlog until one closes. Keep it under the open-file limit
+    /// (`ulimit -n`) [default: 900].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    max_connections: Option<u64>,
+}
+
+/// Longest header, body or idle timeout accepted: an hour.
+const MAX_TIMEOUT_SECS: u64 = 3600;
+
+/// The connection limits of the flags, else of the config file, else the
+/// defaults; config-file values are checked like the flags'.
+fn connection_limits(args: &ServeArgs, file: &FileConfig) -> anyhow::Result<ConnectionLimits> {
+    let defaults = ConnectionLimits::default();
+    let secs =
+        |flag: Option<u64>, key: Option<u64>, name: &str, default: Duration| match flag.or(key) {
+            None => Ok(default),
+            Some(s @ 1..=MAX_TIMEOUT_SECS) => Ok(Duration::from_secs(s)),
+            Some(s) => Err(anyhow::anyhow!(
+                "{name} must be between 1 and {MAX_TIMEOUT_SECS}, not {s}"
+            )),
+        };
+    let max_connections = match args.max_connections.or(file.max_connections) {
+        None => defaults.max_connections,
+        Some(n @ 1..=1_000_000) => n as usize,
+        Some(n) => anyhow::bail!("max_connections must be between 1 and 1000000, not {n}"),
+    };
+    Ok(ConnectionLimits {
+        header_timeout: secs(
+            args.header_timeout_secs,
+            file.header_timeout_secs,
+            "header_timeout_secs",
+            defaults.header_timeout,
+        )?,
+        body_timeout: secs(
+            args.body_timeout_secs,
+            file.body_timeout_secs,
+            "body_timeout_secs",
+            defaults.body_timeout,
+        )?,
+        idle_timeout: secs(
+            args.idle_timeout_secs,
+            file.idle_timeout_secs,
+            "idle_timeout_secs",
+            defaults.idle_timeout,
+        )?,
+        max_connections,
+    })
 }
 
 /// Runs the server until Ctrl-C or SIGTERM.
@@ -102,6 +162,7 @@ async fn serve(args: ServeArgs, file: FileConfig) -> anyhow::Result<()> {
         .bind
         .or(file.bind)
         .unwrap_or_else(|| DEFAULT_BIND.parse().expect("default address parses"));
+    let limits = connection_limits(&args, &file)?;
     let in_memory = args.in_memory || file.in_memory.unwrap_or(false);
     let data_dir = args
         .data_dir
@@ -155,7 +216,7 @@ async fn serve(args: ServeArgs, file: FileConfig) -> anyhow::Result<()> {
         broker.set_deleted_name_hold(name_hold);
         let _sweeper = broker.start_sweeper();
         let _activity = broker.start_activity_sync();
-        return run_node(broker, config, &file, bind, "postgres").await;
+        return run_node(broker, config, &file, (bind, limits), "postgres").await;
     }
     let broker = if in_memory {
         tracing::warn!("in-memory mode: nothing is durable, everything is lost at exit");
@@ -198,7 +259,7 @@ async fn serve(args: ServeArgs, file: FileConfig) -> anyhow::Result<()> {
     } else {
         "durable"
     };
-    run_node(broker, config, &file, bind, storage).await
+    run_node(broker, config, &file, (bind, limits), storage).await
 }
 
 /// How long start-up keeps trying to reach PostgreSQL.
@@ -235,7 +296,7 @@ async fn run_node<B: Broker>(
     broker: B,
     config: ServiceConfig,
     file: &FileConfig,
-    bind: SocketAddr,
+    (bind, limits): (SocketAddr, ConnectionLimits),
     storage: &str,
 ) -> anyhow::Result<()> {
     // Alone on its storage, a task still active was interrupted by the last
@@ -261,15 +322,19 @@ async fn run_node<B: Broker>(
     let _alarm_monitor = sluice_server::alarms::spawn_alarm_monitor(service.alarms.clone());
     let _consumers = start_consumers(&service, file).await?;
 
-    let listener = tokio::net::TcpListener::bind(bind)
-        .await
-        .with_context(|| format!("cannot listen on {bind}"))?;
+    let listener =
+        sluice_server::http::listen(bind).with_context(|| format!("cannot listen on {bind}"))?;
     let local = listener.local_addr()?;
     // Printed on stdout so scripts and tests can find a port chosen with :0.
     let shutdown = shutdown_signal();
     println!("sluice listening on http://{local}");
-    tracing::info!(address = %local, storage, "sluice is ready");
-    sluice_server::serve(listener, service, shutdown).await?;
+    tracing::info!(
+        address = %local,
+        storage,
+        max_connections = limits.max_connections,
+        "sluice is ready"
+    );
+    sluice_server::serve_with(listener, service, limits, shutdown).await?;
     tracing::info!("sluice stopped");
     Ok(())
 }
@@ -490,5 +555,46 @@ mod tests {
         );
         assert!(checkpoint_interval(Some(0), default).is_err());
         assert!(checkpoint_interval(Some(MAX_CHECKPOINT_MS + 1), default).is_err());
+    }
+
+    #[derive(clap::Parser)]
+    struct Cli {
+        #[command(flatten)]
+        serve: ServeArgs,
+    }
+
+    fn limits(flags: &[&str], file: &str) -> anyhow::Result<ConnectionLimits> {
+        use clap::Parser;
+        let cli = Cli::try_parse_from(std::iter::once("serve").chain(flags.iter().copied()))?;
+        connection_limits(&cli.serve, &toml::from_str(file)?)
+    }
+
+    /// L9: the connection limits come from the flags, else the config
+    /// file, else the defaults; out-of-range values are refused.
+    #[test]
+    fn l9_connection_limits_are_configured() {
+        assert_eq!(limits(&[], "").unwrap(), ConnectionLimits::default());
+        let file = "header_timeout_secs = 5\nbody_timeout_secs = 6\nidle_timeout_secs = 7\nmax_connections = 8\n";
+        let from_file = limits(&[], file).unwrap();
+        assert_eq!(
+            from_file,
+            ConnectionLimits {
+                header_timeout: Duration::from_secs(5),
+                body_timeout: Duration::from_secs(6),
+                idle_timeout: Duration::from_secs(7),
+                max_connections: 8,
+            }
+        );
+        let flags = limits(
+            &["--idle-timeout-secs", "9", "--max-connections", "3"],
+            file,
+        )
+        .unwrap();
+        assert_eq!(flags.idle_timeout, Duration::from_secs(9));
+        assert_eq!(flags.max_connections, 3);
+        assert_eq!(flags.header_timeout, Duration::from_secs(5));
+        assert!(limits(&["--body-timeout-secs", "0"], "").is_err());
+        assert!(limits(&[], "idle_timeout_secs = 0").is_err());
+        assert!(limits(&[], "max_connections = 0").is_err());
     }
 }

@@ -16,25 +16,62 @@ use sluice_broker::Broker;
 use sluice_core::limits::MAX_REQUEST_BODY;
 use sluice_core::{ErrorCode, SqsError};
 use sluice_protocol::{Protocol, encode_error, encode_response, json, query};
-use tokio::net::TcpListener;
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tracing::Instrument;
 
 use crate::service::{RequestContext, Service};
+
+mod connection;
+
+use connection::{Activity, LimitLog, WatchedIo};
+pub use connection::{ConnectionLimits, LISTEN_BACKLOG, listen};
 
 /// How long a graceful shutdown waits for requests in progress (long polls
 /// included) before closing their connections.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(3);
 
-/// Serves `service` on `listener` until `shutdown` resolves, then stops
-/// accepting and lets requests in progress finish (bounded).
+/// Serves `service` on `listener` with the default [`ConnectionLimits`]
+/// until `shutdown` resolves.
 pub async fn serve<B: Broker>(
     listener: TcpListener,
     service: Arc<Service<B>>,
     shutdown: impl Future<Output = ()>,
 ) -> std::io::Result<()> {
-    let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+    serve_with(listener, service, ConnectionLimits::default(), shutdown).await
+}
+
+/// Serves `service` on `listener` until `shutdown` resolves, then stops
+/// accepting and lets requests in progress finish (bounded). At most
+/// `limits.max_connections` are served at once: the others wait in the
+/// listen backlog, not accepted.
+pub async fn serve_with<B: Broker>(
+    listener: TcpListener,
+    service: Arc<Service<B>>,
+    limits: ConnectionLimits,
+    shutdown: impl Future<Output = ()>,
+) -> std::io::Result<()> {
+    let max = limits
+        .max_connections
+        .clamp(1, Semaphore::MAX_PERMITS.min(u32::MAX as usize));
+    let slots = Arc::new(Semaphore::new(max));
+    let (stop, stopping) = tokio::sync::watch::channel(());
+    let mut limit_log = LimitLog::default();
     let mut shutdown = std::pin::pin!(shutdown);
     loop {
+        let slot = match slots.clone().try_acquire_owned() {
+            Ok(slot) => slot,
+            Err(_) => {
+                limit_log.reached(max);
+                tokio::select! {
+                    slot = slots.clone().acquire_owned() => match slot {
+                        Ok(slot) => slot,
+                        Err(_) => break,
+                    },
+                    () = &mut shutdown => break,
+                }
+            }
+        };
         let (stream, _peer) = tokio::select! {
             accepted = listener.accept() => match accepted {
                 Ok(conn) => conn,
@@ -48,30 +85,70 @@ pub async fn serve<B: Broker>(
             () = &mut shutdown => break,
         };
         let _ = stream.set_nodelay(true);
-        let svc = service.clone();
-        let conn = hyper::server::conn::http1::Builder::new()
-            .keep_alive(true)
-            .serve_connection(
-                TokioIo::new(stream),
-                service_fn(move |req| {
-                    let svc = svc.clone();
-                    async move { Ok::<_, Infallible>(handle(&svc, req).await) }
-                }),
-            );
-        let conn = graceful.watch(conn);
-        tokio::spawn(async move {
-            if let Err(e) = conn.await {
-                tracing::debug!(error = %e, "connection ended with an error");
-            }
-        });
+        tokio::spawn(serve_connection(
+            stream,
+            service.clone(),
+            limits,
+            stopping.clone(),
+            slot,
+        ));
     }
+    // Requests in progress finish (bounded); idle connections close now.
+    drop(stop);
+    let all = u32::try_from(max).unwrap_or(u32::MAX);
     tokio::select! {
-        () = graceful.shutdown() => {}
+        _ = slots.acquire_many(all) => {}
         () = tokio::time::sleep(SHUTDOWN_GRACE) => {
             tracing::info!("requests still in progress at shutdown were cut");
         }
     }
     Ok(())
+}
+
+/// Serves one connection until it ends, its headers or idleness outlast
+/// their limits (it is then closed), or the server stops.
+async fn serve_connection<B: Broker>(
+    stream: TcpStream,
+    service: Arc<Service<B>>,
+    limits: ConnectionLimits,
+    mut stopping: tokio::sync::watch::Receiver<()>,
+    _slot: OwnedSemaphorePermit,
+) {
+    let activity = Arc::new(Activity::new());
+    let watched = activity.clone();
+    let conn = hyper::server::conn::http1::Builder::new()
+        .keep_alive(true)
+        .serve_connection(
+            TokioIo::new(WatchedIo::new(stream, activity.clone())),
+            service_fn(move |req| {
+                let svc = service.clone();
+                let activity = watched.clone();
+                async move {
+                    activity.request_started();
+                    let resp = handle(&svc, req, limits.body_timeout).await;
+                    activity.request_ended();
+                    Ok::<_, Infallible>(resp)
+                }
+            }),
+        );
+    let mut conn = std::pin::pin!(conn);
+    tokio::select! {
+        ended = conn.as_mut() => {
+            if let Err(e) = ended {
+                tracing::debug!(error = %e, "connection ended with an error");
+            }
+            return;
+        }
+        expiry = activity.expired(limits.header_timeout, limits.idle_timeout) => {
+            // Dropping the connection closes it: no request is in progress.
+            tracing::debug!(?expiry, "connection closed by its time limit");
+            return;
+        }
+        _ = stopping.changed() => conn.as_mut().graceful_shutdown(),
+    }
+    if let Err(e) = conn.await {
+        tracing::debug!(error = %e, "connection ended with an error");
+    }
 }
 
 /// Handles one HTTP request, inside a `request` span (its id, then its
@@ -81,7 +158,14 @@ pub async fn serve<B: Broker>(
 /// about a tenth of an in-memory message's instructions, so at the default
 /// level it is skipped, and the few warnings and errors of the request path
 /// name the request id themselves.
-pub async fn handle<B: Broker>(svc: &Service<B>, req: Request<Incoming>) -> Response<Full<Bytes>> {
+///
+/// The body must arrive within `body_timeout`; a body that does not is
+/// answered with an error and its connection is closed.
+pub async fn handle<B: Broker>(
+    svc: &Service<B>,
+    req: Request<Incoming>,
+    body_timeout: Duration,
+) -> Response<Full<Bytes>> {
     let mut id = [0u8; uuid::fmt::Hyphenated::LENGTH];
     let request_id = uuid::Uuid::new_v4()
         .hyphenated()
@@ -93,13 +177,16 @@ pub async fn handle<B: Broker>(svc: &Service<B>, req: Request<Incoming>) -> Resp
         action = tracing::field::Empty,
         queue = tracing::field::Empty,
     );
-    handle_in_span(svc, req, request_id).instrument(span).await
+    handle_in_span(svc, req, request_id, body_timeout)
+        .instrument(span)
+        .await
 }
 
 async fn handle_in_span<B: Broker>(
     svc: &Service<B>,
     req: Request<Incoming>,
     request_id: String,
+    body_timeout: Duration,
 ) -> Response<Full<Bytes>> {
     if req.method() == Method::GET {
         match req.uri().path() {
@@ -164,13 +251,24 @@ async fn handle_in_span<B: Broker>(
         principal: None,
     };
     let is_post = parts.method == Method::POST;
-    let body = match Limited::new(incoming, MAX_REQUEST_BODY).collect().await {
-        Ok(b) => b.to_bytes(),
-        Err(_) => {
+    let collected = tokio::time::timeout(
+        body_timeout,
+        Limited::new(incoming, MAX_REQUEST_BODY).collect(),
+    );
+    let body = match collected.await {
+        Ok(Ok(b)) => b.to_bytes(),
+        Ok(Err(_)) => {
             let e = SqsError::invalid_parameter(format!(
                 "The request body is larger than {MAX_REQUEST_BODY} bytes or could not be read."
             ));
-            return respond(protocol, Err(e), "", &request_id);
+            return closing(respond(protocol, Err(e), "", &request_id));
+        }
+        Err(_) => {
+            let e = SqsError::invalid_parameter(format!(
+                "The request body did not arrive within the body timeout ({} s).",
+                body_timeout.as_secs_f64()
+            ));
+            return closing(respond(protocol, Err(e), "", &request_id));
         }
     };
     // Authentication, before anything reads the request: with it off
@@ -194,24 +292,22 @@ async fn handle_in_span<B: Broker>(
     let decoded = match protocol {
         Protocol::Json => json::decode(target.as_deref().unwrap_or(""), body.clone()),
         Protocol::Query | Protocol::QueryJson => {
-            let mut params: Vec<(String, String)> = form_urlencoded::parse(url_query.as_bytes())
-                .into_owned()
-                .collect();
-            if is_post {
-                params.extend(form_urlencoded::parse(&body).into_owned());
-            }
             // A Query request sent to a queue's URL names the queue by its
             // path, unless it names one itself.
             let to_queue = path.trim_matches('/').contains('/');
-            if to_queue && !params.iter().any(|(k, _)| k == "QueueUrl") {
-                params.push(("QueueUrl".into(), path.clone()));
-            }
-            query::decode(&params).and_then(|request| {
-                if to_queue {
-                    query::check_queue_endpoint(&request.action)?;
-                }
-                Ok(request)
-            })
+            query::parameters(url_query.as_bytes(), is_post.then_some(&body[..]))
+                .and_then(|mut params| {
+                    if to_queue && !params.iter().any(|(k, _)| k == "QueueUrl") {
+                        params.push(("QueueUrl".into(), path.clone()));
+                    }
+                    query::decode(&params)
+                })
+                .and_then(|request| {
+                    if to_queue {
+                        query::check_queue_endpoint(&request.action)?;
+                    }
+                    Ok(request)
+                })
         }
     };
     match decoded {
@@ -320,6 +416,14 @@ fn respond(
             h.insert(name, v);
         }
     }
+    resp
+}
+
+/// `resp`, with the connection closed after it: the rest of a body that
+/// was not read must not be taken for the next request.
+fn closing(mut resp: Response<Full<Bytes>>) -> Response<Full<Bytes>> {
+    resp.headers_mut()
+        .insert(http::header::CONNECTION, HeaderValue::from_static("close"));
     resp
 }
 

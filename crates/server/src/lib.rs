@@ -36,5 +36,5 @@ mod params;
 pub mod service;
 mod signing_region;
 
-pub use http::serve;
+pub use http::{ConnectionLimits, serve, serve_with};
 pub use service::{Service, ServiceConfig};

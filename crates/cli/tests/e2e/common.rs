@@ -299,7 +299,8 @@ impl RawClient {
     }
 }
 
-fn parse_response(raw: &[u8]) -> RawResponse {
+/// Parses one whole HTTP response.
+pub fn parse_response(raw: &[u8]) -> RawResponse {
     let split = raw
         .windows(4)
         .position(|w| w == b"\r\n\r\n")
@@ -373,6 +374,11 @@ impl SluiceProcess {
             .unwrap_or_else(|| panic!("unexpected first line: {line:?}"))
             .to_string();
         Self { child, endpoint }
+    }
+
+    /// The process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
     }
 
     /// Kills the process with SIGKILL (no chance to flush anything).

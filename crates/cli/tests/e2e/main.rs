@@ -18,6 +18,7 @@ mod consumers;
 mod crash;
 mod extensions;
 mod fidelity_messages;
+mod hostile_clients;
 mod logging;
 mod metrics;
 mod postgres_nodes;
