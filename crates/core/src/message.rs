@@ -185,7 +185,10 @@ pub fn is_valid_attribute_name(name: &str) -> bool {
 }
 
 /// SQS numbers: an optional sign, digits with an optional fraction, and an
-/// optional exponent; up to 38 significant digits.
+/// optional exponent; up to 38 significant digits once leading and trailing
+/// zeros are trimmed, and zero or a magnitude from 10^-128 to 10^126, the
+/// range the SQS developer guide gives (rule H4: `1e400` is refused, not
+/// stored as a number no consumer can read).
 fn is_sqs_number(s: &str) -> bool {
     let s = s.strip_prefix(['-', '+']).unwrap_or(s);
     let (mantissa, exponent) = match s.split_once(['e', 'E']) {
@@ -193,16 +196,43 @@ fn is_sqs_number(s: &str) -> bool {
         None => (s, None),
     };
     let (int, frac) = mantissa.split_once('.').unwrap_or((mantissa, ""));
-    let digits = int.len() + frac.len();
-    let mantissa_ok = digits > 0
-        && digits <= 38
+    let well_formed = !(int.is_empty() && frac.is_empty())
         && int.bytes().all(|b| b.is_ascii_digit())
         && frac.bytes().all(|b| b.is_ascii_digit());
-    let exponent_ok = exponent.is_none_or(|e| {
-        let e = e.strip_prefix(['-', '+']).unwrap_or(e);
-        !e.is_empty() && e.len() <= 3 && e.bytes().all(|b| b.is_ascii_digit())
-    });
-    mantissa_ok && exponent_ok
+    if !well_formed {
+        return false;
+    }
+    let exponent: i64 = match exponent {
+        None => 0,
+        Some(e) => {
+            let digits = e.strip_prefix(['-', '+']).unwrap_or(e);
+            if digits.is_empty() || digits.len() > 4 || !digits.bytes().all(|b| b.is_ascii_digit())
+            {
+                return false;
+            }
+            match e.parse() {
+                Ok(v) => v,
+                Err(_) => return false,
+            }
+        }
+    };
+    // The digits as one string with the decimal point after `int`.
+    let all: Vec<u8> = int.bytes().chain(frac.bytes()).collect();
+    let Some(first) = all.iter().position(|&b| b != b'0') else {
+        return true; // zero, however written
+    };
+    let last = all.iter().rposition(|&b| b != b'0').unwrap_or(first);
+    let significant = &all[first..=last];
+    if significant.len() > 38 {
+        return false;
+    }
+    // The value is d.ddd × 10^magnitude.
+    let magnitude = int.len() as i64 - 1 - first as i64 + exponent;
+    match magnitude {
+        -128..=125 => true,
+        126 => significant == b"1",
+        _ => false,
+    }
 }
 
 /// The size SQS counts against `MaximumMessageSize`: the body plus each
@@ -372,6 +402,47 @@ mod tests {
             })
             .collect();
         assert!(validate_message_attributes(&many).is_err());
+    }
+
+    /// H4: numbers within SQS's range and precision, counted after
+    /// trimming zeros; beyond ±10^126 or under 10^-128 they are refused.
+    #[test]
+    fn h4_number_range_and_precision() {
+        for ok in [
+            "0",
+            "-0.0",
+            "0e999",
+            "1e126",
+            "-1E+126",
+            "1e-128",
+            "9.99e125",
+            "000012.5000",
+            "12345678901234567890123456789012345678",
+            ".5",
+            "5.",
+            "+7",
+        ] {
+            assert!(is_sqs_number(ok), "{ok}");
+        }
+        for bad in [
+            "1e400",
+            "1.1e126",
+            "10e126",
+            "9e-129",
+            "1e-129",
+            "2e126",
+            "123456789012345678901234567890123456789",
+            "",
+            ".",
+            "e5",
+            "1e",
+            "1e+",
+            "--1",
+            "0x10",
+            "1e99999",
+        ] {
+            assert!(!is_sqs_number(bad), "{bad}");
+        }
     }
 
     #[test]

@@ -7,6 +7,7 @@
 //! flattened list, map and location name is exactly the one SDKs use.
 
 pub mod batch_result;
+pub mod form;
 pub mod json;
 pub mod json_writer;
 mod model;

@@ -38,33 +38,7 @@ pub fn check_queue_endpoint(action: &str) -> Result<(), SqsError> {
     Ok(())
 }
 
-/// Most parameters a Query request may carry. The largest real request (a
-/// SendMessageBatch of 10 entries with 10 attributes each) needs about 400;
-/// the bound keeps a 4 MB body of empty parameters from costing hundreds of
-/// MiB of pairs before it is refused.
-pub const MAX_PARAMETERS: usize = 1000;
-
-/// The form parameters of a request: those of its URL's query string, then
-/// those of its form `body`. Refused with `MalformedQueryString` past
-/// [`MAX_PARAMETERS`], counted before any more are decoded.
-pub fn parameters(
-    url_query: &[u8],
-    body: Option<&[u8]>,
-) -> Result<Vec<(String, String)>, SqsError> {
-    let pairs =
-        form_urlencoded::parse(url_query).chain(body.into_iter().flat_map(form_urlencoded::parse));
-    let mut params = Vec::new();
-    for (name, value) in pairs {
-        if params.len() == MAX_PARAMETERS {
-            return Err(SqsError::new(
-                ErrorCode::MalformedQueryString,
-                format!("The request has more than {MAX_PARAMETERS} parameters."),
-            ));
-        }
-        params.push((name.into_owned(), value.into_owned()));
-    }
-    Ok(params)
-}
+pub use crate::form::{MAX_PARAMETERS, parameters};
 
 /// Decodes form parameters (body and URL query already merged).
 pub fn decode(params: &[(String, String)]) -> Result<Request, SqsError> {
@@ -422,19 +396,6 @@ pub fn encode_error(error: &SqsError, request_id: &str) -> Encoded {
 mod tests {
     use super::*;
 
-    /// L8: past 1,000 parameters a Query request is refused before more
-    /// are decoded; the URL's and the body's parameters count together.
-    #[test]
-    fn l8_parameters_are_bounded() {
-        let body = "a=&".repeat(MAX_PARAMETERS - 1);
-        let params = parameters(b"Action=ListQueues", Some(body.as_bytes())).unwrap();
-        assert_eq!(params.len(), MAX_PARAMETERS);
-        assert_eq!(params[0], ("Action".into(), "ListQueues".into()));
-        let over = "=&".repeat(200_000);
-        let e = parameters(b"Action=ListQueues", Some(over.as_bytes())).unwrap_err();
-        assert_eq!(e.code, ErrorCode::MalformedQueryString);
-        assert_eq!(parameters(b"", None).unwrap(), vec![]);
-    }
     use serde_json::json;
 
     fn params(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
