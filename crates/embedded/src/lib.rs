@@ -51,6 +51,7 @@ mod delete;
 mod engine;
 mod fair;
 mod fifo;
+mod fuzzing;
 mod group_commit;
 mod groups;
 mod ids;
@@ -83,6 +84,9 @@ use sluice_broker::{
 use sluice_core::SqsError;
 
 pub use engine::{EmbeddedBroker, EmbeddedOptions, RecoveryStats};
+/// For the fuzz targets in `fuzz/` (feature `fuzzing`).
+#[cfg(feature = "fuzzing")]
+pub use fuzzing::decode_stored_bytes;
 pub use open::DATA_FILE;
 pub use store::StoreError;
 

@@ -48,5 +48,6 @@ pub use files::{LEGACY_LOG_FILE, segment_ids};
 pub use files::{LOG_DIR, newest_segment, remove_legacy};
 pub use reader::Segments;
 pub use record::BodyAt;
+pub(crate) use record::read_records;
 pub use recovery::open;
 pub use writer::Log;

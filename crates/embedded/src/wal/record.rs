@@ -51,7 +51,7 @@ pub struct Recovered {
 /// The records of `bytes` (a log without its magic) after `applied`; with
 /// `segment`, each with where its payload starts in that segment's file.
 /// Also returns the file offset where the last record read ends.
-pub(super) fn read_records(
+pub(crate) fn read_records(
     bytes: &[u8],
     applied: u64,
     segment: Option<u64>,
