@@ -1,0 +1,279 @@
+// The web console driven in headless Chromium (Debian's /usr/bin/chromium,
+// through playwright-core): queues and depths, a DLQ message found by its
+// failure reason, a dry run then a selective redrive back to its source, a
+// move task followed to completion, a purge refused until the queue's name
+// is typed; any JavaScript console error or page error fails the suite.
+// Screenshots of each page go to docs/console/ (SLUICE_CONSOLE_SCREENSHOTS).
+//
+//   SLUICE_ENDPOINT=http://127.0.0.1:PORT node --test console.mjs
+//
+// The server must be fresh (no other queues): the screenshots show it.
+
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, mkdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+
+const ENDPOINT = process.env.SLUICE_ENDPOINT;
+assert.ok(ENDPOINT, 'SLUICE_ENDPOINT must name a running sluice');
+const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
+const HERE = dirname(fileURLToPath(import.meta.url));
+const SHOTS = resolve(process.env.SLUICE_CONSOLE_SCREENSHOTS || join(HERE, '../../../docs/console'));
+
+/** A JSON 1.0 call; throws with the error's shape on failure. */
+async function api(target, body) {
+  const resp = await fetch(`${ENDPOINT}/`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-amz-json-1.0', 'x-amz-target': target },
+    body: JSON.stringify(body),
+  });
+  const data = await resp.json();
+  if (!resp.ok) throw new Error(`${target}: ${data.__type}: ${data.message}`);
+  return data;
+}
+const sqs = (action, body) => api(`AmazonSQS.${action}`, body);
+const sluice = (action, body) => api(`Sluice.${action}`, body);
+
+async function depths(url) {
+  const { Attributes: a } = await sqs('GetQueueAttributes', { QueueUrl: url, AttributeNames: ['All'] });
+  return {
+    visible: Number(a.ApproximateNumberOfMessages),
+    inFlight: Number(a.ApproximateNumberOfMessagesNotVisible),
+    delayed: Number(a.ApproximateNumberOfMessagesDelayed),
+  };
+}
+
+const REASONS = [
+  'invalid JSON in body',
+  'customer not found: c-4711',
+  'payment declined by the bank',
+  'timeout calling the inventory service',
+];
+
+let browser;
+let context;
+let page;
+let userDataDir;
+const jsErrors = [];
+const q = {};
+
+before(async () => {
+  // Seed: orders → orders-dlq (maxReceiveCount 3), payments on its own.
+  q.dlq = (await sqs('CreateQueue', { QueueName: 'orders-dlq' })).QueueUrl;
+  const dlqArn = (await sqs('GetQueueAttributes', { QueueUrl: q.dlq, AttributeNames: ['QueueArn'] })).Attributes.QueueArn;
+  q.orders = (
+    await sqs('CreateQueue', {
+      QueueName: 'orders',
+      Attributes: { RedrivePolicy: JSON.stringify({ deadLetterTargetArn: dlqArn, maxReceiveCount: 3 }) },
+      tags: { team: 'checkout', env: 'staging' },
+    })
+  ).QueueUrl;
+  q.payments = (await sqs('CreateQueue', { QueueName: 'payments' })).QueueUrl;
+
+  // Four orders fail for four different reasons: permanent nacks move
+  // them to the DLQ at once, each with its reason.
+  for (let i = 0; i < REASONS.length; i++) {
+    await sqs('SendMessage', {
+      QueueUrl: q.orders,
+      MessageBody: JSON.stringify({ order: `o-${1000 + i}`, customer: `c-${4710 + i}`, lines: [{ sku: 'tea', qty: i + 1 }] }),
+    });
+    const got = await sqs('ReceiveMessage', { QueueUrl: q.orders, MaxNumberOfMessages: 1 });
+    assert.equal(got.Messages.length, 1);
+    await sluice('NackMessage', {
+      QueueUrl: q.orders,
+      ReceiptHandle: got.Messages[0].ReceiptHandle,
+      Reason: REASONS[i],
+      Permanent: true,
+    });
+  }
+  // orders: 3 visible, 1 in flight; payments: 5 visible, 2 delayed.
+  for (let i = 0; i < 4; i++) await sqs('SendMessage', { QueueUrl: q.orders, MessageBody: `{"order":"o-${2000 + i}"}` });
+  const held = await sqs('ReceiveMessage', { QueueUrl: q.orders, MaxNumberOfMessages: 1, VisibilityTimeout: 600 });
+  assert.equal(held.Messages.length, 1);
+  for (let i = 0; i < 5; i++) await sqs('SendMessage', { QueueUrl: q.payments, MessageBody: `{"payment":${i}}` });
+  for (let i = 0; i < 2; i++) await sqs('SendMessage', { QueueUrl: q.payments, MessageBody: `{"later":${i}}`, DelaySeconds: 900 });
+  assert.deepEqual(await depths(q.orders), { visible: 3, inFlight: 1, delayed: 0 });
+  assert.deepEqual(await depths(q.dlq), { visible: 4, inFlight: 0, delayed: 0 });
+
+  mkdirSync(SHOTS, { recursive: true });
+  userDataDir = mkdtempSync(join(tmpdir(), 'sluice-console-chromium-'));
+  context = await chromium.launchPersistentContext(userDataDir, {
+    executablePath: CHROMIUM,
+    headless: true,
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
+    viewport: { width: 1280, height: 860 },
+    colorScheme: 'light',
+  });
+  browser = context.browser();
+  page = context.pages()[0] || (await context.newPage());
+  page.on('console', (msg) => {
+    if (msg.type() === 'error') jsErrors.push(`console: ${msg.text()}`);
+  });
+  page.on('pageerror', (err) => jsErrors.push(`page error: ${err.message}`));
+  // Nothing may be fetched from anywhere but the server itself.
+  page.on('request', (req) => {
+    if (!req.url().startsWith(ENDPOINT) && !req.url().startsWith('data:')) jsErrors.push(`foreign request: ${req.url()}`);
+  });
+});
+
+after(async () => {
+  if (context) await context.close();
+  if (browser) await browser.close().catch(() => {});
+  if (userDataDir) rmSync(userDataDir, { recursive: true, force: true });
+});
+
+const shot = (name) => page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
+const cell = (queue, col) => page.locator(`#queues tr[data-queue="${queue}"] [data-col="${col}"]`);
+
+test('queues are listed with their depths, the DLQ marked with its source', async () => {
+  await page.goto(`${ENDPOINT}/console`);
+  assert.equal(new URL(page.url()).pathname, '/console/', '/console redirects to /console/');
+  await page.locator('#queues[data-ready="true"]').waitFor();
+  assert.equal(await cell('orders', 'visible').textContent(), '3');
+  assert.equal(await cell('orders', 'inFlight').textContent(), '1');
+  assert.equal(await cell('orders-dlq', 'visible').textContent(), '4');
+  assert.equal(await cell('payments', 'visible').textContent(), '5');
+  assert.equal(await cell('payments', 'delayed').textContent(), '2');
+  assert.match(await cell('orders-dlq', 'role').textContent(), /DLQ of orders/);
+  assert.match(await cell('orders', 'role').textContent(), /orders-dlq/);
+  assert.notEqual(await cell('orders-dlq', 'oldest').textContent(), '—', 'oldest age read from /metrics');
+
+  // Sort by visible (largest first), then search.
+  await page.getByRole('button', { name: 'Visible' }).click();
+  assert.equal(await page.locator('#queues tbody tr').first().getAttribute('data-queue'), 'payments');
+  await page.getByLabel('Search').fill('dlq');
+  await page.waitForFunction(() => document.querySelectorAll('#queues tbody tr').length === 1);
+  assert.equal(await page.locator('#queues tbody tr').first().getAttribute('data-queue'), 'orders-dlq');
+  await page.getByLabel('Search').fill('');
+
+  // The refresh follows the server by itself, updating cells in place.
+  const row = await page.locator('#queues tr[data-queue="payments"]').elementHandle();
+  await sqs('SendMessage', { QueueUrl: q.payments, MessageBody: '{"payment":5}' });
+  await page.waitForFunction(() => document.querySelector('#queues tr[data-queue="payments"] [data-col="visible"]').textContent === '6', null, { timeout: 15000 });
+  assert.ok(await row.evaluate((r) => r.isConnected), 'the row was updated, not rebuilt');
+  await page.getByRole('button', { name: 'Queue' }).click();
+  await shot('queues');
+
+  await page.emulateMedia({ colorScheme: 'dark' });
+  await shot('queues-dark');
+  await page.setViewportSize({ width: 390, height: 760 });
+  await shot('queues-narrow');
+  await page.setViewportSize({ width: 1280, height: 860 });
+  await page.emulateMedia({ colorScheme: 'light' });
+});
+
+test("a queue's page shows attributes, redrive policy and tags, and sends a test message", async () => {
+  await page.locator('#queues tr[data-queue="orders"] th a').click();
+  await page.locator('#attributes').waitFor();
+  assert.match(await page.locator('#h-redrive + p').textContent(), /After 3 receives a message moves to orders-dlq/);
+  assert.match(await page.locator('#tags').textContent(), /team\s*checkout/);
+  await page.getByLabel('Body').fill('{"order":"o-console","test":true}');
+  await page.getByRole('button', { name: 'Send message' }).click();
+  await page.locator('#send .status.ok').waitFor();
+  assert.match(await page.locator('#send .status').textContent(), /Sent: message [0-9a-f-]{36}/);
+  await page.waitForFunction(() => document.querySelector('#depth-visible').textContent === '4', null, { timeout: 15000 });
+  await shot('queue');
+});
+
+test("a DLQ's message is found by its failure reason and shown with its provenance", async () => {
+  await page.goto(`${ENDPOINT}/console/#/queues/orders-dlq/messages`);
+  await page.locator('#messages[data-ready="true"]').waitFor();
+  assert.equal(await page.locator('#messages tbody tr').count(), 4);
+  await page.getByLabel('Failure reason contains').fill('customer not found');
+  await page.getByRole('button', { name: 'Search' }).click();
+  await page.waitForFunction(() => document.querySelectorAll('#messages tbody tr').length === 1);
+  const row = page.locator('#messages tbody tr').first();
+  assert.equal(await row.locator('[data-col="reason"]').textContent(), REASONS[1]);
+  await row.getByRole('button').click();
+  await page.locator('#detail').waitFor();
+  const provenance = await page.locator('#provenance').textContent();
+  assert.match(provenance, /Source queue\s*orders/);
+  assert.match(provenance, /Failure reason\s*customer not found: c-4711/);
+  assert.match(await page.locator('#detail-body').textContent(), /\n {2}"order": "o-1001",\n/, 'pretty-printed JSON');
+  await shot('messages');
+  // Nothing was received by looking.
+  assert.deepEqual(await depths(q.dlq), { visible: 4, inFlight: 0, delayed: 0 });
+});
+
+test('a dry run, then a selective redrive, brings the message back to its source', async () => {
+  const id = await page.locator('#messages tbody tr').first().getAttribute('data-message-id');
+  await page.getByLabel(`Select message ${id}`).check();
+  await page.getByRole('button', { name: 'Redrive selected (1)' }).click();
+  await page.locator('#redrive').waitFor();
+  assert.ok(await page.locator('#mode-selection').isChecked());
+  const confirm = page.locator('#confirm-redrive');
+  assert.ok(await confirm.isDisabled(), 'no redrive before a dry run');
+  await page.getByRole('button', { name: 'Dry run' }).click();
+  await page.locator('#would-move').waitFor();
+  assert.equal(await page.locator('#would-move').textContent(), 'Would move: 1');
+  assert.equal(await page.locator('#would-refuse').textContent(), 'Would not move: 0');
+  assert.deepEqual(await depths(q.dlq), { visible: 4, inFlight: 0, delayed: 0 }, 'a dry run moves nothing');
+  await shot('redrive');
+  assert.equal(await confirm.textContent(), 'Redrive 1 message');
+  await confirm.click();
+  await page.locator('#moved').waitFor();
+  assert.equal(await page.locator('#moved').textContent(), 'Moved: 1');
+
+  // Through the API: gone from the DLQ, back in orders as a replay.
+  const left = await sluice('PeekMessages', { QueueUrl: q.dlq, MaxResults: 10 });
+  assert.equal(left.Messages.length, 3);
+  assert.ok(!left.Messages.some((m) => m.MessageId === id));
+  assert.ok(!left.Messages.some((m) => m.FailureReason === REASONS[1]));
+  const back = await sluice('PeekMessages', { QueueUrl: q.orders, MaxResults: 10, BodyContains: '"o-1001"' });
+  assert.equal(back.Messages.length, 1);
+  assert.equal(back.Messages[0].MessageAttributes['sluice.replay-count'].StringValue, '1');
+});
+
+test('a move task is started and followed to completion', async () => {
+  await page.goto(`${ENDPOINT}/console/#/queues/orders-dlq/tasks`);
+  await page.locator('#tasks[data-ready="true"]').waitFor();
+  await page.getByLabel('Messages per second (1–500, optional)').fill('1');
+  await page.getByRole('button', { name: 'Start move task' }).click();
+  await page.locator('#tasks tbody tr[data-status="RUNNING"]').waitFor();
+  await shot('tasks-running');
+  await page.locator('#tasks tbody tr[data-status="COMPLETED"]').waitFor({ timeout: 30000 });
+  const row = page.locator('#tasks tbody tr').first();
+  assert.equal(await row.locator('[data-col="progress"] span').textContent(), '3 of 3');
+  assert.equal(await row.locator('progress').evaluate((p) => p.value === p.max), true);
+  await shot('tasks');
+  assert.deepEqual(await depths(q.dlq), { visible: 0, inFlight: 0, delayed: 0 });
+  const orders = await depths(q.orders);
+  assert.equal(orders.visible + orders.inFlight, 4 + 1 + 1 + 3, 'all back in orders');
+});
+
+test("a purge is refused until the queue's name is typed exactly", async () => {
+  await page.goto(`${ENDPOINT}/console/#/queues/payments`);
+  const button = page.locator('#purge-button');
+  await button.waitFor();
+  assert.ok(await button.isDisabled());
+  const confirm = page.getByLabel('Type payments to confirm').first();
+  await confirm.fill('payment');
+  assert.ok(await button.isDisabled(), 'a prefix is not the name');
+  await confirm.fill('Payments');
+  assert.ok(await button.isDisabled(), 'case matters');
+  await confirm.press('Enter');
+  assert.equal((await depths(q.payments)).visible, 6, 'Enter does not purge either');
+  await confirm.fill('payments');
+  assert.ok(await button.isEnabled());
+  await shot('queue-purge');
+  await button.click();
+  await page.locator('#purge .status.ok').waitFor();
+  assert.equal(await page.locator('#purge .status').textContent(), 'Purged payments.');
+  assert.deepEqual(await depths(q.payments), { visible: 0, inFlight: 0, delayed: 0 });
+});
+
+test('no JavaScript error and no foreign request in the whole run', () => {
+  assert.deepEqual(jsErrors, []);
+});
