@@ -11,15 +11,13 @@
 
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, mkdirSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { chromium } from 'playwright-core';
+import { launch } from './console-browser.mjs';
 
 const ENDPOINT = process.env.SLUICE_ENDPOINT;
 assert.ok(ENDPOINT, 'SLUICE_ENDPOINT must name a running sluice');
-const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
 const HERE = dirname(fileURLToPath(import.meta.url));
 const SHOTS = resolve(process.env.SLUICE_CONSOLE_SCREENSHOTS || join(HERE, '../../../docs/console'));
 
@@ -54,10 +52,7 @@ const REASONS = [
 ];
 
 let browser;
-let context;
 let page;
-let userDataDir;
-const jsErrors = [];
 const q = {};
 
 before(async () => {
@@ -99,39 +94,13 @@ before(async () => {
   assert.deepEqual(await depths(q.dlq), { visible: 4, inFlight: 0, delayed: 0 });
 
   mkdirSync(SHOTS, { recursive: true });
-  userDataDir = mkdtempSync(join(tmpdir(), 'sluice-console-chromium-'));
-  context = await chromium.launchPersistentContext(userDataDir, {
-    executablePath: CHROMIUM,
-    headless: true,
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-    viewport: { width: 1280, height: 860 },
-    colorScheme: 'light',
-  });
-  browser = context.browser();
-  page = context.pages()[0] || (await context.newPage());
-  page.on('console', (msg) => {
-    if (msg.type() === 'error') jsErrors.push(`console: ${msg.text()}`);
-  });
-  page.on('pageerror', (err) => jsErrors.push(`page error: ${err.message}`));
-  // Nothing may be fetched from anywhere but the server itself.
-  page.on('request', (req) => {
-    if (!req.url().startsWith(ENDPOINT) && !req.url().startsWith('data:')) jsErrors.push(`foreign request: ${req.url()}`);
-  });
+  browser = await launch(ENDPOINT);
+  page = browser.page;
+});
 });
 
 after(async () => {
-  if (context) await context.close();
-  if (browser) await browser.close().catch(() => {});
-  if (userDataDir) rmSync(userDataDir, { recursive: true, force: true });
+  if (browser) await browser.close();
 });
 
 const shot = (name) => page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
@@ -274,6 +243,26 @@ test("a purge is refused until the queue's name is typed exactly", async () => {
   assert.deepEqual(await depths(q.payments), { visible: 0, inFlight: 0, delayed: 0 });
 });
 
+test('a running move task is cancelled from its row', async () => {
+  // Messages sent straight to the DLQ have no source: this task names a destination.
+  for (let i = 0; i < 6; i++) await sqs('SendMessage', { QueueUrl: q.dlq, MessageBody: `{"stray":${i}}` });
+  const ordersArn = (await sqs('GetQueueAttributes', { QueueUrl: q.orders, AttributeNames: ['QueueArn'] })).Attributes.QueueArn;
+  await page.goto(`${ENDPOINT}/console/#/queues/orders-dlq/tasks`);
+  await page.locator('#tasks[data-ready="true"]').waitFor();
+  await page.getByLabel('Destination queue ARN (optional)').fill(ordersArn);
+  await page.getByLabel('Messages per second (1–500, optional)').fill('1');
+  await page.getByRole('button', { name: 'Start move task' }).click();
+  const running = page.locator('#tasks tbody tr[data-status="RUNNING"]');
+  await running.waitFor();
+  await running.getByRole('button', { name: 'Cancel' }).click();
+  await page.locator('#tasks tbody tr[data-status="CANCELLED"]').waitFor({ timeout: 15000 });
+  assert.match(await page.locator('#start-task + .status').textContent(), /^Cancelled: \d+ moved before the cancel\.$/);
+  assert.ok(await page.locator('#tasks tbody tr[data-status="CANCELLED"] button').isHidden(), 'no cancel on an ended task');
+  const { Results } = await sqs('ListMessageMoveTasks', { SourceArn: (await sqs('GetQueueAttributes', { QueueUrl: q.dlq, AttributeNames: ['QueueArn'] })).Attributes.QueueArn });
+  assert.equal(Results[0].Status, 'CANCELLED');
+  assert.ok((await depths(q.dlq)).visible > 0, 'cancelled before moving them all');
+});
+
 test('no JavaScript error and no foreign request in the whole run', () => {
-  assert.deepEqual(jsErrors, []);
+  assert.deepEqual(browser.errors, []);
 });
