@@ -8,13 +8,9 @@ const CREDENTIALS = 'sluice.console.credentials';
 /** Codes that mean "this server wants (other) credentials". */
 const AUTH_CODES = new Set([
   'MissingAuthenticationToken',
-  'MissingAuthenticationTokenException',
   'InvalidClientTokenId',
   'SignatureDoesNotMatch',
   'IncompleteSignature',
-  'InvalidSecurity',
-  'UnrecognizedClient',
-  'UnrecognizedClientException',
 ]);
 
 /** An error answered by the server, with its SQS code. */
@@ -88,9 +84,14 @@ async function call(target, payload) {
     throw new ApiError('InternalFailure', `Unreadable answer (HTTP ${resp.status})`, resp.status);
   }
   if (!resp.ok) {
+    // The Query code (`SignatureDoesNotMatch`, not the JSON shape
+    // `InvalidSignatureException`): the name the docs and the CLI use.
     const shape = String(data.__type || 'InternalFailure');
-    const code = shape.slice(shape.lastIndexOf('#') + 1);
-    throw new ApiError(code, data.message || data.Message || code, resp.status);
+    const queryCode = (resp.headers.get('x-amzn-query-error') || '').split(';')[0];
+    const code = queryCode || shape.slice(shape.lastIndexOf('#') + 1);
+    // A signature mismatch carries the canonical request: the first line says it.
+    const message = String(data.message || data.Message || code).split('\n')[0];
+    throw new ApiError(code, message, resp.status);
   }
   return data;
 }

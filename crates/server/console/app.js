@@ -125,7 +125,7 @@ function showSignIn(err) {
   showWho();
   document.title = 'Sign in · sluice console';
   const status = statusLine();
-  if (err && err.code !== 'MissingAuthenticationToken' && err.code !== 'MissingAuthenticationTokenException') {
+  if (err && err.code !== 'MissingAuthenticationToken') {
     status.error(err);
   }
   const field = (id, label, attrs = {}) =>

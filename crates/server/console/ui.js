@@ -69,11 +69,13 @@ export function duration(seconds) {
   return `${Math.floor(s / 86400)} d`;
 }
 
-/** A time in ms since the epoch, as local date and time. */
+/** A time in ms since the epoch, as local `YYYY-MM-DD HH:MM:SS`. */
 export function time(ms) {
   const n = Number(ms);
   if (!n) return '—';
-  return new Date(n).toLocaleString('en-GB', { hour12: false });
+  const d = new Date(n);
+  const two = (v) => String(v).padStart(2, '0');
+  return `${d.getFullYear()}-${two(d.getMonth() + 1)}-${two(d.getDate())} ${two(d.getHours())}:${two(d.getMinutes())}:${two(d.getSeconds())}`;
 }
 
 /** `text` pretty-printed if it is JSON, as is otherwise. */
