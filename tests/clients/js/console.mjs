@@ -97,7 +97,6 @@ before(async () => {
   browser = await launch(ENDPOINT);
   page = browser.page;
 });
-});
 
 after(async () => {
   if (browser) await browser.close();

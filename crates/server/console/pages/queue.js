@@ -42,7 +42,9 @@ export async function render(root, { name }, ctx) {
     isDlq && el('a', { href: queueHref(name, 'tasks') }, 'Move tasks'),
   );
 
+  // The depths are the figures above, kept fresh; the table holds the rest.
   const attributeRows = Object.keys(attrs)
+    .filter((key) => !key.startsWith('ApproximateNumberOfMessages'))
     .sort()
     .map((key) => {
       const raw = attrs[key];
