@@ -204,6 +204,43 @@ test('a dry run, then a selective redrive, brings the message back to its source
   assert.equal(back.Messages[0].MessageAttributes['sluice.replay-count'].StringValue, '1');
 });
 
+test('a dry run says which messages would be refused and why; the filter redrive then moves them', async () => {
+  // The replayed order fails again and is back in the DLQ with its replay count.
+  const got = await sqs('ReceiveMessage', { QueueUrl: q.orders, MaxNumberOfMessages: 10 });
+  let again = 0;
+  for (const m of got.Messages) {
+    if (m.Body.includes('"o-1001"')) {
+      await sluice('NackMessage', { QueueUrl: q.orders, ReceiptHandle: m.ReceiptHandle, Reason: 'customer not found again', Permanent: true });
+      again++;
+    } else {
+      await sqs('ChangeMessageVisibility', { QueueUrl: q.orders, ReceiptHandle: m.ReceiptHandle, VisibilityTimeout: 0 });
+    }
+  }
+  assert.equal(again, 1);
+  await page.goto(`${ENDPOINT}/console/#/queues/orders-dlq/redrive?reason=again`);
+  await page.locator('#redrive').waitFor();
+  assert.ok(await page.locator('#mode-filter').isChecked());
+  assert.equal(await page.getByLabel('Failure reason contains').inputValue(), 'again');
+  await page.getByLabel('Refuse messages replayed this many times').fill('1');
+  await page.getByRole('button', { name: 'Dry run' }).click();
+  await page.locator('#would-move').waitFor();
+  assert.equal(await page.locator('#would-move').textContent(), 'Would move: 0');
+  assert.equal(await page.locator('#would-refuse').textContent(), 'Would not move: 1');
+  assert.match(await page.locator('#refusals').textContent(), /\(refused\): \S/);
+  assert.ok(await page.locator('#confirm-redrive').isDisabled(), 'nothing to confirm');
+  await shot('redrive-refused');
+  // With the default limit it may move: a new dry run, then the redrive.
+  await page.getByLabel('Refuse messages replayed this many times').fill('3');
+  assert.ok(await page.locator('#confirm-redrive').isDisabled(), 'a changed input asks for a new dry run');
+  await page.getByRole('button', { name: 'Dry run' }).click();
+  await page.waitForFunction(() => document.querySelector('#would-move')?.textContent === 'Would move: 1');
+  await page.locator('#confirm-redrive').click();
+  await page.locator('#moved').waitFor();
+  assert.equal(await page.locator('#moved').textContent(), 'Moved: 1');
+  const back = await sluice('PeekMessages', { QueueUrl: q.orders, MaxResults: 10, BodyContains: '"o-1001"' });
+  assert.equal(back.Messages[0].MessageAttributes['sluice.replay-count'].StringValue, '2');
+});
+
 test('a move task is started and followed to completion', async () => {
   await page.goto(`${ENDPOINT}/console/#/queues/orders-dlq/tasks`);
   await page.locator('#tasks[data-ready="true"]').waitFor();
