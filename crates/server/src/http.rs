@@ -191,6 +191,7 @@ async fn handle_in_span<B: Broker>(
     if req.method() == Method::GET {
         match req.uri().path() {
             "/health" => return plain(StatusCode::OK, "ok\n"),
+            path if crate::console::is_console_path(path) => return crate::console::serve(path),
             "/metrics" => {
                 let body = svc.metrics.render(&svc.broker, &svc.alarms).await;
                 let mut resp = Response::new(Full::new(Bytes::from(body)));

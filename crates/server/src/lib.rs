@@ -22,12 +22,14 @@
 //!    to HTTP handlers; counts into the metrics), [`auth`] (SigV4). They do
 //!    not import the service or the actions.
 //! 5. Leaves that import nothing of the crate's: `params` (range checks,
-//!    pagination), `signing_region`.
+//!    pagination), `signing_region`, [`console`] (the web console's static
+//!    files, served at `/console/`).
 
 pub mod actions;
 pub mod alarms;
 pub mod auth;
 mod authorize;
+pub mod console;
 pub mod consumers;
 pub mod http;
 pub mod metrics;

@@ -14,6 +14,7 @@ mod cli_run;
 mod cli_stats;
 mod common;
 mod config_file;
+mod console;
 mod consumers;
 mod crash;
 mod extensions;

@@ -1,0 +1,152 @@
+// A queue: its depths (refreshed), attributes, redrive policy, tags and
+// dead-letter sources; send a test message; purge and delete behind a
+// typed confirmation of the queue's name.
+
+import { queueAttributes, queueUrl, sqs } from '../api.js';
+import { count, el, prettyJson, queueHref, queueName, replace, setText, statusLine, time, typedConfirmation } from '../ui.js';
+
+const REFRESH_MS = 3000;
+const TIMESTAMPS = new Set(['CreatedTimestamp', 'LastModifiedTimestamp']);
+const POLICIES = new Set(['RedrivePolicy', 'RedriveAllowPolicy', 'Policy', 'SluiceRetryBackoff']);
+
+export async function render(root, { name }, ctx) {
+  const url = await queueUrl(name);
+  const [attrs, tags, sources] = await Promise.all([
+    queueAttributes(url),
+    sqs('ListQueueTags', { QueueUrl: url }),
+    sqs('ListDeadLetterSourceQueues', { QueueUrl: url, MaxResults: 1000 }),
+  ]);
+  const sourceNames = (sources.queueUrls || sources.QueueUrls || []).map(queueName).sort();
+  const isDlq = sourceNames.length > 0;
+  const fifo = attrs.FifoQueue === 'true';
+
+  const depth = (id, label) => {
+    const value = el('dd', { id });
+    return { node: el('div', { class: 'figure' }, el('dt', {}, label), value), value };
+  };
+  const visible = depth('depth-visible', 'Visible');
+  const inFlight = depth('depth-in-flight', 'In flight');
+  const delayed = depth('depth-delayed', 'Delayed');
+  const showDepths = (a) => {
+    setText(visible.value, count(a.ApproximateNumberOfMessages));
+    setText(inFlight.value, count(a.ApproximateNumberOfMessagesNotVisible));
+    setText(delayed.value, count(a.ApproximateNumberOfMessagesDelayed));
+  };
+  showDepths(attrs);
+
+  const links = el(
+    'nav',
+    { class: 'subnav', 'aria-label': 'Queue' },
+    el('a', { href: queueHref(name, 'messages') }, isDlq ? 'Messages (peek)' : 'Peek messages'),
+    isDlq && el('a', { href: queueHref(name, 'redrive') }, 'Redrive'),
+    isDlq && el('a', { href: queueHref(name, 'tasks') }, 'Move tasks'),
+  );
+
+  // The depths are the figures above, kept fresh; the table holds the rest.
+  const attributeRows = Object.keys(attrs)
+    .filter((key) => !key.startsWith('ApproximateNumberOfMessages'))
+    .sort()
+    .map((key) => {
+      const raw = attrs[key];
+      let value = raw;
+      if (TIMESTAMPS.has(key)) value = `${time(Number(raw) * 1000)} (${raw})`;
+      const cell = POLICIES.has(key) ? el('pre', {}, prettyJson(raw)) : value;
+      return el('tr', {}, el('th', { scope: 'row' }, key), el('td', {}, cell));
+    });
+
+  const redrive = (() => {
+    if (!attrs.RedrivePolicy) return el('p', { class: 'muted' }, 'No redrive policy: failed messages are retried until they expire.');
+    let target = '';
+    try {
+      const p = JSON.parse(attrs.RedrivePolicy);
+      target = queueName(p.deadLetterTargetArn);
+      return el('p', {}, 'After ', el('strong', {}, String(p.maxReceiveCount)), ' receives a message moves to ', el('a', { href: queueHref(target) }, target), '.');
+    } catch {
+      return el('pre', {}, attrs.RedrivePolicy);
+    }
+  })();
+
+  const tagEntries = Object.entries(tags.Tags || {}).sort(([a], [b]) => a.localeCompare(b));
+  const tagTable = tagEntries.length
+    ? el('table', { id: 'tags' }, el('thead', {}, el('tr', {}, el('th', { scope: 'col' }, 'Key'), el('th', { scope: 'col' }, 'Value'))),
+        el('tbody', {}, tagEntries.map(([k, v]) => el('tr', {}, el('th', { scope: 'row' }, k), el('td', {}, v)))))
+    : el('p', { class: 'muted' }, 'No tags.');
+
+  replace(
+    root,
+    el('p', { class: 'crumbs' }, el('a', { href: '#/queues' }, 'Queues'), ' / '),
+    el('h1', {}, name, fifo && el('span', { class: 'badge' }, 'FIFO'), isDlq && el('span', { class: 'badge dlq' }, 'DLQ')),
+    links,
+    el('dl', { class: 'figures', id: 'depths' }, visible.node, inFlight.node, delayed.node),
+    isDlq &&
+      el('section', { 'aria-labelledby': 'h-sources' },
+        el('h2', { id: 'h-sources' }, 'Dead-letter queue of'),
+        el('ul', { id: 'sources' }, sourceNames.map((s) => el('li', {}, el('a', { href: queueHref(s) }, s))))),
+    el('section', { 'aria-labelledby': 'h-redrive' }, el('h2', { id: 'h-redrive' }, 'Redrive policy'), redrive),
+    sendForm(url, fifo, attrs.ContentBasedDeduplication === 'true'),
+    el('section', { 'aria-labelledby': 'h-attributes' },
+      el('h2', { id: 'h-attributes' }, 'Attributes'),
+      el('div', { class: 'scroll' }, el('table', { id: 'attributes', class: 'attributes' }, el('tbody', {}, attributeRows)))),
+    el('section', { 'aria-labelledby': 'h-tags' }, el('h2', { id: 'h-tags' }, 'Tags'), tagTable),
+    el('section', { 'aria-labelledby': 'h-danger', class: 'danger-zone' },
+      el('h2', { id: 'h-danger' }, 'Purge or delete'),
+      typedConfirmation({
+        id: 'purge',
+        name,
+        label: 'Purge queue',
+        explain: 'Purging deletes every message of the queue, in flight and delayed ones too. It cannot be undone.',
+        action: async () => {
+          await sqs('PurgeQueue', { QueueUrl: url });
+          return `Purged ${name}.`;
+        },
+      }),
+      typedConfirmation({
+        id: 'delete',
+        name,
+        label: 'Delete queue',
+        explain: 'Deleting removes the queue and all its messages. It cannot be undone.',
+        action: async () => {
+          await sqs('DeleteQueue', { QueueUrl: url });
+          setTimeout(() => {
+            location.hash = '#/queues';
+          }, 800);
+          return `Deleted ${name}.`;
+        },
+      })),
+  );
+
+  ctx.every(REFRESH_MS, async () => showDepths(await queueAttributes(url)));
+}
+
+function sendForm(url, fifo, contentDedup) {
+  const status = statusLine();
+  const form = el(
+    'form',
+    { id: 'send', class: 'stack' },
+    el('div', { class: 'field' }, el('label', { for: 'send-body' }, 'Body'), el('textarea', { id: 'send-body', rows: 4, required: true, spellcheck: 'false' }, '{"test": true}')),
+    fifo && el('div', { class: 'field' }, el('label', { for: 'send-group' }, 'Message group ID'), el('input', { id: 'send-group', required: true, value: 'console' })),
+    fifo && !contentDedup && el('div', { class: 'field' }, el('label', { for: 'send-dedup' }, 'Deduplication ID'), el('input', { id: 'send-dedup', required: true })),
+    !fifo && el('div', { class: 'field' }, el('label', { for: 'send-delay' }, 'Delay (seconds, 0–900)'), el('input', { id: 'send-delay', type: 'number', min: 0, max: 900, value: 0 })),
+    el('div', {}, el('button', { type: 'submit' }, 'Send message')),
+    status.node,
+  );
+  form.addEventListener('submit', async (event) => {
+    event.preventDefault();
+    const input = { QueueUrl: url, MessageBody: form.querySelector('#send-body').value };
+    if (fifo) {
+      input.MessageGroupId = form.querySelector('#send-group').value;
+      const dedup = form.querySelector('#send-dedup');
+      if (dedup) input.MessageDeduplicationId = dedup.value;
+    } else {
+      const delay = Number(form.querySelector('#send-delay').value || 0);
+      if (delay) input.DelaySeconds = delay;
+    }
+    try {
+      const out = await sqs('SendMessage', input);
+      status.ok(`Sent: message ${out.MessageId}`);
+    } catch (err) {
+      status.error(err);
+    }
+  });
+  return el('section', { 'aria-labelledby': 'h-send' }, el('h2', { id: 'h-send' }, 'Send a test message'), form);
+}

@@ -1,0 +1,304 @@
+// The web console driven in headless Chromium (Debian's /usr/bin/chromium,
+// through playwright-core): queues and depths, a DLQ message found by its
+// failure reason, a dry run then a selective redrive back to its source, a
+// move task followed to completion, a purge refused until the queue's name
+// is typed; any JavaScript console error or page error fails the suite.
+// Screenshots of each page go to docs/console/ (SLUICE_CONSOLE_SCREENSHOTS).
+//
+//   SLUICE_ENDPOINT=http://127.0.0.1:PORT node --test console.mjs
+//
+// The server must be fresh (no other queues): the screenshots show it.
+
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdirSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { launch } from './console-browser.mjs';
+
+const ENDPOINT = process.env.SLUICE_ENDPOINT;
+assert.ok(ENDPOINT, 'SLUICE_ENDPOINT must name a running sluice');
+const HERE = dirname(fileURLToPath(import.meta.url));
+const SHOTS = resolve(process.env.SLUICE_CONSOLE_SCREENSHOTS || join(HERE, '../../../docs/console'));
+
+/** A JSON 1.0 call; throws with the error's shape on failure. */
+async function api(target, body) {
+  const resp = await fetch(`${ENDPOINT}/`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-amz-json-1.0', 'x-amz-target': target },
+    body: JSON.stringify(body),
+  });
+  const data = await resp.json();
+  if (!resp.ok) throw new Error(`${target}: ${data.__type}: ${data.message}`);
+  return data;
+}
+const sqs = (action, body) => api(`AmazonSQS.${action}`, body);
+const sluice = (action, body) => api(`Sluice.${action}`, body);
+
+async function depths(url) {
+  const { Attributes: a } = await sqs('GetQueueAttributes', { QueueUrl: url, AttributeNames: ['All'] });
+  return {
+    visible: Number(a.ApproximateNumberOfMessages),
+    inFlight: Number(a.ApproximateNumberOfMessagesNotVisible),
+    delayed: Number(a.ApproximateNumberOfMessagesDelayed),
+  };
+}
+
+const REASONS = [
+  'invalid JSON in body',
+  'customer not found: c-4711',
+  'payment declined by the bank',
+  'timeout calling the inventory service',
+];
+
+let browser;
+let page;
+const q = {};
+
+before(async () => {
+  // Seed: orders → orders-dlq (maxReceiveCount 3), payments on its own.
+  q.dlq = (await sqs('CreateQueue', { QueueName: 'orders-dlq' })).QueueUrl;
+  const dlqArn = (await sqs('GetQueueAttributes', { QueueUrl: q.dlq, AttributeNames: ['QueueArn'] })).Attributes.QueueArn;
+  q.orders = (
+    await sqs('CreateQueue', {
+      QueueName: 'orders',
+      Attributes: { RedrivePolicy: JSON.stringify({ deadLetterTargetArn: dlqArn, maxReceiveCount: 3 }) },
+      tags: { team: 'checkout', env: 'staging' },
+    })
+  ).QueueUrl;
+  q.payments = (await sqs('CreateQueue', { QueueName: 'payments' })).QueueUrl;
+
+  // Four orders fail for four different reasons: permanent nacks move
+  // them to the DLQ at once, each with its reason.
+  for (let i = 0; i < REASONS.length; i++) {
+    await sqs('SendMessage', {
+      QueueUrl: q.orders,
+      MessageBody: JSON.stringify({ order: `o-${1000 + i}`, customer: `c-${4710 + i}`, lines: [{ sku: 'tea', qty: i + 1 }] }),
+    });
+    const got = await sqs('ReceiveMessage', { QueueUrl: q.orders, MaxNumberOfMessages: 1 });
+    assert.equal(got.Messages.length, 1);
+    await sluice('NackMessage', {
+      QueueUrl: q.orders,
+      ReceiptHandle: got.Messages[0].ReceiptHandle,
+      Reason: REASONS[i],
+      Permanent: true,
+    });
+  }
+  // orders: 3 visible, 1 in flight; payments: 5 visible, 2 delayed.
+  for (let i = 0; i < 4; i++) await sqs('SendMessage', { QueueUrl: q.orders, MessageBody: `{"order":"o-${2000 + i}"}` });
+  const held = await sqs('ReceiveMessage', { QueueUrl: q.orders, MaxNumberOfMessages: 1, VisibilityTimeout: 600 });
+  assert.equal(held.Messages.length, 1);
+  for (let i = 0; i < 5; i++) await sqs('SendMessage', { QueueUrl: q.payments, MessageBody: `{"payment":${i}}` });
+  for (let i = 0; i < 2; i++) await sqs('SendMessage', { QueueUrl: q.payments, MessageBody: `{"later":${i}}`, DelaySeconds: 900 });
+  assert.deepEqual(await depths(q.orders), { visible: 3, inFlight: 1, delayed: 0 });
+  assert.deepEqual(await depths(q.dlq), { visible: 4, inFlight: 0, delayed: 0 });
+
+  mkdirSync(SHOTS, { recursive: true });
+  browser = await launch(ENDPOINT);
+  page = browser.page;
+});
+
+after(async () => {
+  if (browser) await browser.close();
+});
+
+const shot = (name) => page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
+const cell = (queue, col) => page.locator(`#queues tr[data-queue="${queue}"] [data-col="${col}"]`);
+
+test('queues are listed with their depths, the DLQ marked with its source', async () => {
+  await page.goto(`${ENDPOINT}/console`);
+  assert.equal(new URL(page.url()).pathname, '/console/', '/console redirects to /console/');
+  await page.locator('#queues[data-ready="true"]').waitFor();
+  assert.equal(await cell('orders', 'visible').textContent(), '3');
+  assert.equal(await cell('orders', 'inFlight').textContent(), '1');
+  assert.equal(await cell('orders-dlq', 'visible').textContent(), '4');
+  assert.equal(await cell('payments', 'visible').textContent(), '5');
+  assert.equal(await cell('payments', 'delayed').textContent(), '2');
+  assert.match(await cell('orders-dlq', 'role').textContent(), /DLQ of orders/);
+  assert.match(await cell('orders', 'role').textContent(), /orders-dlq/);
+  assert.notEqual(await cell('orders-dlq', 'oldest').textContent(), '—', 'oldest age read from /metrics');
+
+  // Sort by visible (largest first), then search.
+  await page.getByRole('button', { name: 'Visible' }).click();
+  assert.equal(await page.locator('#queues tbody tr').first().getAttribute('data-queue'), 'payments');
+  await page.getByLabel('Search').fill('dlq');
+  await page.waitForFunction(() => document.querySelectorAll('#queues tbody tr').length === 1);
+  assert.equal(await page.locator('#queues tbody tr').first().getAttribute('data-queue'), 'orders-dlq');
+  await page.getByLabel('Search').fill('');
+
+  // The refresh follows the server by itself, updating cells in place.
+  const row = await page.locator('#queues tr[data-queue="payments"]').elementHandle();
+  await sqs('SendMessage', { QueueUrl: q.payments, MessageBody: '{"payment":5}' });
+  await page.waitForFunction(() => document.querySelector('#queues tr[data-queue="payments"] [data-col="visible"]').textContent === '6', null, { timeout: 15000 });
+  assert.ok(await row.evaluate((r) => r.isConnected), 'the row was updated, not rebuilt');
+  await page.getByRole('button', { name: 'Queue' }).click();
+  await shot('queues');
+
+  await page.emulateMedia({ colorScheme: 'dark' });
+  await shot('queues-dark');
+  await page.setViewportSize({ width: 390, height: 760 });
+  await shot('queues-narrow');
+  await page.setViewportSize({ width: 1280, height: 860 });
+  await page.emulateMedia({ colorScheme: 'light' });
+});
+
+test("a queue's page shows attributes, redrive policy and tags, and sends a test message", async () => {
+  await page.locator('#queues tr[data-queue="orders"] th a').click();
+  await page.locator('#attributes').waitFor();
+  assert.match(await page.locator('#h-redrive + p').textContent(), /After 3 receives a message moves to orders-dlq/);
+  assert.match(await page.locator('#tags').textContent(), /team\s*checkout/);
+  await page.getByLabel('Body').fill('{"order":"o-console","test":true}');
+  await page.getByRole('button', { name: 'Send message' }).click();
+  await page.locator('#send .status.ok').waitFor();
+  assert.match(await page.locator('#send .status').textContent(), /Sent: message [0-9a-f-]{36}/);
+  await page.waitForFunction(() => document.querySelector('#depth-visible').textContent === '4', null, { timeout: 15000 });
+  await shot('queue');
+});
+
+test("a DLQ's message is found by its failure reason and shown with its provenance", async () => {
+  await page.goto(`${ENDPOINT}/console/#/queues/orders-dlq/messages`);
+  await page.locator('#messages[data-ready="true"]').waitFor();
+  assert.equal(await page.locator('#messages tbody tr').count(), 4);
+  await page.getByLabel('Failure reason contains').fill('customer not found');
+  await page.getByRole('button', { name: 'Search' }).click();
+  await page.waitForFunction(() => document.querySelectorAll('#messages tbody tr').length === 1);
+  const row = page.locator('#messages tbody tr').first();
+  assert.equal(await row.locator('[data-col="reason"]').textContent(), REASONS[1]);
+  await row.getByRole('button').click();
+  await page.locator('#detail').waitFor();
+  const provenance = await page.locator('#provenance').textContent();
+  assert.match(provenance, /Source queue\s*orders/);
+  assert.match(provenance, /Failure reason\s*customer not found: c-4711/);
+  assert.match(await page.locator('#detail-body').textContent(), /\n {2}"order": "o-1001",\n/, 'pretty-printed JSON');
+  await shot('messages');
+  // Nothing was received by looking.
+  assert.deepEqual(await depths(q.dlq), { visible: 4, inFlight: 0, delayed: 0 });
+});
+
+test('a dry run, then a selective redrive, brings the message back to its source', async () => {
+  const id = await page.locator('#messages tbody tr').first().getAttribute('data-message-id');
+  await page.getByLabel(`Select message ${id}`).check();
+  await page.getByRole('button', { name: 'Redrive selected (1)' }).click();
+  await page.locator('#redrive').waitFor();
+  assert.ok(await page.locator('#mode-selection').isChecked());
+  const confirm = page.locator('#confirm-redrive');
+  assert.ok(await confirm.isDisabled(), 'no redrive before a dry run');
+  await page.getByRole('button', { name: 'Dry run' }).click();
+  await page.locator('#would-move').waitFor();
+  assert.equal(await page.locator('#would-move').textContent(), 'Would move: 1');
+  assert.equal(await page.locator('#would-refuse').textContent(), 'Would not move: 0');
+  assert.deepEqual(await depths(q.dlq), { visible: 4, inFlight: 0, delayed: 0 }, 'a dry run moves nothing');
+  await shot('redrive');
+  assert.equal(await confirm.textContent(), 'Redrive 1 message');
+  await confirm.click();
+  await page.locator('#moved').waitFor();
+  assert.equal(await page.locator('#moved').textContent(), 'Moved: 1');
+
+  // Through the API: gone from the DLQ, back in orders as a replay.
+  const left = await sluice('PeekMessages', { QueueUrl: q.dlq, MaxResults: 10 });
+  assert.equal(left.Messages.length, 3);
+  assert.ok(!left.Messages.some((m) => m.MessageId === id));
+  assert.ok(!left.Messages.some((m) => m.FailureReason === REASONS[1]));
+  const back = await sluice('PeekMessages', { QueueUrl: q.orders, MaxResults: 10, BodyContains: '"o-1001"' });
+  assert.equal(back.Messages.length, 1);
+  assert.equal(back.Messages[0].MessageAttributes['sluice.replay-count'].StringValue, '1');
+});
+
+test('a dry run says which messages would be refused and why; the filter redrive then moves them', async () => {
+  // The replayed order fails again and is back in the DLQ with its replay count.
+  const got = await sqs('ReceiveMessage', { QueueUrl: q.orders, MaxNumberOfMessages: 10 });
+  let again = 0;
+  for (const m of got.Messages) {
+    if (m.Body.includes('"o-1001"')) {
+      await sluice('NackMessage', { QueueUrl: q.orders, ReceiptHandle: m.ReceiptHandle, Reason: 'customer not found again', Permanent: true });
+      again++;
+    } else {
+      await sqs('ChangeMessageVisibility', { QueueUrl: q.orders, ReceiptHandle: m.ReceiptHandle, VisibilityTimeout: 0 });
+    }
+  }
+  assert.equal(again, 1);
+  await page.goto(`${ENDPOINT}/console/#/queues/orders-dlq/redrive?reason=again`);
+  await page.locator('#redrive').waitFor();
+  assert.ok(await page.locator('#mode-filter').isChecked());
+  assert.equal(await page.getByLabel('Failure reason contains').inputValue(), 'again');
+  await page.getByLabel('Refuse messages replayed this many times').fill('1');
+  await page.getByRole('button', { name: 'Dry run' }).click();
+  await page.locator('#would-move').waitFor();
+  assert.equal(await page.locator('#would-move').textContent(), 'Would move: 0');
+  assert.equal(await page.locator('#would-refuse').textContent(), 'Would not move: 1');
+  assert.match(await page.locator('#refusals').textContent(), /\(refused\): \S/);
+  assert.ok(await page.locator('#confirm-redrive').isDisabled(), 'nothing to confirm');
+  await shot('redrive-refused');
+  // With the default limit it may move: a new dry run, then the redrive.
+  await page.getByLabel('Refuse messages replayed this many times').fill('3');
+  assert.ok(await page.locator('#confirm-redrive').isDisabled(), 'a changed input asks for a new dry run');
+  await page.getByRole('button', { name: 'Dry run' }).click();
+  await page.waitForFunction(() => document.querySelector('#would-move')?.textContent === 'Would move: 1');
+  await page.locator('#confirm-redrive').click();
+  await page.locator('#moved').waitFor();
+  assert.equal(await page.locator('#moved').textContent(), 'Moved: 1');
+  const back = await sluice('PeekMessages', { QueueUrl: q.orders, MaxResults: 10, BodyContains: '"o-1001"' });
+  assert.equal(back.Messages[0].MessageAttributes['sluice.replay-count'].StringValue, '2');
+});
+
+test('a move task is started and followed to completion', async () => {
+  await page.goto(`${ENDPOINT}/console/#/queues/orders-dlq/tasks`);
+  await page.locator('#tasks[data-ready="true"]').waitFor();
+  await page.getByLabel('Messages per second (1–500, optional)').fill('1');
+  await page.getByRole('button', { name: 'Start move task' }).click();
+  await page.locator('#tasks tbody tr[data-status="RUNNING"]').waitFor();
+  await shot('tasks-running');
+  await page.locator('#tasks tbody tr[data-status="COMPLETED"]').waitFor({ timeout: 30000 });
+  const row = page.locator('#tasks tbody tr').first();
+  assert.equal(await row.locator('[data-col="progress"] span').textContent(), '3 of 3');
+  assert.equal(await row.locator('progress').evaluate((p) => p.value === p.max), true);
+  await shot('tasks');
+  assert.deepEqual(await depths(q.dlq), { visible: 0, inFlight: 0, delayed: 0 });
+  const orders = await depths(q.orders);
+  assert.equal(orders.visible + orders.inFlight, 4 + 1 + 1 + 3, 'all back in orders');
+});
+
+test("a purge is refused until the queue's name is typed exactly", async () => {
+  await page.goto(`${ENDPOINT}/console/#/queues/payments`);
+  const button = page.locator('#purge-button');
+  await button.waitFor();
+  assert.ok(await button.isDisabled());
+  const confirm = page.getByLabel('Type payments to confirm').first();
+  await confirm.fill('payment');
+  assert.ok(await button.isDisabled(), 'a prefix is not the name');
+  await confirm.fill('Payments');
+  assert.ok(await button.isDisabled(), 'case matters');
+  await confirm.press('Enter');
+  assert.equal((await depths(q.payments)).visible, 6, 'Enter does not purge either');
+  await confirm.fill('payments');
+  assert.ok(await button.isEnabled());
+  await shot('queue-purge');
+  await button.click();
+  await page.locator('#purge .status.ok').waitFor();
+  assert.equal(await page.locator('#purge .status').textContent(), 'Purged payments.');
+  assert.deepEqual(await depths(q.payments), { visible: 0, inFlight: 0, delayed: 0 });
+});
+
+test('a running move task is cancelled from its row', async () => {
+  // Messages sent straight to the DLQ have no source: this task names a destination.
+  for (let i = 0; i < 6; i++) await sqs('SendMessage', { QueueUrl: q.dlq, MessageBody: `{"stray":${i}}` });
+  const ordersArn = (await sqs('GetQueueAttributes', { QueueUrl: q.orders, AttributeNames: ['QueueArn'] })).Attributes.QueueArn;
+  await page.goto(`${ENDPOINT}/console/#/queues/orders-dlq/tasks`);
+  await page.locator('#tasks[data-ready="true"]').waitFor();
+  await page.getByLabel('Destination queue ARN (optional)').fill(ordersArn);
+  await page.getByLabel('Messages per second (1–500, optional)').fill('1');
+  await page.getByRole('button', { name: 'Start move task' }).click();
+  const running = page.locator('#tasks tbody tr[data-status="RUNNING"]');
+  await running.waitFor();
+  await running.getByRole('button', { name: 'Cancel' }).click();
+  await page.locator('#tasks tbody tr[data-status="CANCELLED"]').waitFor({ timeout: 15000 });
+  assert.match(await page.locator('#start-task + .status').textContent(), /^Cancelled: \d+ moved before the cancel\.$/);
+  assert.ok(await page.locator('#tasks tbody tr[data-status="CANCELLED"] button').isHidden(), 'no cancel on an ended task');
+  const { Results } = await sqs('ListMessageMoveTasks', { SourceArn: (await sqs('GetQueueAttributes', { QueueUrl: q.dlq, AttributeNames: ['QueueArn'] })).Attributes.QueueArn });
+  assert.equal(Results[0].Status, 'CANCELLED');
+  assert.ok((await depths(q.dlq)).visible > 0, 'cancelled before moving them all');
+});
+
+test('no JavaScript error and no foreign request in the whole run', () => {
+  assert.deepEqual(browser.errors, []);
+});
