@@ -140,7 +140,7 @@ mod tests {
         assert!(auth_settings(None, false, &allowed, "[::]:1".parse().unwrap(), acct).is_ok());
     }
 
-    /// The config examples of docs/security.md parse and start a server
+    /// The auth examples of docs/security.md parse and start a server
     /// (on a public address: the first requires SigV4, the second allows
     /// anonymous access).
     #[test]
@@ -152,7 +152,7 @@ mod tests {
             .skip(1)
             .map(|b| b.split("```").next().unwrap())
             .collect();
-        assert_eq!(blocks.len(), 2);
+        assert!(blocks.len() >= 2, "{blocks:?}");
         let public = PUBLIC.parse().unwrap();
         let keys = auth_settings(None, false, &file(blocks[0]), public, "000000000000");
         assert_eq!(keys.unwrap().map(|a| a.len()), Some(2));

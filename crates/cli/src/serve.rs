@@ -69,8 +69,9 @@ pub struct ServeArgs {
     /// TOML config file: account, region, base URL, queues to create,
     /// alarms, the `[dlq_alarms]` setting and the `webhook_ca_file` of
     /// https:// webhooks (see docs/alarms.md), authentication:
-    /// `[auth]` with `[[auth.credentials]]` (see docs/security.md), and
-    /// push consumers: `[[consumers]]` (see docs/consumers.md).
+    /// `[auth]` with `[[auth.credentials]]` and HTTPS: `[tls]` (see
+    /// docs/security.md; SIGHUP reloads both), and push consumers:
+    /// `[[consumers]]` (see docs/consumers.md).
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
     /// Authentication: `sigv4` requires every request to be signed by one

@@ -114,4 +114,23 @@ mod tests {
         assert!(plain_only.unwrap_err().to_string().contains("--plain-bind"));
         assert!(toml::from_str::<FileConfig>("[tls]\ncert = \"c.pem\"\n").is_err());
     }
+
+    /// A10: the `[tls]` example of docs/security.md parses into files and
+    /// a plain listener.
+    #[test]
+    fn a10_documented_tls_example_parses() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/security.md");
+        let doc = std::fs::read_to_string(path).unwrap();
+        let block = doc
+            .split("```toml\n")
+            .skip(1)
+            .map(|b| b.split("```").next().unwrap())
+            .find(|b| b.contains("[tls]"))
+            .expect("a [tls] example");
+        let (files, plain) = tls_settings(None, None, None, &file(block))
+            .unwrap()
+            .unwrap();
+        assert!(files.cert.ends_with("chain.pem") && files.key.ends_with("key.pem"));
+        assert_eq!(plain, Some("127.0.0.1:9080".parse().unwrap()));
+    }
 }

@@ -151,7 +151,13 @@ fn https_sdk(endpoint: &str, key: &str, secret: &str) -> aws_sdk_sqs::Client {
         .behavior_version(BehaviorVersion::latest())
         .region(Region::new("us-east-1"))
         .endpoint_url(endpoint)
-        .credentials_provider(Credentials::new(key, secret, None, None, "sluice-tls-tests"))
+        .credentials_provider(Credentials::new(
+            key,
+            secret,
+            None,
+            None,
+            "sluice-tls-tests",
+        ))
         .http_client(http)
         .retry_config(aws_sdk_sqs::config::retry::RetryConfig::disabled())
         .build();
@@ -326,8 +332,14 @@ async fn a10_a_stalled_tls_handshake_is_cut_off() {
 fn a10_bad_certificates_stop_the_start() {
     let run = |cert: &Path, key: Option<&Path>| {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_sluice"));
-        cmd.args(["serve", "--bind", "127.0.0.1:0", "--in-memory", "--tls-cert"])
-            .arg(cert);
+        cmd.args([
+            "serve",
+            "--bind",
+            "127.0.0.1:0",
+            "--in-memory",
+            "--tls-cert",
+        ])
+        .arg(cert);
         if let Some(key) = key {
             cmd.arg("--tls-key").arg(key);
         }
@@ -336,10 +348,7 @@ fn a10_bad_certificates_stop_the_start() {
         assert!(out.stdout.is_empty(), "it must not listen");
         String::from_utf8_lossy(&out.stderr).to_string()
     };
-    let missing = run(
-        &testdata("no-such.pem"),
-        Some(&testdata("server-key.pem")),
-    );
+    let missing = run(&testdata("no-such.pem"), Some(&testdata("server-key.pem")));
     assert!(
         missing.contains("cannot read the TLS certificate file") && missing.contains("no-such.pem"),
         "{missing}"
@@ -422,6 +431,9 @@ async fn a11_sighup_reloads_credentials_and_certificate() {
         .await
         .expect_err("the bad file's key is not in use");
     assert_eq!(code(&never), "InvalidClientTokenId");
-    new.list_queues().send().await.expect("the keys in use stay");
+    new.list_queues()
+        .send()
+        .await
+        .expect("the keys in use stay");
     assert_eq!(served_leaf(server.addr).await, leaf("server2.pem"));
 }
