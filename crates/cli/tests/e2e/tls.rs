@@ -303,9 +303,9 @@ async fn a10_plain_http_to_the_https_port_is_refused_cleanly() {
     assert_eq!((health.status, health.body.as_str()), (200, "ok\n"));
 }
 
-/// A10: a client that opens a connection and never finishes the TLS
+/// A10, L9: a client that opens a connection and never finishes the TLS
 /// handshake (silent, or a partial ClientHello) is cut off after the
-/// header timeout.
+/// header timeout, and so is one that finishes it and sends nothing.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a10_a_stalled_tls_handshake_is_cut_off() {
     let config = config_text(KEY, SECRET, "server.pem", "server-key.pem");
@@ -322,6 +322,17 @@ async fn a10_a_stalled_tls_handshake_is_cut_off() {
         );
         assert!(started.elapsed() < Duration::from_secs(4));
     }
+    // After the handshake, the header timeout of the first request applies
+    // to TLS connections as to plain ones.
+    let started = Instant::now();
+    let mut silent = tls_connect(server.addr).await;
+    let mut buf = [0u8; 64];
+    let read = tokio::time::timeout(Duration::from_secs(6), silent.read(&mut buf)).await;
+    assert!(
+        matches!(read, Ok(Ok(0)) | Ok(Err(_))),
+        "a silent TLS connection was not closed: {read:?}"
+    );
+    assert!(started.elapsed() < Duration::from_secs(4));
     let health = https_get(server.addr, "/health").await;
     assert_eq!(health.status, 200);
 }
