@@ -232,3 +232,25 @@ impl<B: Broker> Service<B> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A10: a request over TLS is `aws:SecureTransport`; a plain one and
+    /// the server's own are not.
+    #[test]
+    fn a10_secure_transport_follows_the_scheme() {
+        let over_tls = RequestContext {
+            scheme: "https",
+            ..Default::default()
+        };
+        assert!(over_tls.secure_transport());
+        let plain = RequestContext {
+            scheme: "http",
+            ..Default::default()
+        };
+        assert!(!plain.secure_transport());
+        assert!(!RequestContext::default().secure_transport());
+    }
+}
