@@ -59,6 +59,8 @@ pub struct FileConfig {
     /// Authentication: `[auth]` and its `[[auth.credentials]]`
     /// (docs/security.md).
     pub auth: Option<AuthDecl>,
+    /// HTTPS: `[tls]` (docs/security.md).
+    pub tls: Option<TlsDecl>,
     /// Push consumers: `[[consumers]]` (docs/consumers.md).
     #[serde(default)]
     pub consumers: Vec<ConsumerDecl>,
@@ -122,6 +124,18 @@ pub struct AuthDecl {
     /// The keys clients may sign with.
     #[serde(default)]
     pub credentials: Vec<CredentialDecl>,
+}
+
+/// The `[tls]` table: the main listener speaks HTTPS.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TlsDecl {
+    /// PEM certificate chain, the server's certificate first.
+    pub cert_file: Option<PathBuf>,
+    /// PEM private key of the certificate.
+    pub key_file: Option<PathBuf>,
+    /// A second, plain-HTTP listener (health checks, local clients).
+    pub plain_bind: Option<SocketAddr>,
 }
 
 /// One `[[auth.credentials]]`.

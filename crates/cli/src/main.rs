@@ -10,9 +10,11 @@ mod doctor;
 mod exposition;
 mod inventory;
 mod serve;
+mod signals;
 mod stats;
 mod table;
 mod timefmt;
+mod tls_config;
 
 use clap::{Parser, Subcommand};
 

@@ -17,6 +17,7 @@ use sluice_protocol::requests::PutAlarmInput;
 use sluice_server::alarms::definition::{AlarmDefinition, AlarmSource};
 use sluice_server::alarms::tls::WebhookTls;
 use sluice_server::alarms::{AlarmSettings, DlqAlarmSettings};
+use sluice_server::http::{Endpoint, ServerTls};
 use sluice_server::service::RequestContext;
 use sluice_server::{ConnectionLimits, Service, ServiceConfig};
 
@@ -68,8 +69,9 @@ pub struct ServeArgs {
     /// TOML config file: account, region, base URL, queues to create,
     /// alarms, the `[dlq_alarms]` setting and the `webhook_ca_file` of
     /// https:// webhooks (see docs/alarms.md), authentication:
-    /// `[auth]` with `[[auth.credentials]]` (see docs/security.md), and
-    /// push consumers: `[[consumers]]` (see docs/consumers.md).
+    /// `[auth]` with `[[auth.credentials]]` and HTTPS: `[tls]` (see
+    /// docs/security.md; SIGHUP reloads both), and push consumers:
+    /// `[[consumers]]` (see docs/consumers.md).
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
     /// Authentication: `sigv4` requires every request to be signed by one
@@ -99,6 +101,18 @@ pub struct ServeArgs {
     /// (`ulimit -n`) [default: 900].
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
     max_connections: Option<u64>,
+    /// Serve HTTPS (HTTP/1.1) on --bind with this PEM certificate chain,
+    /// the server's certificate first; needs --tls-key. Reloaded on
+    /// SIGHUP. See docs/security.md.
+    #[arg(long, value_name = "FILE")]
+    tls_cert: Option<PathBuf>,
+    /// The PEM private key of --tls-cert.
+    #[arg(long, value_name = "FILE")]
+    tls_key: Option<PathBuf>,
+    /// With TLS on, also serve plain HTTP on this address (health checks,
+    /// local clients).
+    #[arg(long, value_name = "ADDR:PORT")]
+    plain_bind: Option<SocketAddr>,
 }
 
 /// Longest header, body or idle timeout accepted: an hour.
@@ -180,13 +194,40 @@ async fn serve(args: ServeArgs, file: FileConfig) -> anyhow::Result<()> {
         account.region = region.clone();
     }
     // Checked before any storage is opened: a refused start changes nothing.
+    let tls = crate::tls_config::tls_settings(
+        args.tls_cert.as_deref(),
+        args.tls_key.as_deref(),
+        args.plain_bind,
+        &file,
+    )?;
+    let plain_bind = tls.as_ref().and_then(|(_, plain)| *plain);
+    let server_tls = match &tls {
+        Some((files, _)) => Some(Arc::new(crate::tls_config::load(files)?)),
+        None => None,
+    };
+    // The anonymity guard looks at the most exposed of the addresses.
+    let exposed = plain_bind.filter(|a| !a.ip().is_loopback()).unwrap_or(bind);
     let auth = crate::auth_config::auth_settings(
         args.auth,
         args.allow_anonymous,
         &file,
-        bind,
+        exposed,
         &account.id,
     )?;
+    let reloader = crate::signals::Reloader {
+        config_path: args.config.clone(),
+        flag_tls: (args.tls_cert.clone(), args.tls_key.clone()),
+        tls: server_tls.clone(),
+        auth: auth.clone(),
+        default_account: account.id.clone(),
+    };
+    let listening = Listening {
+        bind,
+        plain_bind,
+        limits,
+        tls: server_tls,
+        reloader,
+    };
     let config = ServiceConfig {
         alarms: alarm_settings(&file, (!in_memory).then(|| data_dir.join("alarms.json")))?,
         account,
@@ -216,7 +257,7 @@ async fn serve(args: ServeArgs, file: FileConfig) -> anyhow::Result<()> {
         broker.set_deleted_name_hold(name_hold);
         let _sweeper = broker.start_sweeper();
         let _activity = broker.start_activity_sync();
-        return run_node(broker, config, &file, (bind, limits), "postgres").await;
+        return run_node(broker, config, &file, listening, "postgres").await;
     }
     let broker = if in_memory {
         tracing::warn!("in-memory mode: nothing is durable, everything is lost at exit");
@@ -259,7 +300,7 @@ async fn serve(args: ServeArgs, file: FileConfig) -> anyhow::Result<()> {
     } else {
         "durable"
     };
-    run_node(broker, config, &file, (bind, limits), storage).await
+    run_node(broker, config, &file, listening, storage).await
 }
 
 /// How long start-up keeps trying to reach PostgreSQL.
@@ -291,14 +332,33 @@ async fn connect_postgres(
     }
 }
 
+/// Where and how the server listens, and what SIGHUP reloads.
+struct Listening {
+    /// The main listener's address.
+    bind: SocketAddr,
+    /// With TLS on, the optional plain-HTTP listener's.
+    plain_bind: Option<SocketAddr>,
+    limits: ConnectionLimits,
+    /// The main listener's certificate (`None`: it speaks plain HTTP).
+    tls: Option<Arc<ServerTls>>,
+    reloader: crate::signals::Reloader,
+}
+
 /// Serves `broker` until Ctrl-C or SIGTERM.
 async fn run_node<B: Broker>(
     broker: B,
     config: ServiceConfig,
     file: &FileConfig,
-    (bind, limits): (SocketAddr, ConnectionLimits),
+    listening: Listening,
     storage: &str,
 ) -> anyhow::Result<()> {
+    let Listening {
+        bind,
+        plain_bind,
+        limits,
+        tls,
+        reloader,
+    } = listening;
     // Alone on its storage, a task still active was interrupted by the last
     // stop. Shared with other nodes, it may be running on one of them: the
     // adopter resumes it only once its node is gone.
@@ -325,16 +385,37 @@ async fn run_node<B: Broker>(
     let listener =
         sluice_server::http::listen(bind).with_context(|| format!("cannot listen on {bind}"))?;
     let local = listener.local_addr()?;
+    let scheme = if tls.is_some() { "https" } else { "http" };
+    let mut endpoints = vec![Endpoint { listener, tls }];
+    let plain_local = match plain_bind {
+        Some(addr) => {
+            let plain = sluice_server::http::listen(addr)
+                .with_context(|| format!("cannot listen on {addr} (plain HTTP)"))?;
+            let local = plain.local_addr()?;
+            endpoints.push(Endpoint {
+                listener: plain,
+                tls: None,
+            });
+            Some(local)
+        }
+        None => None,
+    };
+    let shutdown = crate::signals::shutdown_signal();
+    crate::signals::reload_on_hangup(reloader);
     // Printed on stdout so scripts and tests can find a port chosen with :0.
-    let shutdown = shutdown_signal();
-    println!("sluice listening on http://{local}");
+    println!("sluice listening on {scheme}://{local}");
+    if let Some(plain) = plain_local {
+        println!("sluice listening on http://{plain} (plain HTTP)");
+    }
     tracing::info!(
         address = %local,
+        scheme,
+        plain_address = plain_local.map(|a| a.to_string()),
         storage,
         max_connections = limits.max_connections,
         "sluice is ready"
     );
-    sluice_server::serve_with(listener, service, limits, shutdown).await?;
+    sluice_server::http::serve_endpoints(endpoints, service, limits, shutdown).await?;
     tracing::info!("sluice stopped");
     Ok(())
 }
@@ -485,41 +566,6 @@ fn sluice_protocol_request(action: &str, input: serde_json::Value) -> sluice_pro
     sluice_protocol::Request {
         action: action.to_string(),
         input: input.into(),
-    }
-}
-
-/// Resolves at Ctrl-C or SIGTERM. The handlers are installed here, when
-/// called, not when first polled: a SIGTERM that arrives right after the
-/// "listening" line must stop the server cleanly, not kill it.
-/// The next delivery of a signal, or never if its handler could not be set.
-#[cfg(unix)]
-async fn next_signal(signal: Option<&mut tokio::signal::unix::Signal>) {
-    match signal {
-        Some(s) => {
-            s.recv().await;
-        }
-        None => std::future::pending::<()>().await,
-    }
-}
-
-fn shutdown_signal() -> impl std::future::Future<Output = ()> {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{SignalKind, signal};
-        let mut term = signal(SignalKind::terminate()).ok();
-        let mut interrupt = signal(SignalKind::interrupt()).ok();
-        async move {
-            tokio::select! {
-                () = next_signal(term.as_mut()) => {}
-                () = next_signal(interrupt.as_mut()) => {}
-            }
-            tracing::info!("shutting down");
-        }
-    }
-    #[cfg(not(unix))]
-    async {
-        let _ = tokio::signal::ctrl_c().await;
-        tracing::info!("shutting down");
     }
 }
 

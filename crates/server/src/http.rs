@@ -16,16 +16,19 @@ use sluice_broker::Broker;
 use sluice_core::limits::MAX_REQUEST_BODY;
 use sluice_core::{ErrorCode, SqsError};
 use sluice_protocol::{Protocol, encode_error, encode_response, json, query};
-use tokio::net::{TcpListener, TcpStream};
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::net::TcpListener;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tracing::Instrument;
 
 use crate::service::{RequestContext, Service};
 
 mod connection;
+pub mod tls;
 
 use connection::{Activity, LimitLog, WatchedIo};
 pub use connection::{ConnectionLimits, LISTEN_BACKLOG, listen};
+pub use tls::{ServerTls, TlsError};
 
 /// How long a graceful shutdown waits for requests in progress (long polls
 /// included) before closing their connections.
@@ -51,50 +54,55 @@ pub async fn serve_with<B: Broker>(
     limits: ConnectionLimits,
     shutdown: impl Future<Output = ()>,
 ) -> std::io::Result<()> {
+    let plain = Endpoint {
+        listener,
+        tls: None,
+    };
+    serve_endpoints(vec![plain], service, limits, shutdown).await
+}
+
+/// A listening socket, and whether it speaks HTTPS.
+pub struct Endpoint {
+    /// The socket.
+    pub listener: TcpListener,
+    /// The certificate its connections are served with; `None`: plain
+    /// HTTP.
+    pub tls: Option<Arc<ServerTls>>,
+}
+
+/// Serves `service` on every endpoint until `shutdown` resolves, as
+/// [`serve_with`] does on one. The endpoints share the limits: at most
+/// `limits.max_connections` connections are served at once over all of
+/// them, a TLS handshake included.
+pub async fn serve_endpoints<B: Broker>(
+    endpoints: Vec<Endpoint>,
+    service: Arc<Service<B>>,
+    limits: ConnectionLimits,
+    shutdown: impl Future<Output = ()>,
+) -> std::io::Result<()> {
     let max = limits
         .max_connections
         .clamp(1, Semaphore::MAX_PERMITS.min(u32::MAX as usize));
     let slots = Arc::new(Semaphore::new(max));
     let (stop, stopping) = tokio::sync::watch::channel(());
-    let mut limit_log = LimitLog::default();
-    let mut shutdown = std::pin::pin!(shutdown);
-    loop {
-        let slot = match slots.clone().try_acquire_owned() {
-            Ok(slot) => slot,
-            Err(_) => {
-                limit_log.reached(max);
-                tokio::select! {
-                    slot = slots.clone().acquire_owned() => match slot {
-                        Ok(slot) => slot,
-                        Err(_) => break,
-                    },
-                    () = &mut shutdown => break,
-                }
-            }
-        };
-        let (stream, _peer) = tokio::select! {
-            accepted = listener.accept() => match accepted {
-                Ok(conn) => conn,
-                Err(e) => {
-                    // Out of file descriptors and the like: back off, keep serving.
-                    tracing::warn!(error = %e, "accept failed");
-                    tokio::time::sleep(Duration::from_millis(50)).await;
-                    continue;
-                }
-            },
-            () = &mut shutdown => break,
-        };
-        let _ = stream.set_nodelay(true);
-        tokio::spawn(serve_connection(
-            stream,
-            service.clone(),
-            limits,
-            stopping.clone(),
-            slot,
-        ));
-    }
+    let accepting: Vec<_> = endpoints
+        .into_iter()
+        .map(|endpoint| {
+            tokio::spawn(accept_loop(
+                endpoint,
+                service.clone(),
+                limits,
+                (slots.clone(), max),
+                stopping.clone(),
+            ))
+        })
+        .collect();
+    shutdown.await;
     // Requests in progress finish (bounded); idle connections close now.
     drop(stop);
+    for accepter in accepting {
+        let _ = accepter.await;
+    }
     let all = u32::try_from(max).unwrap_or(u32::MAX);
     tokio::select! {
         _ = slots.acquire_many(all) => {}
@@ -105,15 +113,81 @@ pub async fn serve_with<B: Broker>(
     Ok(())
 }
 
+/// Accepts connections on one endpoint while a slot is free, until the
+/// server stops.
+async fn accept_loop<B: Broker>(
+    endpoint: Endpoint,
+    service: Arc<Service<B>>,
+    limits: ConnectionLimits,
+    (slots, max): (Arc<Semaphore>, usize),
+    mut stopping: tokio::sync::watch::Receiver<()>,
+) {
+    let mut limit_log = LimitLog::default();
+    loop {
+        let slot = match slots.clone().try_acquire_owned() {
+            Ok(slot) => slot,
+            Err(_) => {
+                limit_log.reached(max);
+                tokio::select! {
+                    slot = slots.clone().acquire_owned() => match slot {
+                        Ok(slot) => slot,
+                        Err(_) => break,
+                    },
+                    _ = stopping.changed() => break,
+                }
+            }
+        };
+        let (stream, _peer) = tokio::select! {
+            accepted = endpoint.listener.accept() => match accepted {
+                Ok(conn) => conn,
+                Err(e) => {
+                    // Out of file descriptors and the like: back off, keep serving.
+                    tracing::warn!(error = %e, "accept failed");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+            _ = stopping.changed() => break,
+        };
+        let _ = stream.set_nodelay(true);
+        let service = service.clone();
+        let stopping = stopping.clone();
+        match &endpoint.tls {
+            None => {
+                tokio::spawn(serve_connection(
+                    stream, false, service, limits, stopping, slot,
+                ));
+            }
+            Some(tls) => {
+                let acceptor = tls.acceptor();
+                tokio::spawn(async move {
+                    // The handshake holds its slot and has the header
+                    // timeout to finish: a silent or slow client cannot
+                    // hold a connection by never completing it.
+                    if let Some(stream) =
+                        tls::handshake(stream, acceptor, limits.header_timeout).await
+                    {
+                        serve_connection(stream, true, service, limits, stopping, slot).await;
+                    }
+                });
+            }
+        }
+    }
+}
+
 /// Serves one connection until it ends, its headers or idleness outlast
-/// their limits (it is then closed), or the server stops.
-async fn serve_connection<B: Broker>(
-    stream: TcpStream,
+/// their limits (it is then closed), or the server stops. `secure`: it
+/// came over TLS.
+async fn serve_connection<B: Broker, S>(
+    stream: S,
+    secure: bool,
     service: Arc<Service<B>>,
     limits: ConnectionLimits,
     mut stopping: tokio::sync::watch::Receiver<()>,
     _slot: OwnedSemaphorePermit,
-) {
+) where
+    S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
     let activity = Arc::new(Activity::new());
     let watched = activity.clone();
     let conn = hyper::server::conn::http1::Builder::new()
@@ -125,7 +199,7 @@ async fn serve_connection<B: Broker>(
                 let activity = watched.clone();
                 async move {
                     activity.request_started();
-                    let resp = handle(&svc, req, limits.body_timeout).await;
+                    let resp = handle(&svc, req, limits.body_timeout, secure).await;
                     activity.request_ended();
                     Ok::<_, Infallible>(resp)
                 }
@@ -160,11 +234,14 @@ async fn serve_connection<B: Broker>(
 /// name the request id themselves.
 ///
 /// The body must arrive within `body_timeout`; a body that does not is
-/// answered with an error and its connection is closed.
+/// answered with an error and its connection is closed. `secure`: the
+/// request came over TLS (its queue URLs are `https://`, and
+/// `aws:SecureTransport` is true for it).
 pub async fn handle<B: Broker>(
     svc: &Service<B>,
     req: Request<Incoming>,
     body_timeout: Duration,
+    secure: bool,
 ) -> Response<Full<Bytes>> {
     let mut id = [0u8; uuid::fmt::Hyphenated::LENGTH];
     let request_id = uuid::Uuid::new_v4()
@@ -177,7 +254,7 @@ pub async fn handle<B: Broker>(
         action = tracing::field::Empty,
         queue = tracing::field::Empty,
     );
-    handle_in_span(svc, req, request_id, body_timeout)
+    handle_in_span(svc, req, request_id, body_timeout, secure)
         .instrument(span)
         .await
 }
@@ -187,6 +264,7 @@ async fn handle_in_span<B: Broker>(
     req: Request<Incoming>,
     request_id: String,
     body_timeout: Duration,
+    secure: bool,
 ) -> Response<Full<Bytes>> {
     if req.method() == Method::GET {
         match req.uri().path() {
@@ -240,7 +318,7 @@ async fn handle_in_span<B: Broker>(
             .get(http::header::HOST)
             .and_then(|v| v.to_str().ok())
             .map(str::to_string),
-        scheme: "http",
+        scheme: if secure { "https" } else { "http" },
         // Read once the action is known: only the actions that name a
         // queue by its name need it.
         region: None,

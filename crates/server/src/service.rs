@@ -53,7 +53,8 @@ pub struct Service<B> {
 pub struct RequestContext {
     /// `Host` header, for queue URLs.
     pub host: Option<String>,
-    /// `http` or `https`.
+    /// `http` or `https` (the request came over TLS): the scheme of the
+    /// queue URLs it is answered with.
     pub scheme: &'static str,
     /// The region the request was signed for (its SigV4 credential scope),
     /// when it names one: queues are regional (rule W3).
@@ -64,6 +65,14 @@ pub struct RequestContext {
     /// Who signed the request, when authentication is on (`None` when it
     /// is off, and for the server's own requests).
     pub principal: Option<Principal>,
+}
+
+impl RequestContext {
+    /// `aws:SecureTransport`: whether the request came over TLS (rule
+    /// A10); false for the server's own requests.
+    pub fn secure_transport(&self) -> bool {
+        self.scheme == "https"
+    }
 }
 
 impl<B: Broker> Service<B> {
@@ -221,5 +230,27 @@ impl<B: Broker> Service<B> {
             },
             _ => Err(SqsError::no_queue()),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A10: a request over TLS is `aws:SecureTransport`; a plain one and
+    /// the server's own are not.
+    #[test]
+    fn a10_secure_transport_follows_the_scheme() {
+        let over_tls = RequestContext {
+            scheme: "https",
+            ..Default::default()
+        };
+        assert!(over_tls.secure_transport());
+        let plain = RequestContext {
+            scheme: "http",
+            ..Default::default()
+        };
+        assert!(!plain.secure_transport());
+        assert!(!RequestContext::default().secure_transport());
     }
 }

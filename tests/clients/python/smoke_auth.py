@@ -25,11 +25,16 @@ AWS Query protocol. Checks, with AWS's codes and HTTP statuses
   * Query only: a presigned GET URL from generate_presigned_url works, and
     one past its ExpiresIn is RequestExpired, 400.
 
+Over HTTPS (SLUICE_ENDPOINT=https://…, the server's CA in AWS_CA_BUNDLE,
+which botocore reads), the same checks run over TLS, and the queue URLs
+must be https:// ones.
+
 Output: `ok - NAME` / `not ok - NAME` per check, then
 `smoke-result: suite=NAME passed=N failed=M`; exit status 1 if any failed.
 """
 
 import os
+import ssl
 import sys
 import time
 import traceback
@@ -71,7 +76,8 @@ def client(key=KEY, secret=SECRET, unsigned=False):
 
 sqs = client()
 PROTOCOL = sqs.meta.service_model.protocol  # "json" or "query"
-SUITE = f"auth-{PROTOCOL} (botocore {botocore.__version__})"
+HTTPS = ENDPOINT.startswith("https://")
+SUITE = f"auth-{PROTOCOL}{'-https' if HTTPS else ''} (botocore {botocore.__version__})"
 EXPECTED = os.environ.get("SMOKE_EXPECT_PROTOCOL")
 if EXPECTED and EXPECTED != PROTOCOL:
     sys.exit(f"botocore {botocore.__version__} speaks {PROTOCOL}, expected {EXPECTED}")
@@ -107,6 +113,7 @@ def expect_error(e, code, status):
 
 def signed_round_trip():
     url = sqs.create_queue(QueueName=QUEUE)["QueueUrl"]
+    assert url.startswith(ENDPOINT.split("://")[0] + "://"), url
     sqs.send_message(QueueUrl=url, MessageBody="signed hello")
     msgs = sqs.receive_message(QueueUrl=url, WaitTimeSeconds=1).get("Messages", [])
     assert [m["Body"] for m in msgs] == ["signed hello"], msgs
@@ -151,8 +158,10 @@ def limited_key_cannot_send():
 
 
 def fetch(url):
+    # Over HTTPS, trust the server's CA as botocore does (AWS_CA_BUNDLE).
+    context = ssl.create_default_context(cafile=os.environ.get("AWS_CA_BUNDLE")) if HTTPS else None
     try:
-        with urllib.request.urlopen(url, timeout=10) as r:
+        with urllib.request.urlopen(url, timeout=10, context=context) as r:
             return r.status, r.read().decode()
     except urllib.error.HTTPError as e:
         return e.code, e.read().decode()

@@ -34,7 +34,8 @@ failed=0
 ERR=$(mktemp)
 trap 'rm -f "$ERR"' EXIT
 
-sqs() { "$AWS" sqs --endpoint-url "$SLUICE_ENDPOINT" --output json --cli-connect-timeout 5 --cli-read-timeout 30 "$@"; }
+# Over HTTPS, SLUICE_CA_BUNDLE is the server's CA (a private one in tests).
+sqs() { "$AWS" sqs --endpoint-url "$SLUICE_ENDPOINT" ${SLUICE_CA_BUNDLE:+--ca-bundle "$SLUICE_CA_BUNDLE"} --output json --cli-connect-timeout 5 --cli-read-timeout 30 "$@"; }
 
 ok() { passed=$((passed + 1)); echo "ok - $1"; }
 not_ok() {

@@ -26,8 +26,8 @@ use sluice_server::auth::{Authenticator, Credential};
 
 use crate::common::{RawClient, RawResponse, TestServer, code};
 
-const KEY: &str = "AKIDSLUICEAUTH";
-const SECRET: &str = "sluice-auth-secret";
+pub(crate) const KEY: &str = "AKIDSLUICEAUTH";
+pub(crate) const SECRET: &str = "sluice-auth-secret";
 const TOKEN_KEY: &str = "ASIASLUICEAUTH";
 const TOKEN_SECRET: &str = "sluice-session-secret";
 const TOKEN: &str = "sluice-session-token";
@@ -125,7 +125,7 @@ pub(crate) fn status<E>(
 /// Signs a request with AWS's signer: in headers, or as a presigned URL
 /// valid `expires` (then the request is a GET and `body` is empty).
 /// Returns the path-and-query to send and the headers to add.
-fn aws_sign(
+pub(crate) fn aws_sign(
     addr: SocketAddr,
     method: &str,
     path_and_query: &str,

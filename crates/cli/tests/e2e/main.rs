@@ -31,3 +31,4 @@ mod sdk_messages;
 mod sdk_move_tasks;
 mod sdk_queues;
 mod seed_story;
+mod tls;

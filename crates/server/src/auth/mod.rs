@@ -16,6 +16,7 @@ use std::collections::HashMap;
 use std::fmt;
 use std::sync::Arc;
 
+use arc_swap::ArcSwap;
 use sluice_core::{ErrorCode, SqsError};
 
 pub use access::Access;
@@ -59,10 +60,17 @@ pub struct Principal {
     pub access: Arc<Access>,
 }
 
+/// The credentials of a verifier, by access key id.
+type KeyTable = HashMap<String, Credential>;
+
 /// The verifier of `auth.mode = "sigv4"`: the configured credentials by
 /// access key id. The server has none when authentication is off.
+///
+/// The credentials can be replaced while the server runs (a reload on
+/// SIGHUP): each verification reads the table once, lock-free, so requests
+/// in progress finish with the table they started with.
 pub struct Authenticator {
-    keys: HashMap<String, Credential>,
+    keys: ArcSwap<KeyTable>,
     /// The service credential scopes must name: `sqs` (the test suite's
     /// known answers are for `service`).
     service: &'static str,
@@ -70,7 +78,8 @@ pub struct Authenticator {
 
 impl fmt::Debug for Authenticator {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let mut ids: Vec<&String> = self.keys.keys().collect();
+        let keys = self.keys.load();
+        let mut ids: Vec<&String> = keys.keys().collect();
         ids.sort();
         f.debug_struct("Authenticator")
             .field("access_key_ids", &ids)
@@ -82,53 +91,65 @@ impl Authenticator {
     /// A verifier of these credentials; refuses none, an empty key or
     /// secret, and the same access key id twice.
     pub fn new(credentials: Vec<Credential>) -> Result<Self, String> {
-        if credentials.is_empty() {
-            return Err("SigV4 authentication needs at least one [[auth.credentials]]".into());
-        }
-        let mut keys = HashMap::with_capacity(credentials.len());
-        for c in credentials {
-            if c.access_key_id.is_empty() || c.secret_access_key.is_empty() {
-                return Err(
-                    "every [[auth.credentials]] needs an access_key_id and a secret_access_key"
-                        .into(),
-                );
-            }
-            // The key id travels in the credential scope, split on '/'.
-            if c.access_key_id.contains(['/', ' ', ',', '=']) {
-                return Err(format!(
-                    "access_key_id {:?} has a character a credential scope cannot carry",
-                    c.access_key_id
-                ));
-            }
-            if c.session_token.as_deref() == Some("") {
-                return Err(format!(
-                    "access key {}: session_token is empty (leave it out instead)",
-                    c.access_key_id
-                ));
-            }
-            c.access
-                .validate()
-                .map_err(|e| format!("access key {}: {e}", c.access_key_id))?;
-            let id = c.access_key_id.clone();
-            if keys.insert(id.clone(), c).is_some() {
-                return Err(format!("access key {id} is configured twice"));
-            }
-        }
         Ok(Self {
-            keys,
+            keys: ArcSwap::from_pointee(key_table(credentials)?),
             service: verify::SERVICE,
         })
     }
 
+    /// Replaces every credential with these, checked as [`Self::new`]
+    /// checks them; on an error the credentials in use are kept.
+    /// Verifications already started finish with the old ones.
+    pub fn replace(&self, credentials: Vec<Credential>) -> Result<(), String> {
+        self.keys.store(Arc::new(key_table(credentials)?));
+        Ok(())
+    }
+
     /// How many credentials are configured.
     pub fn len(&self) -> usize {
-        self.keys.len()
+        self.keys.load().len()
     }
 
     /// True when no credential is configured (never, once built).
     pub fn is_empty(&self) -> bool {
-        self.keys.is_empty()
+        self.keys.load().is_empty()
     }
+}
+
+/// The credentials by access key id, checked.
+fn key_table(credentials: Vec<Credential>) -> Result<KeyTable, String> {
+    if credentials.is_empty() {
+        return Err("SigV4 authentication needs at least one [[auth.credentials]]".into());
+    }
+    let mut keys = HashMap::with_capacity(credentials.len());
+    for c in credentials {
+        if c.access_key_id.is_empty() || c.secret_access_key.is_empty() {
+            return Err(
+                "every [[auth.credentials]] needs an access_key_id and a secret_access_key".into(),
+            );
+        }
+        // The key id travels in the credential scope, split on '/'.
+        if c.access_key_id.contains(['/', ' ', ',', '=']) {
+            return Err(format!(
+                "access_key_id {:?} has a character a credential scope cannot carry",
+                c.access_key_id
+            ));
+        }
+        if c.session_token.as_deref() == Some("") {
+            return Err(format!(
+                "access key {}: session_token is empty (leave it out instead)",
+                c.access_key_id
+            ));
+        }
+        c.access
+            .validate()
+            .map_err(|e| format!("access key {}: {e}", c.access_key_id))?;
+        let id = c.access_key_id.clone();
+        if keys.insert(id.clone(), c).is_some() {
+            return Err(format!("access key {id} is configured twice"));
+        }
+    }
+    Ok(keys)
 }
 
 /// A refused request: the answer the client gets, and what the log says.

@@ -455,3 +455,36 @@ fn a5_credentials_are_checked_and_secrets_stay_out_of_debug() {
         .unwrap_err();
     assert_eq!(refused.error.message, SIGNATURE_MISMATCH);
 }
+
+/// A11: replacing the credentials takes effect at the next verification;
+/// a bad set is refused and the credentials in use stay.
+#[test]
+fn a11_credentials_are_replaced_whole_or_not_at_all() {
+    let auth = sqs_verifier(None);
+    let old = signed_request(KEY, SECRET, NOW, None);
+    let rotated = signed_request("AKIDROTATED", "rotated-secret", NOW, None);
+    assert!(auth.verify(&old.parts(), NOW).is_ok());
+    let credential = |key: &str, secret: &str| Credential {
+        access_key_id: key.into(),
+        secret_access_key: secret.into(),
+        session_token: None,
+        account_id: "123456789012".into(),
+        access: Default::default(),
+    };
+    assert!(auth.replace(vec![]).is_err());
+    let twice = vec![
+        credential("AKIDROTATED", "rotated-secret"),
+        credential("AKIDROTATED", "other"),
+    ];
+    assert!(auth.replace(twice).is_err());
+    assert!(
+        auth.verify(&old.parts(), NOW).is_ok(),
+        "a bad set changes nothing"
+    );
+    auth.replace(vec![credential("AKIDROTATED", "rotated-secret")])
+        .unwrap();
+    assert_eq!(auth.len(), 1);
+    let refused = auth.verify(&old.parts(), NOW).unwrap_err();
+    assert_eq!(refused.error.code, ErrorCode::InvalidClientTokenId);
+    assert!(auth.verify(&rotated.parts(), NOW).is_ok());
+}

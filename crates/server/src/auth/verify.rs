@@ -84,7 +84,8 @@ impl Authenticator {
                 "malformed credential scope",
             ));
         };
-        let Some(cred) = self.keys.get(key_id) else {
+        let keys = self.keys.load();
+        let Some(cred) = keys.get(key_id) else {
             return Err(Refusal::new(
                 ErrorCode::InvalidClientTokenId,
                 INVALID_TOKEN,
