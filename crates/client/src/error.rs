@@ -35,9 +35,10 @@ pub enum ClientError {
     Service {
         /// The HTTP status.
         status: u16,
-        /// The error code: `x-amzn-query-error`'s (what the SDKs report,
-        /// e.g. `AWS.SimpleQueueService.NonExistentQueue`), else the
-        /// `__type`'s shape name.
+        /// The error's name: SQS's own errors by their shape name, as the
+        /// API reference names them (`QueueDoesNotExist`); AWS's common
+        /// errors, whose JSON shapes end in `Exception`, by the Query code
+        /// the SDKs report (`InvalidClientTokenId`, `AccessDenied`).
         code: String,
         /// The server's message.
         message: String,
@@ -94,9 +95,9 @@ impl ClientError {
     }
 }
 
-/// The SQS error of a non-2xx answer: the code from `x-amzn-query-error`
-/// (what the SDKs read, the same in both protocols), else the `__type`'s
-/// shape name; the message from the body.
+/// The SQS error of a non-2xx answer: named by the `__type`'s shape name
+/// when it is one of SQS's own, else by `x-amzn-query-error`'s code (see
+/// [`ClientError::Service`]); the message from the body.
 pub fn service_error(status: u16, headers: &HeaderMap, body: &[u8]) -> ClientError {
     let json: Value = serde_json::from_slice(body).unwrap_or_default();
     let from_header = headers
@@ -115,11 +116,15 @@ pub fn service_error(status: u16, headers: &HeaderMap, body: &[u8]) -> ClientErr
         .and_then(Value::as_str)
         .map(str::to_string)
         .unwrap_or_else(|| String::from_utf8_lossy(body).chars().take(200).collect());
+    let code = match (from_type, from_header) {
+        (Some(shape), _) if !shape.ends_with("Exception") => shape,
+        (_, Some(query_code)) => query_code,
+        (Some(shape), None) => shape,
+        (None, None) => format!("HTTP {status}"),
+    };
     ClientError::Service {
         status,
-        code: from_header
-            .or(from_type)
-            .unwrap_or_else(|| format!("HTTP {status}")),
+        code,
         message,
     }
 }
@@ -130,7 +135,7 @@ mod tests {
     use hyper::header::HeaderValue;
 
     #[test]
-    fn service_errors_prefer_the_query_code_then_the_shape_name() {
+    fn sqs_errors_by_shape_common_errors_by_query_code() {
         let mut headers = HeaderMap::new();
         headers.insert(
             "x-amzn-query-error",
@@ -138,12 +143,18 @@ mod tests {
         );
         let body = br#"{"__type":"com.amazonaws.sqs#QueueDoesNotExist","message":"gone"}"#;
         let e = service_error(400, &headers, body);
-        assert_eq!(
-            e.to_string(),
-            "AWS.SimpleQueueService.NonExistentQueue: gone"
-        );
-        let e = service_error(400, &HeaderMap::new(), body);
         assert_eq!(e.to_string(), "QueueDoesNotExist: gone");
+        let e = service_error(400, &headers, b"{}");
+        assert_eq!(e.code(), Some("AWS.SimpleQueueService.NonExistentQueue"));
+        let mut headers = HeaderMap::new();
+        headers.insert(
+            "x-amzn-query-error",
+            HeaderValue::from_static("InvalidClientTokenId;Sender"),
+        );
+        let body =
+            br#"{"__type":"com.amazon.coral.service#UnrecognizedClientException","message":"bad"}"#;
+        let e = service_error(403, &headers, body);
+        assert_eq!(e.to_string(), "InvalidClientTokenId: bad");
         let e = service_error(
             400,
             &HeaderMap::new(),
