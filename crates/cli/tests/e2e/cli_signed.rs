@@ -18,8 +18,12 @@ const OPS_KEY: &str = "AKIDSLUICEOPS";
 const OPS_SECRET: &str = "sluice-ops-secret";
 const READER_KEY: &str = "AKIDSLUICEREADER";
 const READER_SECRET: &str = "sluice-reader-secret";
+const SESSION_KEY: &str = "ASIASLUICEOPS";
+const SESSION_SECRET: &str = "sluice-session-secret";
+const SESSION_TOKEN: &str = "sluice-session-token";
 
-/// A sigv4 server with an unlimited key and one limited to `orders*`.
+/// A sigv4 server with an unlimited key, one limited to `orders*` and one
+/// that must come with a session token.
 fn start(dir: &Path) -> SluiceProcess {
     let config = dir.join("sluice.toml");
     std::fs::write(
@@ -28,7 +32,9 @@ fn start(dir: &Path) -> SluiceProcess {
             "[auth]\nmode = \"sigv4\"\n\n\
              [[auth.credentials]]\naccess_key_id = \"{OPS_KEY}\"\nsecret_access_key = \"{OPS_SECRET}\"\n\n\
              [[auth.credentials]]\naccess_key_id = \"{READER_KEY}\"\nsecret_access_key = \"{READER_SECRET}\"\n\
-             queues = [\"orders*\"]\n"
+             queues = [\"orders*\"]\n\n\
+             [[auth.credentials]]\naccess_key_id = \"{SESSION_KEY}\"\nsecret_access_key = \"{SESSION_SECRET}\"\n\
+             session_token = \"{SESSION_TOKEN}\"\n"
         ),
     )
     .expect("write config");
@@ -108,8 +114,9 @@ fn dlq_names(run: &Run) -> Vec<String> {
 }
 
 /// A1: with the environment's credentials, `sluice dlq list`, `sluice
-/// doctor` and a bounded `sluice bench` run sign their requests and work;
-/// without any, the refusal says no credentials were found.
+/// doctor` and a bounded `sluice bench` run sign their requests and work,
+/// a session token (`AWS_SESSION_TOKEN`) included; without any, the
+/// refusal says no credentials were found.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a1_operator_commands_and_bench_sign_with_env_credentials() {
     let dir = tempfile::tempdir().expect("tempdir");
@@ -166,6 +173,30 @@ async fn a1_operator_commands_and_bench_sign_with_env_credentials() {
     assert_eq!(bench.code, 0, "{}\n{}", bench.stdout, bench.stderr);
     let report: Value = serde_json::from_str(&bench.stdout).expect("bench json");
     assert!(report.to_string().contains("40"), "{report}");
+
+    let session = [
+        ("AWS_ACCESS_KEY_ID", SESSION_KEY),
+        ("AWS_SECRET_ACCESS_KEY", SESSION_SECRET),
+        ("AWS_SESSION_TOKEN", SESSION_TOKEN),
+    ];
+    let with_token = sluice(
+        dir.path(),
+        &session,
+        &["dlq", "list", "--json", "--endpoint", &endpoint],
+    );
+    assert_eq!(with_token.code, 0, "{}", with_token.stderr);
+    assert_eq!(dlq_names(&with_token), ["orders-dlq"]);
+    let without_token = sluice(
+        dir.path(),
+        &session[..2],
+        &["dlq", "list", "--endpoint", &endpoint],
+    );
+    assert_eq!(without_token.code, 1, "{}", without_token.stdout);
+    assert!(
+        without_token.stderr.contains("InvalidClientTokenId"),
+        "{}",
+        without_token.stderr
+    );
 
     let unsigned = sluice(dir.path(), &[], &["dlq", "list", "--endpoint", &endpoint]);
     assert_eq!(unsigned.code, 1, "{}", unsigned.stdout);
