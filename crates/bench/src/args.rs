@@ -19,9 +19,13 @@ const DEFAULT_DURATION_SECS: u64 = 10;
                   end_to_end_per_sec / the null server's."
 )]
 pub struct BenchArgs {
-    /// Base URL of the SQS endpoint to load (plain HTTP only; any SQS JSON-protocol server that does not check signatures: requests carry SQS's credential scope with a dummy signature).
+    /// Base URL of the SQS endpoint to load (http:// or https://; any SQS JSON-protocol server). Requests are signed (SigV4) when credentials are found (--access-key-id, the environment, --profile); else they carry SQS's credential scope with a dummy signature, which servers that do not check signatures accept.
     #[arg(long, value_name = "URL", default_value = "http://127.0.0.1:9324")]
     pub endpoint: String,
+
+    /// Credentials, region and CA file.
+    #[command(flatten)]
+    pub connection: sluice_client::ConnectionFlags,
 
     /// Queue to use, created if missing (with --queues N: NAME-0 .. NAME-{N-1}).
     #[arg(long, value_name = "NAME", default_value = "sluice-bench")]

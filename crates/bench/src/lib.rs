@@ -11,7 +11,6 @@
 
 pub mod args;
 pub mod body;
-pub mod client;
 pub mod error;
 pub mod latency;
 pub mod load;
@@ -20,16 +19,15 @@ pub mod report;
 pub mod sync_probe;
 pub mod tracker;
 pub mod wake;
-pub mod wire;
 
 use std::time::Duration;
 
 pub use args::BenchArgs;
 pub use error::BenchError;
 
-use client::SqsClient;
 use load::Plan;
 use report::Report;
+use sluice_client::{Client, ClientOptions};
 
 /// Runs `sluice bench` with `args`: the null server, or a load and its report.
 ///
@@ -67,7 +65,7 @@ async fn bench(args: BenchArgs) -> Result<(), BenchError> {
         )));
     }
     let workers = (args.producers + args.consumers) as usize;
-    let client = SqsClient::new(&args.endpoint, workers)?;
+    let client = client_for(&args, &args.endpoint, workers)?;
 
     let fifo_attributes: &[(&str, &str)] = if args.fifo {
         &[("FifoQueue", "true")]
@@ -150,10 +148,27 @@ async fn bench(args: BenchArgs) -> Result<(), BenchError> {
     }
 }
 
+/// A client of `endpoint` keeping `connections` idle connections, signing
+/// with the credentials the flags and environment give.
+fn client_for(args: &BenchArgs, endpoint: &str, connections: usize) -> Result<Client, BenchError> {
+    let options = ClientOptions {
+        connections,
+        signing: args.connection.signing()?,
+        ca_file: args.connection.ca_file.clone(),
+        // Emulators route on the credential scope (see the constant).
+        placeholder_authorization: true,
+        request_timeout: REQUEST_TIMEOUT,
+    };
+    Ok(Client::new(endpoint, &options)?)
+}
+
+/// How long any request may take beyond its long-poll wait.
+const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
+
 /// `--wake-probes`: the long-poll wake-up measurement instead of a load.
 async fn wake_probes(
     args: &BenchArgs,
-    client: &SqsClient,
+    client: &Client,
     url: &str,
     null_server: bool,
     probes: u64,
@@ -164,7 +179,7 @@ async fn wake_probes(
         ));
     }
     let other_node = match &args.wake_send_endpoint {
-        Some(endpoint) => Some(SqsClient::new(endpoint, 1)?),
+        Some(endpoint) => Some(client_for(args, endpoint, 1)?),
         None => None,
     };
     let sender = other_node.as_ref().unwrap_or(client);

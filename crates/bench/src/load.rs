@@ -11,10 +11,10 @@ use tokio::task::JoinHandle;
 
 use crate::args::StopRule;
 use crate::body::{BodyCodec, MessageKey};
-use crate::client::SqsClient;
 use crate::latency::{Samples, Summary};
 use crate::tracker::{Tracker, Verdict};
-use crate::wire::{DeleteEntry, ENTRY_IDS, SendEntry, entry_index};
+use sluice_client::Client;
+use sluice_client::wire::{DeleteEntry, ENTRY_IDS, SendEntry, entry_index};
 
 /// Pause after a failed request, so a dead endpoint is not hammered.
 const ERROR_BACKOFF: Duration = Duration::from_millis(20);
@@ -119,7 +119,7 @@ impl ErrorLog {
 
 /// State shared by the workers of one run.
 struct Shared {
-    client: SqsClient,
+    client: Client,
     plan: Plan,
     run_id: String,
     codec: BodyCodec,
@@ -189,7 +189,7 @@ impl Shared {
 }
 
 /// Runs the load and the drain.
-pub async fn run(client: SqsClient, plan: Plan, run_id: String) -> Outcome {
+pub async fn run(client: Client, plan: Plan, run_id: String) -> Outcome {
     let start = Instant::now();
     let deadline = match plan.stop {
         StopRule::Duration(d) => Some(start + d),

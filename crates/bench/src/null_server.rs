@@ -22,9 +22,9 @@ use md5::{Digest, Md5};
 use serde::{Deserialize, Serialize};
 use tokio::net::TcpListener;
 
-use crate::client::NULL_SERVER_HEADER;
 use crate::error::BenchError;
-use crate::wire::{
+use sluice_client::NULL_SERVER_HEADER;
+use sluice_client::wire::{
     DeleteMessageBatchRequest, DeleteMessageBatchResponse, IdEntry, ReceiveMessageRequest,
     SendMessageBatchRequest, SendMessageBatchResponse, SendResultEntry,
 };
@@ -413,7 +413,8 @@ mod tests {
             br#"{"QueueUrl":"u","MaxNumberOfMessages":10}"#,
         )
         .unwrap();
-        let out: crate::wire::ReceiveMessageResponse = serde_json::from_slice(&out).unwrap();
+        let out: sluice_client::wire::ReceiveMessageResponse =
+            serde_json::from_slice(&out).unwrap();
         assert_eq!(out.messages.len(), 10);
         assert_eq!(out.messages[0].body.len(), DEFAULT_CANNED_SIZE);
         assert_eq!(

@@ -13,10 +13,9 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
-use crate::client::SqsClient;
-use crate::error::RequestError;
 use crate::latency::{Samples, Summary};
-use crate::wire::{DeleteEntry, SendEntry};
+use sluice_client::wire::{DeleteEntry, SendEntry};
+use sluice_client::{Client, ClientError};
 
 /// How long a probe lets its long poll reach the server and park before
 /// sending: far more than a loopback round trip.
@@ -59,12 +58,12 @@ impl WakeReport {
 /// On a FIFO queue each probe message has its own group and dedup id.
 /// `sender` sends the probes (another node, or `client` itself).
 pub async fn probe(
-    client: &SqsClient,
-    sender: &SqsClient,
+    client: &Client,
+    sender: &Client,
     url: &str,
     fifo: bool,
     probes: u64,
-) -> Result<WakeReport, RequestError> {
+) -> Result<WakeReport, ClientError> {
     let mut wake = Samples::default();
     let mut send = Samples::default();
     let mut missed = 0;
@@ -90,9 +89,9 @@ pub async fn probe(
             )
             .await?;
         send.record(issued.elapsed());
-        let (output, answered) = poll.await.map_err(|e| {
-            RequestError::Transport(format!("the probe's receive task failed: {e}"))
-        })?;
+        let (output, answered) = poll
+            .await
+            .map_err(|e| sender.transport(format!("the probe's receive task failed: {e}")))?;
         let output = output?;
         let messages = output.messages()?;
         match messages.first() {

@@ -1,5 +1,6 @@
-//! What the operator commands (`dlq`, `doctor`, `stats`) share: the
-//! endpoint flag, the async runtime, JSON output and exit codes.
+//! What the operator commands (`dlq`, `doctor`, `stats`, `alarms`) share:
+//! the endpoint and credential flags, the async runtime, JSON output and
+//! exit codes.
 
 use std::future::Future;
 use std::io::Write;
@@ -7,12 +8,15 @@ use std::io::Write;
 use clap::Args;
 use serde_json::Value;
 
-use crate::client::{AdminClient, DEFAULT_ENDPOINT};
+use sluice_client::{Client, ClientOptions, ConnectionFlags};
 
-/// Where the server is.
+/// The default endpoint, where `sluice serve` listens by default.
+pub const DEFAULT_ENDPOINT: &str = "http://127.0.0.1:9324";
+
+/// Where the server is, and what to sign with.
 #[derive(Args, Debug, Clone)]
 pub struct Connection {
-    /// URL of the sluice server (the same one SQS clients use).
+    /// URL of the sluice server (the same one SQS clients use; http:// or https://).
     #[arg(
         long,
         global = true,
@@ -21,12 +25,22 @@ pub struct Connection {
         value_name = "URL"
     )]
     pub endpoint: String,
+
+    /// Credentials, region and CA file.
+    #[command(flatten)]
+    pub flags: ConnectionFlags,
 }
 
 impl Connection {
-    /// A client for the endpoint.
-    pub fn client(&self) -> anyhow::Result<AdminClient> {
-        Ok(AdminClient::new(&self.endpoint)?)
+    /// A client for the endpoint, signing with the credentials the flags,
+    /// the environment or the shared AWS files give (unsigned without).
+    pub fn client(&self) -> anyhow::Result<Client> {
+        let options = ClientOptions {
+            signing: self.flags.signing()?,
+            ca_file: self.flags.ca_file.clone(),
+            ..ClientOptions::default()
+        };
+        Ok(Client::new(&self.endpoint, &options)?)
     }
 }
 

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use sluice_core::attributes::RedrivePolicy;
 
-use crate::client::{AdminClient, ClientError};
+use sluice_client::{Client, ClientError};
 
 /// One queue as GetQueueAttributes (All) and ListQueueTags show it.
 #[derive(Debug, Clone, Default)]
@@ -54,10 +54,7 @@ pub fn name_of(arn_or_url: &str) -> &str {
 
 /// Every queue, sorted by name; tags too when `with_tags`. A queue deleted
 /// while this runs is left out.
-pub async fn all_queues(
-    client: &AdminClient,
-    with_tags: bool,
-) -> Result<Vec<QueueInfo>, ClientError> {
+pub async fn all_queues(client: &Client, with_tags: bool) -> Result<Vec<QueueInfo>, ClientError> {
     let mut queues = Vec::new();
     for url in client.list_queue_urls().await? {
         let attributes = match client.queue_attributes(&url, &["All"]).await {

@@ -3,7 +3,6 @@
 mod admin;
 mod alarms_cmd;
 mod auth_config;
-mod client;
 mod config;
 mod dlq;
 mod doctor;

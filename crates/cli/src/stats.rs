@@ -11,10 +11,10 @@ use serde::Serialize;
 use serde_json::json;
 
 use crate::admin::{Connection, out, outln, print_json};
-use crate::client::AdminClient;
 use crate::exposition::{self, QueueSample};
 use crate::table::{Table, duration};
 use crate::timefmt::{now_ms, rfc3339};
+use sluice_client::Client;
 
 /// `sluice stats`.
 #[derive(Args, Debug)]
@@ -141,7 +141,7 @@ pub async fn run(args: StatsArgs) -> anyhow::Result<u8> {
     }
 }
 
-async fn scrape(client: &AdminClient) -> anyhow::Result<(BTreeMap<String, QueueSample>, Instant)> {
+async fn scrape(client: &Client) -> anyhow::Result<(BTreeMap<String, QueueSample>, Instant)> {
     let text = client.metrics().await?;
     Ok((exposition::queue_samples(&text), Instant::now()))
 }

@@ -5,10 +5,10 @@ use serde_json::{Map, Value, json};
 
 use super::{PeekArgs, ShowArgs};
 use crate::admin::{out, outln, print_json};
-use crate::client::AdminClient;
 use crate::inventory::name_of;
 use crate::table::{Table, duration, shorten};
 use crate::timefmt::{now_ms, rfc3339};
+use sluice_client::Client;
 
 /// The largest PeekMessages page.
 const MAX_PAGE: usize = 100;
@@ -18,7 +18,7 @@ pub const REPLAY_COUNT: &str = "sluice.replay-count";
 
 /// One page of PeekMessages: the messages and the next page's token.
 pub async fn peek_page(
-    client: &AdminClient,
+    client: &Client,
     url: &str,
     filter: &Map<String, Value>,
     size: usize,
@@ -38,7 +38,7 @@ pub async fn peek_page(
 
 /// Up to `limit` matching messages (all of them when `None`), page after page.
 pub async fn peek_messages(
-    client: &AdminClient,
+    client: &Client,
     url: &str,
     filter: &Map<String, Value>,
     limit: Option<usize>,
@@ -79,7 +79,7 @@ fn millis_attribute(message: &Value, name: &str) -> Option<u64> {
 }
 
 /// `dlq peek`.
-pub async fn peek(client: &AdminClient, args: PeekArgs) -> anyhow::Result<u8> {
+pub async fn peek(client: &Client, args: PeekArgs) -> anyhow::Result<u8> {
     let url = client.queue_url(&args.queue).await?;
     let filter = args.filter.to_params(client).await?;
     let limit = (!args.all).then_some(args.limit as usize);
@@ -141,7 +141,7 @@ pub async fn peek(client: &AdminClient, args: PeekArgs) -> anyhow::Result<u8> {
 
 /// `dlq show`: finds the message by id (PeekMessages has no id filter, so
 /// this pages through the queue).
-pub async fn show(client: &AdminClient, args: ShowArgs) -> anyhow::Result<u8> {
+pub async fn show(client: &Client, args: ShowArgs) -> anyhow::Result<u8> {
     let url = client.queue_url(&args.queue).await?;
     let mut token: Option<String> = None;
     let message = loop {

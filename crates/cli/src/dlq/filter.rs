@@ -4,8 +4,8 @@
 use clap::Args;
 use serde_json::{Map, Value, json};
 
-use crate::client::AdminClient;
 use crate::timefmt;
+use sluice_client::Client;
 
 /// Which messages a command looks at.
 #[derive(Args, Debug, Default, Clone)]
@@ -56,7 +56,7 @@ impl FilterArgs {
     }
 
     /// The filter as request parameters (the source queue resolved to its ARN).
-    pub async fn to_params(&self, client: &AdminClient) -> anyhow::Result<Map<String, Value>> {
+    pub async fn to_params(&self, client: &Client) -> anyhow::Result<Map<String, Value>> {
         if let (Some(a), Some(b)) = (self.since, self.until)
             && a >= b
         {

@@ -4,13 +4,13 @@ use serde_json::{Value, json};
 
 use super::ListArgs;
 use crate::admin::{out, outln, print_json};
-use crate::client::AdminClient;
 use crate::exposition;
 use crate::inventory::{self, QueueInfo};
 use crate::table::{Table, duration};
+use sluice_client::Client;
 
 /// Lists every DLQ.
-pub async fn run(client: &AdminClient, args: ListArgs) -> anyhow::Result<u8> {
+pub async fn run(client: &Client, args: ListArgs) -> anyhow::Result<u8> {
     let queues = inventory::all_queues(client, false).await?;
     // The age of the oldest message is a metric, not a queue attribute;
     // without /metrics (a proxy that hides it) the column stays empty.

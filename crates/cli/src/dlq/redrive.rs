@@ -9,10 +9,10 @@ use serde_json::{Map, Value, json};
 use super::browse::{peek_page, replay_count};
 use super::{CancelArgs, RedriveArgs, TasksArgs};
 use crate::admin::{out, outln, print_json};
-use crate::client::{AdminClient, strings};
 use crate::inventory::{self, name_of};
 use crate::table::Table;
 use crate::timefmt::rfc3339;
+use sluice_client::{Client, strings};
 
 /// The most messages one RedriveMessages call moves.
 const MAX_STEP: u64 = 1000;
@@ -49,7 +49,7 @@ impl Totals {
 }
 
 /// `dlq redrive`.
-pub async fn run(client: &AdminClient, args: RedriveArgs) -> anyhow::Result<u8> {
+pub async fn run(client: &Client, args: RedriveArgs) -> anyhow::Result<u8> {
     let url = client.queue_url(&args.queue).await?;
     let destination = match &args.to {
         Some(q) => Some(
@@ -93,7 +93,7 @@ pub async fn run(client: &AdminClient, args: RedriveArgs) -> anyhow::Result<u8> 
 /// Moves up to `max` messages, at most `rate` a second, one
 /// RedriveMessages call a step, until nothing more matches.
 async fn redrive_in_steps(
-    client: &AdminClient,
+    client: &Client,
     url: &str,
     base: &Map<String, Value>,
     max: u64,
@@ -131,7 +131,7 @@ async fn redrive_in_steps(
 /// The matching messages a redrive refuses (replayed `max_replays` times
 /// or more), with their replay counts; looks at the first messages only.
 async fn refused_messages(
-    client: &AdminClient,
+    client: &Client,
     url: &str,
     filter: &Map<String, Value>,
     max_replays: u32,
@@ -230,7 +230,7 @@ fn report(
 
 /// StartMessageMoveTask: moves every message of the DLQ (rule R7).
 async fn start_task(
-    client: &AdminClient,
+    client: &Client,
     url: &str,
     destination: Option<String>,
     args: &RedriveArgs,
@@ -263,7 +263,7 @@ async fn start_task(
 }
 
 /// `dlq tasks`.
-pub async fn tasks(client: &AdminClient, args: TasksArgs) -> anyhow::Result<u8> {
+pub async fn tasks(client: &Client, args: TasksArgs) -> anyhow::Result<u8> {
     let arns: Vec<String> = match &args.queue {
         Some(q) => vec![client.queue_arn(q).await?],
         None => {
@@ -327,7 +327,7 @@ pub async fn tasks(client: &AdminClient, args: TasksArgs) -> anyhow::Result<u8> 
 }
 
 /// `dlq cancel`.
-pub async fn cancel(client: &AdminClient, args: CancelArgs) -> anyhow::Result<u8> {
+pub async fn cancel(client: &Client, args: CancelArgs) -> anyhow::Result<u8> {
     let out = client
         .sqs(
             "CancelMessageMoveTask",

@@ -15,15 +15,15 @@ use serde_json::{Map, Value, json};
 use super::browse::peek_page;
 use super::{ExportArgs, ImportArgs};
 use crate::admin::{outln, print_json};
-use crate::client::AdminClient;
 use crate::inventory::name_of;
+use sluice_client::Client;
 
 /// Most entries in one SendMessageBatch.
 const BATCH: usize = 10;
 
 /// `dlq export`: pages through the queue with PeekMessages, so nothing is
 /// received, hidden or counted.
-pub async fn export(client: &AdminClient, args: ExportArgs) -> anyhow::Result<u8> {
+pub async fn export(client: &Client, args: ExportArgs) -> anyhow::Result<u8> {
     let url = client.queue_url(&args.queue).await?;
     let filter = args.filter.to_params(client).await?;
     let mut out: Box<dyn Write> = match &args.out {
@@ -61,7 +61,7 @@ pub async fn export(client: &AdminClient, args: ExportArgs) -> anyhow::Result<u8
 }
 
 /// `dlq import`.
-pub async fn import(client: &AdminClient, args: ImportArgs) -> anyhow::Result<u8> {
+pub async fn import(client: &Client, args: ImportArgs) -> anyhow::Result<u8> {
     let url = client.queue_url(&args.queue).await?;
     let attrs = client
         .queue_attributes(&url, &["FifoQueue", "ContentBasedDeduplication"])

@@ -8,18 +8,18 @@ use sluice_core::attributes::QueueConfig;
 use sluice_core::queue_name::Account;
 
 use super::checks::{AlarmInfo, Alarms, LiveState, QueueSnapshot, Setup};
-use crate::client::AdminClient;
 use crate::config;
 use crate::dlq::browse::peek_page;
 use crate::inventory::{self, QueueInfo, name_of};
 use crate::timefmt::now_ms;
+use sluice_client::Client;
 
 /// DLQ messages looked at for the one that expires first.
 const EXPIRY_SCAN: usize = 1000;
 
 /// Every queue of a running server, with live counts, the first expiry of
 /// each DLQ and the server's alarms.
-pub async fn live(client: &AdminClient) -> anyhow::Result<Setup> {
+pub async fn live(client: &Client) -> anyhow::Result<Setup> {
     let queues = inventory::all_queues(client, true).await?;
     let dlqs: Vec<usize> = inventory::dead_letter_queues(&queues)
         .into_iter()
@@ -64,7 +64,7 @@ fn from_attributes(q: &QueueInfo) -> QueueSnapshot {
 /// The earliest start of a retention clock among the DLQ's first
 /// messages: a standard DLQ keeps the original enqueue time (the sent
 /// timestamp), a FIFO DLQ restarts it on the move (rule R3).
-async fn first_expiry_start(client: &AdminClient, q: &QueueInfo) -> anyhow::Result<Option<u64>> {
+async fn first_expiry_start(client: &Client, q: &QueueInfo) -> anyhow::Result<Option<u64>> {
     let mut earliest: Option<u64> = None;
     let mut token: Option<String> = None;
     let mut seen = 0;
@@ -90,7 +90,7 @@ async fn first_expiry_start(client: &AdminClient, q: &QueueInfo) -> anyhow::Resu
 }
 
 /// The server's alarms, or why they cannot be known.
-async fn alarms(client: &AdminClient) -> anyhow::Result<Alarms> {
+async fn alarms(client: &Client) -> anyhow::Result<Alarms> {
     let out = match client.sluice("DescribeAlarms", json!({})).await {
         Ok(out) => out,
         Err(e) if e.is_unknown_action() => {

@@ -11,6 +11,7 @@ mod bad_input;
 mod cli_dlq;
 mod cli_doctor;
 mod cli_run;
+mod cli_signed;
 mod cli_stats;
 mod common;
 mod config_file;

@@ -4,12 +4,13 @@
 //! the request context carries to the actions, or is refused with AWS's
 //! answer for what is wrong. Storage never sees credentials.
 //!
-//! `sigv4.rs` holds the signing arithmetic, `verify.rs` what a request
-//! must carry and the checks, in AWS's order and with AWS's words.
+//! The signing arithmetic is the `sluice-sigv4` crate (the client signs
+//! with the same functions); `verify.rs` holds what a request must carry and the checks, in AWS's order and with AWS's words.
 //! See docs/security.md.
 
 pub mod access;
-mod sigv4;
+// The signing arithmetic, shared with the client (`sluice-client`).
+use sluice_sigv4 as sigv4;
 mod verify;
 
 use std::collections::HashMap;

@@ -1,7 +1,9 @@
-//! The arithmetic of AWS Signature Version 4, as the client did it: the
-//! canonical request, the string to sign, the signing key and the
-//! signature. Pure functions over strings and bytes, checked against AWS's
-//! published test suite (`tests.rs`); what to accept is `verify.rs`'s job.
+//! The arithmetic of AWS Signature Version 4: the canonical request, the
+//! string to sign, the signing key and the signature. Pure functions over
+//! strings and bytes, used by both sides: the server's verifier
+//! (`sluice-server`'s `auth` module, checked against AWS's published test
+//! suite) and the client's signer (`sluice-client`). What to accept is the
+//! verifier's job, what to sign the signer's.
 
 use hmac::{Hmac, Mac};
 use http::HeaderMap;
@@ -243,9 +245,8 @@ pub fn signature_matches(key: &[u8; 32], string_to_sign: &str, given: &[u8]) -> 
     }
 }
 
-/// The hex signature (tests sign with it; the server never tells a
-/// client what the right signature was).
-#[cfg(test)]
+/// The hex signature of `string_to_sign` under `key` (what a client
+/// sends; the server never tells a client what the right signature was).
 pub fn signature(key: &[u8; 32], string_to_sign: &str) -> String {
     hex(&hmac(key, string_to_sign.as_bytes()))
 }
