@@ -448,3 +448,67 @@ async fn a11_sighup_reloads_credentials_and_certificate() {
         .expect("the keys in use stay");
     assert_eq!(served_leaf(server.addr).await, leaf("server2.pem"));
 }
+
+/// A10 and the operator side of A1: `sluice dlq list` and a bounded
+/// `sluice bench` speak HTTPS to a TLS server, trusting its CA through
+/// `--ca-file` and signing with the configured key; without the CA file
+/// the certificate is refused, so nothing is sent in the clear.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a10_operator_commands_and_bench_speak_https() {
+    let config = config_text(KEY, SECRET, "server.pem", "server-key.pem");
+    let server = TlsServer::start(&config, &[]);
+    let endpoint = server.endpoint();
+    let home = tempfile::tempdir().expect("home");
+    let ca = testdata("ca.pem").display().to_string();
+    let run = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_sluice"))
+            .args(args)
+            .env_clear()
+            .env("HOME", home.path())
+            .env("AWS_ACCESS_KEY_ID", KEY)
+            .env("AWS_SECRET_ACCESS_KEY", SECRET)
+            .stdin(Stdio::null())
+            .output()
+            .expect("run sluice")
+    };
+
+    let listed = run(&["dlq", "list", "--endpoint", &endpoint, "--ca-file", &ca]);
+    assert!(
+        listed.status.success(),
+        "{}",
+        String::from_utf8_lossy(&listed.stderr)
+    );
+
+    let untrusted = run(&["dlq", "list", "--endpoint", &endpoint]);
+    assert!(!untrusted.status.success(), "an unknown CA was trusted");
+    let why = String::from_utf8_lossy(&untrusted.stderr).to_lowercase();
+    assert!(why.contains("certificate"), "{why}");
+
+    let bench = run(&[
+        "bench",
+        "--endpoint",
+        &endpoint,
+        "--ca-file",
+        &ca,
+        "--queue",
+        "bench-over-tls",
+        "--messages",
+        "40",
+        "--producers",
+        "1",
+        "--consumers",
+        "1",
+        "--json",
+    ]);
+    assert!(
+        bench.status.success(),
+        "{}\n{}",
+        String::from_utf8_lossy(&bench.stdout),
+        String::from_utf8_lossy(&bench.stderr)
+    );
+    let report: serde_json::Value =
+        serde_json::from_slice(&bench.stdout).expect("the bench's JSON report");
+    let count = |field: &str| report.pointer(field).and_then(serde_json::Value::as_u64);
+    assert_eq!(count("/sent"), Some(40), "{report}");
+    assert_eq!(count("/end_to_end"), Some(40), "{report}");
+}
