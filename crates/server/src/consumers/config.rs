@@ -7,6 +7,9 @@ use sluice_broker::QueueMeta;
 /// Most messages in one delivered batch in this slice (a receive's limit).
 pub const MAX_BATCH_SIZE: u32 = 10;
 
+/// Most messages in one delivered batch of a FIFO queue (Lambda's limit).
+pub const MAX_FIFO_BATCH_SIZE: u32 = 10;
+
 /// One push consumer: where a queue's batches are POSTed, and how.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ConsumerSpec {
@@ -72,6 +75,12 @@ impl ConsumerSpec {
     /// queue's visibility timeout must cover the handler's time limit, or a
     /// message would be delivered again while its first delivery runs.
     pub fn validate_against(&self, queue: &QueueMeta) -> Result<(), ConsumerConfigError> {
+        if queue.config.fifo && self.batch_size > MAX_FIFO_BATCH_SIZE {
+            return Err(self.invalid(format!(
+                "batch_size must be 1 to {MAX_FIFO_BATCH_SIZE} for FIFO queue {}, got {}",
+                self.queue, self.batch_size
+            )));
+        }
         let visibility = u64::from(queue.config.visibility_timeout);
         if self.timeout.as_secs() > visibility {
             return Err(self.invalid(format!(

@@ -1,7 +1,11 @@
 //! Push consumers: sluice receives a queue's messages in batches and POSTs
 //! each batch to an HTTP handler as Lambda's SQS event source mapping
-//! invokes a function (rules C1, C2, C4), deleting what the handler
-//! handled.
+//! invokes a function (rules C1–C5), deleting what the handler handled.
+//!
+//! On a FIFO queue one batch per message group is in flight at a time
+//! without any bookkeeping here: the engine's receive never hands out a
+//! message of a group whose earlier message is in flight (rule F13), and a
+//! delivery keeps its whole batch in flight until it is answered.
 //!
 //! [`config`] holds a consumer's settings and their checks; [`event`]
 //! builds the event; [`outcome`] reads the handler's answer; [`deliver`]
@@ -52,8 +56,8 @@ pub enum ConsumerStartError {
 }
 
 /// Checks every consumer and its queue: the settings' ranges, unique names,
-/// a queue that exists, is not FIFO (not in this slice) and whose visibility
-/// timeout covers the handler's time limit.
+/// a queue that exists, a batch size within the queue type's limit, and a
+/// visibility timeout that covers the handler's time limit.
 pub async fn check_consumers<B: Broker>(
     broker: &B,
     specs: &[ConsumerSpec],
@@ -69,13 +73,6 @@ pub async fn check_consumers<B: Broker>(
             .get_queue(&spec.queue)
             .await
             .map_err(|e| queue_error(e.to_string()))?;
-        if sluice_core::queue_name::is_fifo_name(&spec.queue) {
-            // Lambda's FIFO rules (one batch per group, a failed item sends
-            // the rest of its group back: rule C3) are not implemented yet.
-            return Err(queue_error(
-                "FIFO queues have no push consumers yet".to_string(),
-            ));
-        }
         spec.validate_against(&meta)?;
     }
     Ok(())
@@ -108,6 +105,7 @@ pub fn spawn_consumers<B: Broker>(
         .into_iter()
         .map(|spec| {
             let delivery = Delivery {
+                fifo: sluice_core::queue_name::is_fifo_name(&spec.queue),
                 broker: broker.clone(),
                 source: EventSource::new(account, &spec.queue),
                 spec,
