@@ -1,4 +1,4 @@
-//! Push consumers (rules C1, C2, C4): an in-process sluice on the system
+//! Push consumers (rules C1, C2, C4, C5): an in-process sluice on the system
 //! clock delivers batches to a real HTTP handler running in the test.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -173,6 +173,7 @@ pub(crate) fn spec(name: &str, queue: &str, url: &str) -> ConsumerSpec {
         queue: queue.into(),
         url: url.into(),
         batch_size: 10,
+        batching_window: Duration::ZERO,
         max_concurrency: 2,
         timeout: Duration::from_secs(1),
         report_batch_item_failures: true,

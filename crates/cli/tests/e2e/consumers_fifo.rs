@@ -164,8 +164,8 @@ async fn c3_fifo_groups_in_order_and_a_failure_holds_back_its_group() {
     assert_eq!(redelivered, ["1", "2"], "a3 went back with a2");
 }
 
-/// C3: a FIFO consumer gets Lambda's batch limit of 10 at start; a
-/// standard queue's limit is checked alone.
+/// C3: a FIFO consumer gets Lambda's batch limit of 10, and no batching
+/// window, at start.
 #[tokio::test]
 async fn c3_fifo_batch_size_is_checked_at_start() {
     let server = TestServer::start_real_time().await;

@@ -15,6 +15,7 @@ mod cli_stats;
 mod common;
 mod config_file;
 mod consumers;
+mod consumers_batching;
 mod consumers_fifo;
 mod crash;
 mod extensions;

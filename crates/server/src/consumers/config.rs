@@ -4,8 +4,14 @@ use std::time::Duration;
 
 use sluice_broker::QueueMeta;
 
-/// Most messages in one delivered batch in this slice (a receive's limit).
-pub const MAX_BATCH_SIZE: u32 = 10;
+/// Most messages in one delivered batch of a standard queue (Lambda's limit).
+pub const MAX_BATCH_SIZE: u32 = 10_000;
+
+/// Largest batch without a batching window (one receive's worth).
+pub const MAX_BATCH_WITHOUT_WINDOW: u32 = 10;
+
+/// Longest batching window (Lambda's limit).
+pub const MAX_BATCHING_WINDOW: Duration = Duration::from_secs(300);
 
 /// Most messages in one delivered batch of a FIFO queue (Lambda's limit).
 pub const MAX_FIFO_BATCH_SIZE: u32 = 10;
@@ -19,8 +25,13 @@ pub struct ConsumerSpec {
     pub queue: String,
     /// The handler's `http://` URL.
     pub url: String,
-    /// Most messages per batch, 1–10.
+    /// Most messages per batch: 1–10,000 on a standard queue, 1–10 on a
+    /// FIFO queue; above 10 needs a batching window.
     pub batch_size: u32,
+    /// How long to gather a batch after its first message (Lambda's
+    /// `MaximumBatchingWindowInSeconds`), 0–300 s; zero delivers what one
+    /// receive returns. Not on FIFO queues.
+    pub batching_window: Duration,
     /// Batches in flight at once, at least 1.
     pub max_concurrency: u32,
     /// The handler's time limit; a longer delivery fails its batch.
@@ -58,6 +69,20 @@ impl ConsumerSpec {
                 self.batch_size
             )));
         }
+        if self.batching_window > MAX_BATCHING_WINDOW {
+            return Err(self.invalid(format!(
+                "batching_window_seconds must be 0 to {}, got {}",
+                MAX_BATCHING_WINDOW.as_secs(),
+                self.batching_window.as_secs()
+            )));
+        }
+        if self.batch_size > MAX_BATCH_WITHOUT_WINDOW && self.batching_window.is_zero() {
+            return Err(self.invalid(format!(
+                "batch_size {} above {MAX_BATCH_WITHOUT_WINDOW} needs batching_window_seconds of \
+                 at least 1",
+                self.batch_size
+            )));
+        }
         if self.max_concurrency == 0 {
             return Err(self.invalid("max_concurrency must be at least 1".into()));
         }
@@ -79,6 +104,13 @@ impl ConsumerSpec {
             return Err(self.invalid(format!(
                 "batch_size must be 1 to {MAX_FIFO_BATCH_SIZE} for FIFO queue {}, got {}",
                 self.queue, self.batch_size
+            )));
+        }
+        if queue.config.fifo && !self.batching_window.is_zero() {
+            return Err(self.invalid(format!(
+                "batching_window_seconds must be 0 for FIFO queue {}: as on Lambda, a FIFO \
+                 queue's batches have no window",
+                self.queue
             )));
         }
         let visibility = u64::from(queue.config.visibility_timeout);
@@ -123,6 +155,7 @@ mod tests {
             queue: "q".into(),
             url: "http://127.0.0.1:9000/invoke".into(),
             batch_size: 10,
+            batching_window: Duration::ZERO,
             max_concurrency: 2,
             timeout: Duration::from_secs(30),
             report_batch_item_failures: true,
@@ -141,6 +174,35 @@ mod tests {
         meta
     }
 
+    /// C3: a FIFO queue takes batches of at most 10 and no batching window.
+    #[test]
+    fn c3_fifo_limits() {
+        let mut fifo = queue(30);
+        fifo.config.fifo = true;
+        assert_eq!(spec().validate_against(&fifo), Ok(()));
+        let big = ConsumerSpec {
+            batch_size: 11,
+            batching_window: Duration::from_secs(1),
+            ..spec()
+        };
+        assert_eq!(big.validate(), Ok(()));
+        assert_eq!(big.validate_against(&queue(30)), Ok(()));
+        let err = big.validate_against(&fifo).unwrap_err().to_string();
+        assert!(
+            err.contains("batch_size must be 1 to 10 for FIFO queue q"),
+            "{err}"
+        );
+        let windowed = ConsumerSpec {
+            batching_window: Duration::from_secs(1),
+            ..spec()
+        };
+        let err = windowed.validate_against(&fifo).unwrap_err().to_string();
+        assert!(
+            err.contains("batching_window_seconds must be 0 for FIFO"),
+            "{err}"
+        );
+    }
+
     /// C4: a handler time limit longer than the visibility timeout is refused, by name.
     #[test]
     fn c4_timeout_over_visibility_is_refused() {
@@ -156,6 +218,12 @@ mod tests {
     #[test]
     fn ranges_and_names_are_checked() {
         assert_eq!(spec().validate(), Ok(()));
+        let large = ConsumerSpec {
+            batch_size: MAX_BATCH_SIZE,
+            batching_window: MAX_BATCHING_WINDOW,
+            ..spec()
+        };
+        assert_eq!(large.validate(), Ok(()));
         for bad in [
             ConsumerSpec {
                 batch_size: 0,
@@ -163,6 +231,15 @@ mod tests {
             },
             ConsumerSpec {
                 batch_size: 11,
+                ..spec()
+            },
+            ConsumerSpec {
+                batch_size: MAX_BATCH_SIZE + 1,
+                batching_window: Duration::from_secs(1),
+                ..spec()
+            },
+            ConsumerSpec {
+                batching_window: MAX_BATCHING_WINDOW + Duration::from_secs(1),
                 ..spec()
             },
             ConsumerSpec {

@@ -157,7 +157,8 @@ impl<B: Broker> Delivery<B> {
         }
     }
 
-    async fn extend(&self, handles: &[String], visibility: u32) {
+    /// Gives `handles` a full visibility timeout again.
+    pub(super) async fn extend(&self, handles: &[String], visibility: u32) {
         let changes = handles
             .iter()
             .map(|h| VisibilityChange {

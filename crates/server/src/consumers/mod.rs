@@ -1,14 +1,14 @@
 //! Push consumers: sluice receives a queue's messages in batches and POSTs
 //! each batch to an HTTP handler as Lambda's SQS event source mapping
-//! invokes a function (rules C1–C5), deleting what the handler handled.
+//! invokes a function (rules C1–C6), deleting what the handler handled.
 //!
 //! On a FIFO queue one batch per message group is in flight at a time
 //! without any bookkeeping here: the engine's receive never hands out a
 //! message of a group whose earlier message is in flight (rule F13), and a
 //! delivery keeps its whole batch in flight until it is answered.
 //!
-//! [`config`] holds a consumer's settings and their checks; [`event`]
-//! builds the event; [`outcome`] reads the handler's answer; [`deliver`]
+//! [`config`] holds a consumer's settings and their checks; [`gather`]
+//! receives a batch (over a batching window); [`event`] builds the event; [`outcome`] reads the handler's answer; [`deliver`]
 //! posts one batch, keeps its messages invisible while it runs and applies
 //! the answer. This file holds the poll loop. Everything goes through the
 //! [`Broker`] trait, so every engine serves consumers.
@@ -16,12 +16,13 @@
 pub mod config;
 pub mod deliver;
 pub mod event;
+pub mod gather;
 pub mod outcome;
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use sluice_broker::{Broker, ReceiveOptions};
+use sluice_broker::Broker;
 use sluice_core::queue_name::Account;
 use tokio::sync::Semaphore;
 use tokio::task::{JoinHandle, JoinSet};
@@ -30,9 +31,6 @@ use crate::metrics::ConsumerMetrics;
 pub use config::{ConsumerConfigError, ConsumerSpec};
 use deliver::{Delivery, handler_client};
 use event::EventSource;
-
-/// The longest long poll of a receive (SQS's limit).
-const POLL_WAIT: Duration = Duration::from_secs(20);
 
 /// Wait before polling again after the queue could not be read.
 const RETRY_AFTER_ERROR: Duration = Duration::from_secs(1);
@@ -134,20 +132,8 @@ async fn poll<B: Broker>(delivery: Arc<Delivery<B>>) {
         };
         let received = async {
             let meta = delivery.broker.get_queue(&spec.queue).await?;
-            // Given explicitly: the delivery's extensions then use the very
-            // timeout its messages got, even if the queue's changes during
-            // the long poll.
-            let options = ReceiveOptions {
-                max_messages: spec.batch_size,
-                visibility_timeout: Some(meta.config.visibility_timeout),
-                wait: POLL_WAIT,
-                attempt_id: None,
-            };
-            let messages = delivery
-                .broker
-                .receive_messages(&spec.queue, options)
-                .await?;
-            Ok::<_, sluice_core::SqsError>((meta.config.visibility_timeout, messages))
+            let visibility = meta.config.visibility_timeout;
+            Ok::<_, sluice_core::SqsError>((visibility, delivery.gather(visibility).await?))
         };
         match received.await {
             Err(e) => {
