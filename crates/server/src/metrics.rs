@@ -144,7 +144,7 @@ impl ConsumerMetrics {
         );
         registry.register(
             "sluice_consumer_failures",
-            "Failed batches by kind: partial (some items), status, function_error, timeout, connection, bad_response (the whole batch)",
+            "Failed batches by kind: partial (some items), status, function_error, timeout, connection, bad_response, throttled (the whole batch)",
             self.failures.clone(),
         );
     }

@@ -21,6 +21,8 @@ pub(crate) struct Reply {
     pub(crate) function_error: bool,
     pub(crate) body: String,
     pub(crate) delay: Duration,
+    /// A `Retry-After` header, in seconds.
+    pub(crate) retry_after: Option<u32>,
 }
 
 impl Reply {
@@ -30,6 +32,7 @@ impl Reply {
             function_error: false,
             body: body.to_string(),
             delay: Duration::ZERO,
+            retry_after: None,
         }
     }
 }
@@ -104,6 +107,12 @@ impl Handler {
         self.events.lock().unwrap().clone()
     }
 
+    /// When the handler answered event `n`, once it has.
+    pub(crate) fn answered_at(&self, n: usize) -> Option<Instant> {
+        let spans = self.spans.lock().unwrap();
+        spans.iter().find(|s| s.0 == n).map(|s| s.2)
+    }
+
     /// Pairs of events (by index) the handler was working on at once.
     pub(crate) fn overlapping(&self) -> Vec<(usize, usize)> {
         let spans = self.spans.lock().unwrap().clone();
@@ -150,11 +159,13 @@ async fn read_request(stream: &TcpStream) -> Option<Value> {
 }
 
 async fn write_reply(mut stream: TcpStream, reply: &Reply) {
-    let extra = if reply.function_error {
-        "X-Amz-Function-Error: Unhandled\r\n"
-    } else {
-        ""
-    };
+    let mut extra = String::new();
+    if reply.function_error {
+        extra.push_str("X-Amz-Function-Error: Unhandled\r\n");
+    }
+    if let Some(secs) = reply.retry_after {
+        extra.push_str(&format!("Retry-After: {secs}\r\n"));
+    }
     let text = format!(
         "HTTP/1.1 {} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\n{extra}Connection: close\r\n\r\n{}",
         reply.status,
@@ -366,7 +377,7 @@ async fn c2_partial_failure_retries_only_the_failed_items() {
     }))
     .await;
     let mut s = spec("part-worker", "part", &handler.url);
-    s.max_concurrency = 1;
+    s.max_concurrency = 2;
     let _consumers = start(&server, vec![s]).await;
     assert!(until(Duration::from_secs(6), async || handler.events().len() >= 2).await);
     let events = handler.events();
@@ -404,7 +415,7 @@ async fn c2_unknown_item_or_function_error_fails_the_whole_batch() {
     }))
     .await;
     let mut s = spec("whole-worker", "whole", &handler.url);
-    s.max_concurrency = 1;
+    s.max_concurrency = 2;
     let _consumers = start(&server, vec![s]).await;
     assert!(until(Duration::from_secs(8), async || handler.events().len() >= 3).await);
     let events = handler.events();
@@ -632,7 +643,7 @@ async fn c5_permanent_item_goes_to_the_dlq_at_once_with_its_reason() {
     }))
     .await;
     let mut s = spec("perm-worker", "perm", &handler.url);
-    s.max_concurrency = 1;
+    s.max_concurrency = 2;
     let _consumers = start(&server, vec![s]).await;
     assert!(
         until(Duration::from_secs(5), async || remaining(&server, &dlq)

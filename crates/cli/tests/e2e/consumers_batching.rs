@@ -19,7 +19,7 @@ async fn c6_a_window_gathers_several_sends_into_one_batch() {
     let handler = Handler::start(std::sync::Arc::new(|_, _| Reply::ok(""))).await;
     let mut s = spec("win-worker", "win", &handler.url);
     s.batching_window = Duration::from_secs(2);
-    s.max_concurrency = 1;
+    s.max_concurrency = 2;
     let _consumers = start(&server, vec![s]).await;
     tokio::time::sleep(Duration::from_millis(200)).await;
     for b in ["w1", "w2", "w3"] {
@@ -86,7 +86,7 @@ async fn c6_batches_above_ten_gather_several_receives() {
     let handler = Handler::start(std::sync::Arc::new(|_, _| Reply::ok(""))).await;
     s.url = handler.url.clone();
     s.batching_window = Duration::from_secs(1);
-    s.max_concurrency = 1;
+    s.max_concurrency = 2;
     let _consumers = start(&server, vec![s]).await;
     assert!(
         until(Duration::from_secs(6), async || remaining(&server, &url)

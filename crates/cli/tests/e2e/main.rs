@@ -17,6 +17,7 @@ mod config_file;
 mod consumers;
 mod consumers_batching;
 mod consumers_fifo;
+mod consumers_scaling;
 mod crash;
 mod extensions;
 mod fidelity_messages;

@@ -10,6 +10,13 @@ pub const MAX_BATCH_SIZE: u32 = 10_000;
 /// Largest batch without a batching window (one receive's worth).
 pub const MAX_BATCH_WITHOUT_WINDOW: u32 = 10;
 
+/// Fewest batches in flight a consumer may be limited to (Lambda's
+/// `MaximumConcurrency` range).
+pub const MIN_CONCURRENCY: u32 = 2;
+
+/// Most batches in flight at once.
+pub const MAX_CONCURRENCY: u32 = 1000;
+
 /// Longest batching window (Lambda's limit).
 pub const MAX_BATCHING_WINDOW: Duration = Duration::from_secs(300);
 
@@ -32,7 +39,8 @@ pub struct ConsumerSpec {
     /// `MaximumBatchingWindowInSeconds`), 0–300 s; zero delivers what one
     /// receive returns. Not on FIFO queues.
     pub batching_window: Duration,
-    /// Batches in flight at once, at least 1.
+    /// Most batches in flight at once, 2–1,000; fewer while the backlog is
+    /// small or the handler fails.
     pub max_concurrency: u32,
     /// The handler's time limit; a longer delivery fails its batch.
     pub timeout: Duration,
@@ -83,8 +91,11 @@ impl ConsumerSpec {
                 self.batch_size
             )));
         }
-        if self.max_concurrency == 0 {
-            return Err(self.invalid("max_concurrency must be at least 1".into()));
+        if !(MIN_CONCURRENCY..=MAX_CONCURRENCY).contains(&self.max_concurrency) {
+            return Err(self.invalid(format!(
+                "max_concurrency must be {MIN_CONCURRENCY} to {MAX_CONCURRENCY}, got {}",
+                self.max_concurrency
+            )));
         }
         if self.timeout.is_zero() {
             return Err(self.invalid("timeout_seconds must be at least 1".into()));
@@ -243,7 +254,11 @@ mod tests {
                 ..spec()
             },
             ConsumerSpec {
-                max_concurrency: 0,
+                max_concurrency: 1,
+                ..spec()
+            },
+            ConsumerSpec {
+                max_concurrency: MAX_CONCURRENCY + 1,
                 ..spec()
             },
             ConsumerSpec {

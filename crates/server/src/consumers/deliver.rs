@@ -16,7 +16,9 @@ use sluice_core::error::error_chain;
 
 use super::config::ConsumerSpec;
 use super::event::{EventSource, build_event};
-use super::outcome::{FailureKind, ItemFailure, Outcome, hold_back_groups, read_success};
+use super::outcome::{
+    FailureKind, ItemFailure, Outcome, hold_back_groups, read_success, retry_after,
+};
 use crate::metrics::ConsumerMetrics;
 
 /// The client of all handlers (`http://` only in this slice).
@@ -74,6 +76,18 @@ impl<B: Broker> Delivery<B> {
                     failed.clone()
                 }
             }
+            Outcome::Throttled(wait) => {
+                self.metrics
+                    .failed(&self.spec.name, FailureKind::Throttled.as_str());
+                tracing::warn!(
+                    consumer = %self.spec.name,
+                    queue = %self.spec.queue,
+                    messages = messages.len(),
+                    retry_after_seconds = wait.as_secs(),
+                    "handler asked to slow down: no new batch until its Retry-After has passed"
+                );
+                return outcome;
+            }
             Outcome::Failed(kind) => {
                 self.metrics.failed(&self.spec.name, kind.as_str());
                 tracing::warn!(
@@ -113,25 +127,40 @@ impl<B: Broker> Delivery<B> {
             })?;
             let status = response.status();
             let function_error = response.headers().contains_key(FUNCTION_ERROR);
+            let wait = retry_after(
+                status.as_u16(),
+                response
+                    .headers()
+                    .get(http::header::RETRY_AFTER)
+                    .and_then(|v| v.to_str().ok()),
+            );
             let body = response
                 .into_body()
                 .collect()
                 .await
                 .map_err(|_| FailureKind::Connection)?
                 .to_bytes();
-            Ok::<_, FailureKind>((status, function_error, body))
+            Ok::<_, FailureKind>((status, function_error, wait, body))
         };
         match tokio::time::timeout(self.spec.timeout, call).await {
             Err(_) => Outcome::Failed(FailureKind::Timeout),
             Ok(Err(kind)) => Outcome::Failed(kind),
-            Ok(Ok((_, true, _))) => Outcome::Failed(FailureKind::FunctionError),
-            Ok(Ok((status, false, _))) if !status.is_success() => {
+            Ok(Ok((_, true, _, _))) => Outcome::Failed(FailureKind::FunctionError),
+            Ok(Ok((_, false, Some(wait), _))) => Outcome::Throttled(wait),
+            Ok(Ok((status, false, None, _))) if !status.is_success() => {
                 Outcome::Failed(FailureKind::Status)
             }
-            Ok(Ok((_, false, body))) => {
+            Ok(Ok((_, false, None, body))) => {
                 read_success(&body, ids, self.spec.report_batch_item_failures)
             }
         }
+    }
+
+    /// Keeps `messages` invisible until `wait` ends, without delivering
+    /// them (a handler's Retry-After, rule C7).
+    pub async fn hold<F: Future>(&self, messages: &[ReceivedMessage], visibility: u32, wait: F) {
+        let handles: Vec<String> = messages.iter().map(|m| m.receipt_handle.clone()).collect();
+        self.keeping_invisible(&handles, visibility, wait).await;
     }
 
     /// Runs `work`, and every half visibility timeout while it runs gives

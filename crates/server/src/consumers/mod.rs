@@ -8,7 +8,8 @@
 //! delivery keeps its whole batch in flight until it is answered.
 //!
 //! [`config`] holds a consumer's settings and their checks; [`gather`]
-//! receives a batch (over a batching window); [`event`] builds the event; [`outcome`] reads the handler's answer; [`deliver`]
+//! receives a batch (over a batching window); [`scaling`] decides how many
+//! batches may be in flight; [`event`] builds the event; [`outcome`] reads the handler's answer; [`deliver`]
 //! posts one batch, keeps its messages invisible while it runs and applies
 //! the answer. This file holds the poll loop. Everything goes through the
 //! [`Broker`] trait, so every engine serves consumers.
@@ -18,19 +19,22 @@ pub mod deliver;
 pub mod event;
 pub mod gather;
 pub mod outcome;
+pub mod scaling;
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use sluice_broker::Broker;
 use sluice_core::queue_name::Account;
-use tokio::sync::Semaphore;
+use std::sync::Mutex;
 use tokio::task::{JoinHandle, JoinSet};
+use tokio::time::Instant;
 
 use crate::metrics::ConsumerMetrics;
 pub use config::{ConsumerConfigError, ConsumerSpec};
 use deliver::{Delivery, handler_client};
 use event::EventSource;
+use scaling::Scaling;
 
 /// Wait before polling again after the queue could not be read.
 const RETRY_AFTER_ERROR: Duration = Duration::from_secs(1);
@@ -116,20 +120,31 @@ pub fn spawn_consumers<B: Broker>(
     Consumers { tasks }
 }
 
-/// Receives batches while fewer than `max_concurrency` are in flight and
-/// hands each to its own delivery task. Errors reading the queue (deleted,
-/// say) are logged once per streak and retried.
+/// Receives batches while fewer than the current limit are in flight
+/// (rule C7) and hands each to its own delivery task. Errors reading the
+/// queue (deleted, say) are logged once per streak and retried.
 async fn poll<B: Broker>(delivery: Arc<Delivery<B>>) {
     let spec = &delivery.spec;
-    let permits = Arc::new(Semaphore::new(spec.max_concurrency as usize));
+    // Shared with the deliveries, which report their answers as they come,
+    // so that a Retry-After holds back even a batch already received.
+    let scaling = Arc::new(Mutex::new(Scaling::new(spec.max_concurrency)));
     // Dropped with this task: deliveries in flight stop with it.
     let mut in_flight = JoinSet::new();
     let mut failing = false;
     loop {
         while in_flight.try_join_next().is_some() {}
-        let Ok(permit) = permits.clone().acquire_owned().await else {
-            return;
+        let (limit, paused_until) = {
+            let s = lock(&scaling);
+            (s.limit(), s.paused_until(Instant::now()))
         };
+        if let Some(until) = paused_until {
+            tokio::time::sleep_until(until).await;
+            continue;
+        }
+        if in_flight.len() >= limit as usize {
+            in_flight.join_next().await;
+            continue;
+        }
         let received = async {
             let meta = delivery.broker.get_queue(&spec.queue).await?;
             let visibility = meta.config.visibility_timeout;
@@ -146,12 +161,30 @@ async fn poll<B: Broker>(delivery: Arc<Delivery<B>>) {
             Ok((_, messages)) if messages.is_empty() => failing = false,
             Ok((visibility, messages)) => {
                 failing = false;
-                let delivery = delivery.clone();
+                lock(&scaling).received(messages.len(), spec.batch_size);
+                let (delivery, scaling) = (delivery.clone(), scaling.clone());
                 in_flight.spawn(async move {
-                    delivery.deliver(messages, visibility).await;
-                    drop(permit);
+                    // A pause that began while this batch was received
+                    // holds it, invisible, until the pause ends.
+                    loop {
+                        let paused_until = lock(&scaling).paused_until(Instant::now());
+                        let Some(until) = paused_until else { break };
+                        delivery
+                            .hold(&messages, visibility, tokio::time::sleep_until(until))
+                            .await;
+                    }
+                    let outcome = delivery.deliver(messages, visibility).await;
+                    lock(&scaling).answered(&outcome, Instant::now());
                 });
             }
         }
     }
+}
+
+/// The scaling state; a panic elsewhere cannot leave it half-changed (its
+/// changes are single assignments), so a poisoned lock is used as it is.
+fn lock(scaling: &Mutex<Scaling>) -> std::sync::MutexGuard<'_, Scaling> {
+    scaling
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }

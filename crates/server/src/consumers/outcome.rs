@@ -19,6 +19,8 @@ pub enum FailureKind {
     Connection,
     /// A 2xx whose body is not a readable batch response.
     BadResponse,
+    /// A 429 or 503 with a `Retry-After` (see [`Outcome::Throttled`]).
+    Throttled,
 }
 
 impl FailureKind {
@@ -30,16 +32,18 @@ impl FailureKind {
             FailureKind::Timeout => "timeout",
             FailureKind::Connection => "connection",
             FailureKind::BadResponse => "bad_response",
+            FailureKind::Throttled => "throttled",
         }
     }
 
     /// Every kind, for the metrics.
-    pub const ALL: [FailureKind; 5] = [
+    pub const ALL: [FailureKind; 6] = [
         FailureKind::Status,
         FailureKind::FunctionError,
         FailureKind::Timeout,
         FailureKind::Connection,
         FailureKind::BadResponse,
+        FailureKind::Throttled,
     ];
 }
 
@@ -64,6 +68,20 @@ pub enum Outcome {
     Partial(BTreeMap<String, ItemFailure>),
     /// Delete nothing: the messages come back after their visibility timeout.
     Failed(FailureKind),
+    /// Delete nothing, and send no new batch for this long: the handler
+    /// answered 429 or 503 with `Retry-After` (rule C7).
+    Throttled(std::time::Duration),
+}
+
+/// The wait a 429 or 503 answer asks for in its `Retry-After` header, in
+/// whole seconds (the HTTP-date form is not read: such an answer is a
+/// plain status failure).
+pub fn retry_after(status: u16, header: Option<&str>) -> Option<std::time::Duration> {
+    if status != 429 && status != 503 {
+        return None;
+    }
+    let seconds: u64 = header?.trim().parse().ok()?;
+    Some(std::time::Duration::from_secs(seconds))
 }
 
 /// Reads a 2xx answer without the function-error header. With
@@ -270,6 +288,20 @@ mod tests {
                 "{body:?}"
             );
         }
+    }
+
+    /// C7: only 429 and 503 with delta-seconds ask for a pause.
+    #[test]
+    fn c7_retry_after_is_read_from_429_and_503() {
+        use std::time::Duration;
+        assert_eq!(retry_after(429, Some("3")), Some(Duration::from_secs(3)));
+        assert_eq!(retry_after(503, Some(" 0 ")), Some(Duration::ZERO));
+        assert_eq!(retry_after(500, Some("3")), None);
+        assert_eq!(retry_after(503, None), None);
+        assert_eq!(
+            retry_after(503, Some("Wed, 21 Oct 2015 07:28:00 GMT")),
+            None
+        );
     }
 
     /// C2: without ReportBatchItemFailures the body is not read.
