@@ -201,6 +201,7 @@ pub(crate) async fn start(server: &TestServer, specs: Vec<ConsumerSpec>) -> Cons
         &svc.broker,
         &svc.config.account,
         &svc.metrics.consumers,
+        &svc.consumers,
         specs,
     )
 }
@@ -521,6 +522,7 @@ async fn c4_slow_handler_is_delivered_once() {
         &svc.broker,
         &svc.config.account,
         &svc.metrics.consumers,
+        &svc.consumers,
         vec![s],
     );
     send(&server, &url, "slow").await;

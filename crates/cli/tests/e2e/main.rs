@@ -16,6 +16,7 @@ mod common;
 mod config_file;
 mod consumers;
 mod consumers_batching;
+mod consumers_doctor;
 mod consumers_fifo;
 mod consumers_scaling;
 mod crash;

@@ -19,6 +19,7 @@ pub mod deliver;
 pub mod event;
 pub mod gather;
 pub mod outcome;
+pub mod registry;
 pub mod scaling;
 
 use std::sync::Arc;
@@ -34,6 +35,7 @@ use crate::metrics::ConsumerMetrics;
 pub use config::{ConsumerConfigError, ConsumerSpec};
 use deliver::{Delivery, handler_client};
 use event::EventSource;
+use registry::ConsumerRegistry;
 use scaling::Scaling;
 
 /// Wait before polling again after the queue could not be read.
@@ -95,11 +97,13 @@ impl Drop for Consumers {
     }
 }
 
-/// Starts one poll loop per consumer (checked by [`check_consumers`]).
+/// Starts one poll loop per consumer (checked by [`check_consumers`]),
+/// each listed in `registry` with its state.
 pub fn spawn_consumers<B: Broker>(
     broker: &B,
     account: &Account,
     metrics: &ConsumerMetrics,
+    registry: &ConsumerRegistry,
     specs: Vec<ConsumerSpec>,
 ) -> Consumers {
     let client = handler_client();
@@ -114,7 +118,8 @@ pub fn spawn_consumers<B: Broker>(
                 client: client.clone(),
                 metrics: metrics.clone(),
             };
-            tokio::spawn(poll(Arc::new(delivery)))
+            registry.register(&delivery.spec);
+            tokio::spawn(poll(Arc::new(delivery), registry.clone()))
         })
         .collect();
     Consumers { tasks }
@@ -123,7 +128,7 @@ pub fn spawn_consumers<B: Broker>(
 /// Receives batches while fewer than the current limit are in flight
 /// (rule C7) and hands each to its own delivery task. Errors reading the
 /// queue (deleted, say) are logged once per streak and retried.
-async fn poll<B: Broker>(delivery: Arc<Delivery<B>>) {
+async fn poll<B: Broker>(delivery: Arc<Delivery<B>>, registry: ConsumerRegistry) {
     let spec = &delivery.spec;
     // Shared with the deliveries, which report their answers as they come,
     // so that a Retry-After holds back even a batch already received.
@@ -137,6 +142,8 @@ async fn poll<B: Broker>(delivery: Arc<Delivery<B>>) {
             let s = lock(&scaling);
             (s.limit(), s.paused_until(Instant::now()))
         };
+        let in_flight_now = u32::try_from(in_flight.len()).unwrap_or(u32::MAX);
+        registry.update(&spec.name, in_flight_now, limit, paused_until.is_some());
         if let Some(until) = paused_until {
             tokio::time::sleep_until(until).await;
             continue;
