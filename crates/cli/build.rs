@@ -19,16 +19,22 @@ fn main() {
     };
     println!("cargo:rustc-env=SLUICE_COMMIT={described}");
     // Build again when HEAD moves: HEAD itself, the branch it names, and
-    // the packed refs.
+    // the packed refs. Only files that exist are named: cargo rebuilds at
+    // every run for a named file that is missing (a branch whose ref is
+    // packed, or a worktree, whose refs live in the common directory).
+    let watch = |path: &Path| {
+        if path.exists() {
+            println!("cargo:rerun-if-changed={}", path.display());
+        }
+    };
     if let Some(dir) = git(&["rev-parse", "--git-dir"]) {
-        let dir = Path::new(&dir);
-        println!("cargo:rerun-if-changed={}", dir.join("HEAD").display());
-        println!(
-            "cargo:rerun-if-changed={}",
-            dir.join("packed-refs").display()
-        );
+        watch(&Path::new(&dir).join("HEAD"));
+    }
+    if let Some(common) = git(&["rev-parse", "--git-common-dir"]) {
+        let common = Path::new(&common);
+        watch(&common.join("packed-refs"));
         if let Some(reference) = git(&["symbolic-ref", "-q", "HEAD"]) {
-            println!("cargo:rerun-if-changed={}", dir.join(reference).display());
+            watch(&common.join(reference));
         }
     }
 }

@@ -77,8 +77,11 @@ pub struct ConsumerDecl {
     pub queue: String,
     /// The handler's `http://` URL.
     pub url: String,
-    /// Most messages per batch, 1–10 (default 10).
+    /// Most messages per batch: 1–10,000, 1–10 on a FIFO queue (default 10).
     pub batch_size: Option<u32>,
+    /// Seconds to gather a batch, 0–300 (default 0); at least 1 when
+    /// `batch_size` is above 10.
+    pub batching_window_seconds: Option<u64>,
     /// Batches in flight at once (default 2).
     pub max_concurrency: Option<u32>,
     /// The handler's time limit, seconds (default 30); at most the queue's
@@ -96,6 +99,9 @@ impl ConsumerDecl {
             queue: self.queue.clone(),
             url: self.url.clone(),
             batch_size: self.batch_size.unwrap_or(10),
+            batching_window: std::time::Duration::from_secs(
+                self.batching_window_seconds.unwrap_or(0),
+            ),
             max_concurrency: self.max_concurrency.unwrap_or(2),
             timeout: std::time::Duration::from_secs(self.timeout_seconds.unwrap_or(30)),
             report_batch_item_failures: self.report_batch_item_failures.unwrap_or(false),

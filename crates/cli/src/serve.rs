@@ -437,6 +437,7 @@ async fn start_consumers<B: Broker>(
         &service.broker,
         &service.config.account,
         &service.metrics.consumers,
+        &service.consumers,
         specs,
     ))
 }

@@ -76,6 +76,7 @@ pub struct ConsumerMetrics {
     deliveries: Family<ConsumerLabels, Counter>,
     messages: Family<ConsumerLabels, Counter>,
     deleted: Family<ConsumerLabels, Counter>,
+    dead_lettered: Family<ConsumerLabels, Counter>,
     failures: Family<ConsumerFailureLabels, Counter>,
 }
 
@@ -98,6 +99,15 @@ impl ConsumerMetrics {
                 consumer: consumer.to_string(),
             })
             .inc_by(u64::try_from(messages).unwrap_or(u64::MAX));
+    }
+
+    /// One of `consumer`'s messages, marked permanent, went to the DLQ.
+    pub fn dead_lettered(&self, consumer: &str) {
+        self.dead_lettered
+            .get_or_create(&ConsumerLabels {
+                consumer: consumer.to_string(),
+            })
+            .inc();
     }
 
     /// A batch of `consumer` failed: `kind` is `partial` (some items) or
@@ -128,8 +138,13 @@ impl ConsumerMetrics {
             self.deleted.clone(),
         );
         registry.register(
+            "sluice_consumer_dead_lettered_messages",
+            "Messages each push consumer's handler marked permanent, moved to the dead-letter queue",
+            self.dead_lettered.clone(),
+        );
+        registry.register(
             "sluice_consumer_failures",
-            "Failed batches by kind: partial (some items), status, function_error, timeout, connection, bad_response (the whole batch)",
+            "Failed batches by kind: partial (some items), status, function_error, timeout, connection, bad_response, throttled (the whole batch)",
             self.failures.clone(),
         );
     }

@@ -46,6 +46,8 @@ pub struct Service<B> {
     pub metrics: Metrics,
     /// Alarms on queue metrics (rule M2).
     pub alarms: Arc<Alarms<B>>,
+    /// The push consumers running on this node (ListConsumers).
+    pub consumers: crate::consumers::registry::ConsumerRegistry,
 }
 
 /// Per-request facts actions may need.
@@ -106,6 +108,7 @@ impl<B: Broker> Service<B> {
             clock,
             move_tasks,
             metrics: Metrics::default(),
+            consumers: Default::default(),
         }
     }
 

@@ -10,7 +10,10 @@ use serde::Serialize;
 use sluice_core::limits::{MAX_INFLIGHT, MAX_RETENTION};
 
 use crate::table::{duration, signed_duration};
+
+mod consumers;
 use crate::timefmt::rfc3339;
+pub use consumers::{ConsumerInfo, Consumers};
 
 /// The queue tag that declares how long a consumer may take on one message,
 /// in seconds (e.g. a Lambda function's timeout).
@@ -101,6 +104,8 @@ pub struct Setup {
     pub queues: Vec<QueueSnapshot>,
     /// The alarms.
     pub alarms: Alarms,
+    /// The push consumers.
+    pub consumers: Consumers,
     /// Now, ms since the epoch (for expiry).
     pub now_ms: u64,
 }
@@ -183,6 +188,7 @@ pub fn check(setup: &Setup) -> Report {
     visibility_timeout(setup, &mut report);
     fifo_ordering(setup, &mut report);
     dlq_alarm(setup, &mut report);
+    consumers::check(setup, &mut report);
     if live {
         dlq_expiring(setup, &mut report);
         inflight_limit(setup, &mut report);
@@ -591,8 +597,51 @@ mod tests {
                 metric: "ApproximateNumberOfMessagesVisible".into(),
                 has_actions: true,
             }]),
+            consumers: Consumers::Known(Vec::new()),
             now_ms: NOW,
         }
+    }
+
+    /// C8: the consumers' pitfalls, and none in the seeds' setup.
+    #[test]
+    fn c8_consumer_pitfalls() {
+        let mut s = clean();
+        let worker = ConsumerInfo {
+            name: "orders-worker".into(),
+            queue: "orders".into(),
+            batch_size: 10,
+            batching_window_secs: 0,
+            timeout_secs: 30,
+            report_batch_item_failures: true,
+        };
+        s.consumers = Consumers::Known(vec![worker.clone()]);
+        assert!(checks(&s).is_empty(), "the seeds' setup with a consumer");
+        let mut list = vec![worker];
+        list[0].report_batch_item_failures = false;
+        list[0].timeout_secs = 40;
+        list.push(ConsumerInfo {
+            name: "dlq-reader".into(),
+            queue: "orders-dlq".into(),
+            batch_size: 1,
+            timeout_secs: 1000,
+            ..ConsumerInfo::default()
+        });
+        s.consumers = Consumers::Known(list);
+        let found = checks(&s);
+        for (check, severity, queue) in [
+            ("consumer-visibility", Severity::Warning, "orders"),
+            ("consumer-batch-failures", Severity::Warning, "orders"),
+            ("consumer-visibility", Severity::Critical, "orders-dlq"),
+            ("consumer-dlq", Severity::Warning, "orders-dlq"),
+        ] {
+            assert!(
+                found.contains(&(check, severity, queue.to_string())),
+                "{check} {queue}: {found:?}"
+            );
+        }
+        assert_eq!(found.len(), 4, "{found:?}");
+        s.consumers = Consumers::Unknown("old server".into());
+        assert_eq!(check(&s).skipped.len(), 3);
     }
 
     fn checks(setup: &Setup) -> Vec<(&'static str, Severity, String)> {

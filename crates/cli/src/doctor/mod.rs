@@ -33,6 +33,11 @@ Checks (docs/doctor.md has the why and the fix of each):
                       the server has no Sluice.DescribeAlarms)
   dlq-expiring        a DLQ message expires within a day (live)           critical/warning
   inflight-limit      in flight near the 120,000 limit (live)             critical/warning
+  consumer-visibility     a push consumer's queue: VisibilityTimeout      critical/warning
+                          under 6x timeout_seconds + batching window
+  consumer-batch-failures batches over 1 without                          warning
+                          report_batch_item_failures
+  consumer-dlq            a push consumer's queue without a DLQ           warning
 
 Exit status: 0 no finding at or above --fail-on, 1 findings, 2 usage or connection error.")]
 pub struct DoctorArgs {

@@ -7,7 +7,7 @@ use serde_json::{Map, Value, json};
 use sluice_core::attributes::QueueConfig;
 use sluice_core::queue_name::Account;
 
-use super::checks::{AlarmInfo, Alarms, LiveState, QueueSnapshot, Setup};
+use super::checks::{AlarmInfo, Alarms, ConsumerInfo, Consumers, LiveState, QueueSnapshot, Setup};
 use crate::config;
 use crate::dlq::browse::peek_page;
 use crate::inventory::{self, QueueInfo, name_of};
@@ -42,6 +42,7 @@ pub async fn live(client: &Client) -> anyhow::Result<Setup> {
     Ok(Setup {
         queues: snapshots,
         alarms: alarms(client).await?,
+        consumers: consumers(client).await?,
         now_ms: now_ms(),
     })
 }
@@ -104,6 +105,33 @@ async fn alarms(client: &Client) -> anyhow::Result<Alarms> {
     Ok(Alarms::Known(list.iter().map(alarm_info).collect()))
 }
 
+/// The server's push consumers (Sluice.ListConsumers), or why they cannot
+/// be known.
+async fn consumers(client: &Client) -> anyhow::Result<Consumers> {
+    let out = match client.sluice("ListConsumers", json!({})).await {
+        Ok(out) => out,
+        Err(e) if e.is_unknown_action() => {
+            return Ok(Consumers::Unknown(format!(
+                "this server has no push consumers (Sluice.ListConsumers: {e})"
+            )));
+        }
+        Err(e) => return Err(e.into()),
+    };
+    let list = out["Consumers"].as_array().cloned().unwrap_or_default();
+    Ok(Consumers::Known(
+        list.iter()
+            .map(|c| ConsumerInfo {
+                name: c["Name"].as_str().unwrap_or_default().to_string(),
+                queue: c["QueueName"].as_str().unwrap_or_default().to_string(),
+                batch_size: c["BatchSize"].as_u64().unwrap_or(0),
+                batching_window_secs: c["BatchingWindowSeconds"].as_u64().unwrap_or(0),
+                timeout_secs: c["TimeoutSeconds"].as_u64().unwrap_or(0),
+                report_batch_item_failures: c["ReportBatchItemFailures"].as_bool().unwrap_or(false),
+            })
+            .collect(),
+    ))
+}
+
 fn alarm_info(a: &Value) -> AlarmInfo {
     let text = |k: &str| a[k].as_str().unwrap_or_default().to_string();
     let queue = a["QueueName"]
@@ -148,9 +176,25 @@ pub fn from_config(path: &Path) -> anyhow::Result<Setup> {
         });
     }
     let alarms = config_alarms(&file, &queues);
+    let consumers = file
+        .consumers
+        .iter()
+        .map(|c| {
+            let spec = c.spec();
+            ConsumerInfo {
+                name: spec.name,
+                queue: spec.queue,
+                batch_size: u64::from(spec.batch_size),
+                batching_window_secs: spec.batching_window.as_secs(),
+                timeout_secs: spec.timeout.as_secs(),
+                report_batch_item_failures: spec.report_batch_item_failures,
+            }
+        })
+        .collect();
     Ok(Setup {
         queues,
         alarms: Alarms::Known(alarms),
+        consumers: Consumers::Known(consumers),
         now_ms: now_ms(),
     })
 }

@@ -119,10 +119,21 @@ fn bad_config_file_is_refused() {
             "in_memory = true\n[[consumers]]\nname = \"w\"\nqueue = \"missing\"\nurl = \"http://127.0.0.1:9/\"\n",
             "consumer w: queue missing",
         ),
+        // C3: Lambda's FIFO batch limit.
         (
             "in_memory = true\n[[queues]]\nname = \"jobs.fifo\"\nattributes = { FifoQueue = true }\n\
-             [[consumers]]\nname = \"w\"\nqueue = \"jobs.fifo\"\nurl = \"http://127.0.0.1:9/\"\n",
-            "FIFO queues have no push consumers yet",
+             [[consumers]]\nname = \"w\"\nqueue = \"jobs.fifo\"\nurl = \"http://127.0.0.1:9/\"\n\
+             batch_size = 11\nbatching_window_seconds = 1\n",
+            "consumer w: batch_size must be 1 to 10 for FIFO queue jobs.fifo",
+        ),
+        // C6, C7: a large batch needs a window; Lambda's concurrency range.
+        (
+            "in_memory = true\n[[consumers]]\nname = \"w\"\nqueue = \"q\"\nurl = \"http://127.0.0.1:9/\"\nbatch_size = 100\n",
+            "consumer w: batch_size 100 above 10 needs batching_window_seconds",
+        ),
+        (
+            "in_memory = true\n[[consumers]]\nname = \"w\"\nqueue = \"q\"\nurl = \"http://127.0.0.1:9/\"\nmax_concurrency = 1\n",
+            "consumer w: max_concurrency must be 2 to 1000, got 1",
         ),
     ] {
         let config = dir.path().join("bad.toml");

@@ -1,4 +1,4 @@
-//! Push consumers (rules C1, C2, C4): an in-process sluice on the system
+//! Push consumers (rules C1, C2, C4, C5): an in-process sluice on the system
 //! clock delivers batches to a real HTTP handler running in the test.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -16,36 +16,41 @@ use crate::common::{TestServer, approximate, create_queue};
 
 /// The handler's answer to one POST.
 #[derive(Clone)]
-struct Reply {
-    status: u16,
-    function_error: bool,
-    body: String,
-    delay: Duration,
+pub(crate) struct Reply {
+    pub(crate) status: u16,
+    pub(crate) function_error: bool,
+    pub(crate) body: String,
+    pub(crate) delay: Duration,
+    /// A `Retry-After` header, in seconds.
+    pub(crate) retry_after: Option<u32>,
 }
 
 impl Reply {
-    fn ok(body: &str) -> Self {
+    pub(crate) fn ok(body: &str) -> Self {
         Reply {
             status: 200,
             function_error: false,
             body: body.to_string(),
             delay: Duration::ZERO,
+            retry_after: None,
         }
     }
 }
 
 /// Decides the answer to the `n`-th event (0-based).
-type Behaviour = Arc<dyn Fn(&Value, usize) -> Reply + Send + Sync>;
+pub(crate) type Behaviour = Arc<dyn Fn(&Value, usize) -> Reply + Send + Sync>;
 
 /// A tiny HTTP/1.1 handler: records every event and answers by `behaviour`.
-struct Handler {
-    url: String,
+pub(crate) struct Handler {
+    pub(crate) url: String,
     events: Arc<Mutex<Vec<Value>>>,
-    most_in_flight: Arc<AtomicUsize>,
+    /// Per event (by index): when the handler got it and when it answered.
+    spans: Arc<Mutex<Vec<(usize, Instant, Instant)>>>,
+    pub(crate) most_in_flight: Arc<AtomicUsize>,
 }
 
 impl Handler {
-    async fn start(behaviour: Behaviour) -> Self {
+    pub(crate) async fn start(behaviour: Behaviour) -> Self {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let url = format!(
             "http://{}/2015-03-31/functions/function/invocations",
@@ -54,15 +59,27 @@ impl Handler {
         let events = Arc::new(Mutex::new(Vec::new()));
         let in_flight = Arc::new(AtomicUsize::new(0));
         let most_in_flight = Arc::new(AtomicUsize::new(0));
-        let (ev, now, most) = (events.clone(), in_flight, most_in_flight.clone());
+        let spans = Arc::new(Mutex::new(Vec::new()));
+        let (ev, now, most, sp) = (
+            events.clone(),
+            in_flight,
+            most_in_flight.clone(),
+            spans.clone(),
+        );
         tokio::spawn(async move {
             while let Ok((stream, _)) = listener.accept().await {
-                let (ev, now, most, behaviour) =
-                    (ev.clone(), now.clone(), most.clone(), behaviour.clone());
+                let (ev, now, most, sp, behaviour) = (
+                    ev.clone(),
+                    now.clone(),
+                    most.clone(),
+                    sp.clone(),
+                    behaviour.clone(),
+                );
                 tokio::spawn(async move {
                     let Some(event) = read_request(&stream).await else {
                         return;
                     };
+                    let started = Instant::now();
                     let n = {
                         let mut all = ev.lock().unwrap();
                         all.push(event.clone());
@@ -73,6 +90,7 @@ impl Handler {
                     let reply = behaviour(&event, n);
                     tokio::time::sleep(reply.delay).await;
                     now.fetch_sub(1, Ordering::SeqCst);
+                    sp.lock().unwrap().push((n, started, Instant::now()));
                     write_reply(stream, &reply).await;
                 });
             }
@@ -80,12 +98,33 @@ impl Handler {
         Handler {
             url,
             events,
+            spans,
             most_in_flight,
         }
     }
 
-    fn events(&self) -> Vec<Value> {
+    pub(crate) fn events(&self) -> Vec<Value> {
         self.events.lock().unwrap().clone()
+    }
+
+    /// When the handler answered event `n`, once it has.
+    pub(crate) fn answered_at(&self, n: usize) -> Option<Instant> {
+        let spans = self.spans.lock().unwrap();
+        spans.iter().find(|s| s.0 == n).map(|s| s.2)
+    }
+
+    /// Pairs of events (by index) the handler was working on at once.
+    pub(crate) fn overlapping(&self) -> Vec<(usize, usize)> {
+        let spans = self.spans.lock().unwrap().clone();
+        let mut out = Vec::new();
+        for (i, &(a, a_start, a_end)) in spans.iter().enumerate() {
+            for &(b, b_start, b_end) in &spans[i + 1..] {
+                if a_start < b_end && b_start < a_end {
+                    out.push((a.min(b), a.max(b)));
+                }
+            }
+        }
+        out
     }
 }
 
@@ -120,11 +159,13 @@ async fn read_request(stream: &TcpStream) -> Option<Value> {
 }
 
 async fn write_reply(mut stream: TcpStream, reply: &Reply) {
-    let extra = if reply.function_error {
-        "X-Amz-Function-Error: Unhandled\r\n"
-    } else {
-        ""
-    };
+    let mut extra = String::new();
+    if reply.function_error {
+        extra.push_str("X-Amz-Function-Error: Unhandled\r\n");
+    }
+    if let Some(secs) = reply.retry_after {
+        extra.push_str(&format!("Retry-After: {secs}\r\n"));
+    }
     let text = format!(
         "HTTP/1.1 {} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\n{extra}Connection: close\r\n\r\n{}",
         reply.status,
@@ -137,12 +178,13 @@ async fn write_reply(mut stream: TcpStream, reply: &Reply) {
     let _ = tokio::time::timeout(Duration::from_millis(100), stream.read_to_end(&mut rest)).await;
 }
 
-fn spec(name: &str, queue: &str, url: &str) -> ConsumerSpec {
+pub(crate) fn spec(name: &str, queue: &str, url: &str) -> ConsumerSpec {
     ConsumerSpec {
         name: name.into(),
         queue: queue.into(),
         url: url.into(),
         batch_size: 10,
+        batching_window: Duration::ZERO,
         max_concurrency: 2,
         timeout: Duration::from_secs(1),
         report_batch_item_failures: true,
@@ -150,7 +192,7 @@ fn spec(name: &str, queue: &str, url: &str) -> ConsumerSpec {
 }
 
 /// Checks and starts `specs` on `server`.
-async fn start(server: &TestServer, specs: Vec<ConsumerSpec>) -> Consumers {
+pub(crate) async fn start(server: &TestServer, specs: Vec<ConsumerSpec>) -> Consumers {
     let svc = &server.service;
     consumers::check_consumers(&svc.broker, &specs)
         .await
@@ -159,12 +201,18 @@ async fn start(server: &TestServer, specs: Vec<ConsumerSpec>) -> Consumers {
         &svc.broker,
         &svc.config.account,
         &svc.metrics.consumers,
+        &svc.consumers,
         specs,
     )
 }
 
 /// A queue with this visibility timeout (and maybe a redrive policy).
-async fn queue(server: &TestServer, name: &str, visibility: u32, redrive: Option<&str>) -> String {
+pub(crate) async fn queue(
+    server: &TestServer,
+    name: &str,
+    visibility: u32,
+    redrive: Option<&str>,
+) -> String {
     let mut create = server.sdk().create_queue().queue_name(name).attributes(
         QueueAttributeName::VisibilityTimeout,
         visibility.to_string(),
@@ -175,7 +223,7 @@ async fn queue(server: &TestServer, name: &str, visibility: u32, redrive: Option
     create.send().await.unwrap().queue_url.unwrap()
 }
 
-async fn send(server: &TestServer, url: &str, body: &str) -> String {
+pub(crate) async fn send(server: &TestServer, url: &str, body: &str) -> String {
     server
         .sdk()
         .send_message()
@@ -189,7 +237,7 @@ async fn send(server: &TestServer, url: &str, body: &str) -> String {
 }
 
 /// Waits up to `limit` for `done`, polling.
-async fn until(limit: Duration, mut done: impl AsyncFnMut() -> bool) -> bool {
+pub(crate) async fn until(limit: Duration, mut done: impl AsyncFnMut() -> bool) -> bool {
     let start = Instant::now();
     while start.elapsed() < limit {
         if done().await {
@@ -201,7 +249,7 @@ async fn until(limit: Duration, mut done: impl AsyncFnMut() -> bool) -> bool {
 }
 
 /// Visible plus in-flight messages of a queue.
-async fn remaining(server: &TestServer, url: &str) -> usize {
+pub(crate) async fn remaining(server: &TestServer, url: &str) -> usize {
     let sqs = server.sdk();
     approximate(&sqs, url, QueueAttributeName::ApproximateNumberOfMessages).await
         + approximate(
@@ -212,7 +260,7 @@ async fn remaining(server: &TestServer, url: &str) -> usize {
         .await
 }
 
-fn bodies(event: &Value) -> Vec<String> {
+pub(crate) fn bodies(event: &Value) -> Vec<String> {
     let mut out: Vec<String> = event["Records"]
         .as_array()
         .unwrap()
@@ -330,7 +378,7 @@ async fn c2_partial_failure_retries_only_the_failed_items() {
     }))
     .await;
     let mut s = spec("part-worker", "part", &handler.url);
-    s.max_concurrency = 1;
+    s.max_concurrency = 2;
     let _consumers = start(&server, vec![s]).await;
     assert!(until(Duration::from_secs(6), async || handler.events().len() >= 2).await);
     let events = handler.events();
@@ -368,7 +416,7 @@ async fn c2_unknown_item_or_function_error_fails_the_whole_batch() {
     }))
     .await;
     let mut s = spec("whole-worker", "whole", &handler.url);
-    s.max_concurrency = 1;
+    s.max_concurrency = 2;
     let _consumers = start(&server, vec![s]).await;
     assert!(until(Duration::from_secs(8), async || handler.events().len() >= 3).await);
     let events = handler.events();
@@ -474,6 +522,7 @@ async fn c4_slow_handler_is_delivered_once() {
         &svc.broker,
         &svc.config.account,
         &svc.metrics.consumers,
+        &svc.consumers,
         vec![s],
     );
     send(&server, &url, "slow").await;
@@ -570,4 +619,69 @@ async fn batch_size_and_concurrency_hold() {
         2,
         "max_concurrency"
     );
+}
+
+/// C5: an item marked `"permanent": true` goes to the dead-letter queue
+/// after its first delivery, with its `reason` as the failure reason that
+/// PeekMessages shows; the rest of the batch is deleted. maxReceiveCount
+/// is 5: without the mark it would come back four more times.
+#[tokio::test]
+async fn c5_permanent_item_goes_to_the_dlq_at_once_with_its_reason() {
+    let server = TestServer::start_real_time().await;
+    let dlq = create_queue(&server.sdk(), "perm-dlq").await;
+    let redrive = r#"{"deadLetterTargetArn":"arn:aws:sqs:us-east-1:000000000000:perm-dlq","maxReceiveCount":5}"#;
+    let url = queue(&server, "perm", 1, Some(redrive)).await;
+    let bad = send(&server, &url, "not json").await;
+    send(&server, &url, "fine").await;
+    let handler = Handler::start(Arc::new(|event, _| {
+        let items: Vec<Value> = event["Records"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|r| r["body"] == "not json")
+            .map(|r| serde_json::json!({"itemIdentifier": r["messageId"], "permanent": true, "reason": "invalid JSON in body"}))
+            .collect();
+        Reply::ok(&serde_json::json!({ "batchItemFailures": items }).to_string())
+    }))
+    .await;
+    let mut s = spec("perm-worker", "perm", &handler.url);
+    s.max_concurrency = 2;
+    let _consumers = start(&server, vec![s]).await;
+    assert!(
+        until(Duration::from_secs(5), async || remaining(&server, &dlq)
+            .await
+            == 1
+            && remaining(&server, &url).await == 0)
+        .await,
+        "dead-lettered, the rest deleted"
+    );
+    // Long enough for a retry after the 1 s visibility timeout to show.
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    assert_eq!(handler.events().len(), 1, "delivered once");
+    let raw = server.raw();
+    let peek = tokio::task::spawn_blocking(move || {
+        raw.json_target(
+            "Sluice.PeekMessages",
+            &serde_json::json!({ "QueueUrl": dlq }).to_string(),
+        )
+    })
+    .await
+    .unwrap();
+    assert_eq!(peek.status, 200, "{}", peek.body);
+    let body: Value = serde_json::from_str(&peek.body).unwrap();
+    let m = &body["Messages"][0];
+    assert_eq!(m["MessageId"], bad.as_str());
+    assert_eq!(m["FailureReason"], "invalid JSON in body");
+    assert_eq!(m["ReceiveCount"], 1);
+    assert_eq!(
+        m["Attributes"]["DeadLetterQueueSourceArn"],
+        "arn:aws:sqs:us-east-1:000000000000:perm"
+    );
+    let metrics = server
+        .service
+        .metrics
+        .render(&server.service.broker, &server.service.alarms)
+        .await;
+    let line = r#"sluice_consumer_dead_lettered_messages_total{consumer="perm-worker"} 1"#;
+    assert!(metrics.contains(line), "{line} in\n{metrics}");
 }

@@ -14,12 +14,14 @@
 //! | StartMessageMoveTask, ListMessageMoveTasks, CancelMessageMoveTask | `move_tasks.rs` |
 //! | NackMessage, PeekMessages, RedriveMessages (sluice's own) | `extensions.rs` |
 //! | PutAlarm, DescribeAlarms, DeleteAlarms (sluice's own) | `alarms.rs` |
+//! | ListConsumers (sluice's own) | `consumers.rs` |
 //!
 //! `batch.rs` holds the rules every batch action shares (rule L2).
 
 mod alarms;
 mod attributes;
 mod batch;
+mod consumers;
 mod dead_letter;
 mod delete;
 mod extensions;
@@ -104,6 +106,7 @@ pub async fn dispatch<B: Broker>(
         "PutAlarm" => alarms::put_alarm(svc, parse(input)?).await,
         "DescribeAlarms" => alarms::describe_alarms(svc, parse(input)?).await,
         "DeleteAlarms" => alarms::delete_alarms(svc, parse(input)?).await,
+        "ListConsumers" => consumers::list_consumers(svc, parse(input)?).await,
         other => Err(SqsError::new(
             ErrorCode::UnsupportedOperation,
             format!("{other} is not supported by this server yet."),

@@ -4,8 +4,24 @@ use std::time::Duration;
 
 use sluice_broker::QueueMeta;
 
-/// Most messages in one delivered batch in this slice (a receive's limit).
-pub const MAX_BATCH_SIZE: u32 = 10;
+/// Most messages in one delivered batch of a standard queue (Lambda's limit).
+pub const MAX_BATCH_SIZE: u32 = 10_000;
+
+/// Largest batch without a batching window (one receive's worth).
+pub const MAX_BATCH_WITHOUT_WINDOW: u32 = 10;
+
+/// Fewest batches in flight a consumer may be limited to (Lambda's
+/// `MaximumConcurrency` range).
+pub const MIN_CONCURRENCY: u32 = 2;
+
+/// Most batches in flight at once.
+pub const MAX_CONCURRENCY: u32 = 1000;
+
+/// Longest batching window (Lambda's limit).
+pub const MAX_BATCHING_WINDOW: Duration = Duration::from_secs(300);
+
+/// Most messages in one delivered batch of a FIFO queue (Lambda's limit).
+pub const MAX_FIFO_BATCH_SIZE: u32 = 10;
 
 /// One push consumer: where a queue's batches are POSTed, and how.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -16,9 +32,15 @@ pub struct ConsumerSpec {
     pub queue: String,
     /// The handler's `http://` URL.
     pub url: String,
-    /// Most messages per batch, 1–10.
+    /// Most messages per batch: 1–10,000 on a standard queue, 1–10 on a
+    /// FIFO queue; above 10 needs a batching window.
     pub batch_size: u32,
-    /// Batches in flight at once, at least 1.
+    /// How long to gather a batch after its first message (Lambda's
+    /// `MaximumBatchingWindowInSeconds`), 0–300 s; zero delivers what one
+    /// receive returns. Not on FIFO queues.
+    pub batching_window: Duration,
+    /// Most batches in flight at once, 2–1,000; fewer while the backlog is
+    /// small or the handler fails.
     pub max_concurrency: u32,
     /// The handler's time limit; a longer delivery fails its batch.
     pub timeout: Duration,
@@ -55,8 +77,25 @@ impl ConsumerSpec {
                 self.batch_size
             )));
         }
-        if self.max_concurrency == 0 {
-            return Err(self.invalid("max_concurrency must be at least 1".into()));
+        if self.batching_window > MAX_BATCHING_WINDOW {
+            return Err(self.invalid(format!(
+                "batching_window_seconds must be 0 to {}, got {}",
+                MAX_BATCHING_WINDOW.as_secs(),
+                self.batching_window.as_secs()
+            )));
+        }
+        if self.batch_size > MAX_BATCH_WITHOUT_WINDOW && self.batching_window.is_zero() {
+            return Err(self.invalid(format!(
+                "batch_size {} above {MAX_BATCH_WITHOUT_WINDOW} needs batching_window_seconds of \
+                 at least 1",
+                self.batch_size
+            )));
+        }
+        if !(MIN_CONCURRENCY..=MAX_CONCURRENCY).contains(&self.max_concurrency) {
+            return Err(self.invalid(format!(
+                "max_concurrency must be {MIN_CONCURRENCY} to {MAX_CONCURRENCY}, got {}",
+                self.max_concurrency
+            )));
         }
         if self.timeout.is_zero() {
             return Err(self.invalid("timeout_seconds must be at least 1".into()));
@@ -72,6 +111,19 @@ impl ConsumerSpec {
     /// queue's visibility timeout must cover the handler's time limit, or a
     /// message would be delivered again while its first delivery runs.
     pub fn validate_against(&self, queue: &QueueMeta) -> Result<(), ConsumerConfigError> {
+        if queue.config.fifo && self.batch_size > MAX_FIFO_BATCH_SIZE {
+            return Err(self.invalid(format!(
+                "batch_size must be 1 to {MAX_FIFO_BATCH_SIZE} for FIFO queue {}, got {}",
+                self.queue, self.batch_size
+            )));
+        }
+        if queue.config.fifo && !self.batching_window.is_zero() {
+            return Err(self.invalid(format!(
+                "batching_window_seconds must be 0 for FIFO queue {}: as on Lambda, a FIFO \
+                 queue's batches have no window",
+                self.queue
+            )));
+        }
         let visibility = u64::from(queue.config.visibility_timeout);
         if self.timeout.as_secs() > visibility {
             return Err(self.invalid(format!(
@@ -114,6 +166,7 @@ mod tests {
             queue: "q".into(),
             url: "http://127.0.0.1:9000/invoke".into(),
             batch_size: 10,
+            batching_window: Duration::ZERO,
             max_concurrency: 2,
             timeout: Duration::from_secs(30),
             report_batch_item_failures: true,
@@ -132,6 +185,35 @@ mod tests {
         meta
     }
 
+    /// C3: a FIFO queue takes batches of at most 10 and no batching window.
+    #[test]
+    fn c3_fifo_limits() {
+        let mut fifo = queue(30);
+        fifo.config.fifo = true;
+        assert_eq!(spec().validate_against(&fifo), Ok(()));
+        let big = ConsumerSpec {
+            batch_size: 11,
+            batching_window: Duration::from_secs(1),
+            ..spec()
+        };
+        assert_eq!(big.validate(), Ok(()));
+        assert_eq!(big.validate_against(&queue(30)), Ok(()));
+        let err = big.validate_against(&fifo).unwrap_err().to_string();
+        assert!(
+            err.contains("batch_size must be 1 to 10 for FIFO queue q"),
+            "{err}"
+        );
+        let windowed = ConsumerSpec {
+            batching_window: Duration::from_secs(1),
+            ..spec()
+        };
+        let err = windowed.validate_against(&fifo).unwrap_err().to_string();
+        assert!(
+            err.contains("batching_window_seconds must be 0 for FIFO"),
+            "{err}"
+        );
+    }
+
     /// C4: a handler time limit longer than the visibility timeout is refused, by name.
     #[test]
     fn c4_timeout_over_visibility_is_refused() {
@@ -147,6 +229,12 @@ mod tests {
     #[test]
     fn ranges_and_names_are_checked() {
         assert_eq!(spec().validate(), Ok(()));
+        let large = ConsumerSpec {
+            batch_size: MAX_BATCH_SIZE,
+            batching_window: MAX_BATCHING_WINDOW,
+            ..spec()
+        };
+        assert_eq!(large.validate(), Ok(()));
         for bad in [
             ConsumerSpec {
                 batch_size: 0,
@@ -157,7 +245,20 @@ mod tests {
                 ..spec()
             },
             ConsumerSpec {
-                max_concurrency: 0,
+                batch_size: MAX_BATCH_SIZE + 1,
+                batching_window: Duration::from_secs(1),
+                ..spec()
+            },
+            ConsumerSpec {
+                batching_window: MAX_BATCHING_WINDOW + Duration::from_secs(1),
+                ..spec()
+            },
+            ConsumerSpec {
+                max_concurrency: 1,
+                ..spec()
+            },
+            ConsumerSpec {
+                max_concurrency: MAX_CONCURRENCY + 1,
                 ..spec()
             },
             ConsumerSpec {

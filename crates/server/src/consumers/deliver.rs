@@ -1,7 +1,8 @@
 //! One batch's delivery: the POST to the handler, the visibility kept up
-//! while it runs (rule C4), and its answer applied (rule C2).
+//! while it runs (rule C4), and its answer applied (rule C2): on a FIFO
+//! queue with the group rule (C3), permanent items dead-lettered (C5).
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::future::Future;
 use std::time::Duration;
 
@@ -10,12 +11,14 @@ use http_body_util::{BodyExt, Full};
 use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
-use sluice_broker::{Broker, ReceivedMessage, VisibilityChange};
+use sluice_broker::{Broker, Nack, ReceivedMessage, VisibilityChange};
 use sluice_core::error::error_chain;
 
 use super::config::ConsumerSpec;
 use super::event::{EventSource, build_event};
-use super::outcome::{FailureKind, Outcome, read_success};
+use super::outcome::{
+    FailureKind, ItemFailure, Outcome, hold_back_groups, read_success, retry_after,
+};
 use crate::metrics::ConsumerMetrics;
 
 /// The client of all handlers (`http://` only in this slice).
@@ -44,6 +47,8 @@ pub struct Delivery<B> {
     pub client: HandlerClient,
     /// Counters.
     pub metrics: ConsumerMetrics,
+    /// The queue is FIFO: a failed item holds back the rest of its group.
+    pub fifo: bool,
 }
 
 impl<B: Broker> Delivery<B> {
@@ -57,11 +62,31 @@ impl<B: Broker> Delivery<B> {
         self.metrics.delivered(&self.spec.name, messages.len());
         let invoked = self.invoke(body, &ids);
         let outcome = self.keeping_invisible(&handles, visibility, invoked).await;
-        let keep: BTreeSet<&str> = match &outcome {
-            Outcome::AllSucceeded => BTreeSet::new(),
+        let keep = match &outcome {
+            Outcome::AllSucceeded => BTreeMap::new(),
             Outcome::Partial(failed) => {
                 self.metrics.failed(&self.spec.name, "partial");
-                failed.iter().map(String::as_str).collect()
+                if self.fifo {
+                    let batch: Vec<(&str, Option<&str>)> = messages
+                        .iter()
+                        .map(|m| (m.message_id.as_str(), m.group_id.as_deref()))
+                        .collect();
+                    hold_back_groups(&batch, failed)
+                } else {
+                    failed.clone()
+                }
+            }
+            Outcome::Throttled(wait) => {
+                self.metrics
+                    .failed(&self.spec.name, FailureKind::Throttled.as_str());
+                tracing::warn!(
+                    consumer = %self.spec.name,
+                    queue = %self.spec.queue,
+                    messages = messages.len(),
+                    retry_after_seconds = wait.as_secs(),
+                    "handler asked to slow down: no new batch until its Retry-After has passed"
+                );
+                return outcome;
             }
             Outcome::Failed(kind) => {
                 self.metrics.failed(&self.spec.name, kind.as_str());
@@ -75,9 +100,10 @@ impl<B: Broker> Delivery<B> {
                 return outcome;
             }
         };
+        self.dead_letter(&messages, &keep).await;
         let done: Vec<String> = messages
             .iter()
-            .filter(|m| !keep.contains(m.message_id.as_str()))
+            .filter(|m| !keep.contains_key(&m.message_id))
             .map(|m| m.receipt_handle.clone())
             .collect();
         self.delete(done).await;
@@ -101,25 +127,40 @@ impl<B: Broker> Delivery<B> {
             })?;
             let status = response.status();
             let function_error = response.headers().contains_key(FUNCTION_ERROR);
+            let wait = retry_after(
+                status.as_u16(),
+                response
+                    .headers()
+                    .get(http::header::RETRY_AFTER)
+                    .and_then(|v| v.to_str().ok()),
+            );
             let body = response
                 .into_body()
                 .collect()
                 .await
                 .map_err(|_| FailureKind::Connection)?
                 .to_bytes();
-            Ok::<_, FailureKind>((status, function_error, body))
+            Ok::<_, FailureKind>((status, function_error, wait, body))
         };
         match tokio::time::timeout(self.spec.timeout, call).await {
             Err(_) => Outcome::Failed(FailureKind::Timeout),
             Ok(Err(kind)) => Outcome::Failed(kind),
-            Ok(Ok((_, true, _))) => Outcome::Failed(FailureKind::FunctionError),
-            Ok(Ok((status, false, _))) if !status.is_success() => {
+            Ok(Ok((_, true, _, _))) => Outcome::Failed(FailureKind::FunctionError),
+            Ok(Ok((_, false, Some(wait), _))) => Outcome::Throttled(wait),
+            Ok(Ok((status, false, None, _))) if !status.is_success() => {
                 Outcome::Failed(FailureKind::Status)
             }
-            Ok(Ok((_, false, body))) => {
+            Ok(Ok((_, false, None, body))) => {
                 read_success(&body, ids, self.spec.report_batch_item_failures)
             }
         }
+    }
+
+    /// Keeps `messages` invisible until `wait` ends, without delivering
+    /// them (a handler's Retry-After, rule C7).
+    pub async fn hold<F: Future>(&self, messages: &[ReceivedMessage], visibility: u32, wait: F) {
+        let handles: Vec<String> = messages.iter().map(|m| m.receipt_handle.clone()).collect();
+        self.keeping_invisible(&handles, visibility, wait).await;
     }
 
     /// Runs `work`, and every half visibility timeout while it runs gives
@@ -145,7 +186,8 @@ impl<B: Broker> Delivery<B> {
         }
     }
 
-    async fn extend(&self, handles: &[String], visibility: u32) {
+    /// Gives `handles` a full visibility timeout again.
+    pub(super) async fn extend(&self, handles: &[String], visibility: u32) {
         let changes = handles
             .iter()
             .map(|h| VisibilityChange {
@@ -166,6 +208,41 @@ impl<B: Broker> Delivery<B> {
             }
             Err(e) => {
                 tracing::warn!(consumer = %self.spec.name, error = %e, "cannot extend the visibility of a batch in delivery");
+            }
+        }
+    }
+
+    /// Moves the items the handler marked permanent to the queue's
+    /// dead-letter queue now, their reason kept as the last failure reason
+    /// (rule C5). One that cannot move (the queue has no dead-letter queue)
+    /// stays in flight and comes back like any failed item.
+    async fn dead_letter(
+        &self,
+        messages: &[ReceivedMessage],
+        failed: &BTreeMap<String, ItemFailure>,
+    ) {
+        for m in messages {
+            let Some(failure) = failed.get(&m.message_id).filter(|f| f.permanent) else {
+                continue;
+            };
+            let reason = failure
+                .reason
+                .clone()
+                .unwrap_or_else(|| format!("marked permanent by consumer {}", self.spec.name));
+            let nack = Nack {
+                reason: Some(reason),
+                permanent: true,
+                retry_after_seconds: None,
+            };
+            match self
+                .broker
+                .nack_message(&self.spec.queue, &m.receipt_handle, nack)
+                .await
+            {
+                Ok(()) => self.metrics.dead_lettered(&self.spec.name),
+                Err(e) => {
+                    tracing::warn!(consumer = %self.spec.name, message = %m.message_id, error = %e, "cannot move a permanent failure to the dead-letter queue; it is retried instead");
+                }
             }
         }
     }

@@ -1,10 +1,15 @@
 //! Push consumers: sluice receives a queue's messages in batches and POSTs
 //! each batch to an HTTP handler as Lambda's SQS event source mapping
-//! invokes a function (rules C1, C2, C4), deleting what the handler
-//! handled.
+//! invokes a function (rules C1–C6), deleting what the handler handled.
 //!
-//! [`config`] holds a consumer's settings and their checks; [`event`]
-//! builds the event; [`outcome`] reads the handler's answer; [`deliver`]
+//! On a FIFO queue one batch per message group is in flight at a time
+//! without any bookkeeping here: the engine's receive never hands out a
+//! message of a group whose earlier message is in flight (rule F13), and a
+//! delivery keeps its whole batch in flight until it is answered.
+//!
+//! [`config`] holds a consumer's settings and their checks; [`gather`]
+//! receives a batch (over a batching window); [`scaling`] decides how many
+//! batches may be in flight; [`event`] builds the event; [`outcome`] reads the handler's answer; [`deliver`]
 //! posts one batch, keeps its messages invisible while it runs and applies
 //! the answer. This file holds the poll loop. Everything goes through the
 //! [`Broker`] trait, so every engine serves consumers.
@@ -12,23 +17,26 @@
 pub mod config;
 pub mod deliver;
 pub mod event;
+pub mod gather;
 pub mod outcome;
+pub mod registry;
+pub mod scaling;
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use sluice_broker::{Broker, ReceiveOptions};
+use sluice_broker::Broker;
 use sluice_core::queue_name::Account;
-use tokio::sync::Semaphore;
+use std::sync::Mutex;
 use tokio::task::{JoinHandle, JoinSet};
+use tokio::time::Instant;
 
 use crate::metrics::ConsumerMetrics;
 pub use config::{ConsumerConfigError, ConsumerSpec};
 use deliver::{Delivery, handler_client};
 use event::EventSource;
-
-/// The longest long poll of a receive (SQS's limit).
-const POLL_WAIT: Duration = Duration::from_secs(20);
+use registry::ConsumerRegistry;
+use scaling::Scaling;
 
 /// Wait before polling again after the queue could not be read.
 const RETRY_AFTER_ERROR: Duration = Duration::from_secs(1);
@@ -52,8 +60,8 @@ pub enum ConsumerStartError {
 }
 
 /// Checks every consumer and its queue: the settings' ranges, unique names,
-/// a queue that exists, is not FIFO (not in this slice) and whose visibility
-/// timeout covers the handler's time limit.
+/// a queue that exists, a batch size within the queue type's limit, and a
+/// visibility timeout that covers the handler's time limit.
 pub async fn check_consumers<B: Broker>(
     broker: &B,
     specs: &[ConsumerSpec],
@@ -69,13 +77,6 @@ pub async fn check_consumers<B: Broker>(
             .get_queue(&spec.queue)
             .await
             .map_err(|e| queue_error(e.to_string()))?;
-        if sluice_core::queue_name::is_fifo_name(&spec.queue) {
-            // Lambda's FIFO rules (one batch per group, a failed item sends
-            // the rest of its group back: rule C3) are not implemented yet.
-            return Err(queue_error(
-                "FIFO queues have no push consumers yet".to_string(),
-            ));
-        }
         spec.validate_against(&meta)?;
     }
     Ok(())
@@ -96,11 +97,13 @@ impl Drop for Consumers {
     }
 }
 
-/// Starts one poll loop per consumer (checked by [`check_consumers`]).
+/// Starts one poll loop per consumer (checked by [`check_consumers`]),
+/// each listed in `registry` with its state.
 pub fn spawn_consumers<B: Broker>(
     broker: &B,
     account: &Account,
     metrics: &ConsumerMetrics,
+    registry: &ConsumerRegistry,
     specs: Vec<ConsumerSpec>,
 ) -> Consumers {
     let client = handler_client();
@@ -108,48 +111,51 @@ pub fn spawn_consumers<B: Broker>(
         .into_iter()
         .map(|spec| {
             let delivery = Delivery {
+                fifo: sluice_core::queue_name::is_fifo_name(&spec.queue),
                 broker: broker.clone(),
                 source: EventSource::new(account, &spec.queue),
                 spec,
                 client: client.clone(),
                 metrics: metrics.clone(),
             };
-            tokio::spawn(poll(Arc::new(delivery)))
+            registry.register(&delivery.spec);
+            tokio::spawn(poll(Arc::new(delivery), registry.clone()))
         })
         .collect();
     Consumers { tasks }
 }
 
-/// Receives batches while fewer than `max_concurrency` are in flight and
-/// hands each to its own delivery task. Errors reading the queue (deleted,
-/// say) are logged once per streak and retried.
-async fn poll<B: Broker>(delivery: Arc<Delivery<B>>) {
+/// Receives batches while fewer than the current limit are in flight
+/// (rule C7) and hands each to its own delivery task. Errors reading the
+/// queue (deleted, say) are logged once per streak and retried.
+async fn poll<B: Broker>(delivery: Arc<Delivery<B>>, registry: ConsumerRegistry) {
     let spec = &delivery.spec;
-    let permits = Arc::new(Semaphore::new(spec.max_concurrency as usize));
+    // Shared with the deliveries, which report their answers as they come,
+    // so that a Retry-After holds back even a batch already received.
+    let scaling = Arc::new(Mutex::new(Scaling::new(spec.max_concurrency)));
     // Dropped with this task: deliveries in flight stop with it.
     let mut in_flight = JoinSet::new();
     let mut failing = false;
     loop {
         while in_flight.try_join_next().is_some() {}
-        let Ok(permit) = permits.clone().acquire_owned().await else {
-            return;
+        let (limit, paused_until) = {
+            let s = lock(&scaling);
+            (s.limit(), s.paused_until(Instant::now()))
         };
+        let in_flight_now = u32::try_from(in_flight.len()).unwrap_or(u32::MAX);
+        registry.update(&spec.name, in_flight_now, limit, paused_until.is_some());
+        if let Some(until) = paused_until {
+            tokio::time::sleep_until(until).await;
+            continue;
+        }
+        if in_flight.len() >= limit as usize {
+            in_flight.join_next().await;
+            continue;
+        }
         let received = async {
             let meta = delivery.broker.get_queue(&spec.queue).await?;
-            // Given explicitly: the delivery's extensions then use the very
-            // timeout its messages got, even if the queue's changes during
-            // the long poll.
-            let options = ReceiveOptions {
-                max_messages: spec.batch_size,
-                visibility_timeout: Some(meta.config.visibility_timeout),
-                wait: POLL_WAIT,
-                attempt_id: None,
-            };
-            let messages = delivery
-                .broker
-                .receive_messages(&spec.queue, options)
-                .await?;
-            Ok::<_, sluice_core::SqsError>((meta.config.visibility_timeout, messages))
+            let visibility = meta.config.visibility_timeout;
+            Ok::<_, sluice_core::SqsError>((visibility, delivery.gather(visibility).await?))
         };
         match received.await {
             Err(e) => {
@@ -162,12 +168,30 @@ async fn poll<B: Broker>(delivery: Arc<Delivery<B>>) {
             Ok((_, messages)) if messages.is_empty() => failing = false,
             Ok((visibility, messages)) => {
                 failing = false;
-                let delivery = delivery.clone();
+                lock(&scaling).received(messages.len(), spec.batch_size);
+                let (delivery, scaling) = (delivery.clone(), scaling.clone());
                 in_flight.spawn(async move {
-                    delivery.deliver(messages, visibility).await;
-                    drop(permit);
+                    // A pause that began while this batch was received
+                    // holds it, invisible, until the pause ends.
+                    loop {
+                        let paused_until = lock(&scaling).paused_until(Instant::now());
+                        let Some(until) = paused_until else { break };
+                        delivery
+                            .hold(&messages, visibility, tokio::time::sleep_until(until))
+                            .await;
+                    }
+                    let outcome = delivery.deliver(messages, visibility).await;
+                    lock(&scaling).answered(&outcome, Instant::now());
                 });
             }
         }
     }
+}
+
+/// The scaling state; a panic elsewhere cannot leave it half-changed (its
+/// changes are single assignments), so a poisoned lock is used as it is.
+fn lock(scaling: &Mutex<Scaling>) -> std::sync::MutexGuard<'_, Scaling> {
+    scaling
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }

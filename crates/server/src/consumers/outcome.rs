@@ -1,6 +1,8 @@
-//! A handler's answer, read as Lambda reads a function's (rule C2).
+//! A handler's answer, read as Lambda reads a function's (rule C2), items
+//! marked permanent (rule C5), and the FIFO rule that holds back the rest
+//! of a failed item's group (rule C3).
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::Value;
 
@@ -17,6 +19,8 @@ pub enum FailureKind {
     Connection,
     /// A 2xx whose body is not a readable batch response.
     BadResponse,
+    /// A 429 or 503 with a `Retry-After` (see [`Outcome::Throttled`]).
+    Throttled,
 }
 
 impl FailureKind {
@@ -28,17 +32,31 @@ impl FailureKind {
             FailureKind::Timeout => "timeout",
             FailureKind::Connection => "connection",
             FailureKind::BadResponse => "bad_response",
+            FailureKind::Throttled => "throttled",
         }
     }
 
     /// Every kind, for the metrics.
-    pub const ALL: [FailureKind; 5] = [
+    pub const ALL: [FailureKind; 6] = [
         FailureKind::Status,
         FailureKind::FunctionError,
         FailureKind::Timeout,
         FailureKind::Connection,
         FailureKind::BadResponse,
+        FailureKind::Throttled,
     ];
+}
+
+/// Longest failure reason kept, as NackMessage's `Reason`.
+pub const MAX_REASON_CHARS: usize = 1024;
+
+/// One item the handler named in `batchItemFailures`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ItemFailure {
+    /// `"permanent": true`: to the dead-letter queue now, not retried.
+    pub permanent: bool,
+    /// The item's `"reason"`, cut to [`MAX_REASON_CHARS`].
+    pub reason: Option<String>,
 }
 
 /// What becomes of a delivered batch.
@@ -46,10 +64,24 @@ impl FailureKind {
 pub enum Outcome {
     /// Delete every message.
     AllSucceeded,
-    /// Delete every message but these (message ids).
-    Partial(BTreeSet<String>),
+    /// Delete every message but these (by message id).
+    Partial(BTreeMap<String, ItemFailure>),
     /// Delete nothing: the messages come back after their visibility timeout.
     Failed(FailureKind),
+    /// Delete nothing, and send no new batch for this long: the handler
+    /// answered 429 or 503 with `Retry-After` (rule C7).
+    Throttled(std::time::Duration),
+}
+
+/// The wait a 429 or 503 answer asks for in its `Retry-After` header, in
+/// whole seconds (the HTTP-date form is not read: such an answer is a
+/// plain status failure).
+pub fn retry_after(status: u16, header: Option<&str>) -> Option<std::time::Duration> {
+    if status != 429 && status != 503 {
+        return None;
+    }
+    let seconds: u64 = header?.trim().parse().ok()?;
+    Some(std::time::Duration::from_secs(seconds))
 }
 
 /// Reads a 2xx answer without the function-error header. With
@@ -57,7 +89,10 @@ pub enum Outcome {
 /// Otherwise, as Lambda: an empty body, `null`, `{}`, or an empty or null
 /// `batchItemFailures` is a full success; invalid JSON, or an item whose
 /// `itemIdentifier` is missing, not a string, empty or not a message of the
-/// batch, fails the whole batch.
+/// batch, fails the whole batch. Beyond Lambda, an item may add
+/// `"permanent": true` and a `"reason"` string (rule C5); a `permanent`
+/// that is not a boolean, or a `reason` that is not a string, fails the
+/// whole batch too.
 pub fn read_success(body: &[u8], batch_ids: &BTreeSet<&str>, report_failures: bool) -> Outcome {
     if !report_failures || body.iter().all(u8::is_ascii_whitespace) {
         return Outcome::AllSucceeded;
@@ -75,21 +110,63 @@ pub fn read_success(body: &[u8], batch_ids: &BTreeSet<&str>, report_failures: bo
         // A function may return any JSON; only a batch response names failures.
         _ => return Outcome::AllSucceeded,
     };
-    let mut failed = BTreeSet::new();
+    let mut failed = BTreeMap::new();
     for item in failures {
         let id = item.get("itemIdentifier").and_then(Value::as_str);
-        match id {
-            Some(id) if !id.is_empty() && batch_ids.contains(id) => {
-                failed.insert(id.to_string());
-            }
-            _ => return Outcome::Failed(FailureKind::BadResponse),
-        }
+        let Some(id) = id.filter(|id| !id.is_empty() && batch_ids.contains(id)) else {
+            return Outcome::Failed(FailureKind::BadResponse);
+        };
+        let Some(failure) = item_failure(item) else {
+            return Outcome::Failed(FailureKind::BadResponse);
+        };
+        // Named twice: permanent if either says so.
+        let entry: &mut ItemFailure = failed.entry(id.to_string()).or_default();
+        entry.permanent |= failure.permanent;
+        entry.reason = entry.reason.take().or(failure.reason);
     }
     if failed.is_empty() {
         Outcome::AllSucceeded
     } else {
         Outcome::Partial(failed)
     }
+}
+
+/// The optional `permanent` and `reason` of an item; `None` when either
+/// has the wrong type.
+fn item_failure(item: &Value) -> Option<ItemFailure> {
+    let permanent = match item.get("permanent") {
+        None | Some(Value::Null) => false,
+        Some(Value::Bool(b)) => *b,
+        Some(_) => return None,
+    };
+    let reason = match item.get("reason") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(r)) => Some(r.chars().take(MAX_REASON_CHARS).collect()),
+        Some(_) => return None,
+    };
+    Some(ItemFailure { permanent, reason })
+}
+
+/// Lambda's FIFO rule (C3): in each message group, the first failed
+/// message and every later message of its group in the batch go back, so
+/// that the group is retried in order; earlier ones succeed. `batch` is
+/// (message id, group id) in the order delivered; returns the ids to keep,
+/// the named ones with their failure, the held-back ones as plain retries.
+pub fn hold_back_groups(
+    batch: &[(&str, Option<&str>)],
+    failed: &BTreeMap<String, ItemFailure>,
+) -> BTreeMap<String, ItemFailure> {
+    let mut failed_groups = BTreeSet::new();
+    let mut keep = BTreeMap::new();
+    for &(id, group) in batch {
+        if let Some(f) = failed.get(id) {
+            keep.insert(id.to_string(), f.clone());
+            failed_groups.extend(group);
+        } else if group.is_some_and(|g| failed_groups.contains(g)) {
+            keep.insert(id.to_string(), ItemFailure::default());
+        }
+    }
+    keep
 }
 
 #[cfg(test)]
@@ -122,7 +199,74 @@ mod tests {
     fn c2_named_items_fail() {
         assert_eq!(
             read(r#"{"batchItemFailures":[{"itemIdentifier":"b"},{"itemIdentifier":"c"}]}"#),
-            Outcome::Partial(["b".to_string(), "c".to_string()].into())
+            Outcome::Partial(
+                [
+                    ("b".to_string(), ItemFailure::default()),
+                    ("c".to_string(), ItemFailure::default())
+                ]
+                .into()
+            )
+        );
+    }
+
+    /// C5: `permanent` and `reason` are read per item; a long reason is cut.
+    #[test]
+    fn c5_permanent_items_and_reasons() {
+        let long = "x".repeat(MAX_REASON_CHARS + 10);
+        let body = format!(
+            r#"{{"batchItemFailures":[{{"itemIdentifier":"a","permanent":true,"reason":"bad JSON"}},{{"itemIdentifier":"b","permanent":false}},{{"itemIdentifier":"c","reason":"{long}"}}]}}"#
+        );
+        let Outcome::Partial(failed) = read(&body) else {
+            panic!("partial expected");
+        };
+        assert_eq!(
+            failed["a"],
+            ItemFailure {
+                permanent: true,
+                reason: Some("bad JSON".into())
+            }
+        );
+        assert_eq!(failed["b"], ItemFailure::default());
+        assert_eq!(
+            failed["c"].reason.as_ref().map(String::len),
+            Some(MAX_REASON_CHARS)
+        );
+        for bad in [
+            r#"{"batchItemFailures":[{"itemIdentifier":"a","permanent":"yes"}]}"#,
+            r#"{"batchItemFailures":[{"itemIdentifier":"a","reason":42}]}"#,
+        ] {
+            assert_eq!(
+                read(bad),
+                Outcome::Failed(FailureKind::BadResponse),
+                "{bad}"
+            );
+        }
+    }
+
+    /// C3: a failed item holds back the later items of its own group only;
+    /// earlier ones and other groups succeed.
+    #[test]
+    fn c3_failure_holds_back_the_rest_of_its_group() {
+        let batch = [
+            ("a1", Some("A")),
+            ("b1", Some("B")),
+            ("a2", Some("A")),
+            ("a3", Some("A")),
+            ("b2", Some("B")),
+        ];
+        let permanent = ItemFailure {
+            permanent: true,
+            reason: None,
+        };
+        let failed = [("a2".to_string(), permanent.clone())].into();
+        let keep = hold_back_groups(&batch, &failed);
+        assert_eq!(
+            keep,
+            [
+                ("a2".to_string(), permanent),
+                ("a3".to_string(), ItemFailure::default())
+            ]
+            .into()
         );
     }
 
@@ -144,6 +288,20 @@ mod tests {
                 "{body:?}"
             );
         }
+    }
+
+    /// C7: only 429 and 503 with delta-seconds ask for a pause.
+    #[test]
+    fn c7_retry_after_is_read_from_429_and_503() {
+        use std::time::Duration;
+        assert_eq!(retry_after(429, Some("3")), Some(Duration::from_secs(3)));
+        assert_eq!(retry_after(503, Some(" 0 ")), Some(Duration::ZERO));
+        assert_eq!(retry_after(500, Some("3")), None);
+        assert_eq!(retry_after(503, None), None);
+        assert_eq!(
+            retry_after(503, Some("Wed, 21 Oct 2015 07:28:00 GMT")),
+            None
+        );
     }
 
     /// C2: without ReportBatchItemFailures the body is not read.

@@ -1,0 +1,120 @@
+//! Push consumers' scaling and back-pressure (rule C7), through a real
+//! HTTP handler that counts its concurrent calls.
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use aws_sdk_sqs::types::SendMessageBatchRequestEntry;
+
+use crate::common::TestServer;
+use crate::consumers::{Handler, Reply, bodies, queue, remaining, send, spec, start, until};
+
+/// C7: with a backlog of 60 messages in batches of 2, the batches in
+/// flight grow from one to max_concurrency (3) and never beyond it.
+#[tokio::test]
+async fn c7_concurrency_grows_with_the_backlog_up_to_the_maximum() {
+    let server = TestServer::start_real_time().await;
+    let url = queue(&server, "busy", 10, None).await;
+    let sqs = server.sdk();
+    for chunk in 0..6 {
+        let entries = (0..10)
+            .map(|i| {
+                SendMessageBatchRequestEntry::builder()
+                    .id(format!("e{i}"))
+                    .message_body(format!("m{}", chunk * 10 + i))
+                    .build()
+                    .unwrap()
+            })
+            .collect();
+        sqs.send_message_batch()
+            .queue_url(&url)
+            .set_entries(Some(entries))
+            .send()
+            .await
+            .unwrap();
+    }
+    let handler = Handler::start(Arc::new(|_, _| Reply {
+        delay: Duration::from_millis(150),
+        ..Reply::ok("")
+    }))
+    .await;
+    let mut s = spec("busy-worker", "busy", &handler.url);
+    s.batch_size = 2;
+    s.max_concurrency = 3;
+    let _consumers = start(&server, vec![s]).await;
+    assert!(
+        until(Duration::from_secs(15), async || remaining(&server, &url)
+            .await
+            == 0)
+        .await
+    );
+    let events = handler.events();
+    let mut all: Vec<String> = events.iter().flat_map(bodies).collect();
+    all.sort();
+    all.dedup();
+    assert_eq!(all.len(), 60, "each message once");
+    assert_eq!(
+        handler.most_in_flight.load(Ordering::SeqCst),
+        3,
+        "grew to max_concurrency and no further"
+    );
+}
+
+/// C7: a 503 with `Retry-After: 3` fails the batch and pauses delivery:
+/// although the failed message is visible again after 1 s, and another
+/// message is sent meanwhile, the handler gets nothing more during the
+/// pause; then both arrive.
+#[tokio::test]
+async fn c7_retry_after_pauses_delivery() {
+    let server = TestServer::start_real_time().await;
+    let url = queue(&server, "busy503", 1, None).await;
+    send(&server, &url, "first").await;
+    let handler = Handler::start(Arc::new(|_, n| {
+        if n == 0 {
+            Reply {
+                status: 503,
+                retry_after: Some(3),
+                ..Reply::ok("")
+            }
+        } else {
+            Reply::ok("")
+        }
+    }))
+    .await;
+    let _consumers = start(
+        &server,
+        vec![spec("busy503-worker", "busy503", &handler.url)],
+    )
+    .await;
+    assert!(
+        until(Duration::from_secs(5), async || handler
+            .answered_at(0)
+            .is_some())
+        .await
+    );
+    let answered = handler.answered_at(0).unwrap();
+    send(&server, &url, "second").await;
+    tokio::time::sleep_until((answered + Duration::from_millis(2500)).into()).await;
+    assert_eq!(
+        handler.events().len(),
+        1,
+        "nothing delivered during the pause"
+    );
+    assert!(
+        until(Duration::from_secs(6), async || remaining(&server, &url)
+            .await
+            == 0)
+        .await
+    );
+    let mut all: Vec<String> = handler.events()[1..].iter().flat_map(bodies).collect();
+    all.sort();
+    assert_eq!(all, ["first", "second"]);
+    let metrics = server
+        .service
+        .metrics
+        .render(&server.service.broker, &server.service.alarms)
+        .await;
+    let line = r#"sluice_consumer_failures_total{consumer="busy503-worker",kind="throttled"} 1"#;
+    assert!(metrics.contains(line), "{line} in\n{metrics}");
+}

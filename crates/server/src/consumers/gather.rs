@@ -1,0 +1,90 @@
+//! Gathering one batch: a long poll for the first messages, then, with a
+//! batching window, more receives until the batch is full, the window has
+//! passed or the bodies reach Lambda's payload limit, whichever comes first
+//! (Lambda's `MaximumBatchingWindowInSeconds`).
+
+use std::time::Duration;
+
+use sluice_broker::{Broker, ReceiveOptions, ReceivedMessage};
+use sluice_core::SqsError;
+use tokio::time::Instant;
+
+use super::deliver::Delivery;
+
+/// The longest long poll of a receive (SQS's limit).
+pub const POLL_WAIT: Duration = Duration::from_secs(20);
+
+/// Most messages one receive returns (SQS's limit).
+const RECEIVE_LIMIT: u32 = 10;
+
+/// A batch stops growing once its bodies reach this many bytes: Lambda's
+/// limit on an invocation's payload (6 MB).
+pub const MAX_BATCH_BYTES: usize = 6 * 1000 * 1000;
+
+impl<B: Broker> Delivery<B> {
+    /// Receives one batch, its messages invisible for `visibility` seconds
+    /// from their receive. While a window gathers, the messages already
+    /// received get a full visibility timeout again every half of it, as a
+    /// running delivery's do (rule C4). Empty when the first long poll
+    /// found nothing.
+    pub async fn gather(&self, visibility: u32) -> Result<Vec<ReceivedMessage>, SqsError> {
+        let spec = &self.spec;
+        let mut batch = self
+            .receive(spec.batch_size.min(RECEIVE_LIMIT), visibility, POLL_WAIT)
+            .await?;
+        if batch.is_empty() || spec.batching_window.is_zero() {
+            return Ok(batch);
+        }
+        let deadline = Instant::now() + spec.batching_window;
+        let refresh_every = (Duration::from_secs(u64::from(visibility)) / 2).max(MIN_REFRESH);
+        let mut refreshed = Instant::now();
+        let mut bytes: usize = batch.iter().map(|m| m.body.len()).sum();
+        while (batch.len() as u32) < spec.batch_size && bytes < MAX_BATCH_BYTES {
+            let now = Instant::now();
+            if now >= deadline {
+                break;
+            }
+            if visibility > 0 && now - refreshed >= refresh_every {
+                let handles: Vec<String> = batch.iter().map(|m| m.receipt_handle.clone()).collect();
+                self.extend(&handles, visibility).await;
+                refreshed = now;
+            }
+            let mut wait = (deadline - now).min(POLL_WAIT);
+            if visibility > 0 {
+                wait = wait.min(refresh_every);
+            }
+            let want = (spec.batch_size - batch.len() as u32).min(RECEIVE_LIMIT);
+            // A failed receive ends the gathering: what is gathered is
+            // delivered rather than left to time out.
+            let Ok(more) = self.receive(want, visibility, wait).await else {
+                break;
+            };
+            bytes += more.iter().map(|m| m.body.len()).sum::<usize>();
+            batch.extend(more);
+        }
+        Ok(batch)
+    }
+
+    async fn receive(
+        &self,
+        max_messages: u32,
+        visibility: u32,
+        wait: Duration,
+    ) -> Result<Vec<ReceivedMessage>, SqsError> {
+        // The visibility is given explicitly: the delivery's extensions
+        // then use the very timeout its messages got, even if the queue's
+        // changes during the long poll.
+        let options = ReceiveOptions {
+            max_messages,
+            visibility_timeout: Some(visibility),
+            wait,
+            attempt_id: None,
+        };
+        self.broker
+            .receive_messages(&self.spec.queue, options)
+            .await
+    }
+}
+
+/// Shortest wait between two refreshes of a gathering batch's visibility.
+const MIN_REFRESH: Duration = Duration::from_millis(500);
