@@ -76,9 +76,9 @@ mod wal;
 use std::collections::BTreeMap;
 
 use sluice_broker::{
-    Broker, CreateQueue, MessageFilter, MoveTask, Nack, NewMessage, PeekPage, QueueCounts,
-    QueueMeta, QueueStats, ReceiveOptions, ReceivedMessage, Redrive, RedriveOutcome, SentMessage,
-    StorageStats, VisibilityChange,
+    Broker, Coordination, CreateQueue, MessageFilter, MoveTask, Nack, NewMessage, PeekPage,
+    QueueCounts, QueueMeta, QueueStats, ReceiveOptions, ReceivedMessage, Redrive, RedriveOutcome,
+    SentMessage, StorageStats, VisibilityChange,
 };
 use sluice_core::SqsError;
 
@@ -173,10 +173,6 @@ impl Broker for EmbeddedBroker {
         redrive::redrive_messages(self, source, redrive).await
     }
 
-    async fn save_move_task(&self, task: MoveTask) -> Result<(), SqsError> {
-        move_tasks::save_move_task(self, task).await
-    }
-
     async fn nack_message(
         &self,
         name: &str,
@@ -202,6 +198,18 @@ impl Broker for EmbeddedBroker {
 
     async fn queue_stats(&self, name: &str) -> Result<QueueStats, SqsError> {
         stats::queue_stats(self, name).await
+    }
+}
+
+/// No other node shares this engine's storage: claims are always granted,
+/// the server keeps the alarms, and the cluster's stats are this node's.
+impl Coordination for EmbeddedBroker {
+    async fn cluster_queue_stats(&self, name: &str) -> Result<QueueStats, SqsError> {
+        stats::queue_stats(self, name).await
+    }
+
+    async fn save_move_task(&self, task: MoveTask) -> Result<(), SqsError> {
+        move_tasks::save_move_task(self, task).await
     }
 
     async fn move_tasks(&self) -> Result<Vec<MoveTask>, SqsError> {

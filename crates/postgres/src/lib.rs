@@ -13,6 +13,7 @@ mod activity_sync;
 mod alarm_store;
 mod cache;
 mod combine;
+mod coordination;
 mod error;
 mod listener;
 mod locks;
@@ -37,9 +38,9 @@ use deadpool_postgres::{
 use parking_lot::Mutex;
 use sluice_broker::tags;
 use sluice_broker::{
-    Broker, CreateQueue, JobClaim, MessageFilter, MoveTask, Nack, NewMessage, PeekPage,
-    QueueCounts, QueueMeta, QueueStats, ReceiveOptions, ReceivedMessage, Redrive, RedriveOutcome,
-    SentMessage, VisibilityChange,
+    Broker, CreateQueue, MessageFilter, Nack, NewMessage, PeekPage, QueueCounts, QueueMeta,
+    QueueStats, ReceiveOptions, ReceivedMessage, Redrive, RedriveOutcome, SentMessage,
+    VisibilityChange,
 };
 use sluice_core::clock::Clock;
 use sluice_core::limits::{PURGE_INTERVAL_SECS, RECREATE_AFTER_DELETE_SECS};
@@ -654,42 +655,6 @@ impl Broker for PostgresBroker {
         moves::redrive(self, source, redrive).await
     }
 
-    async fn save_move_task(&self, task: MoveTask) -> Result<(), SqsError> {
-        let mut client = self.inner.client().await?;
-        let tx = client.transaction().await.map_err(error::db)?;
-        // A task another node ended (cancelled, failed) stays ended: a
-        // runner's late progress report must not bring it back.
-        execute(
-            &tx,
-            "INSERT INTO sluice_move_tasks (handle, record, started_at) VALUES ($1, $2, $3)
-             ON CONFLICT (handle) DO UPDATE SET record = EXCLUDED.record
-             WHERE sluice_move_tasks.record->>'status' IN ('RUNNING', 'CANCELLING')
-                OR EXCLUDED.record->>'status' NOT IN ('RUNNING', 'CANCELLING')",
-            &[&task.handle, &Json(&task), &(task.started_at as i64)],
-        )
-        .await?;
-        tx.commit().await.map_err(error::db)
-    }
-
-    async fn move_tasks(&self) -> Result<Vec<MoveTask>, SqsError> {
-        let mut client = self.inner.client().await?;
-        let tx = client.transaction().await.map_err(error::db)?;
-        let rows = query(
-            &tx,
-            "SELECT record FROM sluice_move_tasks
-             ORDER BY started_at DESC, handle COLLATE \"C\" DESC",
-            &[],
-        )
-        .await?;
-        rows.iter()
-            .map(|r| {
-                r.try_get::<_, Json<MoveTask>>(0)
-                    .map(|Json(t)| t)
-                    .map_err(error::db)
-            })
-            .collect()
-    }
-
     async fn queue_stats(&self, name: &str) -> Result<QueueStats, SqsError> {
         let (counts, oldest_age_ms, id) = self.queue_stats_inner(name).await?;
         Ok(self.inner.activity(id).stats(counts, oldest_age_ms))
@@ -702,43 +667,6 @@ impl Broker for PostgresBroker {
         nack: Nack,
     ) -> Result<(), SqsError> {
         moves::nack(self, name, receipt_handle, nack).await
-    }
-
-    fn is_shared(&self) -> bool {
-        true
-    }
-
-    async fn cluster_queue_stats(&self, name: &str) -> Result<QueueStats, SqsError> {
-        self.cluster_stats(name).await
-    }
-
-    async fn stored_alarms(&self) -> Result<Vec<sluice_broker::StoredAlarm>, SqsError> {
-        alarm_store::all(&self.inner).await
-    }
-
-    async fn put_stored_alarm(
-        &self,
-        alarm: sluice_broker::StoredAlarm,
-        replaces: Vec<String>,
-    ) -> Result<Option<String>, SqsError> {
-        alarm_store::put(&self.inner, &alarm, &replaces).await
-    }
-
-    async fn delete_stored_alarms(&self, names: Vec<String>) -> Result<(), SqsError> {
-        alarm_store::delete(&self.inner, &names).await
-    }
-
-    async fn save_alarm_state(
-        &self,
-        alarm: sluice_broker::StoredAlarm,
-        expected_state: String,
-        expected_updated_at: u64,
-    ) -> Result<bool, SqsError> {
-        alarm_store::save_state(&self.inner, &alarm, &expected_state, expected_updated_at).await
-    }
-
-    async fn claim_job(&self, name: &str) -> Result<Option<JobClaim>, SqsError> {
-        Ok(self.try_claim(name).await?.map(JobClaim::holding))
     }
 
     async fn peek_messages(
