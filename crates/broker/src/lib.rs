@@ -11,18 +11,19 @@
 pub mod activity;
 pub mod conformance;
 pub mod coordination;
+pub mod metadata;
 #[cfg(feature = "model-tests")]
 pub mod model_tests;
 pub mod moves;
 pub mod tags;
 mod types;
 
-use std::collections::BTreeMap;
 use std::future::Future;
 
 use sluice_core::SqsError;
 
 pub use coordination::{ClaimGuard, Coordination, JobClaim, StoredAlarm};
+pub use metadata::MetaChange;
 pub use types::*;
 
 /// The SQS queue operations, atomic per call. Queue names are already
@@ -51,26 +52,15 @@ pub trait Broker: Coordination {
         name: &str,
     ) -> impl Future<Output = Result<QueueCounts, SqsError>> + Send;
 
-    /// Applies changed attributes, all or nothing.
-    fn set_queue_attributes(
+    /// Applies `change` to the queue's metadata (attributes or tags) all
+    /// or nothing, atomically against concurrent changes; the metadata as
+    /// stored. The change's rules are [`MetaChange::apply`]'s: an engine
+    /// only loads and stores.
+    fn update_queue(
         &self,
         name: &str,
-        attributes: BTreeMap<String, String>,
+        change: MetaChange,
     ) -> impl Future<Output = Result<QueueMeta, SqsError>> + Send;
-
-    /// Adds or replaces tags.
-    fn tag_queue(
-        &self,
-        name: &str,
-        tags: BTreeMap<String, String>,
-    ) -> impl Future<Output = Result<(), SqsError>> + Send;
-
-    /// Removes tags by key; unknown keys are ignored.
-    fn untag_queue(
-        &self,
-        name: &str,
-        keys: Vec<String>,
-    ) -> impl Future<Output = Result<(), SqsError>> + Send;
 
     /// Deletes every message (rule V8); `PurgeQueueInProgress` within 60 s
     /// of the previous purge.

@@ -73,12 +73,10 @@ mod sweep;
 mod visibility;
 mod wal;
 
-use std::collections::BTreeMap;
-
 use sluice_broker::{
-    Broker, Coordination, CreateQueue, MessageFilter, MoveTask, Nack, NewMessage, PeekPage,
-    QueueCounts, QueueMeta, QueueStats, ReceiveOptions, ReceivedMessage, Redrive, RedriveOutcome,
-    SentMessage, StorageStats, VisibilityChange,
+    Broker, Coordination, CreateQueue, MessageFilter, MetaChange, MoveTask, Nack, NewMessage,
+    PeekPage, QueueCounts, QueueMeta, QueueStats, ReceiveOptions, ReceivedMessage, Redrive,
+    RedriveOutcome, SentMessage, StorageStats, VisibilityChange,
 };
 use sluice_core::SqsError;
 
@@ -113,20 +111,8 @@ impl Broker for EmbeddedBroker {
         queues::queue_counts(self, name).await
     }
 
-    async fn set_queue_attributes(
-        &self,
-        name: &str,
-        attributes: BTreeMap<String, String>,
-    ) -> Result<QueueMeta, SqsError> {
-        queues::set_queue_attributes(self, name, attributes).await
-    }
-
-    async fn tag_queue(&self, name: &str, tags: BTreeMap<String, String>) -> Result<(), SqsError> {
-        queues::tag_queue(self, name, tags).await
-    }
-
-    async fn untag_queue(&self, name: &str, keys: Vec<String>) -> Result<(), SqsError> {
-        queues::untag_queue(self, name, keys).await
+    async fn update_queue(&self, name: &str, change: MetaChange) -> Result<QueueMeta, SqsError> {
+        queues::update_queue(self, name, change).await
     }
 
     async fn purge_queue(&self, name: &str) -> Result<(), SqsError> {
@@ -219,6 +205,7 @@ impl Coordination for EmbeddedBroker {
 
 #[cfg(test)]
 mod tests {
+    use std::collections::BTreeMap;
     use std::path::Path;
     use std::sync::Arc;
     use std::time::Duration;

@@ -27,7 +27,7 @@ mod writes;
 #[cfg(feature = "test-support")]
 pub mod testing;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::str::FromStr;
 use std::sync::Arc;
 use std::time::Duration;
@@ -38,8 +38,8 @@ use deadpool_postgres::{
 use parking_lot::Mutex;
 use sluice_broker::tags;
 use sluice_broker::{
-    Broker, CreateQueue, MessageFilter, Nack, NewMessage, PeekPage, QueueCounts, QueueMeta,
-    QueueStats, ReceiveOptions, ReceivedMessage, Redrive, RedriveOutcome, SentMessage,
+    Broker, CreateQueue, MessageFilter, MetaChange, Nack, NewMessage, PeekPage, QueueCounts,
+    QueueMeta, QueueStats, ReceiveOptions, ReceivedMessage, Redrive, RedriveOutcome, SentMessage,
     VisibilityChange,
 };
 use sluice_core::clock::Clock;
@@ -540,39 +540,29 @@ impl Broker for PostgresBroker {
         Ok(self.queue_stats_inner(name).await?.0)
     }
 
-    async fn set_queue_attributes(
-        &self,
-        name: &str,
-        attributes: BTreeMap<String, String>,
-    ) -> Result<QueueMeta, SqsError> {
+    async fn update_queue(&self, name: &str, change: MetaChange) -> Result<QueueMeta, SqsError> {
         let inner = &self.inner;
         let mut client = inner.client().await?;
         let tx = client.transaction().await.map_err(error::db)?;
-        let mut q = queue_row(&tx, name, "FOR NO KEY UPDATE").await?;
-        q.config.apply(&attributes, false)?;
-        q.modified_at = inner.clock.now();
+        // The row stays locked until the commit: concurrent changes to one
+        // queue apply one after the other, none lost.
+        let q = queue_row(&tx, name, "FOR NO KEY UPDATE").await?;
+        let mut meta = q.meta();
+        change.apply(name, &mut meta, inner.clock.now())?;
         execute(
             &tx,
-            "UPDATE sluice_queues SET config = $2, modified_at = $3 WHERE id = $1",
-            &[&q.id, &Json(&q.config), &(q.modified_at as i64)],
+            "UPDATE sluice_queues SET config = $2, tags = $3, modified_at = $4 WHERE id = $1",
+            &[
+                &q.id,
+                &Json(&meta.config),
+                &Json(&meta.tags),
+                &(meta.modified_at as i64),
+            ],
         )
         .await?;
         tx.commit().await.map_err(error::db)?;
         inner.queues.forget(name);
-        Ok(q.meta())
-    }
-
-    async fn tag_queue(&self, name: &str, tags: BTreeMap<String, String>) -> Result<(), SqsError> {
-        self.update_tags(name, |existing| tags::add_tags(name, existing, tags))
-            .await
-    }
-
-    async fn untag_queue(&self, name: &str, keys: Vec<String>) -> Result<(), SqsError> {
-        self.update_tags(name, |existing| {
-            tags::remove_tags(existing, &keys);
-            Ok(())
-        })
-        .await
+        Ok(meta)
     }
 
     async fn purge_queue(&self, name: &str) -> Result<(), SqsError> {
@@ -713,26 +703,6 @@ impl Broker for PostgresBroker {
 }
 
 impl PostgresBroker {
-    async fn update_tags(
-        &self,
-        name: &str,
-        update: impl FnOnce(&mut BTreeMap<String, String>) -> Result<(), SqsError>,
-    ) -> Result<(), SqsError> {
-        let mut client = self.inner.client().await?;
-        let tx = client.transaction().await.map_err(error::db)?;
-        let mut q = queue_row(&tx, name, "FOR NO KEY UPDATE").await?;
-        update(&mut q.tags)?;
-        execute(
-            &tx,
-            "UPDATE sluice_queues SET tags = $2 WHERE id = $1",
-            &[&q.id, &Json(&q.tags)],
-        )
-        .await?;
-        tx.commit().await.map_err(error::db)?;
-        self.inner.queues.forget(name);
-        Ok(())
-    }
-
     /// Counts, oldest message age and the queue's id.
     async fn queue_stats_inner(&self, name: &str) -> Result<(QueueCounts, u64, i64), SqsError> {
         let inner = &self.inner;
