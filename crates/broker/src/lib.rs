@@ -10,24 +10,26 @@
 
 pub mod activity;
 pub mod conformance;
+pub mod coordination;
+pub mod metadata;
 #[cfg(feature = "model-tests")]
 pub mod model_tests;
 pub mod moves;
-pub mod shared;
 pub mod tags;
 mod types;
 
-use std::collections::BTreeMap;
 use std::future::Future;
 
 use sluice_core::SqsError;
 
-pub use shared::StoredAlarm;
+pub use coordination::{ClaimGuard, Coordination, JobClaim, StoredAlarm};
+pub use metadata::MetaChange;
 pub use types::*;
 
-/// The queue operations, atomic per call. Queue names are already validated.
-/// Clones share the same engine (background tasks hold one).
-pub trait Broker: Clone + Send + Sync + 'static {
+/// The SQS queue operations, atomic per call. Queue names are already
+/// validated. Clones share the same engine (background tasks hold one).
+/// Every engine also keeps the cluster's shared records ([`Coordination`]).
+pub trait Broker: Coordination {
     /// Creates a queue, or returns the existing one when the requested
     /// attributes match it (rule V9); `QueueNameExists` when they do not.
     fn create_queue(
@@ -50,26 +52,15 @@ pub trait Broker: Clone + Send + Sync + 'static {
         name: &str,
     ) -> impl Future<Output = Result<QueueCounts, SqsError>> + Send;
 
-    /// Applies changed attributes, all or nothing.
-    fn set_queue_attributes(
+    /// Applies `change` to the queue's metadata (attributes or tags) all
+    /// or nothing, atomically against concurrent changes; the metadata as
+    /// stored. The change's rules are [`MetaChange::apply`]'s: an engine
+    /// only loads and stores.
+    fn update_queue(
         &self,
         name: &str,
-        attributes: BTreeMap<String, String>,
+        change: MetaChange,
     ) -> impl Future<Output = Result<QueueMeta, SqsError>> + Send;
-
-    /// Adds or replaces tags.
-    fn tag_queue(
-        &self,
-        name: &str,
-        tags: BTreeMap<String, String>,
-    ) -> impl Future<Output = Result<(), SqsError>> + Send;
-
-    /// Removes tags by key; unknown keys are ignored.
-    fn untag_queue(
-        &self,
-        name: &str,
-        keys: Vec<String>,
-    ) -> impl Future<Output = Result<(), SqsError>> + Send;
 
     /// Deletes every message (rule V8); `PurgeQueueInProgress` within 60 s
     /// of the previous purge.
@@ -116,12 +107,6 @@ pub trait Broker: Clone + Send + Sync + 'static {
         redrive: &Redrive,
     ) -> impl Future<Output = Result<RedriveOutcome, SqsError>> + Send;
 
-    /// Creates or replaces a move task record.
-    fn save_move_task(&self, task: MoveTask) -> impl Future<Output = Result<(), SqsError>> + Send;
-
-    /// Every move task record, newest first.
-    fn move_tasks(&self) -> impl Future<Output = Result<Vec<MoveTask>, SqsError>> + Send;
-
     /// Counts, oldest message age and activity counters (rule M1).
     fn queue_stats(&self, name: &str) -> impl Future<Output = Result<QueueStats, SqsError>> + Send;
 
@@ -141,76 +126,6 @@ pub trait Broker: Clone + Send + Sync + 'static {
         receipt_handle: &str,
         nack: Nack,
     ) -> impl Future<Output = Result<(), SqsError>> + Send;
-
-    /// True when other nodes share this engine's storage: background work
-    /// must then run on one node at a time, and a move task found active at
-    /// start-up may belong to a live node.
-    fn is_shared(&self) -> bool {
-        false
-    }
-
-    /// Claims background job `name` (e.g. a move task) for this node until
-    /// the claim is dropped or the node dies; `None` while another node
-    /// holds it. An engine no other node shares always grants it.
-    fn claim_job(
-        &self,
-        name: &str,
-    ) -> impl Future<Output = Result<Option<JobClaim>, SqsError>> + Send {
-        let _ = name;
-        async { Ok(Some(JobClaim::default())) }
-    }
-
-    /// Counts, oldest message age and the activity counters of every node
-    /// sharing this engine's storage, as alarms read them (rule M1). An
-    /// engine no other node shares answers [`Broker::queue_stats`].
-    fn cluster_queue_stats(
-        &self,
-        name: &str,
-    ) -> impl Future<Output = Result<QueueStats, SqsError>> + Send {
-        self.queue_stats(name)
-    }
-
-    /// Every alarm kept in shared storage, by name. An engine no other
-    /// node shares keeps none (the server keeps them).
-    fn stored_alarms(&self) -> impl Future<Output = Result<Vec<StoredAlarm>, SqsError>> + Send {
-        async { Ok(Vec::new()) }
-    }
-
-    /// Adds `alarm`, or replaces the definition and source of the alarm of
-    /// that name (keeping its state and history) when its source is one of
-    /// `replaces`; otherwise changes nothing and returns the existing
-    /// alarm's source.
-    fn put_stored_alarm(
-        &self,
-        alarm: StoredAlarm,
-        replaces: Vec<String>,
-    ) -> impl Future<Output = Result<Option<String>, SqsError>> + Send {
-        let _ = (alarm, replaces);
-        async { Err(shared::alarms_not_shared()) }
-    }
-
-    /// Deletes stored alarms by name; unknown names are ignored.
-    fn delete_stored_alarms(
-        &self,
-        names: Vec<String>,
-    ) -> impl Future<Output = Result<(), SqsError>> + Send {
-        let _ = names;
-        async { Err(shared::alarms_not_shared()) }
-    }
-
-    /// Saves the state, reason, time and history of `alarm` if its stored
-    /// state is still `expected_state` since `expected_updated_at`; false
-    /// (nothing saved) when another node changed it first or it is gone.
-    /// This compare-and-set is what makes each change notified once.
-    fn save_alarm_state(
-        &self,
-        alarm: StoredAlarm,
-        expected_state: String,
-        expected_updated_at: u64,
-    ) -> impl Future<Output = Result<bool, SqsError>> + Send {
-        let _ = (alarm, expected_state, expected_updated_at);
-        async { Err(shared::alarms_not_shared()) }
-    }
 
     /// Reads messages without receiving them (rule X1): no receive count or
     /// visibility changes. Up to `limit` messages matching `filter`, in queue

@@ -360,37 +360,3 @@ pub struct Redrive {
     /// Report what would move and move nothing.
     pub dry_run: bool,
 }
-
-/// A background job this node holds (see [`Broker::claim_job`](crate::Broker::claim_job)):
-/// released when dropped.
-#[derive(Default)]
-pub struct JobClaim {
-    guard: Option<Box<dyn ClaimGuard>>,
-}
-
-/// What keeps a [`JobClaim`] held, e.g. a database session holding a lock.
-pub trait ClaimGuard: Send + 'static {
-    /// False once the claim may have passed to another node (its session
-    /// ended): the job must stop at once.
-    fn is_held(&self) -> bool;
-}
-
-impl JobClaim {
-    /// A claim that lasts as long as `guard` lives and holds.
-    pub fn holding(guard: impl ClaimGuard) -> Self {
-        Self {
-            guard: Some(Box::new(guard)),
-        }
-    }
-
-    /// False once the job may run elsewhere; a local claim always holds.
-    pub fn is_held(&self) -> bool {
-        self.guard.as_ref().is_none_or(|g| g.is_held())
-    }
-}
-
-impl std::fmt::Debug for JobClaim {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("JobClaim")
-    }
-}

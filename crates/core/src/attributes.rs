@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{ErrorCode, SqsError};
+use crate::fifo_settings::{DeduplicationScope, FifoThroughputLimit};
 use crate::limits::*;
 use crate::retry_backoff::RetryBackoff;
 
@@ -82,9 +83,9 @@ pub struct QueueConfig {
     /// FIFO: deduplicate by body hash.
     pub content_based_deduplication: bool,
     /// FIFO: `queue` or `messageGroup`.
-    pub deduplication_scope: String,
+    pub deduplication_scope: DeduplicationScope,
     /// FIFO: `perQueue` or `perMessageGroupId`.
-    pub fifo_throughput_limit: String,
+    pub fifo_throughput_limit: FifoThroughputLimit,
     /// sluice's retry backoff policy document, normalised (absent in
     /// records written before it existed).
     #[serde(default)]
@@ -94,7 +95,7 @@ pub struct QueueConfig {
     /// (rule F12); `None` when none was given (or in records written
     /// before it was kept), and then `deduplication_scope` governs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub creation_deduplication_scope: Option<String>,
+    pub creation_deduplication_scope: Option<DeduplicationScope>,
 }
 
 impl Default for QueueConfig {
@@ -113,8 +114,8 @@ impl Default for QueueConfig {
             kms_data_key_reuse_period_seconds: DEFAULT_KMS_REUSE,
             sqs_managed_sse_enabled: true,
             content_based_deduplication: false,
-            deduplication_scope: "queue".into(),
-            fifo_throughput_limit: "perQueue".into(),
+            deduplication_scope: DeduplicationScope::Queue,
+            fifo_throughput_limit: FifoThroughputLimit::PerQueue,
             retry_backoff: None,
             creation_deduplication_scope: None,
         }
@@ -394,8 +395,7 @@ impl QueueConfig {
         config.apply(attrs, true)?;
         // SQS keeps deduplicating in the scope the queue was created with
         // (rule F12).
-        config.creation_deduplication_scope =
-            config.fifo.then(|| config.deduplication_scope.clone());
+        config.creation_deduplication_scope = config.fifo.then_some(config.deduplication_scope);
         Ok(config)
     }
 
@@ -423,8 +423,8 @@ impl QueueConfig {
             return Err(unknown_attribute("ContentBasedDeduplication"));
         }
         // High-throughput FIFO needs both settings (rule F2).
-        if next.fifo_throughput_limit == "perMessageGroupId"
-            && next.deduplication_scope != "messageGroup"
+        if next.fifo_throughput_limit == FifoThroughputLimit::PerMessageGroupId
+            && next.deduplication_scope != DeduplicationScope::MessageGroup
         {
             return Err(SqsError::new(
                 ErrorCode::InvalidAttributeValue,
@@ -502,14 +502,14 @@ impl QueueConfig {
             "ContentBasedDeduplication" => {
                 self.content_based_deduplication = parse_bool(name, value)?
             }
-            "DeduplicationScope" => match value {
-                "queue" | "messageGroup" => self.deduplication_scope = value.into(),
-                _ => return Err(invalid_value(name)),
-            },
-            "FifoThroughputLimit" => match value {
-                "perQueue" | "perMessageGroupId" => self.fifo_throughput_limit = value.into(),
-                _ => return Err(invalid_value(name)),
-            },
+            "DeduplicationScope" => {
+                self.deduplication_scope =
+                    DeduplicationScope::parse(value).ok_or_else(|| invalid_value(name))?
+            }
+            "FifoThroughputLimit" => {
+                self.fifo_throughput_limit =
+                    FifoThroughputLimit::parse(value).ok_or_else(|| invalid_value(name))?
+            }
             crate::retry_backoff::ATTRIBUTE => {
                 self.retry_backoff = if value.is_empty() {
                     None
@@ -527,9 +527,8 @@ impl QueueConfig {
     /// (rule F12).
     pub fn deduplicates_per_group(&self) -> bool {
         self.creation_deduplication_scope
-            .as_deref()
-            .unwrap_or(&self.deduplication_scope)
-            == "messageGroup"
+            .unwrap_or(self.deduplication_scope)
+            == DeduplicationScope::MessageGroup
     }
 
     /// The parsed redrive policy, if one is set.
@@ -602,8 +601,11 @@ impl QueueConfig {
                 "ContentBasedDeduplication",
                 self.content_based_deduplication.to_string(),
             );
-            out.insert("DeduplicationScope", self.deduplication_scope.clone());
-            out.insert("FifoThroughputLimit", self.fifo_throughput_limit.clone());
+            out.insert("DeduplicationScope", self.deduplication_scope.to_string());
+            out.insert(
+                "FifoThroughputLimit",
+                self.fifo_throughput_limit.to_string(),
+            );
         }
         out
     }
@@ -789,7 +791,7 @@ mod tests {
         // Records written before the creation scope was kept follow the attribute.
         let mut old = fifo(&[]);
         old.creation_deduplication_scope = None;
-        old.deduplication_scope = "messageGroup".into();
+        old.deduplication_scope = DeduplicationScope::MessageGroup;
         assert!(old.deduplicates_per_group());
     }
 

@@ -9,6 +9,7 @@ pub mod attributes;
 pub mod clock;
 pub mod digest;
 pub mod error;
+pub mod fifo_settings;
 pub mod limits;
 pub mod message;
 pub mod queue_name;

@@ -74,12 +74,10 @@ mod sweep;
 mod visibility;
 mod wal;
 
-use std::collections::BTreeMap;
-
 use sluice_broker::{
-    Broker, CreateQueue, MessageFilter, MoveTask, Nack, NewMessage, PeekPage, QueueCounts,
-    QueueMeta, QueueStats, ReceiveOptions, ReceivedMessage, Redrive, RedriveOutcome, SentMessage,
-    StorageStats, VisibilityChange,
+    Broker, Coordination, CreateQueue, MessageFilter, MetaChange, MoveTask, Nack, NewMessage,
+    PeekPage, QueueCounts, QueueMeta, QueueStats, ReceiveOptions, ReceivedMessage, Redrive,
+    RedriveOutcome, SentMessage, StorageStats, VisibilityChange,
 };
 use sluice_core::SqsError;
 
@@ -117,20 +115,8 @@ impl Broker for EmbeddedBroker {
         queues::queue_counts(self, name).await
     }
 
-    async fn set_queue_attributes(
-        &self,
-        name: &str,
-        attributes: BTreeMap<String, String>,
-    ) -> Result<QueueMeta, SqsError> {
-        queues::set_queue_attributes(self, name, attributes).await
-    }
-
-    async fn tag_queue(&self, name: &str, tags: BTreeMap<String, String>) -> Result<(), SqsError> {
-        queues::tag_queue(self, name, tags).await
-    }
-
-    async fn untag_queue(&self, name: &str, keys: Vec<String>) -> Result<(), SqsError> {
-        queues::untag_queue(self, name, keys).await
+    async fn update_queue(&self, name: &str, change: MetaChange) -> Result<QueueMeta, SqsError> {
+        queues::update_queue(self, name, change).await
     }
 
     async fn purge_queue(&self, name: &str) -> Result<(), SqsError> {
@@ -177,10 +163,6 @@ impl Broker for EmbeddedBroker {
         redrive::redrive_messages(self, source, redrive).await
     }
 
-    async fn save_move_task(&self, task: MoveTask) -> Result<(), SqsError> {
-        move_tasks::save_move_task(self, task).await
-    }
-
     async fn nack_message(
         &self,
         name: &str,
@@ -207,6 +189,18 @@ impl Broker for EmbeddedBroker {
     async fn queue_stats(&self, name: &str) -> Result<QueueStats, SqsError> {
         stats::queue_stats(self, name).await
     }
+}
+
+/// No other node shares this engine's storage: claims are always granted,
+/// the server keeps the alarms, and the cluster's stats are this node's.
+impl Coordination for EmbeddedBroker {
+    async fn cluster_queue_stats(&self, name: &str) -> Result<QueueStats, SqsError> {
+        stats::queue_stats(self, name).await
+    }
+
+    async fn save_move_task(&self, task: MoveTask) -> Result<(), SqsError> {
+        move_tasks::save_move_task(self, task).await
+    }
 
     async fn move_tasks(&self) -> Result<Vec<MoveTask>, SqsError> {
         move_tasks::move_tasks(self).await
@@ -215,6 +209,7 @@ impl Broker for EmbeddedBroker {
 
 #[cfg(test)]
 mod tests {
+    use std::collections::BTreeMap;
     use std::path::Path;
     use std::sync::Arc;
     use std::time::Duration;

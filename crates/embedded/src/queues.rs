@@ -1,12 +1,11 @@
 //! Queue operations: CreateQueue, GetQueueUrl, ListQueues, DeleteQueue,
 //! Get/SetQueueAttributes, Tag/UntagQueue, PurgeQueue.
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 use sluice_broker::tags;
-use sluice_broker::{CreateQueue, QueueCounts, QueueMeta};
+use sluice_broker::{CreateQueue, MetaChange, QueueCounts, QueueMeta};
 use sluice_core::limits::PURGE_INTERVAL_SECS;
 use sluice_core::{ErrorCode, SqsError};
 
@@ -125,11 +124,12 @@ pub(crate) async fn queue_counts(
     Ok(st.counts())
 }
 
-/// SetQueueAttributes.
-pub(crate) async fn set_queue_attributes(
+/// SetQueueAttributes, TagQueue, UntagQueue: the change applied under the
+/// queue's lock, and its record journaled.
+pub(crate) async fn update_queue(
     broker: &EmbeddedBroker,
     name: &str,
-    attributes: BTreeMap<String, String>,
+    change: MetaChange,
 ) -> Result<QueueMeta, SqsError> {
     let cell = broker.queue(name)?;
     let inner = &broker.inner;
@@ -138,39 +138,13 @@ pub(crate) async fn set_queue_attributes(
         if st.deleted {
             return Err(deleted_error());
         }
-        st.meta.config.apply(&attributes, false)?;
-        st.meta.modified_at = inner.now();
+        change.apply(name, &mut st.meta, inner.now())?;
         let mut changes = Vec::new();
         inner.put_queue(cell.id, &st, &mut changes);
         (st.meta.clone(), inner.journal.submit(changes))
     };
     ticket.wait().await?;
     Ok(meta)
-}
-
-/// TagQueue.
-pub(crate) async fn tag_queue(
-    broker: &EmbeddedBroker,
-    name: &str,
-    tags: BTreeMap<String, String>,
-) -> Result<(), SqsError> {
-    update_tags(broker, name, |existing| {
-        tags::add_tags(name, existing, tags)
-    })
-    .await
-}
-
-/// UntagQueue.
-pub(crate) async fn untag_queue(
-    broker: &EmbeddedBroker,
-    name: &str,
-    keys: Vec<String>,
-) -> Result<(), SqsError> {
-    update_tags(broker, name, |existing| {
-        tags::remove_tags(existing, &keys);
-        Ok(())
-    })
-    .await
 }
 
 /// PurgeQueue: every message, and the deduplication window (rule F11).
@@ -222,25 +196,4 @@ fn queue_exists(name: &str) -> SqsError {
             "A queue already exists with the same name and a different value for an attribute: {name}"
         ),
     )
-}
-
-/// Changes a live queue's tags and journals its record.
-async fn update_tags(
-    broker: &EmbeddedBroker,
-    name: &str,
-    update: impl FnOnce(&mut BTreeMap<String, String>) -> Result<(), SqsError>,
-) -> Result<(), SqsError> {
-    let cell = broker.queue(name)?;
-    let inner = &broker.inner;
-    let ticket = {
-        let mut st = cell.state.lock();
-        if st.deleted {
-            return Err(deleted_error());
-        }
-        update(&mut st.meta.tags)?;
-        let mut changes = Vec::new();
-        inner.put_queue(cell.id, &st, &mut changes);
-        inner.journal.submit(changes)
-    };
-    ticket.wait().await
 }

@@ -202,7 +202,7 @@ async fn d1_fifo_dedup_window_and_order_survive_restart() {
 /// D1, R7: move task records survive a restart.
 #[tokio::test]
 async fn d1_move_tasks_survive_restart() {
-    use sluice_broker::{MoveTask, MoveTaskStatus};
+    use sluice_broker::{Coordination, MoveTask, MoveTaskStatus};
     let dir = tempfile::tempdir().unwrap();
     let clock = ManualClock::default();
     let task = MoveTask {

@@ -42,7 +42,7 @@ pub(crate) fn unavailable() -> SqsError {
 /// Maps a database error to what the client sees.
 pub(crate) fn db(e: tokio_postgres::Error) -> SqsError {
     if violates(&e, ONE_ACTIVE_MOVE_TASK) {
-        return sluice_broker::shared::move_task_already_running();
+        return sluice_broker::coordination::move_task_already_running();
     }
     if is_transient(&e) {
         tracing::warn!(error = %e, "database unavailable");

@@ -13,6 +13,7 @@ mod activity_sync;
 mod alarm_store;
 mod cache;
 mod combine;
+mod coordination;
 mod error;
 mod listener;
 mod locks;
@@ -26,7 +27,7 @@ mod writes;
 #[cfg(feature = "test-support")]
 pub mod testing;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::str::FromStr;
 use std::sync::Arc;
 use std::time::Duration;
@@ -37,9 +38,9 @@ use deadpool_postgres::{
 use parking_lot::Mutex;
 use sluice_broker::tags;
 use sluice_broker::{
-    Broker, CreateQueue, JobClaim, MessageFilter, MoveTask, Nack, NewMessage, PeekPage,
-    QueueCounts, QueueMeta, QueueStats, ReceiveOptions, ReceivedMessage, Redrive, RedriveOutcome,
-    SentMessage, VisibilityChange,
+    Broker, CreateQueue, MessageFilter, MetaChange, Nack, NewMessage, PeekPage, QueueCounts,
+    QueueMeta, QueueStats, ReceiveOptions, ReceivedMessage, Redrive, RedriveOutcome, SentMessage,
+    VisibilityChange,
 };
 use sluice_core::clock::Clock;
 use sluice_core::limits::{PURGE_INTERVAL_SECS, RECREATE_AFTER_DELETE_SECS};
@@ -539,39 +540,29 @@ impl Broker for PostgresBroker {
         Ok(self.queue_stats_inner(name).await?.0)
     }
 
-    async fn set_queue_attributes(
-        &self,
-        name: &str,
-        attributes: BTreeMap<String, String>,
-    ) -> Result<QueueMeta, SqsError> {
+    async fn update_queue(&self, name: &str, change: MetaChange) -> Result<QueueMeta, SqsError> {
         let inner = &self.inner;
         let mut client = inner.client().await?;
         let tx = client.transaction().await.map_err(error::db)?;
-        let mut q = queue_row(&tx, name, "FOR NO KEY UPDATE").await?;
-        q.config.apply(&attributes, false)?;
-        q.modified_at = inner.clock.now();
+        // The row stays locked until the commit: concurrent changes to one
+        // queue apply one after the other, none lost.
+        let q = queue_row(&tx, name, "FOR NO KEY UPDATE").await?;
+        let mut meta = q.meta();
+        change.apply(name, &mut meta, inner.clock.now())?;
         execute(
             &tx,
-            "UPDATE sluice_queues SET config = $2, modified_at = $3 WHERE id = $1",
-            &[&q.id, &Json(&q.config), &(q.modified_at as i64)],
+            "UPDATE sluice_queues SET config = $2, tags = $3, modified_at = $4 WHERE id = $1",
+            &[
+                &q.id,
+                &Json(&meta.config),
+                &Json(&meta.tags),
+                &(meta.modified_at as i64),
+            ],
         )
         .await?;
         tx.commit().await.map_err(error::db)?;
         inner.queues.forget(name);
-        Ok(q.meta())
-    }
-
-    async fn tag_queue(&self, name: &str, tags: BTreeMap<String, String>) -> Result<(), SqsError> {
-        self.update_tags(name, |existing| tags::add_tags(name, existing, tags))
-            .await
-    }
-
-    async fn untag_queue(&self, name: &str, keys: Vec<String>) -> Result<(), SqsError> {
-        self.update_tags(name, |existing| {
-            tags::remove_tags(existing, &keys);
-            Ok(())
-        })
-        .await
+        Ok(meta)
     }
 
     async fn purge_queue(&self, name: &str) -> Result<(), SqsError> {
@@ -654,42 +645,6 @@ impl Broker for PostgresBroker {
         moves::redrive(self, source, redrive).await
     }
 
-    async fn save_move_task(&self, task: MoveTask) -> Result<(), SqsError> {
-        let mut client = self.inner.client().await?;
-        let tx = client.transaction().await.map_err(error::db)?;
-        // A task another node ended (cancelled, failed) stays ended: a
-        // runner's late progress report must not bring it back.
-        execute(
-            &tx,
-            "INSERT INTO sluice_move_tasks (handle, record, started_at) VALUES ($1, $2, $3)
-             ON CONFLICT (handle) DO UPDATE SET record = EXCLUDED.record
-             WHERE sluice_move_tasks.record->>'status' IN ('RUNNING', 'CANCELLING')
-                OR EXCLUDED.record->>'status' NOT IN ('RUNNING', 'CANCELLING')",
-            &[&task.handle, &Json(&task), &(task.started_at as i64)],
-        )
-        .await?;
-        tx.commit().await.map_err(error::db)
-    }
-
-    async fn move_tasks(&self) -> Result<Vec<MoveTask>, SqsError> {
-        let mut client = self.inner.client().await?;
-        let tx = client.transaction().await.map_err(error::db)?;
-        let rows = query(
-            &tx,
-            "SELECT record FROM sluice_move_tasks
-             ORDER BY started_at DESC, handle COLLATE \"C\" DESC",
-            &[],
-        )
-        .await?;
-        rows.iter()
-            .map(|r| {
-                r.try_get::<_, Json<MoveTask>>(0)
-                    .map(|Json(t)| t)
-                    .map_err(error::db)
-            })
-            .collect()
-    }
-
     async fn queue_stats(&self, name: &str) -> Result<QueueStats, SqsError> {
         let (counts, oldest_age_ms, id) = self.queue_stats_inner(name).await?;
         Ok(self.inner.activity(id).stats(counts, oldest_age_ms))
@@ -702,43 +657,6 @@ impl Broker for PostgresBroker {
         nack: Nack,
     ) -> Result<(), SqsError> {
         moves::nack(self, name, receipt_handle, nack).await
-    }
-
-    fn is_shared(&self) -> bool {
-        true
-    }
-
-    async fn cluster_queue_stats(&self, name: &str) -> Result<QueueStats, SqsError> {
-        self.cluster_stats(name).await
-    }
-
-    async fn stored_alarms(&self) -> Result<Vec<sluice_broker::StoredAlarm>, SqsError> {
-        alarm_store::all(&self.inner).await
-    }
-
-    async fn put_stored_alarm(
-        &self,
-        alarm: sluice_broker::StoredAlarm,
-        replaces: Vec<String>,
-    ) -> Result<Option<String>, SqsError> {
-        alarm_store::put(&self.inner, &alarm, &replaces).await
-    }
-
-    async fn delete_stored_alarms(&self, names: Vec<String>) -> Result<(), SqsError> {
-        alarm_store::delete(&self.inner, &names).await
-    }
-
-    async fn save_alarm_state(
-        &self,
-        alarm: sluice_broker::StoredAlarm,
-        expected_state: String,
-        expected_updated_at: u64,
-    ) -> Result<bool, SqsError> {
-        alarm_store::save_state(&self.inner, &alarm, &expected_state, expected_updated_at).await
-    }
-
-    async fn claim_job(&self, name: &str) -> Result<Option<JobClaim>, SqsError> {
-        Ok(self.try_claim(name).await?.map(JobClaim::holding))
     }
 
     async fn peek_messages(
@@ -785,26 +703,6 @@ impl Broker for PostgresBroker {
 }
 
 impl PostgresBroker {
-    async fn update_tags(
-        &self,
-        name: &str,
-        update: impl FnOnce(&mut BTreeMap<String, String>) -> Result<(), SqsError>,
-    ) -> Result<(), SqsError> {
-        let mut client = self.inner.client().await?;
-        let tx = client.transaction().await.map_err(error::db)?;
-        let mut q = queue_row(&tx, name, "FOR NO KEY UPDATE").await?;
-        update(&mut q.tags)?;
-        execute(
-            &tx,
-            "UPDATE sluice_queues SET tags = $2 WHERE id = $1",
-            &[&q.id, &Json(&q.tags)],
-        )
-        .await?;
-        tx.commit().await.map_err(error::db)?;
-        self.inner.queues.forget(name);
-        Ok(())
-    }
-
     /// Counts, oldest message age and the queue's id.
     async fn queue_stats_inner(&self, name: &str) -> Result<(QueueCounts, u64, i64), SqsError> {
         let inner = &self.inner;

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use sluice_broker::{Broker, CreateQueue, NewMessage, ReceiveOptions};
+use sluice_broker::{Broker, Coordination, CreateQueue, NewMessage, ReceiveOptions};
 use sluice_core::attributes::QueueConfig;
 use sluice_core::{ErrorCode, ManualClock};
 use sluice_postgres::{PostgresBroker, PostgresOptions, testing};

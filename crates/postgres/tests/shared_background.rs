@@ -4,7 +4,9 @@
 //! (rule M1), one active move task per source (rule R7). Without
 //! PostgreSQL's binaries every test says SKIPPED and passes.
 
-use sluice_broker::{Broker, CreateQueue, MoveTask, MoveTaskStatus, NewMessage, StoredAlarm};
+use sluice_broker::{
+    Broker, Coordination, CreateQueue, MoveTask, MoveTaskStatus, NewMessage, StoredAlarm,
+};
 use sluice_core::ErrorCode;
 use sluice_core::attributes::QueueConfig;
 use sluice_postgres::{PostgresBroker, testing};

@@ -5,7 +5,7 @@ use sluice_core::message::{AttributeValue, MessageAttributeValue, MessageAttribu
 use sluice_core::{Clock, ErrorCode};
 
 use super::*;
-use crate::{MessageFilter, REPLAY_COUNT_ATTRIBUTE, Redrive};
+use crate::{Coordination, MessageFilter, REPLAY_COUNT_ATTRIBUTE, Redrive};
 
 /// A redrive of up to `max` messages back to their sources.
 fn to_sources(max: usize) -> Redrive {

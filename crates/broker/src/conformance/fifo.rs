@@ -3,6 +3,7 @@
 use sluice_core::ErrorCode;
 
 use super::*;
+use crate::MetaChange;
 use crate::QueueCounts;
 
 /// F1: within a group, send order; while a message of a group is in flight
@@ -458,7 +459,7 @@ pub async fn f12_deduplication_scope_is_the_one_given_at_creation<H: Harness>(h:
     for (q, now) in [("queue.fifo", &high), ("group.fifo", &regular)] {
         let meta = h
             .broker()
-            .set_queue_attributes(q, attrs(now))
+            .update_queue(q, MetaChange::SetAttributes(attrs(now)))
             .await
             .unwrap();
         assert_eq!(

@@ -4,6 +4,7 @@
 use sluice_core::Clock;
 
 use super::*;
+use crate::MetaChange;
 use crate::Nack;
 
 const BACKOFF: &str = r#"{"initialDelaySeconds":10,"maxDelaySeconds":40,"jitter":false}"#;
@@ -110,7 +111,10 @@ pub async fn x_retry_backoff_jitter_nack_and_removal<H: Harness>(h: &H) {
     // Removing the policy: the next attempts wait only their visibility
     // timeout.
     h.broker()
-        .set_queue_attributes("jittery", attrs(&[("SluiceRetryBackoff", "")]))
+        .update_queue(
+            "jittery",
+            MetaChange::SetAttributes(attrs(&[("SluiceRetryBackoff", "")])),
+        )
         .await
         .expect("remove the policy");
     assert_eq!(

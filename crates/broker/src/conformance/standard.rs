@@ -9,6 +9,7 @@ use sluice_core::message::{AttributeValue, MessageAttributeValue, MessageAttribu
 use sluice_core::{Clock, ErrorCode};
 
 use super::*;
+use crate::MetaChange;
 use crate::{CreateQueue, NewMessage, QueueCounts, VisibilityChange};
 
 /// V1, V2: what is sent comes back whole, with a new id, timestamps and count.
@@ -486,7 +487,10 @@ pub async fn v13_create_names_the_differing_attribute<H: Harness>(h: &H) {
         "A queue already exists with the same name and a different value for attribute DelaySeconds"
     );
     h.broker()
-        .set_queue_attributes("q", attrs(&[("DelaySeconds", "2")]))
+        .update_queue(
+            "q",
+            MetaChange::SetAttributes(attrs(&[("DelaySeconds", "2")])),
+        )
         .await
         .unwrap();
     h.broker().create_queue(try_create(&second)).await.unwrap();
@@ -498,18 +502,27 @@ pub async fn v13_create_names_the_differing_attribute<H: Harness>(h: &H) {
     assert_eq!(e.code, ErrorCode::QueueNameExists);
     let e = h
         .broker()
-        .set_queue_attributes("q", attrs(&[("FifoQueue", "true")]))
+        .update_queue(
+            "q",
+            MetaChange::SetAttributes(attrs(&[("FifoQueue", "true")])),
+        )
         .await
         .unwrap_err();
     assert_eq!(e.code, ErrorCode::InvalidAttributeName);
     create(h, "f.fifo", &[("FifoQueue", "true")]).await;
     h.broker()
-        .set_queue_attributes("f.fifo", attrs(&[("FifoQueue", "true")]))
+        .update_queue(
+            "f.fifo",
+            MetaChange::SetAttributes(attrs(&[("FifoQueue", "true")])),
+        )
         .await
         .unwrap();
     let e = h
         .broker()
-        .set_queue_attributes("f.fifo", attrs(&[("FifoQueue", "false")]))
+        .update_queue(
+            "f.fifo",
+            MetaChange::SetAttributes(attrs(&[("FifoQueue", "false")])),
+        )
         .await
         .unwrap_err();
     assert_eq!(e.code, ErrorCode::InvalidAttributeValue);
@@ -570,9 +583,9 @@ pub async fn v11_set_attributes_and_tags<H: Harness>(h: &H) {
     h.clock().advance_secs(1);
     let meta = h
         .broker()
-        .set_queue_attributes(
+        .update_queue(
             "q",
-            attrs(&[("VisibilityTimeout", "5"), ("DelaySeconds", "2")]),
+            MetaChange::SetAttributes(attrs(&[("VisibilityTimeout", "5"), ("DelaySeconds", "2")])),
         )
         .await
         .unwrap();
@@ -581,9 +594,9 @@ pub async fn v11_set_attributes_and_tags<H: Harness>(h: &H) {
     assert!(meta.modified_at > before.modified_at);
     let e = h
         .broker()
-        .set_queue_attributes(
+        .update_queue(
             "q",
-            attrs(&[("DelaySeconds", "3"), ("VisibilityTimeout", "-1")]),
+            MetaChange::SetAttributes(attrs(&[("DelaySeconds", "3"), ("VisibilityTimeout", "-1")])),
         )
         .await
         .unwrap_err();
@@ -599,15 +612,18 @@ pub async fn v11_set_attributes_and_tags<H: Harness>(h: &H) {
     );
 
     h.broker()
-        .tag_queue("q", attrs(&[("team", "a"), ("env", "dev")]))
+        .update_queue(
+            "q",
+            MetaChange::Tag(attrs(&[("team", "a"), ("env", "dev")])),
+        )
         .await
         .unwrap();
     h.broker()
-        .tag_queue("q", attrs(&[("team", "b")]))
+        .update_queue("q", MetaChange::Tag(attrs(&[("team", "b")])))
         .await
         .unwrap();
     h.broker()
-        .untag_queue("q", vec!["env".into(), "missing".into()])
+        .update_queue("q", MetaChange::Untag(vec!["env".into(), "missing".into()]))
         .await
         .unwrap();
     assert_eq!(

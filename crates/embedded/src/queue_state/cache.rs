@@ -74,7 +74,7 @@ impl QueueState {
 
     /// Bodies cached now (for tests).
     #[cfg(test)]
-    pub fn cached_bodies(&self) -> usize {
+    pub(super) fn cached_bodies(&self) -> usize {
         self.cached_live
     }
 }

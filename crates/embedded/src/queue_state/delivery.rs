@@ -13,16 +13,16 @@ use crate::fair::FairReady;
 #[derive(Debug, Clone, Copy, Default)]
 pub struct DeliveryRules {
     /// How long a delivered message stays hidden, milliseconds.
-    pub visibility_ms: u64,
+    pub(super) visibility_ms: u64,
     /// A redrive policy's maxReceiveCount: a message received that many
     /// times is taken out for the dead-letter queue instead (rule R2).
-    pub max_receives: Option<u32>,
+    pub(super) max_receives: Option<u32>,
     /// The queue's retry backoff: each failed attempt stays hidden longer.
     pub backoff: Option<RetryBackoff>,
     /// Standard queues whose maxReceiveCount is above 3: a message received
     /// this many times goes to the back of the queue when it is ready again
     /// (rule V12).
-    pub back_after: Option<u32>,
+    pub(super) back_after: Option<u32>,
 }
 
 impl DeliveryRules {

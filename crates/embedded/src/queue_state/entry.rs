@@ -44,7 +44,7 @@ pub struct Entry {
     /// Which index holds it.
     pub phase: Phase,
     /// Received often enough to go to the back when ready again (V12).
-    pub at_back: bool,
+    pub(super) at_back: bool,
 }
 
 /// A message taken out of a queue's index, with all it needs to be put

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use serde_json::{Value, json};
-use sluice_broker::Broker;
+use sluice_broker::{Broker, MetaChange};
 use sluice_core::attributes::{QueueConfig, RedriveAllowPolicy, is_known_attribute};
 use sluice_core::{ErrorCode, SqsError};
 use sluice_protocol::requests::{GetQueueAttributesInput, SetQueueAttributesInput, required};
@@ -79,7 +79,9 @@ pub async fn set_queue_attributes<B: Broker>(
     if let Some(raw) = attrs.get("RedrivePolicy") {
         check_redrive_policy(svc, name, &next, raw).await?;
     }
-    svc.broker.set_queue_attributes(name, attrs).await?;
+    svc.broker
+        .update_queue(name, MetaChange::SetAttributes(attrs))
+        .await?;
     Ok(json!({}))
 }
 

@@ -4,7 +4,7 @@
 //! (requests are not authenticated by default).
 
 use serde_json::{Value, json};
-use sluice_broker::Broker;
+use sluice_broker::{Broker, MetaChange};
 use sluice_core::SqsError;
 use sluice_protocol::requests::{AddPermissionInput, RemovePermissionInput, required};
 
@@ -116,7 +116,9 @@ pub async fn add_permission<B: Broker>(
     let attrs = [("Policy".to_string(), policy.to_string())]
         .into_iter()
         .collect();
-    svc.broker.set_queue_attributes(name, attrs).await?;
+    svc.broker
+        .update_queue(name, MetaChange::SetAttributes(attrs))
+        .await?;
     Ok(json!({}))
 }
 
@@ -152,6 +154,8 @@ pub async fn remove_permission<B: Broker>(
         }
     };
     let attrs = [("Policy".to_string(), new_policy)].into_iter().collect();
-    svc.broker.set_queue_attributes(name, attrs).await?;
+    svc.broker
+        .update_queue(name, MetaChange::SetAttributes(attrs))
+        .await?;
     Ok(json!({}))
 }

@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 
 use serde_json::{Value, json};
-use sluice_broker::Broker;
+use sluice_broker::{Broker, MetaChange};
 use sluice_core::SqsError;
 use sluice_protocol::requests::{QueueUrlInput, TagQueueInput, UntagQueueInput, required};
 
@@ -37,7 +37,9 @@ pub async fn tag_queue<B: Broker>(
         return Err(SqsError::missing("Tags"));
     }
     validate_tags(&tags)?;
-    svc.broker.tag_queue(&svc.queue_name(&url)?, tags).await?;
+    svc.broker
+        .update_queue(&svc.queue_name(&url)?, MetaChange::Tag(tags))
+        .await?;
     Ok(json!({}))
 }
 
@@ -51,7 +53,9 @@ pub async fn untag_queue<B: Broker>(
     if keys.is_empty() {
         return Err(SqsError::missing("TagKeys"));
     }
-    svc.broker.untag_queue(&svc.queue_name(&url)?, keys).await?;
+    svc.broker
+        .update_queue(&svc.queue_name(&url)?, MetaChange::Untag(keys))
+        .await?;
     Ok(json!({}))
 }
 

@@ -35,7 +35,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-use sluice_broker::{Broker, JobClaim};
+use sluice_broker::{Broker, Coordination, JobClaim};
 use sluice_core::SqsError;
 use sluice_core::clock::Clock;
 use sluice_core::queue_name::Account;
@@ -119,7 +119,7 @@ pub struct Alarms<B> {
     evaluating: AtomicBool,
 }
 
-impl<B: Broker> Alarms<B> {
+impl<B> Alarms<B> {
     /// Alarms with `settings` on the queues of `broker`, starting with the
     /// saved API alarms.
     pub fn new(
@@ -236,7 +236,10 @@ impl<B: Broker> Alarms<B> {
         }
         self.store().put(def, source, now).map_err(store_error)
     }
+}
 
+/// What only the shared storage holds: the alarms of every node.
+impl<B: Coordination> Alarms<B> {
     /// Deletes API alarms, all or none.
     pub async fn delete(&self, names: &[String]) -> Result<(), SqsError> {
         if self.broker.is_shared() {

@@ -5,7 +5,7 @@ use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
-use sluice_broker::{Broker, NewMessage, StoredAlarm};
+use sluice_broker::{Broker, Coordination, NewMessage, StoredAlarm};
 use sluice_core::SqsError;
 use sluice_core::clock::Millis;
 
@@ -19,30 +19,6 @@ use super::{Alarms, DlqAlarmSettings, dlq_alarm, evaluate, notifies, shared};
 type Evaluated = (AlarmDefinition, Transition, Option<(StoredAlarm, Millis)>);
 
 impl<B: Broker> Alarms<B> {
-    /// On shared storage, whether this node holds (or now takes) the claim
-    /// to evaluate and notify; always true otherwise.
-    async fn leads(&self) -> bool {
-        if !self.broker.is_shared() {
-            return true;
-        }
-        let mut lead = self.lead.lock().await;
-        if lead.as_ref().is_some_and(|c| !c.is_held()) {
-            tracing::warn!("lost the claim to evaluate alarms (database session ended)");
-            *lead = None;
-        }
-        if lead.is_none() {
-            match self.broker.claim_job(shared::ALARM_JOB).await {
-                Ok(Some(claim)) => {
-                    tracing::info!("this node now evaluates the alarms and sends notifications");
-                    *lead = Some(claim);
-                }
-                Ok(None) => {}
-                Err(e) => tracing::warn!(error = %e, "cannot claim alarm evaluation"),
-            }
-        }
-        lead.is_some()
-    }
-
     /// Samples the queues, evaluates every alarm at the clock's time and
     /// notifies each state change; returns the changes.
     pub async fn tick(&self) -> Vec<(AlarmDefinition, Transition)> {
@@ -190,6 +166,62 @@ impl<B: Broker> Alarms<B> {
         }
     }
 
+    /// Runs an alarm's actions for one change, without blocking on receivers.
+    async fn notify(&self, def: &AlarmDefinition, t: &Transition) {
+        let body = notify::body(def, t);
+        for action in def.parsed_actions(&self.account) {
+            match action {
+                AlarmAction::Webhook(url) => self.webhooks.send(&url, &body),
+                AlarmAction::Queue(queue) => {
+                    let message = NewMessage {
+                        body: body.to_string(),
+                        group_id: sluice_core::queue_name::is_fifo_name(&queue)
+                            .then(|| "sluice-alarms".to_string()),
+                        dedup_id: sluice_core::queue_name::is_fifo_name(&queue)
+                            .then(|| format!("{}:{}:{}", def.name, t.at, t.new.as_str())),
+                        ..Default::default()
+                    };
+                    let counters = self.webhooks.counters();
+                    match self.broker.send_messages(&queue, vec![message]).await {
+                        Ok(_) => NotificationCounters::add(&counters.delivered),
+                        Err(e) => {
+                            NotificationCounters::add(&counters.failed);
+                            tracing::error!(alarm = def.name, queue, error = %e, "alarm notification not sent to its queue");
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The coordination of the nodes sharing storage: who evaluates, and
+/// saving what it finds so each change is notified once.
+impl<B: Coordination> Alarms<B> {
+    /// On shared storage, whether this node holds (or now takes) the claim
+    /// to evaluate and notify; always true otherwise.
+    async fn leads(&self) -> bool {
+        if !self.broker.is_shared() {
+            return true;
+        }
+        let mut lead = self.lead.lock().await;
+        if lead.as_ref().is_some_and(|c| !c.is_held()) {
+            tracing::warn!("lost the claim to evaluate alarms (database session ended)");
+            *lead = None;
+        }
+        if lead.is_none() {
+            match self.broker.claim_job(shared::ALARM_JOB).await {
+                Ok(Some(claim)) => {
+                    tracing::info!("this node now evaluates the alarms and sends notifications");
+                    *lead = Some(claim);
+                }
+                Ok(None) => {}
+                Err(e) => tracing::warn!(error = %e, "cannot claim alarm evaluation"),
+            }
+        }
+        lead.is_some()
+    }
+
     /// Applies the `dlq_alarms` setting's changes to the shared alarms.
     async fn store_dlq_alarms(
         &self,
@@ -236,34 +268,6 @@ impl<B: Broker> Alarms<B> {
             }
         }
         saved
-    }
-
-    /// Runs an alarm's actions for one change, without blocking on receivers.
-    async fn notify(&self, def: &AlarmDefinition, t: &Transition) {
-        let body = notify::body(def, t);
-        for action in def.parsed_actions(&self.account) {
-            match action {
-                AlarmAction::Webhook(url) => self.webhooks.send(&url, &body),
-                AlarmAction::Queue(queue) => {
-                    let message = NewMessage {
-                        body: body.to_string(),
-                        group_id: sluice_core::queue_name::is_fifo_name(&queue)
-                            .then(|| "sluice-alarms".to_string()),
-                        dedup_id: sluice_core::queue_name::is_fifo_name(&queue)
-                            .then(|| format!("{}:{}:{}", def.name, t.at, t.new.as_str())),
-                        ..Default::default()
-                    };
-                    let counters = self.webhooks.counters();
-                    match self.broker.send_messages(&queue, vec![message]).await {
-                        Ok(_) => NotificationCounters::add(&counters.delivered),
-                        Err(e) => {
-                            NotificationCounters::add(&counters.failed);
-                            tracing::error!(alarm = def.name, queue, error = %e, "alarm notification not sent to its queue");
-                        }
-                    }
-                }
-            }
-        }
     }
 }
 

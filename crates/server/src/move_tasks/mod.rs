@@ -21,7 +21,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 use serde_json::{Value, json};
-use sluice_broker::{Broker, MoveTask, MoveTaskStatus};
+use sluice_broker::{Broker, Coordination, MoveTask, MoveTaskStatus};
 use sluice_core::clock::Clock;
 use sluice_core::queue_name::Account;
 use sluice_core::{ErrorCode, SqsError};
@@ -62,7 +62,7 @@ pub fn not_found(what: &str) -> SqsError {
     )
 }
 
-impl<B: Broker> MoveTasks<B> {
+impl<B> MoveTasks<B> {
     /// The move tasks stored in `broker`.
     pub fn new(broker: B, account: Account, clock: Arc<dyn Clock>) -> Self {
         Self {
@@ -78,7 +78,23 @@ impl<B: Broker> MoveTasks<B> {
         // A panic elsewhere cannot leave this map half-written: recover it.
         self.cancels.lock().unwrap_or_else(|e| e.into_inner())
     }
+}
 
+impl<B: Coordination> MoveTasks<B> {
+    /// The tasks of the queue `source_arn`, newest first, at most `max`.
+    pub async fn list(&self, source_arn: &str, max: usize) -> Result<Vec<MoveTask>, SqsError> {
+        Ok(self
+            .broker
+            .move_tasks()
+            .await?
+            .into_iter()
+            .filter(|t| t.source_arn == source_arn)
+            .take(max)
+            .collect())
+    }
+}
+
+impl<B: Broker> MoveTasks<B> {
     /// The key of the existing queue `arn` names, or `ResourceNotFoundException`
     /// for the parameter `what`.
     pub async fn resolve(&self, arn: &str, what: &str) -> Result<String, SqsError> {
@@ -128,7 +144,7 @@ impl<B: Broker> MoveTasks<B> {
         {
             // Shared storage also refuses a second active task at the save
             // below, with this error, when two nodes pass this check at once.
-            return Err(sluice_broker::shared::move_task_already_running());
+            return Err(sluice_broker::coordination::move_task_already_running());
         }
         let to_move = self.broker.queue_counts(&source).await?.visible;
         let task = MoveTask {
@@ -163,18 +179,6 @@ impl<B: Broker> MoveTasks<B> {
             claim,
         ));
         Ok(handle)
-    }
-
-    /// The tasks of the queue `source_arn`, newest first, at most `max`.
-    pub async fn list(&self, source_arn: &str, max: usize) -> Result<Vec<MoveTask>, SqsError> {
-        Ok(self
-            .broker
-            .move_tasks()
-            .await?
-            .into_iter()
-            .filter(|t| t.source_arn == source_arn)
-            .take(max)
-            .collect())
     }
 
     /// Stops the running task `handle`; the messages it moved so far.

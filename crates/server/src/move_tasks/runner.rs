@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use sluice_broker::{Broker, JobClaim, MoveTask, MoveTaskStatus, Redrive};
+use sluice_broker::{Broker, Coordination, JobClaim, MoveTask, MoveTaskStatus, Redrive};
 use sluice_core::SqsError;
 
 use super::MoveTasks;
@@ -18,7 +18,7 @@ const RESTART_REASON: &str = "The server restarted while this task was running; 
 
 /// Ends the tasks a previous run of the server left active, with a reason
 /// (they never silently vanish).
-pub async fn fail_interrupted_tasks<B: Broker>(broker: &B) -> Result<usize, SqsError> {
+pub async fn fail_interrupted_tasks<C: Coordination>(broker: &C) -> Result<usize, SqsError> {
     let mut failed = 0;
     for mut task in broker.move_tasks().await? {
         if task.status.is_active() {
@@ -119,7 +119,7 @@ const ADOPT_REASON: &str =
     "The node running this task stopped and its queues could not be resolved to resume it.";
 
 /// The task as stored now, when a node other than its runner ended it.
-async fn ended_elsewhere<B: Broker>(broker: &B, handle: &str) -> Option<MoveTask> {
+async fn ended_elsewhere<C: Coordination>(broker: &C, handle: &str) -> Option<MoveTask> {
     let tasks = broker.move_tasks().await.ok()?;
     tasks
         .into_iter()

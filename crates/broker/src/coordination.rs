@@ -1,0 +1,163 @@
+//! Cluster coordination: what several nodes sharing one storage keep in it
+//! besides queues, and how they divide background work. The alarms (so
+//! every node shows the same ones and one node evaluates them), the
+//! message move task records (one active task per source queue), the
+//! claims on background jobs, and the activity counters of every node.
+//!
+//! [`Coordination`] is apart from [`Broker`](crate::Broker), which holds the
+//! SQS queue operations only: the server's alarm and move-task components
+//! reach storage through it. An engine no other node shares keeps the
+//! defaults: every claim is granted, alarms stay in the server.
+
+use std::future::Future;
+
+use sluice_core::clock::Millis;
+use sluice_core::{ErrorCode, SqsError};
+
+use crate::{MoveTask, QueueStats};
+
+/// Cluster storage and background-job claims, atomic per call. Clones
+/// share the same engine (background tasks hold one).
+pub trait Coordination: Clone + Send + Sync + 'static {
+    /// True when other nodes share this engine's storage: background work
+    /// must then run on one node at a time, and a move task found active at
+    /// start-up may belong to a live node.
+    fn is_shared(&self) -> bool {
+        false
+    }
+
+    /// Claims background job `name` (e.g. a move task) for this node until
+    /// the claim is dropped or the node dies; `None` while another node
+    /// holds it. An engine no other node shares always grants it.
+    fn claim_job(
+        &self,
+        name: &str,
+    ) -> impl Future<Output = Result<Option<JobClaim>, SqsError>> + Send {
+        let _ = name;
+        async { Ok(Some(JobClaim::default())) }
+    }
+
+    /// Counts, oldest message age and the activity counters of every node
+    /// sharing this engine's storage, as alarms read them (rule M1). An
+    /// engine no other node shares answers its own queue stats.
+    fn cluster_queue_stats(
+        &self,
+        name: &str,
+    ) -> impl Future<Output = Result<QueueStats, SqsError>> + Send;
+
+    /// Creates or replaces a move task record.
+    fn save_move_task(&self, task: MoveTask) -> impl Future<Output = Result<(), SqsError>> + Send;
+
+    /// Every move task record, newest first.
+    fn move_tasks(&self) -> impl Future<Output = Result<Vec<MoveTask>, SqsError>> + Send;
+
+    /// Every alarm kept in shared storage, by name. An engine no other
+    /// node shares keeps none (the server keeps them).
+    fn stored_alarms(&self) -> impl Future<Output = Result<Vec<StoredAlarm>, SqsError>> + Send {
+        async { Ok(Vec::new()) }
+    }
+
+    /// Adds `alarm`, or replaces the definition and source of the alarm of
+    /// that name (keeping its state and history) when its source is one of
+    /// `replaces`; otherwise changes nothing and returns the existing
+    /// alarm's source.
+    fn put_stored_alarm(
+        &self,
+        alarm: StoredAlarm,
+        replaces: Vec<String>,
+    ) -> impl Future<Output = Result<Option<String>, SqsError>> + Send {
+        let _ = (alarm, replaces);
+        async { Err(alarms_not_shared()) }
+    }
+
+    /// Deletes stored alarms by name; unknown names are ignored.
+    fn delete_stored_alarms(
+        &self,
+        names: Vec<String>,
+    ) -> impl Future<Output = Result<(), SqsError>> + Send {
+        let _ = names;
+        async { Err(alarms_not_shared()) }
+    }
+
+    /// Saves the state, reason, time and history of `alarm` if its stored
+    /// state is still `expected_state` since `expected_updated_at`; false
+    /// (nothing saved) when another node changed it first or it is gone.
+    /// This compare-and-set is what makes each change notified once.
+    fn save_alarm_state(
+        &self,
+        alarm: StoredAlarm,
+        expected_state: String,
+        expected_updated_at: u64,
+    ) -> impl Future<Output = Result<bool, SqsError>> + Send {
+        let _ = (alarm, expected_state, expected_updated_at);
+        async { Err(alarms_not_shared()) }
+    }
+}
+
+/// An alarm as shared storage keeps it. The engine does not read the
+/// definition or the history: the server writes and reads them as JSON.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredAlarm {
+    /// Unique name.
+    pub name: String,
+    /// Where it was defined (`api`, `config`, `dlq_alarms`).
+    pub source: String,
+    /// The definition, JSON.
+    pub definition: String,
+    /// `OK`, `ALARM` or `INSUFFICIENT_DATA`.
+    pub state: String,
+    /// Why it is in that state.
+    pub reason: String,
+    /// When the state last changed (or the alarm was created).
+    pub updated_at: Millis,
+    /// State changes, newest first, JSON.
+    pub history: String,
+}
+
+/// The error of a second active move task on one source queue (rule R7),
+/// the same from every engine: AWS answers it as an invalid parameter.
+pub fn move_task_already_running() -> SqsError {
+    SqsError::new(
+        ErrorCode::InvalidParameterValue,
+        "There is already a task running. Only one active task is allowed for a source queue arn at a given time.",
+    )
+}
+
+/// The error of an alarm operation on an engine that keeps no alarms.
+pub fn alarms_not_shared() -> SqsError {
+    SqsError::internal("This storage engine keeps no alarms; the server keeps them itself.")
+}
+
+/// A background job this node holds (see [`Coordination::claim_job`]):
+/// released when dropped.
+#[derive(Default)]
+pub struct JobClaim {
+    guard: Option<Box<dyn ClaimGuard>>,
+}
+
+/// What keeps a [`JobClaim`] held, e.g. a database session holding a lock.
+pub trait ClaimGuard: Send + 'static {
+    /// False once the claim may have passed to another node (its session
+    /// ended): the job must stop at once.
+    fn is_held(&self) -> bool;
+}
+
+impl JobClaim {
+    /// A claim that lasts as long as `guard` lives and holds.
+    pub fn holding(guard: impl ClaimGuard) -> Self {
+        Self {
+            guard: Some(Box::new(guard)),
+        }
+    }
+
+    /// False once the job may run elsewhere; a local claim always holds.
+    pub fn is_held(&self) -> bool {
+        self.guard.as_ref().is_none_or(|g| g.is_held())
+    }
+}
+
+impl std::fmt::Debug for JobClaim {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("JobClaim")
+    }
+}

@@ -1,0 +1,84 @@
+//! Cluster coordination on the shared database: every node sees the same
+//! alarms and move task records, and a background job (a move task, alarm
+//! evaluation) runs on the node holding its advisory lock.
+
+use sluice_broker::{Coordination, JobClaim, MoveTask, QueueStats, StoredAlarm};
+use sluice_core::SqsError;
+use tokio_postgres::types::Json;
+
+use crate::{PostgresBroker, alarm_store, error, execute, query};
+
+impl Coordination for PostgresBroker {
+    fn is_shared(&self) -> bool {
+        true
+    }
+
+    async fn cluster_queue_stats(&self, name: &str) -> Result<QueueStats, SqsError> {
+        self.cluster_stats(name).await
+    }
+
+    async fn stored_alarms(&self) -> Result<Vec<StoredAlarm>, SqsError> {
+        alarm_store::all(&self.inner).await
+    }
+
+    async fn put_stored_alarm(
+        &self,
+        alarm: StoredAlarm,
+        replaces: Vec<String>,
+    ) -> Result<Option<String>, SqsError> {
+        alarm_store::put(&self.inner, &alarm, &replaces).await
+    }
+
+    async fn delete_stored_alarms(&self, names: Vec<String>) -> Result<(), SqsError> {
+        alarm_store::delete(&self.inner, &names).await
+    }
+
+    async fn save_alarm_state(
+        &self,
+        alarm: StoredAlarm,
+        expected_state: String,
+        expected_updated_at: u64,
+    ) -> Result<bool, SqsError> {
+        alarm_store::save_state(&self.inner, &alarm, &expected_state, expected_updated_at).await
+    }
+
+    async fn claim_job(&self, name: &str) -> Result<Option<JobClaim>, SqsError> {
+        Ok(self.try_claim(name).await?.map(JobClaim::holding))
+    }
+
+    async fn save_move_task(&self, task: MoveTask) -> Result<(), SqsError> {
+        let mut client = self.inner.client().await?;
+        let tx = client.transaction().await.map_err(error::db)?;
+        // A task another node ended (cancelled, failed) stays ended: a
+        // runner's late progress report must not bring it back.
+        execute(
+            &tx,
+            "INSERT INTO sluice_move_tasks (handle, record, started_at) VALUES ($1, $2, $3)
+             ON CONFLICT (handle) DO UPDATE SET record = EXCLUDED.record
+             WHERE sluice_move_tasks.record->>'status' IN ('RUNNING', 'CANCELLING')
+                OR EXCLUDED.record->>'status' NOT IN ('RUNNING', 'CANCELLING')",
+            &[&task.handle, &Json(&task), &(task.started_at as i64)],
+        )
+        .await?;
+        tx.commit().await.map_err(error::db)
+    }
+
+    async fn move_tasks(&self) -> Result<Vec<MoveTask>, SqsError> {
+        let mut client = self.inner.client().await?;
+        let tx = client.transaction().await.map_err(error::db)?;
+        let rows = query(
+            &tx,
+            "SELECT record FROM sluice_move_tasks
+             ORDER BY started_at DESC, handle COLLATE \"C\" DESC",
+            &[],
+        )
+        .await?;
+        rows.iter()
+            .map(|r| {
+                r.try_get::<_, Json<MoveTask>>(0)
+                    .map(|Json(t)| t)
+                    .map_err(error::db)
+            })
+            .collect()
+    }
+}
