@@ -22,7 +22,7 @@ use std::future::Future;
 
 use sluice_core::SqsError;
 
-pub use shared::StoredAlarm;
+pub use shared::{HandleSecret, StoredAlarm};
 pub use types::*;
 
 /// The queue operations, atomic per call. Queue names are already validated.
@@ -211,6 +211,12 @@ pub trait Broker: Clone + Send + Sync + 'static {
         let _ = (alarm, expected_state, expected_updated_at);
         async { Err(shared::alarms_not_shared()) }
     }
+
+    /// The server's 32-byte secret that receipt handles are sealed with
+    /// (rule A3): made at random once, then the same for the life of the
+    /// storage and for every node sharing it, so handles survive restarts
+    /// and work on any node. An in-memory engine makes one per process.
+    fn handle_secret(&self) -> impl Future<Output = Result<HandleSecret, SqsError>> + Send;
 
     /// Reads messages without receiving them (rule X1): no receive count or
     /// visibility changes. Up to `limit` messages matching `filter`, in queue

@@ -76,9 +76,9 @@ mod wal;
 use std::collections::BTreeMap;
 
 use sluice_broker::{
-    Broker, CreateQueue, MessageFilter, MoveTask, Nack, NewMessage, PeekPage, QueueCounts,
-    QueueMeta, QueueStats, ReceiveOptions, ReceivedMessage, Redrive, RedriveOutcome, SentMessage,
-    StorageStats, VisibilityChange,
+    Broker, CreateQueue, HandleSecret, MessageFilter, MoveTask, Nack, NewMessage, PeekPage,
+    QueueCounts, QueueMeta, QueueStats, ReceiveOptions, ReceivedMessage, Redrive, RedriveOutcome,
+    SentMessage, StorageStats, VisibilityChange,
 };
 use sluice_core::SqsError;
 
@@ -184,6 +184,14 @@ impl Broker for EmbeddedBroker {
         nack: Nack,
     ) -> Result<(), SqsError> {
         nack::nack_message(self, name, receipt_handle, nack).await
+    }
+
+    async fn handle_secret(&self) -> Result<HandleSecret, SqsError> {
+        let mut secret = self.inner.handle_secret.lock();
+        match &*secret {
+            Some(s) => Ok(s.clone()),
+            None => Ok(secret.insert(HandleSecret::random()?).clone()),
+        }
     }
 
     async fn peek_messages(

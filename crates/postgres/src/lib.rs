@@ -20,6 +20,7 @@ mod moves;
 mod receive;
 mod rows;
 mod schema;
+mod secrets;
 mod sweep;
 mod writes;
 
@@ -739,6 +740,10 @@ impl Broker for PostgresBroker {
 
     async fn claim_job(&self, name: &str) -> Result<Option<JobClaim>, SqsError> {
         Ok(self.try_claim(name).await?.map(JobClaim::holding))
+    }
+
+    async fn handle_secret(&self) -> Result<sluice_broker::HandleSecret, SqsError> {
+        secrets::handle_secret(&self.inner).await
     }
 
     async fn peek_messages(
