@@ -19,8 +19,9 @@
 //! 4. Components, each owning one job and its state: [`alarms`] (evaluation,
 //!    notification, storage), [`move_tasks`] (the task runner and its cancel
 //!    flags), [`metrics`] (reads the alarms), [`consumers`] (push delivery
-//!    to HTTP handlers; counts into the metrics), [`auth`] (SigV4). They do
-//!    not import the service or the actions.
+//!    to HTTP handlers; counts into the metrics; seals its receipt handles
+//!    with [`receipts`]), [`auth`] (SigV4), [`receipts`] (sealed receipt
+//!    handles). They do not import the service or the actions.
 //! 5. Leaves that import nothing of the crate's: `params` (range checks,
 //!    pagination), `signing_region`.
 
@@ -33,6 +34,7 @@ pub mod http;
 pub mod metrics;
 pub mod move_tasks;
 mod params;
+pub mod receipts;
 pub mod service;
 mod signing_region;
 

@@ -24,6 +24,7 @@ mod metrics;
 mod postgres_nodes;
 mod postgres_shared;
 mod query_protocol;
+mod receipt_handles;
 mod sdk_dead_letter;
 mod sdk_fifo;
 mod sdk_messages;

@@ -113,6 +113,7 @@ pub fn spawn_consumers<B: Broker>(
                 spec,
                 client: client.clone(),
                 metrics: metrics.clone(),
+                sealer: tokio::sync::OnceCell::new(),
             };
             tokio::spawn(poll(Arc::new(delivery)))
         })
