@@ -34,6 +34,7 @@ pub mod http;
 pub mod metrics;
 pub mod move_tasks;
 mod params;
+pub mod policy;
 pub mod receipts;
 pub mod service;
 mod signing_region;

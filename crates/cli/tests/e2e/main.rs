@@ -7,6 +7,7 @@ mod alarms;
 mod alarms_https;
 mod auth;
 mod auth_access;
+mod auth_policies;
 mod bad_input;
 mod cli_dlq;
 mod cli_doctor;
