@@ -16,12 +16,13 @@
 //!    here, beside the dispatch.
 //! 3. [`service`]: the broker, the settings and the components, and how
 //!    queue URLs are written and read.
-//! 4. Components, each owning one job and its state: [`alarms`] (evaluation,
-//!    notification, storage), [`move_tasks`] (the task runner and its cancel
-//!    flags), [`metrics`] (reads the alarms), [`consumers`] (push delivery
-//!    to HTTP handlers; counts into the metrics; seals its receipt handles
-//!    with [`receipts`]), [`auth`] (SigV4), [`receipts`] (sealed receipt
-//!    handles). They do not import the service or the actions.
+//! 4. Components, each owning one job and its state: [`receipts`] (sealed
+//!    receipt handles), [`alarms`] (evaluation, notification, storage),
+//!    [`move_tasks`] (the task runner and its cancel flags), [`metrics`]
+//!    (reads the alarms), [`consumers`] (push delivery to HTTP handlers;
+//!    counts into the metrics, seals its handles with [`receipts`]),
+//!    [`auth`] (SigV4, access patterns), [`policy`] (queue policies; uses
+//!    `auth`'s wildcards). They do not import the service or the actions.
 //! 5. Leaves that import nothing of the crate's: `params` (range checks,
 //!    pagination), `signing_region`.
 
