@@ -97,22 +97,30 @@ impl Store {
     }
 
     /// The key receipt handles are sealed with (rule A3): made at random
-    /// and committed at the first call, read back at every later one.
+    /// and committed at the first call, read back at every later one (a
+    /// read only: a start on a full disk need not write).
     pub fn handle_secret(&self) -> Result<HandleSecret, StoreError> {
+        let read = |bytes: &[u8]| {
+            HandleSecret::from_slice(bytes).ok_or_else(|| {
+                StoreError::Redb("the stored receipt handle secret is not 32 bytes".into())
+            })
+        };
+        {
+            let txn = self.db.begin_read()?;
+            // The table is made by the first write below.
+            if let Ok(table) = txn.open_table(SECRETS)
+                && let Some(v) = table.get(HANDLE_SECRET)?
+            {
+                return read(v.value());
+            }
+        }
         let mut txn = self.db.begin_write()?;
         txn.set_quick_repair(true);
         let secret = {
             let mut table = txn.open_table(SECRETS)?;
-            let stored = table
-                .get(HANDLE_SECRET)?
-                .map(|v| HandleSecret::from_slice(v.value()));
+            let stored = table.get(HANDLE_SECRET)?.map(|v| read(v.value()));
             match stored {
-                Some(Some(secret)) => secret,
-                Some(None) => {
-                    return Err(StoreError::Redb(
-                        "the stored receipt handle secret is not 32 bytes".into(),
-                    ));
-                }
+                Some(secret) => secret?,
                 None => {
                     let secret = HandleSecret::random().map_err(|e| StoreError::Redb(e.message))?;
                     table.insert(HANDLE_SECRET, &secret.0[..])?;
