@@ -2,7 +2,8 @@
 //! besides queues, and how they divide background work. The alarms (so
 //! every node shows the same ones and one node evaluates them), the
 //! message move task records (one active task per source queue), the
-//! claims on background jobs, and the activity counters of every node.
+//! claims on background jobs, the activity counters of every node, and the
+//! secret receipt handles are sealed with.
 //!
 //! [`Coordination`] is apart from [`Broker`](crate::Broker), which holds the
 //! SQS queue operations only: the server's alarm and move-task components
@@ -91,6 +92,38 @@ pub trait Coordination: Clone + Send + Sync + 'static {
     ) -> impl Future<Output = Result<bool, SqsError>> + Send {
         let _ = (alarm, expected_state, expected_updated_at);
         async { Err(alarms_not_shared()) }
+    }
+
+    /// The server's 32-byte secret that receipt handles are sealed with
+    /// (rule A3): made at random once, then the same for the life of the
+    /// storage and for every node sharing it, so handles survive restarts
+    /// and work on any node. An in-memory engine makes one per process.
+    fn handle_secret(&self) -> impl Future<Output = Result<HandleSecret, SqsError>> + Send;
+}
+
+/// The secret receipt handles are sealed with (rule A3). Its Debug print
+/// hides the bytes.
+#[derive(Clone, PartialEq, Eq)]
+pub struct HandleSecret(pub [u8; 32]);
+
+impl HandleSecret {
+    /// A new secret from the operating system's random source.
+    pub fn random() -> Result<Self, SqsError> {
+        let mut bytes = [0u8; 32];
+        getrandom::fill(&mut bytes)
+            .map_err(|e| SqsError::internal(format!("no random source: {e}")))?;
+        Ok(Self(bytes))
+    }
+
+    /// The secret read back from storage; `None` unless it is 32 bytes.
+    pub fn from_slice(bytes: &[u8]) -> Option<Self> {
+        bytes.try_into().ok().map(Self)
+    }
+}
+
+impl std::fmt::Debug for HandleSecret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("HandleSecret(…)")
     }
 }
 

@@ -22,7 +22,7 @@ use std::future::Future;
 
 use sluice_core::SqsError;
 
-pub use coordination::{ClaimGuard, Coordination, JobClaim, StoredAlarm};
+pub use coordination::{ClaimGuard, Coordination, HandleSecret, JobClaim, StoredAlarm};
 pub use metadata::MetaChange;
 pub use types::*;
 

@@ -9,9 +9,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use parking_lot::{Mutex, RwLock};
-use sluice_broker::MoveTask;
 use sluice_broker::activity;
 use sluice_broker::activity::Activity;
+use sluice_broker::{HandleSecret, MoveTask};
 use sluice_core::SqsError;
 use sluice_core::clock::Clock;
 use sluice_core::clock::Millis;
@@ -75,6 +75,9 @@ pub(crate) struct Inner {
     pub(crate) deleted: Mutex<HashMap<String, Millis>>,
     /// How long a deleted name stays taken (ms); 0 frees it at once.
     pub(crate) deleted_name_hold_ms: AtomicU64,
+    /// The receipt handles' key (rule A3): read from the store at open;
+    /// in memory, made at the first use.
+    pub(crate) handle_secret: Mutex<Option<HandleSecret>>,
 }
 
 /// One queue: its index behind its lock, its waiters and counters.

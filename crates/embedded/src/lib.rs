@@ -75,9 +75,9 @@ mod visibility;
 mod wal;
 
 use sluice_broker::{
-    Broker, Coordination, CreateQueue, MessageFilter, MetaChange, MoveTask, Nack, NewMessage,
-    PeekPage, QueueCounts, QueueMeta, QueueStats, ReceiveOptions, ReceivedMessage, Redrive,
-    RedriveOutcome, SentMessage, StorageStats, VisibilityChange,
+    Broker, Coordination, CreateQueue, HandleSecret, MessageFilter, MetaChange, MoveTask, Nack,
+    NewMessage, PeekPage, QueueCounts, QueueMeta, QueueStats, ReceiveOptions, ReceivedMessage,
+    Redrive, RedriveOutcome, SentMessage, StorageStats, VisibilityChange,
 };
 use sluice_core::SqsError;
 
@@ -194,6 +194,14 @@ impl Broker for EmbeddedBroker {
 /// No other node shares this engine's storage: claims are always granted,
 /// the server keeps the alarms, and the cluster's stats are this node's.
 impl Coordination for EmbeddedBroker {
+    async fn handle_secret(&self) -> Result<HandleSecret, SqsError> {
+        let mut secret = self.inner.handle_secret.lock();
+        match &*secret {
+            Some(s) => Ok(s.clone()),
+            None => Ok(secret.insert(HandleSecret::random()?).clone()),
+        }
+    }
+
     async fn cluster_queue_stats(&self, name: &str) -> Result<QueueStats, SqsError> {
         stats::queue_stats(self, name).await
     }

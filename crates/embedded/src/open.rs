@@ -46,6 +46,7 @@ impl EmbeddedBroker {
         let journal = journal::recover(store.clone(), dir)?;
         let budget = Arc::new(BodyBudget::new(options.body_cache_bytes));
         let recovered = store.load()?;
+        let handle_secret = store.handle_secret()?;
         let now = clock.now();
         let mut stats = RecoveryStats {
             log_records: journal.replayed,
@@ -91,6 +92,7 @@ impl EmbeddedBroker {
         );
         *broker.inner.queues.write() = queues;
         *broker.inner.tasks.lock() = recovered.tasks;
+        *broker.inner.handle_secret.lock() = Some(handle_secret);
         Ok((broker, stats))
     }
 
@@ -114,6 +116,7 @@ impl EmbeddedBroker {
                 tasks: Mutex::new(Vec::new()),
                 deleted: Mutex::new(HashMap::new()),
                 deleted_name_hold_ms: AtomicU64::new(RECREATE_AFTER_DELETE_SECS * 1000),
+                handle_secret: Mutex::new(None),
             }),
         }
     }

@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use sluice_broker::{Broker, CreateQueue, NewMessage, ReceiveOptions};
+use sluice_broker::{Broker, Coordination, CreateQueue, NewMessage, ReceiveOptions};
 use sluice_core::ManualClock;
 use sluice_core::attributes::QueueConfig;
 use sluice_embedded::EmbeddedBroker;
@@ -268,5 +268,28 @@ async fn d1_failure_reasons_survive_restart() {
     assert_eq!(
         page.messages[0].state, "in_flight",
         "the retry delay survived too"
+    );
+}
+
+/// A3: the receipt handles' secret is kept in the store: the same after a
+/// restart, another in another data directory, and one per in-memory engine.
+#[tokio::test]
+async fn a3_handle_secret_survives_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let clock = ManualClock::default();
+    let first = {
+        let (b, _) = EmbeddedBroker::open(dir.path(), Arc::new(clock.clone())).unwrap();
+        b.handle_secret().await.unwrap()
+    };
+    let (b, _) = EmbeddedBroker::open(dir.path(), Arc::new(clock.clone())).unwrap();
+    assert_eq!(b.handle_secret().await.unwrap(), first);
+    let other = tempfile::tempdir().unwrap();
+    let (b, _) = EmbeddedBroker::open(other.path(), Arc::new(clock.clone())).unwrap();
+    assert_ne!(b.handle_secret().await.unwrap(), first);
+    let m1 = EmbeddedBroker::in_memory(Arc::new(clock.clone()));
+    let m2 = EmbeddedBroker::in_memory(Arc::new(clock));
+    assert_ne!(
+        m1.handle_secret().await.unwrap(),
+        m2.handle_secret().await.unwrap()
     );
 }

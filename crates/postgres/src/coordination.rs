@@ -13,6 +13,10 @@ impl Coordination for PostgresBroker {
         true
     }
 
+    async fn handle_secret(&self) -> Result<sluice_broker::HandleSecret, SqsError> {
+        crate::secrets::handle_secret(&self.inner).await
+    }
+
     async fn cluster_queue_stats(&self, name: &str) -> Result<QueueStats, SqsError> {
         self.cluster_stats(name).await
     }

@@ -21,6 +21,7 @@ mod moves;
 mod receive;
 mod rows;
 mod schema;
+mod secrets;
 mod sweep;
 mod writes;
 

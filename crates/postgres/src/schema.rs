@@ -30,6 +30,7 @@ const MIGRATIONS: &[(i32, &str)] = &[
         include_str!("../migrations/0008_age_index_only_moved.sql"),
     ),
     (13, include_str!("../migrations/0013_deleted_queues.sql")),
+    (21, include_str!("../migrations/0021_secrets.sql")),
 ];
 
 /// The newest schema version this build knows: the last migration's.

@@ -177,3 +177,17 @@ async fn r7_one_active_move_task_per_source() {
         [MoveTaskStatus::Running, MoveTaskStatus::Completed]
     );
 }
+
+/// A3: two nodes asking for the receipt handles' secret at once get the
+/// same one (the first insert wins), and keep getting it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a3_nodes_share_one_handle_secret() {
+    let Some((a, b)) = two_nodes().await else {
+        return;
+    };
+    let (from_a, from_b) = tokio::join!(a.handle_secret(), b.handle_secret());
+    let secret = from_a.unwrap();
+    assert_eq!(from_b.unwrap(), secret);
+    assert_ne!(secret.0, [0u8; 32]);
+    assert_eq!(a.handle_secret().await.unwrap(), secret);
+}

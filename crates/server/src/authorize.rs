@@ -15,7 +15,8 @@ use sluice_protocol::Request;
 use sluice_protocol::requests::parse;
 
 use crate::auth::Principal;
-use crate::auth::access::{access_denied, iam_action};
+use crate::auth::access::{access_denied, explicit_deny, iam_action};
+use crate::policy::{Decision, Policy, RequestFacts};
 use crate::service::{RequestContext, Service};
 
 /// The members of an input that name queues, whatever the action. Any
@@ -40,10 +41,11 @@ fn text(member: &Option<Value>) -> Option<&str> {
 
 /// Refuses, with `AccessDenied`, a request `principal` may not make: an
 /// action outside its `allow` patterns, a queue outside its `queues`
-/// patterns, or an existing queue of another account (no queue policy
-/// grants cross-account access yet). A queue of another account that does
-/// not exist is left to the action, which answers `NonExistentQueue`.
-/// Every refusal is logged once, here.
+/// patterns, a queue whose policy denies it (rule A6: an explicit Deny
+/// binds the owner's keys too), or an existing queue of another account
+/// whose policy does not allow it. A queue that does not exist is left
+/// to the action, which answers `NonExistentQueue`. Every refusal is
+/// logged once, here.
 pub async fn authorize<B: Broker>(
     svc: &Service<B>,
     ctx: &RequestContext,
@@ -84,14 +86,55 @@ pub async fn authorize<B: Broker>(
         return Err(deny(keys.first().map(String::as_str), "action not allowed"));
     }
     for key in &keys {
-        if svc.config.account.owner_of(key) != own {
-            if svc.broker.get_queue(key).await.is_ok() {
-                return Err(deny(Some(key), "queue of another account"));
-            }
-            continue;
-        }
         if !access.allows_queue(name_of_key(key)) {
             return Err(deny(Some(key), "queue not allowed"));
+        }
+        let foreign = svc.config.account.owner_of(key) != own;
+        // A queue that does not exist is the action's to answer
+        // (NonExistentQueue), whoever owns it.
+        let Ok(meta) = svc.broker.get_queue(key).await else {
+            continue;
+        };
+        let resource = svc.queue_arn(key);
+        let facts = RequestFacts {
+            account: own,
+            action: &iam,
+            resource: &resource,
+            // Clients' own requests carry no source: only a service
+            // acting for a resource would.
+            source_arn: None,
+            source_account: None,
+            secure_transport: ctx.scheme == "https",
+        };
+        let decision = match meta.config.policy.as_deref().map(Policy::parse) {
+            None => Decision::NotNamed,
+            Some(Ok(policy)) => policy.evaluate(&facts),
+            // Kept from before authentication was on: it grants nothing.
+            Some(Err(reason)) => {
+                tracing::warn!(queue = key.as_str(), reason, "queue policy not enforceable");
+                Decision::NotNamed
+            }
+        };
+        match decision {
+            Decision::Deny => {
+                tracing::warn!(
+                    access_key = principal.access_key_id.as_str(),
+                    action,
+                    queue = key.as_str(),
+                    reason = "denied by the queue's policy",
+                    "request refused: access denied"
+                );
+                return Err(explicit_deny(
+                    own,
+                    &principal.access_key_id,
+                    &iam,
+                    &resource,
+                ));
+            }
+            Decision::NotNamed if foreign => {
+                return Err(deny(Some(key), "queue of another account"));
+            }
+            Decision::Allow | Decision::NotNamed => {}
         }
     }
     Ok(())

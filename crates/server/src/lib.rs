@@ -16,11 +16,13 @@
 //!    here, beside the dispatch.
 //! 3. [`service`]: the broker, the settings and the components, and how
 //!    queue URLs are written and read.
-//! 4. Components, each owning one job and its state: [`alarms`] (evaluation,
-//!    notification, storage), [`move_tasks`] (the task runner and its cancel
-//!    flags), [`metrics`] (reads the alarms), [`consumers`] (push delivery
-//!    to HTTP handlers; counts into the metrics), [`auth`] (SigV4). They do
-//!    not import the service or the actions.
+//! 4. Components, each owning one job and its state: [`receipts`] (sealed
+//!    receipt handles), [`alarms`] (evaluation, notification, storage),
+//!    [`move_tasks`] (the task runner and its cancel flags), [`metrics`]
+//!    (reads the alarms), [`consumers`] (push delivery to HTTP handlers;
+//!    counts into the metrics, seals its handles with [`receipts`]),
+//!    [`auth`] (SigV4, access patterns), [`policy`] (queue policies; uses
+//!    `auth`'s wildcards). They do not import the service or the actions.
 //! 5. Leaves that import nothing of the crate's: `params` (range checks,
 //!    pagination), `signing_region`, [`console`] (the web console's static
 //!    files, served at `/console/`).
@@ -35,6 +37,8 @@ pub mod http;
 pub mod metrics;
 pub mod move_tasks;
 mod params;
+pub mod policy;
+pub mod receipts;
 pub mod service;
 mod signing_region;
 

@@ -12,6 +12,7 @@ use crate::alarms::{AlarmSettings, Alarms};
 use crate::auth::{Authenticator, Principal};
 use crate::metrics::Metrics;
 use crate::move_tasks::MoveTasks;
+use crate::receipts::HandleSealer;
 use sluice_core::SqsError;
 use sluice_core::clock::{Clock, SystemClock};
 use sluice_core::queue_name::{Account, key_parts, parse_queue_url};
@@ -48,6 +49,9 @@ pub struct Service<B> {
     pub alarms: Arc<Alarms<B>>,
     /// The push consumers running on this node (ListConsumers).
     pub consumers: crate::consumers::registry::ConsumerRegistry,
+    /// Seals receipt handles (rule A3), keyed at the first use with the
+    /// engine's secret.
+    sealer: tokio::sync::OnceCell<HandleSealer>,
 }
 
 /// Per-request facts actions may need.
@@ -109,7 +113,19 @@ impl<B: Broker> Service<B> {
             move_tasks,
             metrics: Metrics::default(),
             consumers: Default::default(),
+            sealer: tokio::sync::OnceCell::new(),
         }
+    }
+
+    /// The sealer of receipt handles (rule A3), keyed with the engine's
+    /// secret (read once).
+    pub async fn handle_sealer(&self) -> Result<&HandleSealer, SqsError> {
+        self.sealer
+            .get_or_try_init(|| async {
+                let secret = self.broker.handle_secret().await?;
+                Ok(HandleSealer::new(&secret))
+            })
+            .await
     }
 
     /// Creates or replaces an alarm (PutAlarm, or the config file) on the

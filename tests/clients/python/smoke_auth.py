@@ -6,7 +6,9 @@ that requires SigV4 (`[auth] mode = "sigv4"`) and two credentials: one
 that may do anything, given here as SLUICE_AUTH_KEY / SLUICE_AUTH_SECRET,
 and one limited to `allow = ["sqs:GetQueueUrl", "sqs:ReceiveMessage"]` on
 `queues = ["smoke-auth-*"]`, as SLUICE_AUTH_LIMITED_KEY /
-SLUICE_AUTH_LIMITED_SECRET (its check is skipped without them). By hand:
+SLUICE_AUTH_LIMITED_SECRET (its check is skipped without them), and a
+key of another account, SLUICE_AUTH_OTHER_KEY / SLUICE_AUTH_OTHER_SECRET
+(its queue policy checks are skipped without them). By hand:
 
   SLUICE_ENDPOINT=http://127.0.0.1:PORT SLUICE_AUTH_KEY=... SLUICE_AUTH_SECRET=... \\
       SLUICE_AUTH_LIMITED_KEY=... SLUICE_AUTH_LIMITED_SECRET=... python smoke_auth.py
@@ -22,6 +24,10 @@ AWS Query protocol. Checks, with AWS's codes and HTTP statuses
   * the limited key sending: AccessDenied, 403, "User: arn:aws:iam::…
     is not authorized to perform: sqs:sendmessage on resource: …" (SQS's
     recorded wording: aws/serverless-application-model#3633);
+  * another account (rule A6): AccessDenied without a policy; after
+    AddPermission(SendMessage) it sends but may not receive; a policy
+    with NotPrincipal is refused at SetQueueAttributes (rule A7:
+    InvalidAttributeValue, "Invalid value for the parameter Policy.");
   * Query only: a presigned GET URL from generate_presigned_url works, and
     one past its ExpiresIn is RequestExpired, 400.
 
@@ -52,6 +58,8 @@ KEY = os.environ.get("SLUICE_AUTH_KEY")
 SECRET = os.environ.get("SLUICE_AUTH_SECRET")
 LIMITED_KEY = os.environ.get("SLUICE_AUTH_LIMITED_KEY")
 LIMITED_SECRET = os.environ.get("SLUICE_AUTH_LIMITED_SECRET")
+OTHER_KEY = os.environ.get("SLUICE_AUTH_OTHER_KEY")
+OTHER_SECRET = os.environ.get("SLUICE_AUTH_OTHER_SECRET")
 if not (ENDPOINT and KEY and SECRET):
     sys.exit("SLUICE_ENDPOINT, SLUICE_AUTH_KEY and SLUICE_AUTH_SECRET must be set")
 
@@ -157,6 +165,29 @@ def limited_key_cannot_send():
     assert message == expected, message
 
 
+def other_account_needs_a_policy():
+    url = sqs.get_queue_url(QueueName=QUEUE)["QueueUrl"]
+    other = client(key=OTHER_KEY, secret=OTHER_SECRET)
+    e = refused(lambda: other.send_message(QueueUrl=url, MessageBody="not yet"))
+    expect_error(e, "AccessDenied", 403)
+    account = url.rstrip("/").split("/")[-2]
+    other_account = "444455556666"
+    sqs.add_permission(QueueUrl=url, Label="other-sends", AWSAccountIds=[other_account], Actions=["SendMessage"])
+    other.send_message(QueueUrl=url, MessageBody="granted")
+    e = refused(lambda: other.receive_message(QueueUrl=url))
+    expect_error(e, "AccessDenied", 403)
+    bad = (
+        '{"Statement": [{"Effect": "Allow", "NotPrincipal": {"AWS": "%s"}, '
+        '"Action": "sqs:*", "Resource": "arn:aws:sqs:us-east-1:%s:%s"}]}' % (other_account, account, QUEUE)
+    )
+    e = refused(lambda: sqs.set_queue_attributes(QueueUrl=url, Attributes={"Policy": bad}))
+    expect_error(e, "InvalidAttributeValue", 400)
+    assert e.response["Error"]["Message"] == "Invalid value for the parameter Policy.", e.response
+    sqs.remove_permission(QueueUrl=url, Label="other-sends")
+    e = refused(lambda: other.send_message(QueueUrl=url, MessageBody="revoked"))
+    expect_error(e, "AccessDenied", 403)
+
+
 def fetch(url):
     # Over HTTPS, trust the server's CA as botocore does (AWS_CA_BUNDLE).
     context = ssl.create_default_context(cafile=os.environ.get("AWS_CA_BUNDLE")) if HTTPS else None
@@ -192,6 +223,10 @@ if LIMITED_KEY and LIMITED_SECRET:
     check("a key limited to receiving sends: AccessDenied 403", limited_key_cannot_send)
 else:
     print("# skipped the AccessDenied check: SLUICE_AUTH_LIMITED_KEY/SECRET not set")
+if OTHER_KEY and OTHER_SECRET:
+    check("another account: AccessDenied until AddPermission grants it; NotPrincipal refused", other_account_needs_a_policy)
+else:
+    print("# skipped the queue policy checks: SLUICE_AUTH_OTHER_KEY/SECRET not set")
 if PROTOCOL == "query":
     check("presigned GET works", presigned_get)
     check("presigned GET past ExpiresIn: RequestExpired 400", presigned_get_expired)

@@ -89,6 +89,7 @@ macro_rules! conformance_tests {
             r2_r7_dead_letter_queue_chain,
             x1_peek_racing_receives_changes_nothing,
             w3_regional_queues_and_their_dead_letter_queues,
+            a3_handle_secret_is_stable,
         );
     };
     // The in-flight limit needs 120,000 sequential receives: engines whose

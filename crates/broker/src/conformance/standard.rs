@@ -9,7 +9,7 @@ use sluice_core::message::{AttributeValue, MessageAttributeValue, MessageAttribu
 use sluice_core::{Clock, ErrorCode};
 
 use super::*;
-use crate::MetaChange;
+use crate::{Coordination, MetaChange};
 use crate::{CreateQueue, NewMessage, QueueCounts, VisibilityChange};
 
 /// V1, V2: what is sent comes back whole, with a new id, timestamps and count.
@@ -782,4 +782,13 @@ pub async fn v10_ungrouped_messages_of_a_fair_queue_take_one_turn<H: Harness>(h:
         seen, expected,
         "every message once, ungrouped ones without a group"
     );
+}
+
+/// A3: the secret receipt handles are sealed with is random (not zero)
+/// and the same at every call, from every clone of the engine.
+pub async fn a3_handle_secret_is_stable<H: Harness>(h: &H) {
+    let first = h.broker().handle_secret().await.expect("handle secret");
+    let again = h.broker().clone().handle_secret().await.expect("again");
+    assert_eq!(first, again);
+    assert_ne!(first.0, [0u8; 32]);
 }

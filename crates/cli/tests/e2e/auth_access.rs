@@ -25,16 +25,16 @@ use crate::common::{TestServer, code};
 const ADMIN: &str = "AKIDSLUICEADMIN";
 const READER: &str = "AKIDSLUICEREADER";
 const OPS: &str = "AKIDSLUICEOPS";
-const TEAM_A: &str = "AKIDSLUICETEAMA";
-const TEAM_B: &str = "AKIDSLUICETEAMB";
-const ACCOUNT_A: &str = "111122223333";
-const ACCOUNT_B: &str = "444455556666";
+pub(crate) const TEAM_A: &str = "AKIDSLUICETEAMA";
+pub(crate) const TEAM_B: &str = "AKIDSLUICETEAMB";
+pub(crate) const ACCOUNT_A: &str = "111122223333";
+pub(crate) const ACCOUNT_B: &str = "444455556666";
 
 fn secret(key: &str) -> String {
     format!("{key}-secret")
 }
 
-fn credential(
+pub(crate) fn credential(
     key: &str,
     account: &str,
     allow: Option<&[&str]>,
@@ -55,12 +55,12 @@ fn credential(
 
 /// A server with SigV4 on and these keys, on a clock at the real time
 /// (SDKs sign with it).
-struct Server {
+pub(crate) struct Server {
     server: TestServer,
 }
 
 impl Server {
-    async fn start(credentials: Vec<Credential>) -> Self {
+    pub(crate) async fn start(credentials: Vec<Credential>) -> Self {
         let now = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map(|d| d.as_millis() as u64)
@@ -74,7 +74,7 @@ impl Server {
         Self { server }
     }
 
-    fn sdk(&self, key: &str) -> aws_sdk_sqs::Client {
+    pub(crate) fn sdk(&self, key: &str) -> aws_sdk_sqs::Client {
         sdk_signing(&self.server.endpoint, key, &secret(key), None)
     }
 }

@@ -6,12 +6,14 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
-use redb::{Database, Durability, ReadableDatabase};
+use redb::{Database, Durability, ReadableDatabase, ReadableTable};
+use sluice_broker::HandleSecret;
 
 use super::error::StoreError;
 use super::heads::build_heads;
 use super::tables::{
-    APPLIED_LSN, DEDUP, FAILURES, MESSAGES, META, QUEUES, SEGMENTS, STATES, TASKS,
+    APPLIED_LSN, DEDUP, FAILURES, HANDLE_SECRET, MESSAGES, META, QUEUES, SECRETS, SEGMENTS, STATES,
+    TASKS,
 };
 use crate::wal::Segments;
 
@@ -92,6 +94,42 @@ impl Store {
         let txn = self.db.begin_read()?;
         let meta = txn.open_table(META)?;
         Ok(meta.get(APPLIED_LSN)?.map(|v| v.value()).unwrap_or(0))
+    }
+
+    /// The key receipt handles are sealed with (rule A3): made at random
+    /// and committed at the first call, read back at every later one (a
+    /// read only: a start on a full disk need not write).
+    pub fn handle_secret(&self) -> Result<HandleSecret, StoreError> {
+        let read = |bytes: &[u8]| {
+            HandleSecret::from_slice(bytes).ok_or_else(|| {
+                StoreError::Redb("the stored receipt handle secret is not 32 bytes".into())
+            })
+        };
+        {
+            let txn = self.db.begin_read()?;
+            // The table is made by the first write below.
+            if let Ok(table) = txn.open_table(SECRETS)
+                && let Some(v) = table.get(HANDLE_SECRET)?
+            {
+                return read(v.value());
+            }
+        }
+        let mut txn = self.db.begin_write()?;
+        txn.set_quick_repair(true);
+        let secret = {
+            let mut table = txn.open_table(SECRETS)?;
+            let stored = table.get(HANDLE_SECRET)?.map(|v| read(v.value()));
+            match stored {
+                Some(secret) => secret?,
+                None => {
+                    let secret = HandleSecret::random().map_err(|e| StoreError::Redb(e.message))?;
+                    table.insert(HANDLE_SECRET, &secret.0[..])?;
+                    secret
+                }
+            }
+        };
+        txn.commit()?;
+        Ok(secret)
     }
 
     /// Makes every change applied so far durable: one redb commit with

@@ -26,6 +26,12 @@ pub(super) const HEADS: TableDefinition<(u64, u64), &[u8]> = TableDefinition::ne
 /// ([`SegmentUse`]). A segment without an entry holds none and can go.
 pub(super) const SEGMENTS: TableDefinition<u64, &[u8]> = TableDefinition::new("segments");
 
+/// Secrets made once for the life of the store: the key receipt handles
+/// are sealed with ([`HANDLE_SECRET`]).
+pub(super) const SECRETS: TableDefinition<&str, &[u8]> = TableDefinition::new("secrets");
+/// The row of `secrets` holding the receipt handles' 32-byte key.
+pub(super) const HANDLE_SECRET: &str = "receipt_handles";
+
 pub(super) const NEXT_SEQ: &str = "next_seq";
 pub(super) const NEXT_QUEUE_ID: &str = "next_queue_id";
 /// The last log record applied: written in the transaction that applies

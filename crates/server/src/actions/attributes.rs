@@ -9,7 +9,22 @@ use sluice_core::attributes::{QueueConfig, RedriveAllowPolicy, is_known_attribut
 use sluice_core::{ErrorCode, SqsError};
 use sluice_protocol::requests::{GetQueueAttributesInput, SetQueueAttributesInput, required};
 
+use crate::policy::Policy;
 use crate::service::Service;
+
+/// With authentication on, a `Policy` must be one sluice enforces whole
+/// (rule A7): anything else is refused as SQS refuses an invalid policy.
+/// Without authentication no policy is enforced, and any JSON object is
+/// kept as given.
+pub fn check_access_policy<B>(
+    svc: &Service<B>,
+    attrs: &BTreeMap<String, String>,
+) -> Result<(), SqsError> {
+    match attrs.get("Policy") {
+        Some(policy) if svc.config.auth.is_some() => Policy::check_attribute(policy),
+        _ => Ok(()),
+    }
+}
 
 /// GetQueueAttributes: the named attributes, or all with `All`.
 pub async fn get_queue_attributes<B: Broker>(
@@ -76,6 +91,7 @@ pub async fn set_queue_attributes<B: Broker>(
     // Check the result before applying it, so a bad policy changes nothing.
     let mut next = meta.config.clone();
     next.apply(&attrs, false)?;
+    check_access_policy(svc, &attrs)?;
     if let Some(raw) = attrs.get("RedrivePolicy") {
         check_redrive_policy(svc, name, &next, raw).await?;
     }

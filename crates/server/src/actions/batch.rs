@@ -61,6 +61,22 @@ pub fn failed(id: &str, error: &SqsError) -> BatchFailure {
     }
 }
 
+/// Per-entry engine results about handles, worded with the handles the
+/// client sent: `handles` pairs each engine handle with its sealed form
+/// (rule A3).
+pub fn in_client_terms(
+    results: Vec<Result<(), SqsError>>,
+    handles: &[(String, String)],
+) -> Vec<Result<(), SqsError>> {
+    results
+        .into_iter()
+        .zip(handles)
+        .map(|(r, (inner, sealed))| {
+            r.map_err(|e| crate::receipts::in_client_terms(e, inner, sealed))
+        })
+        .collect()
+}
+
 /// A `Successful` entry that carries only its id.
 fn succeeded(id: &str) -> BatchSuccess {
     BatchSuccess {

@@ -7,6 +7,7 @@ use sluice_protocol::batch_result::BatchResult;
 use sluice_protocol::requests::{DeleteMessageInput, HandleBatchInput, required};
 
 use super::batch;
+use crate::receipts::in_client_terms;
 use crate::service::Service;
 
 /// DeleteMessage.
@@ -17,8 +18,15 @@ pub async fn delete_message<B: Broker>(
     let url = required(input.queue_url, "QueueUrl")?;
     let handle = required(input.receipt_handle, "ReceiptHandle")?;
     let name = &*svc.queue_name(&url)?;
-    let mut results = svc.broker.delete_messages(name, vec![handle]).await?;
-    results.pop().unwrap_or(Ok(()))?;
+    let inner = svc.handle_sealer().await?.unseal(name, &handle)?;
+    let mut results = svc
+        .broker
+        .delete_messages(name, vec![inner.clone()])
+        .await?;
+    results
+        .pop()
+        .unwrap_or(Ok(()))
+        .map_err(|e| in_client_terms(e, &inner, &handle))?;
     Ok(json!({}))
 }
 
@@ -35,11 +43,19 @@ pub async fn delete_message_batch<B: Broker>(
         "DeleteMessageBatchRequestEntry",
     )?;
     let name = &*svc.queue_name(&url)?;
+    let sealer = svc.handle_sealer().await?;
     batch::run_entries(
         &ids,
         &entries,
-        |e| required(e.receipt_handle.clone(), "ReceiptHandle"),
-        async |handles| svc.broker.delete_messages(name, handles).await,
+        |e| {
+            let sealed = required(e.receipt_handle.clone(), "ReceiptHandle")?;
+            Ok((sealer.unseal(name, &sealed)?, sealed))
+        },
+        async |handles: Vec<(String, String)>| {
+            let inner = handles.iter().map(|(h, _)| h.clone()).collect();
+            let results = svc.broker.delete_messages(name, inner).await?;
+            Ok(batch::in_client_terms(results, &handles))
+        },
     )
     .await
 }

@@ -48,17 +48,19 @@ pub async fn nack_message<B: Broker>(
         ));
     }
     let name = &*svc.queue_name(&url)?;
+    let inner = svc.handle_sealer().await?.unseal(name, &handle)?;
     svc.broker
         .nack_message(
             name,
-            &handle,
+            &inner,
             Nack {
                 reason: input.reason,
                 permanent,
                 retry_after_seconds: retry,
             },
         )
-        .await?;
+        .await
+        .map_err(|e| crate::receipts::in_client_terms(e, &inner, &handle))?;
     Ok(json!({}))
 }
 

@@ -1,7 +1,7 @@
 //! AddPermission and RemovePermission: statements in the queue's Policy.
 //!
-//! sluice keeps and shows the policy as SQS does; it does not enforce it
-//! (requests are not authenticated by default).
+//! sluice keeps and shows the policy as SQS does; with authentication on
+//! it is enforced (rule A6, `crate::authorize` and `crate::policy`).
 
 use serde_json::{Value, json};
 use sluice_broker::{Broker, MetaChange};

@@ -23,6 +23,7 @@ pub async fn create_queue<B: Broker>(
     validate_queue_name(&name)?;
     let requested = input.attributes.unwrap_or_default();
     let config = QueueConfig::for_create(&name, &requested)?;
+    super::attributes::check_access_policy(svc, &requested)?;
 
     let tags = input.tags.unwrap_or_default();
     validate_tags(&tags)?;

@@ -55,6 +55,9 @@ pub async fn receive_message<B: Broker>(
     }
     let meta = svc.broker.get_queue(name).await?;
     let wait = wait.unwrap_or(meta.config.receive_message_wait_time_seconds);
+    // Before the receive: once messages are in flight, their handles must
+    // reach the client.
+    let sealer = svc.handle_sealer().await?;
     let messages = svc
         .broker
         .receive_messages(
@@ -73,7 +76,10 @@ pub async fn receive_message<B: Broker>(
     let filters = attribute_filters(&user_names);
     Ok(messages
         .into_iter()
-        .map(|m| render(svc, m, &system_names, &filters))
+        .map(|mut m| {
+            m.receipt_handle = sealer.seal(name, &m.receipt_handle);
+            render(svc, m, &system_names, &filters)
+        })
         .collect())
 }
 

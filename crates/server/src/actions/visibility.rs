@@ -9,6 +9,7 @@ use sluice_protocol::requests::{ChangeMessageVisibilityInput, HandleBatchInput, 
 
 use super::batch;
 use crate::params::in_range;
+use crate::receipts::in_client_terms;
 use crate::service::Service;
 
 fn timeout(value: Option<i64>) -> Result<u32, SqsError> {
@@ -29,17 +30,21 @@ pub async fn change_message_visibility<B: Broker>(
     let handle = required(input.receipt_handle, "ReceiptHandle")?;
     let visibility_timeout = timeout(input.visibility_timeout)?;
     let name = &*svc.queue_name(&url)?;
+    let inner = svc.handle_sealer().await?.unseal(name, &handle)?;
     let mut results = svc
         .broker
         .change_visibility(
             name,
             vec![VisibilityChange {
-                receipt_handle: handle,
+                receipt_handle: inner.clone(),
                 visibility_timeout,
             }],
         )
         .await?;
-    results.pop().unwrap_or(Ok(()))?;
+    results
+        .pop()
+        .unwrap_or(Ok(()))
+        .map_err(|e| in_client_terms(e, &inner, &handle))?;
     Ok(json!({}))
 }
 
@@ -56,16 +61,30 @@ pub async fn change_message_visibility_batch<B: Broker>(
         "ChangeMessageVisibilityBatchRequestEntry",
     )?;
     let name = &*svc.queue_name(&url)?;
+    let sealer = svc.handle_sealer().await?;
     batch::run_entries(
         &ids,
         &entries,
         |e| {
-            Ok(VisibilityChange {
-                receipt_handle: required(e.receipt_handle.clone(), "ReceiptHandle")?,
-                visibility_timeout: timeout(e.visibility_timeout)?,
-            })
+            let sealed = required(e.receipt_handle.clone(), "ReceiptHandle")?;
+            let visibility_timeout = timeout(e.visibility_timeout)?;
+            Ok((sealer.unseal(name, &sealed)?, sealed, visibility_timeout))
         },
-        async |changes| svc.broker.change_visibility(name, changes).await,
+        async |changes: Vec<(String, String, u32)>| {
+            let requested = changes
+                .iter()
+                .map(|(inner, _, visibility_timeout)| VisibilityChange {
+                    receipt_handle: inner.clone(),
+                    visibility_timeout: *visibility_timeout,
+                })
+                .collect();
+            let results = svc.broker.change_visibility(name, requested).await?;
+            let handles: Vec<(String, String)> = changes
+                .into_iter()
+                .map(|(inner, sealed, _)| (inner, sealed))
+                .collect();
+            Ok(batch::in_client_terms(results, &handles))
+        },
     )
     .await
 }

@@ -97,8 +97,22 @@ pub fn access_denied(account: &str, access_key_id: &str, action: &str, resource:
     )
 }
 
+/// SQS's answer to a request a statement of the queue's policy denies:
+/// `AccessDenied` as [`access_denied`], with IAM's words for an explicit
+/// deny ("… with an explicit deny in a resource-based policy").
+pub fn explicit_deny(account: &str, access_key_id: &str, action: &str, resource: &str) -> SqsError {
+    let action = action.to_ascii_lowercase();
+    SqsError::new(
+        ErrorCode::AccessDenied,
+        format!(
+            "User: arn:aws:iam::{account}:user/{access_key_id} is not authorized to perform: \
+             {action} on resource: {resource} with an explicit deny in a resource-based policy"
+        ),
+    )
+}
+
 /// IAM's wildcard match: `*` any run of characters, `?` any one.
-fn wildcard(pattern: &str, text: &str, fold_case: bool) -> bool {
+pub fn wildcard(pattern: &str, text: &str, fold_case: bool) -> bool {
     let eq = |a: u8, b: u8| {
         if fold_case {
             a.eq_ignore_ascii_case(&b)

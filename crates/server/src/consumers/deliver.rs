@@ -15,11 +15,12 @@ use sluice_broker::{Broker, Nack, ReceivedMessage, VisibilityChange};
 use sluice_core::error::error_chain;
 
 use super::config::ConsumerSpec;
-use super::event::{EventSource, build_event};
+use super::event::{EventSource, build_event, seal_receipt_handles};
 use super::outcome::{
     FailureKind, ItemFailure, Outcome, hold_back_groups, read_success, retry_after,
 };
 use crate::metrics::ConsumerMetrics;
+use crate::receipts::HandleSealer;
 
 /// The client of all handlers (`http://` only in this slice).
 pub type HandlerClient = Client<HttpConnector, Full<Bytes>>;
@@ -49,13 +50,35 @@ pub struct Delivery<B> {
     pub metrics: ConsumerMetrics,
     /// The queue is FIFO: a failed item holds back the rest of its group.
     pub fifo: bool,
+    /// Seals the handles of the event (rule A3), keyed at the first
+    /// delivery with the engine's secret.
+    pub sealer: tokio::sync::OnceCell<HandleSealer>,
 }
 
 impl<B: Broker> Delivery<B> {
     /// POSTs `messages` (received with `visibility` seconds) and applies the
     /// answer; returns what became of the batch.
     pub async fn deliver(&self, messages: Vec<ReceivedMessage>, visibility: u32) -> Outcome {
-        let event = build_event(&self.source, &messages);
+        let mut event = build_event(&self.source, &messages);
+        let sealer = self
+            .sealer
+            .get_or_try_init(|| async {
+                Ok::<_, sluice_core::SqsError>(HandleSealer::new(
+                    &self.broker.handle_secret().await?,
+                ))
+            })
+            .await;
+        match sealer {
+            Ok(sealer) => {
+                seal_receipt_handles(&mut event, |h| sealer.seal(&self.spec.queue, h));
+            }
+            Err(e) => {
+                // Never hand out an engine handle: the batch comes back
+                // after its visibility timeout.
+                tracing::warn!(consumer = %self.spec.name, error = %e, "cannot read the receipt handle key");
+                return Outcome::Failed(FailureKind::Connection);
+            }
+        }
         let body = Bytes::from(event.to_string());
         let ids: BTreeSet<&str> = messages.iter().map(|m| m.message_id.as_str()).collect();
         let handles: Vec<String> = messages.iter().map(|m| m.receipt_handle.clone()).collect();

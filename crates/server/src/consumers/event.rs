@@ -37,6 +37,22 @@ pub fn build_event(source: &EventSource, messages: &[ReceivedMessage]) -> Value 
     json!({ "Records": records })
 }
 
+/// Replaces each record's engine handle with the one `seal` makes of it
+/// (rule A3), as ReceiveMessage gives them: a handler may call the API
+/// with the handles of its event.
+pub fn seal_receipt_handles(event: &mut Value, seal: impl Fn(&str) -> String) {
+    let Some(records) = event.get_mut("Records").and_then(Value::as_array_mut) else {
+        return;
+    };
+    for record in records {
+        if let Some(handle) = record.get_mut("receiptHandle")
+            && let Some(sealed) = handle.as_str().map(&seal)
+        {
+            *handle = Value::String(sealed);
+        }
+    }
+}
+
 /// One record. Lambda writes every attribute value as a string, and
 /// `md5OfMessageAttributes` as null when the message has none.
 fn record(source: &EventSource, m: &ReceivedMessage) -> Value {
@@ -177,6 +193,17 @@ mod tests {
             "awsRegion": "us-east-2"
         }]});
         assert_eq!(event, expected);
+    }
+
+    /// A3: the records carry sealed handles, as ReceiveMessage gives them.
+    #[test]
+    fn a3_records_carry_sealed_handles() {
+        let mut event = build_event(&source(), &[message()]);
+        seal_receipt_handles(&mut event, |h| format!("sealed:{h}"));
+        assert_eq!(
+            event["Records"][0]["receiptHandle"],
+            "sealed:AQEBwJnKyrHigUMZj6rYigCgxlaS3SLy0a"
+        );
     }
 
     /// C1: message attributes in the sample's shape (`stringValue`, empty

@@ -117,6 +117,7 @@ pub fn spawn_consumers<B: Broker>(
                 spec,
                 client: client.clone(),
                 metrics: metrics.clone(),
+                sealer: tokio::sync::OnceCell::new(),
             };
             registry.register(&delivery.spec);
             tokio::spawn(poll(Arc::new(delivery), registry.clone()))
