@@ -8,7 +8,7 @@
 //! A sealed handle is URL-safe base64 (no padding) of
 //! `version (1) ‖ tag (16) ‖ engine handle`, where the tag is the first 16
 //! bytes (128 bits) of HMAC-SHA256 under the engine's secret
-//! ([`sluice_broker::Broker::handle_secret`]) of a domain label, the
+//! ([`sluice_broker::Coordination::handle_secret`]) of a domain label, the
 //! queue key's length and bytes, and the engine handle.
 
 use base64::Engine;
