@@ -9,7 +9,8 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use crate::alarms::sluice;
-use crate::common::{RawClient, SluiceProcess};
+use crate::cli_run::sluice as cli;
+use crate::common::{RawClient, SluiceProcess, TestServer, create_queue};
 use crate::consumers::{Handler, Reply, until};
 
 const CONFIG: &str = r#"
@@ -264,4 +265,90 @@ async fn c9_c10_consumers_managed_at_run_time_survive_a_restart() {
         .map(|c| c["Name"].clone())
         .collect();
     assert_eq!(names, vec![json!("file-worker")]);
+}
+
+/// C8, C9, C10: `sluice consumers` creates, lists (a table with state,
+/// batches in flight and settings), updates, pauses, resumes and deletes a
+/// consumer; a refused setting exits 1 with the server's message.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn c9_consumers_command_manages_consumers() {
+    let handler = Handler::start(Arc::new(|_, _| Reply::ok(""))).await;
+    let server = TestServer::start_real_time().await;
+    let sqs = server.sdk();
+    create_queue(&sqs, "jobs").await;
+    let ep = server.endpoint.as_str();
+    let url = handler.url.as_str();
+
+    cli(ep, &["consumers", "list"]).await.expect_code(0);
+    let run = cli(
+        ep,
+        &[
+            "consumers",
+            "create",
+            "w",
+            "--queue",
+            "jobs",
+            "--url",
+            url,
+            "--timeout",
+            "5",
+            "--batch-size",
+            "4",
+            "--report-batch-item-failures",
+        ],
+    )
+    .await
+    .expect_code(0);
+    assert!(run.stdout.contains("consumer w created"), "{run:?}");
+    let run = cli(ep, &["consumers"]).await.expect_code(0);
+    let header = run.stdout.lines().next().unwrap_or_default().to_string();
+    for column in [
+        "CONSUMER",
+        "QUEUE",
+        "STATE",
+        "IN FLIGHT",
+        "BATCH",
+        "MAX CONC",
+        "SOURCE",
+    ] {
+        assert!(header.contains(column), "{run:?}");
+    }
+    let row = run.stdout.lines().nth(1).unwrap_or_default().to_string();
+    for cell in ["w", "jobs", "running", "4", "5 s", "yes", "api", url] {
+        assert!(row.contains(cell), "{cell}: {run:?}");
+    }
+
+    let run = cli(ep, &["consumers", "update", "w", "--batch-size", "11"])
+        .await
+        .expect_code(1);
+    assert!(
+        run.stderr
+            .contains("batch_size 11 above 10 needs batching_window_seconds of at least 1"),
+        "{run:?}"
+    );
+    cli(ep, &["consumers", "update", "w", "--max-concurrency", "7"])
+        .await
+        .expect_code(0);
+    cli(ep, &["consumers", "pause", "w"]).await.expect_code(0);
+    let listed = cli(ep, &["consumers", "list", "--queue", "jobs", "--json"])
+        .await
+        .expect_code(0)
+        .json();
+    let w = &listed["Consumers"][0];
+    assert_eq!(
+        (&w["State"], &w["MaxConcurrency"]),
+        (&json!("stopped"), &json!(7)),
+        "{listed}"
+    );
+    cli(ep, &["consumers", "resume", "w"]).await.expect_code(0);
+    let listed = cli(ep, &["consumers", "list", "--json"])
+        .await
+        .expect_code(0)
+        .json();
+    assert_eq!(listed["Consumers"][0]["State"], "running");
+    cli(ep, &["consumers", "delete", "w"]).await.expect_code(0);
+    let run = cli(ep, &["consumers", "list"]).await.expect_code(0);
+    assert_eq!(run.stdout.trim(), "no consumers");
+    let run = cli(ep, &["consumers", "delete", "w"]).await.expect_code(1);
+    assert!(run.stderr.contains("consumer w does not exist"), "{run:?}");
 }
