@@ -11,7 +11,9 @@
 //! receives a batch (over a batching window); [`scaling`] decides how many
 //! batches may be in flight; [`event`] builds the event; [`outcome`] reads the handler's answer; [`deliver`]
 //! posts one batch, keeps its messages invisible while it runs and applies
-//! the answer. This file holds the poll loop. Everything goes through the
+//! the answer; [`registry`] lists every consumer with its state;
+//! [`runtime`] creates, changes and deletes consumers at run time, saved
+//! by [`store`]. This file holds the poll loop. Everything goes through the
 //! [`Broker`] trait, so every engine serves consumers.
 
 pub mod config;
