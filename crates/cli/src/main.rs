@@ -4,6 +4,7 @@ mod admin;
 mod alarms_cmd;
 mod auth_config;
 mod config;
+mod consumers_cmd;
 mod dlq;
 mod doctor;
 mod exposition;
@@ -73,6 +74,9 @@ enum Command {
     /// A server's alarms: list them with their state, show one with its
     /// state history, define (put) and delete them (see docs/alarms.md).
     Alarms(alarms_cmd::AlarmsArgs),
+    /// A server's push consumers: list them with their state, create,
+    /// update, pause, resume and delete them (see docs/consumers.md).
+    Consumers(consumers_cmd::ConsumersArgs),
 }
 
 fn main() -> anyhow::Result<()> {
@@ -91,5 +95,6 @@ fn main() -> anyhow::Result<()> {
         Command::Doctor(args) => admin::finish(doctor::run(args), doctor::EXIT_ERROR),
         Command::Stats(args) => admin::finish(stats::run(args), admin::EXIT_ERROR),
         Command::Alarms(args) => admin::finish(alarms_cmd::run(args), admin::EXIT_ERROR),
+        Command::Consumers(args) => admin::finish(consumers_cmd::run(args), admin::EXIT_ERROR),
     }
 }

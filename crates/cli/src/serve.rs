@@ -230,6 +230,7 @@ async fn serve(args: ServeArgs, file: FileConfig) -> anyhow::Result<()> {
     };
     let config = ServiceConfig {
         alarms: alarm_settings(&file, (!in_memory).then(|| data_dir.join("alarms.json")))?,
+        consumers_file: (!in_memory).then(|| data_dir.join("consumers.json")),
         account,
         base_url: file.base_url.clone(),
         auth,
@@ -381,6 +382,10 @@ async fn run_node<B: Broker>(
     declare_alarms(&service, file).await?;
     let _alarm_monitor = sluice_server::alarms::spawn_alarm_monitor(service.alarms.clone());
     let _consumers = start_consumers(&service, file).await?;
+    service
+        .restore_consumers()
+        .await
+        .context("cannot read the saved consumers (consumers.json)")?;
 
     let listener =
         sluice_server::http::listen(bind).with_context(|| format!("cannot listen on {bind}"))?;

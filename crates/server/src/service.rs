@@ -31,6 +31,10 @@ pub struct ServiceConfig {
     /// SigV4 verification of every request (`auth.mode = "sigv4"`), or
     /// `None`: requests are not authenticated (docs/security.md).
     pub auth: Option<Arc<Authenticator>>,
+    /// Where consumers created at run time are saved (`consumers.json` in
+    /// the data directory), or `None`: they last until the server stops
+    /// (always so on shared storage, rule C9).
+    pub consumers_file: Option<std::path::PathBuf>,
 }
 
 /// The SQS service over one broker.
@@ -49,6 +53,8 @@ pub struct Service<B> {
     pub alarms: Arc<Alarms<B>>,
     /// The push consumers running on this node (ListConsumers).
     pub consumers: crate::consumers::registry::ConsumerRegistry,
+    /// The consumers created at run time (CreateConsumer, rule C9).
+    pub runtime_consumers: crate::consumers::runtime::RuntimeConsumers,
     /// Seals receipt handles (rule A3), keyed at the first use with the
     /// engine's secret.
     sealer: tokio::sync::OnceCell<HandleSealer>,
@@ -100,6 +106,10 @@ impl<B: Broker> Service<B> {
             clock.clone(),
             alarm_settings,
         ));
+        let consumers_file = config
+            .consumers_file
+            .clone()
+            .filter(|_| !broker.is_shared());
         let move_tasks = Arc::new(MoveTasks::new(
             broker.clone(),
             config.account.clone(),
@@ -113,8 +123,25 @@ impl<B: Broker> Service<B> {
             move_tasks,
             metrics: Metrics::default(),
             consumers: Default::default(),
+            runtime_consumers: crate::consumers::runtime::RuntimeConsumers::new(consumers_file),
             sealer: tokio::sync::OnceCell::new(),
         }
+    }
+
+    /// What a consumer's poll loop is started with.
+    pub fn consumer_host(&self) -> crate::consumers::ConsumerHost<'_, B> {
+        crate::consumers::ConsumerHost {
+            broker: &self.broker,
+            account: &self.config.account,
+            metrics: &self.metrics.consumers,
+            registry: &self.consumers,
+        }
+    }
+
+    /// Starts the consumers saved by CreateConsumer (after the config
+    /// file's); returns how many started.
+    pub async fn restore_consumers(&self) -> std::io::Result<usize> {
+        self.runtime_consumers.restore(self.consumer_host()).await
     }
 
     /// The sealer of receipt handles (rule A3), keyed with the engine's

@@ -448,9 +448,10 @@ async fn c2_unknown_item_or_function_error_fails_the_whole_batch() {
     }
 }
 
-/// C2: a non-2xx fails the whole batch; a poison message is received
+/// C2, C11: a non-2xx fails the whole batch; a poison message is received
 /// maxReceiveCount times and then reaches the dead-letter queue (R-rules
-/// unchanged: the consumer is one more receiver).
+/// unchanged: the consumer is one more receiver) with the last failure's
+/// reason.
 #[tokio::test]
 async fn c2_non_2xx_fails_the_batch_and_poison_reaches_the_dlq() {
     let server = TestServer::start_real_time().await;
@@ -460,7 +461,7 @@ async fn c2_non_2xx_fails_the_batch_and_poison_reaches_the_dlq() {
     let id = send(&server, &url, "poison").await;
     let handler = Handler::start(Arc::new(|_, _| Reply {
         status: 500,
-        ..Reply::ok("oops")
+        ..Reply::ok(r#"{"errorMessage":"db down"}"#)
     }))
     .await;
     let _consumers = start(&server, vec![spec("poison-worker", "poison", &handler.url)]).await;
@@ -481,6 +482,22 @@ async fn c2_non_2xx_fails_the_batch_and_poison_reaches_the_dlq() {
         );
     }
     assert_eq!(remaining(&server, &url).await, 0);
+    // C11: the last failure's reason is its provenance in the DLQ.
+    let raw = server.raw();
+    let peek = tokio::task::spawn_blocking(move || {
+        raw.json_target(
+            "Sluice.PeekMessages",
+            &serde_json::json!({ "QueueUrl": dlq }).to_string(),
+        )
+    })
+    .await
+    .unwrap();
+    let body: Value = serde_json::from_str(&peek.body).unwrap();
+    assert_eq!(
+        body["Messages"][0]["FailureReason"], "consumer poison-worker: HTTP 500: db down",
+        "{}",
+        peek.body
+    );
     let metrics = server
         .service
         .metrics

@@ -1,11 +1,17 @@
-//! ListConsumers (sluice's own): the push consumers of this node, with
-//! their settings and state (docs/consumers.md).
+//! The push consumers' actions (sluice's own, docs/consumers.md):
+//! ListConsumers (rule C8); CreateConsumer, UpdateConsumer, DeleteConsumer
+//! (rule C9); PauseConsumer, ResumeConsumer (rule C10).
+
+use std::time::Duration;
 
 use serde::Deserialize;
 use serde_json::{Value, json};
 use sluice_broker::Broker;
-use sluice_core::SqsError;
+use sluice_core::{ErrorCode, SqsError};
+use sluice_protocol::requests::required;
 
+use crate::consumers::ConsumerSpec;
+use crate::consumers::runtime::ConsumerChangeError;
 use crate::service::Service;
 
 /// ListConsumers' input: optionally only the consumers of one queue.
@@ -14,6 +20,38 @@ use crate::service::Service;
 pub struct ListConsumersInput {
     /// The queue's URL.
     pub queue_url: Option<String>,
+}
+
+/// CreateConsumer's and UpdateConsumer's input: the config file's
+/// `[[consumers]]` fields. Left out, a setting takes the config file's
+/// default (CreateConsumer) or keeps its value (UpdateConsumer).
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct ConsumerInput {
+    /// Required: the consumer's unique name.
+    pub name: Option<String>,
+    /// The queue read (required by CreateConsumer).
+    pub queue_url: Option<String>,
+    /// The handler's `http://` URL (required by CreateConsumer).
+    pub url: Option<String>,
+    /// Most messages per batch (default 10).
+    pub batch_size: Option<u32>,
+    /// Seconds to gather a batch (default 0).
+    pub batching_window_seconds: Option<u64>,
+    /// Batches in flight at once (default 2).
+    pub max_concurrency: Option<u32>,
+    /// The handler's time limit in seconds (default 30).
+    pub timeout_seconds: Option<u64>,
+    /// Read `batchItemFailures` (default false).
+    pub report_batch_item_failures: Option<bool>,
+}
+
+/// The input of the actions that name one consumer.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct ConsumerNameInput {
+    /// Required.
+    pub name: Option<String>,
 }
 
 /// ListConsumers: every consumer, or those of `QueueUrl`.
@@ -41,11 +79,123 @@ pub async fn list_consumers<B: Broker>(
                 "MaxConcurrency": spec.max_concurrency,
                 "TimeoutSeconds": spec.timeout.as_secs(),
                 "ReportBatchItemFailures": spec.report_batch_item_failures,
-                "State": if c.paused { "paused" } else { "running" },
+                "State": c.state(),
+                "Source": c.source.as_str(),
                 "InFlightBatches": c.in_flight,
                 "ConcurrencyLimit": c.limit,
             })
         })
         .collect();
     Ok(json!({ "Consumers": consumers }))
+}
+
+/// CreateConsumer: a consumer checked as the config file's are, started,
+/// and saved so that it starts again after a restart.
+pub async fn create_consumer<B: Broker>(
+    svc: &Service<B>,
+    input: ConsumerInput,
+) -> Result<Value, SqsError> {
+    let queue_url = required(input.queue_url.clone(), "QueueUrl")?;
+    let spec = ConsumerSpec {
+        name: required(input.name.clone(), "Name")?,
+        queue: svc.queue_name(&queue_url)?.to_string(),
+        url: required(input.url.clone(), "Url")?,
+        batch_size: 10,
+        batching_window: Duration::ZERO,
+        max_concurrency: 2,
+        timeout: Duration::from_secs(30),
+        report_batch_item_failures: false,
+    };
+    let spec = apply(&input, spec, None);
+    svc.runtime_consumers
+        .create(svc.consumer_host(), spec)
+        .await
+        .map_err(change_error)?;
+    Ok(json!({}))
+}
+
+/// UpdateConsumer: the given settings of a run-time consumer changed; the
+/// consumer restarts with them.
+pub async fn update_consumer<B: Broker>(
+    svc: &Service<B>,
+    input: ConsumerInput,
+) -> Result<Value, SqsError> {
+    let name = required(input.name.clone(), "Name")?;
+    let queue = input
+        .queue_url
+        .as_deref()
+        .map(|url| svc.queue_name(url).map(|n| n.to_string()))
+        .transpose()?;
+    svc.runtime_consumers
+        .update(svc.consumer_host(), &name, |spec| {
+            *spec = apply(&input, spec.clone(), queue);
+        })
+        .await
+        .map_err(change_error)?;
+    Ok(json!({}))
+}
+
+/// DeleteConsumer: a run-time consumer stopped and forgotten.
+pub async fn delete_consumer<B: Broker>(
+    svc: &Service<B>,
+    input: ConsumerNameInput,
+) -> Result<Value, SqsError> {
+    let name = required(input.name, "Name")?;
+    svc.runtime_consumers
+        .delete(&svc.consumers, &name)
+        .await
+        .map_err(change_error)?;
+    Ok(json!({}))
+}
+
+/// PauseConsumer (`stopped`) and ResumeConsumer.
+pub async fn set_consumer_stopped<B: Broker>(
+    svc: &Service<B>,
+    input: ConsumerNameInput,
+    stopped: bool,
+) -> Result<Value, SqsError> {
+    let name = required(input.name, "Name")?;
+    svc.runtime_consumers
+        .set_stopped(&svc.consumers, &name, stopped)
+        .await
+        .map_err(change_error)?;
+    Ok(json!({}))
+}
+
+/// `spec` with the settings `input` gives.
+fn apply(input: &ConsumerInput, mut spec: ConsumerSpec, queue: Option<String>) -> ConsumerSpec {
+    if let Some(q) = queue {
+        spec.queue = q;
+    }
+    if let Some(url) = &input.url {
+        spec.url = url.clone();
+    }
+    if let Some(n) = input.batch_size {
+        spec.batch_size = n;
+    }
+    if let Some(s) = input.batching_window_seconds {
+        spec.batching_window = Duration::from_secs(s);
+    }
+    if let Some(n) = input.max_concurrency {
+        spec.max_concurrency = n;
+    }
+    if let Some(s) = input.timeout_seconds {
+        spec.timeout = Duration::from_secs(s);
+    }
+    if let Some(b) = input.report_batch_item_failures {
+        spec.report_batch_item_failures = b;
+    }
+    spec
+}
+
+fn change_error(e: ConsumerChangeError) -> SqsError {
+    let code = match &e {
+        ConsumerChangeError::Queue(e) => return e.clone(),
+        ConsumerChangeError::Invalid(_)
+        | ConsumerChangeError::Exists(_)
+        | ConsumerChangeError::FromConfig(_) => ErrorCode::InvalidParameterValue,
+        ConsumerChangeError::NotFound(_) => ErrorCode::ResourceNotFoundException,
+        ConsumerChangeError::Save(_) => ErrorCode::InternalFailure,
+    };
+    SqsError::new(code, e.to_string())
 }

@@ -14,7 +14,7 @@
 //! | StartMessageMoveTask, ListMessageMoveTasks, CancelMessageMoveTask | `move_tasks.rs` |
 //! | NackMessage, PeekMessages, RedriveMessages (sluice's own) | `extensions.rs` |
 //! | PutAlarm, DescribeAlarms, DeleteAlarms (sluice's own) | `alarms.rs` |
-//! | ListConsumers (sluice's own) | `consumers.rs` |
+//! | ListConsumers, CreateConsumer, UpdateConsumer, DeleteConsumer, PauseConsumer, ResumeConsumer (sluice's own) | `consumers.rs` |
 //!
 //! `batch.rs` holds the rules every batch action shares (rule L2).
 
@@ -107,6 +107,11 @@ pub async fn dispatch<B: Broker>(
         "DescribeAlarms" => alarms::describe_alarms(svc, parse(input)?).await,
         "DeleteAlarms" => alarms::delete_alarms(svc, parse(input)?).await,
         "ListConsumers" => consumers::list_consumers(svc, parse(input)?).await,
+        "CreateConsumer" => consumers::create_consumer(svc, parse(input)?).await,
+        "UpdateConsumer" => consumers::update_consumer(svc, parse(input)?).await,
+        "DeleteConsumer" => consumers::delete_consumer(svc, parse(input)?).await,
+        "PauseConsumer" => consumers::set_consumer_stopped(svc, parse(input)?, true).await,
+        "ResumeConsumer" => consumers::set_consumer_stopped(svc, parse(input)?, false).await,
         other => Err(SqsError::new(
             ErrorCode::UnsupportedOperation,
             format!("{other} is not supported by this server yet."),

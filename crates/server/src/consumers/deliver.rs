@@ -17,7 +17,8 @@ use sluice_core::error::error_chain;
 use super::config::ConsumerSpec;
 use super::event::{EventSource, build_event, seal_receipt_handles};
 use super::outcome::{
-    FailureKind, ItemFailure, Outcome, hold_back_groups, read_success, retry_after,
+    FailureKind, ItemFailure, MAX_REASON_CHARS, Outcome, answer_failure_reason, hold_back_groups,
+    read_success, retry_after,
 };
 use crate::metrics::ConsumerMetrics;
 use crate::receipts::HandleSealer;
@@ -84,11 +85,20 @@ impl<B: Broker> Delivery<B> {
         let handles: Vec<String> = messages.iter().map(|m| m.receipt_handle.clone()).collect();
         self.metrics.delivered(&self.spec.name, messages.len());
         let invoked = self.invoke(body, &ids);
-        let outcome = self.keeping_invisible(&handles, visibility, invoked).await;
+        let (outcome, reason) = self.keeping_invisible(&handles, visibility, invoked).await;
         let keep = match &outcome {
             Outcome::AllSucceeded => BTreeMap::new(),
             Outcome::Partial(failed) => {
                 self.metrics.failed(&self.spec.name, "partial");
+                let named = messages.iter().filter_map(|m| {
+                    let f = failed.get(&m.message_id).filter(|f| !f.permanent)?;
+                    let reason = f
+                        .reason
+                        .clone()
+                        .unwrap_or_else(|| "named in the handler's batchItemFailures".to_string());
+                    Some((m, reason))
+                });
+                self.record_failures(named.collect(), visibility).await;
                 if self.fifo {
                     let batch: Vec<(&str, Option<&str>)> = messages
                         .iter()
@@ -118,8 +128,12 @@ impl<B: Broker> Delivery<B> {
                     queue = %self.spec.queue,
                     messages = messages.len(),
                     failure = kind.as_str(),
+                    reason = reason.as_deref().unwrap_or(""),
                     "batch failed: its messages come back after their visibility timeout"
                 );
+                let reason = reason.unwrap_or_else(|| kind.as_str().to_string());
+                let all = messages.iter().map(|m| (m, reason.clone())).collect();
+                self.record_failures(all, visibility).await;
                 return outcome;
             }
         };
@@ -133,20 +147,25 @@ impl<B: Broker> Delivery<B> {
         outcome
     }
 
-    /// The POST, bounded by the consumer's timeout, and the answer read.
-    async fn invoke(&self, body: Bytes, ids: &BTreeSet<&str>) -> Outcome {
+    /// The POST, bounded by the consumer's timeout, and the answer read;
+    /// with a whole-batch failure, its reason (rule C11).
+    async fn invoke(&self, body: Bytes, ids: &BTreeSet<&str>) -> (Outcome, Option<String>) {
         let request = http::Request::post(self.spec.url.as_str())
             .header(http::header::CONTENT_TYPE, "application/json")
             .body(Full::new(body));
         let Ok(request) = request else {
             // The URL was checked at start; a request that cannot be built
             // is counted as a connection failure.
-            return Outcome::Failed(FailureKind::Connection);
+            return (
+                Outcome::Failed(FailureKind::Connection),
+                Some("the handler's URL cannot be requested".into()),
+            );
         };
         let call = async {
             let response = self.client.request(request).await.map_err(|e| {
-                tracing::debug!(consumer = %self.spec.name, error = %error_chain(&e), "handler unreachable");
-                FailureKind::Connection
+                let chain = error_chain(&e);
+                tracing::debug!(consumer = %self.spec.name, error = %chain, "handler unreachable");
+                format!("handler unreachable: {chain}")
             })?;
             let status = response.status();
             let function_error = response.headers().contains_key(FUNCTION_ERROR);
@@ -161,20 +180,64 @@ impl<B: Broker> Delivery<B> {
                 .into_body()
                 .collect()
                 .await
-                .map_err(|_| FailureKind::Connection)?
+                .map_err(|e| format!("answer broken off: {}", error_chain(&e)))?
                 .to_bytes();
-            Ok::<_, FailureKind>((status, function_error, wait, body))
+            Ok::<_, String>((status, function_error, wait, body))
+        };
+        let failed = |kind, status: http::StatusCode, body: &[u8]| {
+            let reason = answer_failure_reason(kind, status.as_u16(), body);
+            (Outcome::Failed(kind), Some(reason))
         };
         match tokio::time::timeout(self.spec.timeout, call).await {
-            Err(_) => Outcome::Failed(FailureKind::Timeout),
-            Ok(Err(kind)) => Outcome::Failed(kind),
-            Ok(Ok((_, true, _, _))) => Outcome::Failed(FailureKind::FunctionError),
-            Ok(Ok((_, false, Some(wait), _))) => Outcome::Throttled(wait),
-            Ok(Ok((status, false, None, _))) if !status.is_success() => {
-                Outcome::Failed(FailureKind::Status)
+            Err(_) => (
+                Outcome::Failed(FailureKind::Timeout),
+                Some(format!(
+                    "handler timed out after {} s",
+                    self.spec.timeout.as_secs()
+                )),
+            ),
+            Ok(Err(reason)) => (Outcome::Failed(FailureKind::Connection), Some(reason)),
+            Ok(Ok((status, true, _, body))) => failed(FailureKind::FunctionError, status, &body),
+            Ok(Ok((_, false, Some(wait), _))) => (Outcome::Throttled(wait), None),
+            Ok(Ok((status, false, None, body))) if !status.is_success() => {
+                failed(FailureKind::Status, status, &body)
             }
-            Ok(Ok((_, false, None, body))) => {
-                read_success(&body, ids, self.spec.report_batch_item_failures)
+            Ok(Ok((status, false, None, body))) => {
+                match read_success(&body, ids, self.spec.report_batch_item_failures) {
+                    Outcome::Failed(kind) => failed(kind, status, &body),
+                    outcome => (outcome, None),
+                }
+            }
+        }
+    }
+
+    /// Keeps each failure's reason with its message as its last failure
+    /// reason (rule C11), so that the dead-letter queue shows it when the
+    /// message finally moves there by maxReceiveCount. The message comes
+    /// back after a visibility timeout from now, or after the queue's
+    /// `SluiceRetryBackoff` when it has one, as without a reason. One that
+    /// cannot be recorded (its handle expired) comes back as it would have.
+    async fn record_failures(&self, failed: Vec<(&ReceivedMessage, String)>, visibility: u32) {
+        if failed.is_empty() {
+            return;
+        }
+        let retry_after_seconds = match self.broker.get_queue(&self.spec.queue).await {
+            Ok(meta) if meta.config.backoff().is_some() => None,
+            _ => Some(visibility),
+        };
+        for (m, reason) in failed {
+            let reason = format!("consumer {}: {reason}", self.spec.name);
+            let nack = Nack {
+                reason: Some(reason.chars().take(MAX_REASON_CHARS).collect()),
+                permanent: false,
+                retry_after_seconds,
+            };
+            if let Err(e) = self
+                .broker
+                .nack_message(&self.spec.queue, &m.receipt_handle, nack)
+                .await
+            {
+                tracing::debug!(consumer = %self.spec.name, message = %m.message_id, error = %e, "cannot record a failure reason");
             }
         }
     }

@@ -11,7 +11,9 @@
 //! receives a batch (over a batching window); [`scaling`] decides how many
 //! batches may be in flight; [`event`] builds the event; [`outcome`] reads the handler's answer; [`deliver`]
 //! posts one batch, keeps its messages invisible while it runs and applies
-//! the answer. This file holds the poll loop. Everything goes through the
+//! the answer; [`registry`] lists every consumer with its state;
+//! [`runtime`] creates, changes and deletes consumers at run time, saved
+//! by [`store`]. This file holds the poll loop. Everything goes through the
 //! [`Broker`] trait, so every engine serves consumers.
 
 pub mod config;
@@ -20,7 +22,9 @@ pub mod event;
 pub mod gather;
 pub mod outcome;
 pub mod registry;
+pub mod runtime;
 pub mod scaling;
+pub mod store;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -40,6 +44,9 @@ use scaling::Scaling;
 
 /// Wait before polling again after the queue could not be read.
 const RETRY_AFTER_ERROR: Duration = Duration::from_secs(1);
+
+/// How often a stopped consumer looks whether it was resumed.
+const STOPPED_POLL: Duration = Duration::from_millis(100);
 
 /// Why consumers cannot start.
 #[derive(Debug, thiserror::Error)]
@@ -98,7 +105,7 @@ impl Drop for Consumers {
 }
 
 /// Starts one poll loop per consumer (checked by [`check_consumers`]),
-/// each listed in `registry` with its state.
+/// each listed in `registry` with its state, as a config-file consumer.
 pub fn spawn_consumers<B: Broker>(
     broker: &B,
     account: &Account,
@@ -106,24 +113,50 @@ pub fn spawn_consumers<B: Broker>(
     registry: &ConsumerRegistry,
     specs: Vec<ConsumerSpec>,
 ) -> Consumers {
+    let host = ConsumerHost {
+        broker,
+        account,
+        metrics,
+        registry,
+    };
     let client = handler_client();
     let tasks = specs
         .into_iter()
         .map(|spec| {
-            let delivery = Delivery {
-                fifo: sluice_core::queue_name::is_fifo_name(&spec.queue),
-                broker: broker.clone(),
-                source: EventSource::new(account, &spec.queue),
-                spec,
-                client: client.clone(),
-                metrics: metrics.clone(),
-                sealer: tokio::sync::OnceCell::new(),
-            };
-            registry.register(&delivery.spec);
-            tokio::spawn(poll(Arc::new(delivery), registry.clone()))
+            registry.register(&spec);
+            host.spawn(spec, client.clone())
         })
         .collect();
     Consumers { tasks }
+}
+
+/// What a consumer's poll loop is started with.
+#[derive(Clone, Copy)]
+pub struct ConsumerHost<'a, B> {
+    /// The engine.
+    pub broker: &'a B,
+    /// The account of the queues' ARNs.
+    pub account: &'a Account,
+    /// Counters.
+    pub metrics: &'a ConsumerMetrics,
+    /// Where its state is listed (it must be registered already).
+    pub registry: &'a ConsumerRegistry,
+}
+
+impl<B: Broker> ConsumerHost<'_, B> {
+    /// Starts the poll loop of `spec`, already registered.
+    pub fn spawn(&self, spec: ConsumerSpec, client: deliver::HandlerClient) -> JoinHandle<()> {
+        let delivery = Delivery {
+            fifo: sluice_core::queue_name::is_fifo_name(&spec.queue),
+            broker: self.broker.clone(),
+            source: EventSource::new(self.account, &spec.queue),
+            spec,
+            client,
+            metrics: self.metrics.clone(),
+            sealer: tokio::sync::OnceCell::new(),
+        };
+        tokio::spawn(poll(Arc::new(delivery), self.registry.clone()))
+    }
 }
 
 /// Receives batches while fewer than the current limit are in flight
@@ -145,6 +178,15 @@ async fn poll<B: Broker>(delivery: Arc<Delivery<B>>, registry: ConsumerRegistry)
         };
         let in_flight_now = u32::try_from(in_flight.len()).unwrap_or(u32::MAX);
         registry.update(&spec.name, in_flight_now, limit, paused_until.is_some());
+        if registry.is_stopped(&spec.name) {
+            // PauseConsumer (rule C10): nothing new is received; batches
+            // in flight finish.
+            tokio::select! {
+                _ = in_flight.join_next(), if !in_flight.is_empty() => {}
+                _ = tokio::time::sleep(STOPPED_POLL) => {}
+            }
+            continue;
+        }
         if let Some(until) = paused_until {
             tokio::time::sleep_until(until).await;
             continue;
@@ -171,15 +213,26 @@ async fn poll<B: Broker>(delivery: Arc<Delivery<B>>, registry: ConsumerRegistry)
                 failing = false;
                 lock(&scaling).received(messages.len(), spec.batch_size);
                 let (delivery, scaling) = (delivery.clone(), scaling.clone());
+                let registry = registry.clone();
                 in_flight.spawn(async move {
-                    // A pause that began while this batch was received
+                    // A pause that began while this batch was received (a
+                    // Retry-After, or PauseConsumer during the long poll)
                     // holds it, invisible, until the pause ends.
                     loop {
                         let paused_until = lock(&scaling).paused_until(Instant::now());
-                        let Some(until) = paused_until else { break };
-                        delivery
-                            .hold(&messages, visibility, tokio::time::sleep_until(until))
-                            .await;
+                        if let Some(until) = paused_until {
+                            let wait = tokio::time::sleep_until(until);
+                            delivery.hold(&messages, visibility, wait).await;
+                        } else if registry.is_stopped(&delivery.spec.name) {
+                            let resumed = async {
+                                while registry.is_stopped(&delivery.spec.name) {
+                                    tokio::time::sleep(STOPPED_POLL).await;
+                                }
+                            };
+                            delivery.hold(&messages, visibility, resumed).await;
+                        } else {
+                            break;
+                        }
                     }
                     let outcome = delivery.deliver(messages, visibility).await;
                     lock(&scaling).answered(&outcome, Instant::now());

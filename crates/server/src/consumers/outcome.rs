@@ -50,6 +50,29 @@ impl FailureKind {
 /// Longest failure reason kept, as NackMessage's `Reason`.
 pub const MAX_REASON_CHARS: usize = 1024;
 
+/// The failure reason kept with each message of a batch that failed as a
+/// whole (rule C11): the HTTP status, and the `errorType` and
+/// `errorMessage` of a Lambda error payload when the body has them.
+pub fn answer_failure_reason(kind: FailureKind, status: u16, body: &[u8]) -> String {
+    let error = serde_json::from_slice::<Value>(body).ok().and_then(|v| {
+        let message = v.get("errorMessage")?.as_str()?.to_string();
+        Some(match v.get("errorType").and_then(Value::as_str) {
+            Some(t) if !t.is_empty() => format!("{t}: {message}"),
+            _ => message,
+        })
+    });
+    let what = match kind {
+        FailureKind::FunctionError => format!("function error (HTTP {status})"),
+        FailureKind::BadResponse => format!("unreadable batch response (HTTP {status})"),
+        _ => format!("HTTP {status}"),
+    };
+    let reason = match error {
+        Some(e) => format!("{what}: {e}"),
+        None => what,
+    };
+    reason.chars().take(MAX_REASON_CHARS).collect()
+}
+
 /// One item the handler named in `batchItemFailures`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ItemFailure {
@@ -302,6 +325,28 @@ mod tests {
             retry_after(503, Some("Wed, 21 Oct 2015 07:28:00 GMT")),
             None
         );
+    }
+
+    /// C11: a whole-batch failure's reason names the status and a Lambda
+    /// error payload's type and message.
+    #[test]
+    fn c11_answer_failure_reasons() {
+        let payload = br#"{"errorMessage":"boom","errorType":"ValueError"}"#;
+        assert_eq!(
+            answer_failure_reason(FailureKind::FunctionError, 200, payload),
+            "function error (HTTP 200): ValueError: boom"
+        );
+        assert_eq!(
+            answer_failure_reason(FailureKind::Status, 502, b"<html>"),
+            "HTTP 502"
+        );
+        assert_eq!(
+            answer_failure_reason(FailureKind::Status, 500, br#"{"errorMessage":"db down"}"#),
+            "HTTP 500: db down"
+        );
+        let long = format!(r#"{{"errorMessage":"{}"}}"#, "x".repeat(2000));
+        let cut = answer_failure_reason(FailureKind::Status, 500, long.as_bytes());
+        assert_eq!(cut.chars().count(), MAX_REASON_CHARS);
     }
 
     /// C2: without ReportBatchItemFailures the body is not read.

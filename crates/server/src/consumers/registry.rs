@@ -6,17 +6,54 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use super::config::ConsumerSpec;
 
+/// Where a consumer was declared.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ConsumerSource {
+    /// `[[consumers]]` in the config file: changed there, not at run time.
+    Config,
+    /// CreateConsumer: changed and deleted at run time (rule C9).
+    Api,
+}
+
+impl ConsumerSource {
+    /// As ListConsumers shows it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ConsumerSource::Config => "config",
+            ConsumerSource::Api => "api",
+        }
+    }
+}
+
 /// One consumer as listed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ConsumerStatus {
     /// Its settings.
     pub spec: ConsumerSpec,
+    /// Where it was declared.
+    pub source: ConsumerSource,
     /// Batches being delivered (or held by a Retry-After) now.
     pub in_flight: u32,
     /// Batches it may have in flight now (rule C7).
     pub limit: u32,
     /// A handler's Retry-After holds new deliveries back.
     pub paused: bool,
+    /// PauseConsumer stopped it from receiving (rule C10).
+    pub stopped: bool,
+}
+
+impl ConsumerStatus {
+    /// As ListConsumers' `State` shows it: `stopped` (PauseConsumer),
+    /// `throttled` (a handler's Retry-After), or `running`.
+    pub fn state(&self) -> &'static str {
+        if self.stopped {
+            "stopped"
+        } else if self.paused {
+            "throttled"
+        } else {
+            "running"
+        }
+    }
 }
 
 /// Every consumer of this node, by name. Clones share the same list.
@@ -26,15 +63,50 @@ pub struct ConsumerRegistry {
 }
 
 impl ConsumerRegistry {
-    /// Adds (or replaces) a consumer that is starting.
+    /// Adds (or replaces) a config-file consumer that is starting.
     pub fn register(&self, spec: &ConsumerSpec) {
+        self.register_from(spec, ConsumerSource::Config, false);
+    }
+
+    /// Adds (or replaces) a consumer that is starting, from `source`,
+    /// stopped or not.
+    pub fn register_from(&self, spec: &ConsumerSpec, source: ConsumerSource, stopped: bool) {
         let status = ConsumerStatus {
             spec: spec.clone(),
+            source,
             in_flight: 0,
             limit: 1,
             paused: false,
+            stopped,
         };
         self.lock().insert(spec.name.clone(), status);
+    }
+
+    /// Removes a consumer.
+    pub fn remove(&self, name: &str) {
+        self.lock().remove(name);
+    }
+
+    /// One consumer.
+    pub fn get(&self, name: &str) -> Option<ConsumerStatus> {
+        self.lock().get(name).cloned()
+    }
+
+    /// Stops a consumer from receiving, or lets it go on; false if there
+    /// is none of that name.
+    pub fn set_stopped(&self, name: &str, stopped: bool) -> bool {
+        match self.lock().get_mut(name) {
+            Some(s) => {
+                s.stopped = stopped;
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Whether PauseConsumer stopped it.
+    pub fn is_stopped(&self, name: &str) -> bool {
+        self.lock().get(name).is_some_and(|s| s.stopped)
     }
 
     /// Records a consumer's state.

@@ -1,0 +1,245 @@
+//! `sluice consumers`: list a server's push consumers with their state, and
+//! create, change, pause, resume and delete them, through the
+//! ListConsumers, CreateConsumer, UpdateConsumer, PauseConsumer,
+//! ResumeConsumer and DeleteConsumer actions (rules C8–C10).
+
+use clap::{Args, Subcommand};
+use serde_json::{Value, json};
+
+use crate::admin::{Connection, out, outln, print_json};
+use crate::table::Table;
+
+/// `sluice consumers …`.
+#[derive(Args, Debug)]
+#[command(args_conflicts_with_subcommands = true)]
+pub struct ConsumersArgs {
+    #[command(flatten)]
+    connection: Connection,
+    #[command(subcommand)]
+    command: Option<ConsumersCommand>,
+    /// With no subcommand: list the consumers (as `list`).
+    #[command(flatten)]
+    list: ListArgs,
+}
+
+#[derive(Subcommand, Debug)]
+enum ConsumersCommand {
+    /// Every consumer with its state, batches in flight and settings (the default).
+    List(ListArgs),
+    /// Create a consumer, checked as the config file's `[[consumers]]` are;
+    /// it is saved in the data directory and starts again after a restart
+    /// (not on PostgreSQL: there it lasts until the node restarts).
+    Create(CreateArgs),
+    /// Change the settings given of a consumer created at run time; it
+    /// restarts with them. Consumers of the config file are changed there.
+    Update(UpdateArgs),
+    /// Delete a consumer created at run time (its batches in flight stop:
+    /// their messages come back after their visibility timeout).
+    Delete(NameArgs),
+    /// Stop a consumer from receiving; batches already posted finish.
+    Pause(NameArgs),
+    /// Let a paused consumer receive again.
+    Resume(NameArgs),
+}
+
+#[derive(Args, Debug)]
+struct ListArgs {
+    /// Only the consumers of this queue (name or URL).
+    #[arg(long, value_name = "QUEUE")]
+    queue: Option<String>,
+    /// Print the ListConsumers answer as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Args, Debug)]
+struct NameArgs {
+    /// The consumer.
+    #[arg(value_name = "CONSUMER")]
+    name: String,
+}
+
+#[derive(Args, Debug)]
+struct CreateArgs {
+    /// Unique name of the consumer.
+    #[arg(value_name = "CONSUMER")]
+    name: String,
+    /// The queue read (name or URL).
+    #[arg(long, value_name = "QUEUE")]
+    queue: String,
+    /// The handler's http:// URL, where batches are POSTed.
+    #[arg(long, value_name = "URL")]
+    url: String,
+    #[command(flatten)]
+    settings: Settings,
+}
+
+#[derive(Args, Debug)]
+struct UpdateArgs {
+    /// The consumer.
+    #[arg(value_name = "CONSUMER")]
+    name: String,
+    /// Another queue to read (name or URL).
+    #[arg(long, value_name = "QUEUE")]
+    queue: Option<String>,
+    /// Another handler URL.
+    #[arg(long, value_name = "URL")]
+    url: Option<String>,
+    #[command(flatten)]
+    settings: Settings,
+}
+
+/// The settings both `create` (defaults in brackets) and `update` (left
+/// out: unchanged) take.
+#[derive(Args, Debug)]
+struct Settings {
+    /// Most messages per batch: 1–10,000, 1–10 on a FIFO queue; above 10
+    /// needs --batching-window [default: 10].
+    #[arg(long, value_name = "N")]
+    batch_size: Option<u32>,
+    /// Seconds to gather a batch after its first message, 0–300; not on
+    /// FIFO queues [default: 0].
+    #[arg(long, value_name = "SECONDS")]
+    batching_window: Option<u64>,
+    /// Most batches in flight at once, 2–1,000 [default: 2].
+    #[arg(long, value_name = "N")]
+    max_concurrency: Option<u32>,
+    /// The handler's time limit in seconds, at most the queue's visibility
+    /// timeout [default: 30].
+    #[arg(long, value_name = "SECONDS")]
+    timeout: Option<u64>,
+    /// Read `batchItemFailures` from the handler's answer (true or false;
+    /// alone: true) [default: false].
+    #[arg(long, value_name = "BOOL", num_args = 0..=1, default_missing_value = "true")]
+    report_batch_item_failures: Option<bool>,
+}
+
+impl Settings {
+    fn write(&self, request: &mut Value) {
+        let fields = [
+            ("BatchSize", self.batch_size.map(Value::from)),
+            (
+                "BatchingWindowSeconds",
+                self.batching_window.map(Value::from),
+            ),
+            ("MaxConcurrency", self.max_concurrency.map(Value::from)),
+            ("TimeoutSeconds", self.timeout.map(Value::from)),
+            (
+                "ReportBatchItemFailures",
+                self.report_batch_item_failures.map(Value::from),
+            ),
+        ];
+        for (name, value) in fields {
+            if let Some(v) = value {
+                request[name] = v;
+            }
+        }
+    }
+}
+
+/// Runs the command: exit 0, or 1 with `error: …` when the server refuses.
+pub async fn run(args: ConsumersArgs) -> anyhow::Result<u8> {
+    let client = args.connection.client()?;
+    match args.command.unwrap_or(ConsumersCommand::List(args.list)) {
+        ConsumersCommand::List(list) => {
+            let mut request = json!({});
+            if let Some(queue) = &list.queue {
+                request["QueueUrl"] = json!(client.queue_url(queue).await?);
+            }
+            let answer = client.sluice("ListConsumers", request).await?;
+            if list.json {
+                print_json(&answer);
+                return Ok(0);
+            }
+            let consumers = answer["Consumers"].as_array().cloned().unwrap_or_default();
+            if consumers.is_empty() {
+                outln!("no consumers");
+            } else {
+                out!("{}", table(&consumers));
+            }
+        }
+        ConsumersCommand::Create(create) => {
+            let mut request = json!({
+                "Name": create.name,
+                "QueueUrl": client.queue_url(&create.queue).await?,
+                "Url": create.url,
+            });
+            create.settings.write(&mut request);
+            client.sluice("CreateConsumer", request).await?;
+            outln!("consumer {} created", create.name);
+        }
+        ConsumersCommand::Update(update) => {
+            let mut request = json!({ "Name": update.name });
+            if let Some(queue) = &update.queue {
+                request["QueueUrl"] = json!(client.queue_url(queue).await?);
+            }
+            if let Some(url) = &update.url {
+                request["Url"] = json!(url);
+            }
+            update.settings.write(&mut request);
+            client.sluice("UpdateConsumer", request).await?;
+            outln!("consumer {} updated", update.name);
+        }
+        ConsumersCommand::Delete(n) => {
+            client
+                .sluice("DeleteConsumer", json!({ "Name": n.name }))
+                .await?;
+            outln!("consumer {} deleted", n.name);
+        }
+        ConsumersCommand::Pause(n) => {
+            client
+                .sluice("PauseConsumer", json!({ "Name": n.name }))
+                .await?;
+            outln!("consumer {} paused", n.name);
+        }
+        ConsumersCommand::Resume(n) => {
+            client
+                .sluice("ResumeConsumer", json!({ "Name": n.name }))
+                .await?;
+            outln!("consumer {} resumed", n.name);
+        }
+    }
+    Ok(0)
+}
+
+/// One line per consumer: name, queue, state, batches in flight over the
+/// current limit, settings, where it was declared, handler URL.
+fn table(consumers: &[Value]) -> String {
+    let mut t = Table::new(&[
+        "CONSUMER",
+        "QUEUE",
+        "STATE",
+        "IN FLIGHT",
+        "BATCH",
+        "WINDOW",
+        "MAX CONC",
+        "TIMEOUT",
+        "ITEM FAILURES",
+        "SOURCE",
+        "URL",
+    ]);
+    for c in consumers {
+        t.row(vec![
+            text(&c["Name"]),
+            text(&c["QueueName"]),
+            text(&c["State"]),
+            format!("{}/{}", c["InFlightBatches"], c["ConcurrencyLimit"]),
+            text(&c["BatchSize"]),
+            format!("{} s", c["BatchingWindowSeconds"]),
+            text(&c["MaxConcurrency"]),
+            format!("{} s", c["TimeoutSeconds"]),
+            if c["ReportBatchItemFailures"] == true {
+                "yes".into()
+            } else {
+                "no".into()
+            },
+            text(&c["Source"]),
+            text(&c["Url"]),
+        ]);
+    }
+    t.render()
+}
+
+fn text(v: &Value) -> String {
+    v.as_str().map_or_else(|| v.to_string(), str::to_string)
+}

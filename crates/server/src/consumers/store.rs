@@ -1,0 +1,125 @@
+//! The consumers created at run time, saved in `consumers.json` in the data
+//! directory so that they survive a restart (rule C9), as `alarms.json`
+//! keeps the alarms defined through the API.
+
+use std::path::Path;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use super::config::ConsumerSpec;
+
+/// One saved consumer: its settings, and whether PauseConsumer stopped it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SavedConsumer {
+    /// Unique name.
+    pub name: String,
+    /// The queue read.
+    pub queue: String,
+    /// The handler's URL.
+    pub url: String,
+    /// Most messages per batch.
+    pub batch_size: u32,
+    /// Seconds to gather a batch.
+    pub batching_window_seconds: u64,
+    /// Most batches in flight.
+    pub max_concurrency: u32,
+    /// The handler's time limit, seconds.
+    pub timeout_seconds: u64,
+    /// Read `batchItemFailures`.
+    pub report_batch_item_failures: bool,
+    /// Stopped by PauseConsumer.
+    #[serde(default)]
+    pub stopped: bool,
+}
+
+impl SavedConsumer {
+    /// The saved form of `spec`.
+    pub fn new(spec: &ConsumerSpec, stopped: bool) -> Self {
+        Self {
+            name: spec.name.clone(),
+            queue: spec.queue.clone(),
+            url: spec.url.clone(),
+            batch_size: spec.batch_size,
+            batching_window_seconds: spec.batching_window.as_secs(),
+            max_concurrency: spec.max_concurrency,
+            timeout_seconds: spec.timeout.as_secs(),
+            report_batch_item_failures: spec.report_batch_item_failures,
+            stopped,
+        }
+    }
+
+    /// The settings saved.
+    pub fn spec(&self) -> ConsumerSpec {
+        ConsumerSpec {
+            name: self.name.clone(),
+            queue: self.queue.clone(),
+            url: self.url.clone(),
+            batch_size: self.batch_size,
+            batching_window: Duration::from_secs(self.batching_window_seconds),
+            max_concurrency: self.max_concurrency,
+            timeout: Duration::from_secs(self.timeout_seconds),
+            report_batch_item_failures: self.report_batch_item_failures,
+        }
+    }
+}
+
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct SavedConsumers {
+    consumers: Vec<SavedConsumer>,
+}
+
+/// The saved consumers; none when the file does not exist yet.
+pub fn read(path: &Path) -> std::io::Result<Vec<SavedConsumer>> {
+    match std::fs::read(path) {
+        Ok(bytes) => serde_json::from_slice::<SavedConsumers>(&bytes)
+            .map(|s| s.consumers)
+            .map_err(std::io::Error::other),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Vec::new()),
+        Err(e) => Err(e),
+    }
+}
+
+/// Writes a temporary file and renames it over the old one, so that a
+/// crash leaves either the old list or the new one.
+pub fn write(path: &Path, consumers: Vec<SavedConsumer>) -> std::io::Result<()> {
+    let bytes =
+        serde_json::to_vec_pretty(&SavedConsumers { consumers }).map_err(std::io::Error::other)?;
+    let tmp = path.with_extension("json.tmp");
+    {
+        use std::io::Write;
+        let mut f = std::fs::File::create(&tmp)?;
+        f.write_all(&bytes)?;
+        f.sync_all()?;
+    }
+    std::fs::rename(&tmp, path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// C9: what is written is read back, stopped flag included; a missing
+    /// file is an empty list.
+    #[test]
+    fn c9_saved_consumers_round_trip() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("consumers.json");
+        assert_eq!(read(&path).unwrap(), Vec::new());
+        let spec = ConsumerSpec {
+            name: "w".into(),
+            queue: "q".into(),
+            url: "http://127.0.0.1:9/".into(),
+            batch_size: 20,
+            batching_window: Duration::from_secs(2),
+            max_concurrency: 3,
+            timeout: Duration::from_secs(5),
+            report_batch_item_failures: true,
+        };
+        write(&path, vec![SavedConsumer::new(&spec, true)]).unwrap();
+        let back = read(&path).unwrap();
+        assert_eq!(back.len(), 1);
+        assert_eq!(back[0].spec(), spec);
+        assert!(back[0].stopped);
+    }
+}
