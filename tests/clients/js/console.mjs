@@ -92,6 +92,16 @@ before(async () => {
   for (let i = 0; i < 2; i++) await sqs('SendMessage', { QueueUrl: q.payments, MessageBody: `{"later":${i}}`, DelaySeconds: 900 });
   assert.deepEqual(await depths(q.orders), { visible: 3, inFlight: 1, delayed: 0 });
   assert.deepEqual(await depths(q.dlq), { visible: 4, inFlight: 0, delayed: 0 });
+  // An alarm on the DLQ's depth, evaluated every 10 s: it has changes to show by the end.
+  await sluice('PutAlarm', {
+    AlarmName: 'orders-dlq-depth',
+    QueueUrl: q.dlq,
+    MetricName: 'ApproximateNumberOfMessagesVisible',
+    Period: 10,
+    Threshold: 1,
+    ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+    AlarmDescription: 'Orders are failing.',
+  });
 
   mkdirSync(SHOTS, { recursive: true });
   browser = await launch(ENDPOINT);
@@ -297,6 +307,70 @@ test('a running move task is cancelled from its row', async () => {
   const { Results } = await sqs('ListMessageMoveTasks', { SourceArn: (await sqs('GetQueueAttributes', { QueueUrl: q.dlq, AttributeNames: ['QueueArn'] })).Attributes.QueueArn });
   assert.equal(Results[0].Status, 'CANCELLED');
   assert.ok((await depths(q.dlq)).visible > 0, 'cancelled before moving them all');
+});
+
+test('alarms are listed with state, metric, queue, threshold and history, and follow the server', async () => {
+  await page.goto(`${ENDPOINT}/console/#/alarms`);
+  await page.locator('#alarms[data-ready="true"]').waitFor();
+  const row = page.locator('#alarms tr[data-alarm="orders-dlq-depth"]');
+  assert.equal(await row.locator('[data-col="queue"]').textContent(), 'orders-dlq');
+  assert.equal(await row.locator('[data-col="metric"]').textContent(), 'Maximum of ApproximateNumberOfMessagesVisible');
+  assert.equal(await row.locator('[data-col="threshold"]').textContent(), '≥ 1 over 1 × 10 s');
+  assert.equal(await row.locator('[data-col="source"]').textContent(), 'api');
+  // A new alarm appears by itself; the DLQ's alarm reaches ALARM (the stray messages are there).
+  await sluice('PutAlarm', {
+    AlarmName: 'orders-backlog',
+    QueueUrl: q.orders,
+    MetricName: 'ApproximateAgeOfOldestMessage',
+    Period: 60,
+    EvaluationPeriods: 3,
+    DatapointsToAlarm: 2,
+    Threshold: 3600,
+    ComparisonOperator: 'GreaterThanThreshold',
+  });
+  await page.locator('#alarms tr[data-alarm="orders-backlog"]').waitFor({ timeout: 15000 });
+  assert.equal(await page.locator('#alarms tr[data-alarm="orders-backlog"] [data-col="threshold"]').textContent(), '> 3600 over 2 of 3 × 60 s');
+  await page.waitForFunction(
+    () => document.querySelector('#alarms tr[data-alarm="orders-dlq-depth"] [data-col="state"]').textContent === 'ALARM',
+    null,
+    { timeout: 45000 },
+  );
+  // The history opens from the keyboard and stays open across refreshes.
+  const summary = page.locator('#alarms tr[data-history-of="orders-dlq-depth"] summary');
+  await summary.focus();
+  await page.keyboard.press('Enter');
+  const history = page.locator('#alarms tr[data-history-of="orders-dlq-depth"] ol.history');
+  await history.waitFor();
+  assert.match(await history.textContent(), /→ ALARM: Threshold Crossed/);
+  await page.waitForTimeout(3500);
+  assert.ok(await history.isVisible(), 'an open history stays open on a refresh');
+  await shot('alarms');
+});
+
+test('doctor findings are computed in the page with their fixes, and follow the queues', async () => {
+  // emails: one receive before the DLQ, and a visibility timeout too short for its consumer.
+  const dlqArn = (await sqs('GetQueueAttributes', { QueueUrl: q.dlq, AttributeNames: ['QueueArn'] })).Attributes.QueueArn;
+  await sqs('CreateQueue', {
+    QueueName: 'emails',
+    Attributes: { VisibilityTimeout: '60', RedrivePolicy: JSON.stringify({ deadLetterTargetArn: dlqArn, maxReceiveCount: 1 }) },
+    tags: { 'sluice:consumer-timeout-seconds': '30' },
+  });
+  await page.goto(`${ENDPOINT}/console/#/doctor`);
+  await page.locator('#findings[data-ready="true"]').waitFor();
+  const finding = (check, queue) => page.locator(`#findings [data-check="${check}"][data-queue="${queue}"]`);
+  assert.equal(await finding('max-receive-count', 'emails').getAttribute('data-severity'), 'warning');
+  assert.match(await finding('visibility-timeout', 'emails').textContent(), /Fix: set VisibilityTimeout to at least 180/);
+  assert.equal(await finding('redrive-policy', 'payments').getAttribute('data-severity'), 'warning');
+  assert.equal(await finding('dlq-retention', 'orders-dlq').count(), 2, 'one per source');
+  assert.match(await finding('dlq-retention', 'orders-dlq').first().textContent(), /4d − 4d = 0s/);
+  assert.match(await finding('dlq-alarm', 'orders-dlq').textContent(), /has no actions/);
+  assert.equal(await page.locator('#findings [data-severity="critical"]').count(), 0);
+  assert.match(await page.locator('#cli-only').textContent(), /dlq-expiring/);
+  await shot('doctor');
+  // Fixed through the API, the finding goes away by itself.
+  await sqs('SetQueueAttributes', { QueueUrl: q.dlq, Attributes: { MessageRetentionPeriod: '1209600' } });
+  await page.waitForFunction(() => !document.querySelector('#findings [data-check="dlq-retention"]'), null, { timeout: 15000 });
+  assert.equal(await finding('max-receive-count', 'emails').count(), 1, 'the others stay');
 });
 
 test('no JavaScript error and no foreign request in the whole run', () => {
