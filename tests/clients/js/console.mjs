@@ -373,6 +373,48 @@ test('doctor findings are computed in the page with their fixes, and follow the 
   assert.equal(await finding('max-receive-count', 'emails').count(), 1, 'the others stay');
 });
 
+test("a queue's attributes and redrive policies are edited, the server's refusals shown inline", async () => {
+  // The two refusals below are 400s, which Chromium logs as errors: exactly those are expected.
+  const errorsBefore = browser.errors.length;
+  await page.goto(`${ENDPOINT}/console/#/queues/payments`);
+  const attrsForm = page.locator('#edit-attributes');
+  await attrsForm.waitFor();
+  await page.getByLabel('Visibility timeout (seconds)').fill('50000');
+  await attrsForm.getByRole('button', { name: 'Save' }).click();
+  await attrsForm.locator('.status.error').waitFor();
+  assert.match(await attrsForm.locator('.status').textContent(), /^InvalidAttributeValue: .*VisibilityTimeout/);
+  await page.getByLabel('Visibility timeout (seconds)').fill('120');
+  await attrsForm.getByRole('button', { name: 'Save' }).click();
+  await attrsForm.locator('.status.ok').waitFor();
+  assert.equal(await attrsForm.locator('.status').textContent(), 'Saved: VisibilityTimeout.');
+  const get = async (name) => (await sqs('GetQueueAttributes', { QueueUrl: q.payments, AttributeNames: [name] })).Attributes?.[name];
+  assert.equal(await get('VisibilityTimeout'), '120');
+  assert.match(await page.locator('#attributes').textContent(), /VisibilityTimeout\s*120/);
+
+  const redriveForm = page.locator('#edit-redrive');
+  await page.getByLabel('Dead-letter queue').selectOption({ label: 'orders-dlq' });
+  await page.getByLabel('Receives before it moves (maxReceiveCount)').fill('0');
+  await redriveForm.getByRole('button', { name: 'Save' }).click();
+  await redriveForm.locator('.status.error').waitFor();
+  assert.match(await redriveForm.locator('.status').textContent(), /^InvalidParameterValue|^InvalidAttributeValue/);
+  assert.equal(await get('RedrivePolicy'), undefined, 'refused: nothing set');
+  await page.getByLabel('Receives before it moves (maxReceiveCount)').fill('4');
+  await redriveForm.getByRole('button', { name: 'Save' }).click();
+  await redriveForm.locator('.status.ok').waitFor();
+  assert.match(await page.locator('#h-redrive + p').textContent(), /After 4 receives a message moves to orders-dlq/);
+  assert.equal(JSON.parse(await get('RedrivePolicy')).maxReceiveCount, 4);
+
+  const allowForm = page.locator('#edit-allow');
+  await page.getByLabel('Permission').selectOption('denyAll');
+  await allowForm.getByRole('button', { name: 'Save' }).click();
+  await allowForm.locator('.status.ok').waitFor();
+  assert.equal(JSON.parse(await get('RedriveAllowPolicy')).redrivePermission, 'denyAll');
+  await page.locator('#h-edit').scrollIntoViewIfNeeded();
+  await shot('queue-edit');
+  const refusals = browser.errors.splice(errorsBefore);
+  assert.deepEqual(refusals, Array(2).fill('console: Failed to load resource: the server responded with a status of 400 (Bad Request)'));
+});
+
 test('no JavaScript error and no foreign request in the whole run', () => {
   assert.deepEqual(browser.errors, []);
 });

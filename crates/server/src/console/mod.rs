@@ -50,6 +50,7 @@ static ASSETS: &[Asset] = &[
     asset!("doctor.js", JS),
     asset!("pages/queues.js", JS),
     asset!("pages/queue.js", JS),
+    asset!("pages/queue-edit.js", JS),
     asset!("pages/messages.js", JS),
     asset!("pages/redrive.js", JS),
     asset!("pages/tasks.js", JS),
