@@ -11,7 +11,7 @@
 
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { launch } from './console-browser.mjs';
@@ -413,6 +413,84 @@ test("a queue's attributes and redrive policies are edited, the server's refusal
   await shot('queue-edit');
   const refusals = browser.errors.splice(errorsBefore);
   assert.deepEqual(refusals, Array(2).fill('console: Failed to load resource: the server responded with a status of 400 (Bad Request)'));
+});
+
+/** ms since the epoch as a `datetime-local` value, in this machine's time zone (the browser's). */
+function localInput(ms) {
+  const d = new Date(ms - new Date(ms).getTimezoneOffset() * 60000);
+  return d.toISOString().slice(0, 19);
+}
+
+test("a DLQ's messages are filtered by attribute, source and send time, and exported as JSON Lines", async () => {
+  // Two new failures from orders, after the strays (sent straight to the DLQ, no source).
+  await new Promise((r) => setTimeout(r, 1100));
+  const since = Math.ceil(Date.now() / 1000) * 1000;
+  while (Date.now() < since) await new Promise((r) => setTimeout(r, 50));
+  await sqs('PurgeQueue', { QueueUrl: q.orders });
+  for (const tenant of ['acme', 'globex']) {
+    await sqs('SendMessage', {
+      QueueUrl: q.orders,
+      MessageBody: JSON.stringify({ order: `o-${tenant}` }),
+      MessageAttributes: { tenant: { DataType: 'String', StringValue: tenant } },
+    });
+    const got = await sqs('ReceiveMessage', { QueueUrl: q.orders, MaxNumberOfMessages: 1, MessageAttributeNames: ['All'] });
+    await sluice('NackMessage', { QueueUrl: q.orders, ReceiptHandle: got.Messages[0].ReceiptHandle, Reason: `${tenant} rejected`, Permanent: true });
+  }
+  const ordersArn = (await sqs('GetQueueAttributes', { QueueUrl: q.orders, AttributeNames: ['QueueArn'] })).Attributes.QueueArn;
+  const rows = () => page.locator('#messages tbody tr').count();
+  const search = async () => {
+    await page.locator('#filter').getByRole('button', { name: 'Search' }).click();
+    await page.locator('#filter ~ .status:not(:text("Loading…"))').waitFor();
+  };
+  await page.goto(`${ENDPOINT}/console/#/queues/orders-dlq/messages`);
+  await page.locator('#messages[data-ready="true"]').waitFor();
+  const all = await rows();
+  assert.ok(all > 2, 'the strays and the two new failures');
+
+  await page.getByLabel('Attribute name').fill('tenant');
+  await page.getByLabel('Attribute value').fill('acme');
+  await search();
+  await page.waitForFunction(() => document.querySelectorAll('#messages tbody tr').length === 1);
+  assert.equal(await page.locator('#messages tbody [data-col="reason"]').textContent(), 'acme rejected');
+  await page.getByLabel('Attribute name').fill('');
+  await page.getByLabel('Attribute value').fill('');
+
+  await page.getByLabel('Source queue').selectOption({ label: 'orders' });
+  await search();
+  await page.waitForFunction(() => document.querySelectorAll('#messages tbody tr').length === 2);
+  await page.getByLabel('Source queue').selectOption({ label: '(any)' });
+  await page.getByLabel('Sent before').fill(localInput(since));
+  await search();
+  await page.waitForFunction((n) => document.querySelectorAll('#messages tbody tr').length === n, all - 2);
+  await page.getByLabel('Sent before').fill('');
+  await page.getByLabel('Sent from').fill(localInput(since));
+  await page.getByLabel('Attribute name').fill('tenant');
+  await page.getByLabel('Attribute value').fill('globex');
+  await page.getByLabel('Source queue').selectOption({ label: 'orders' });
+  await search();
+  await page.waitForFunction(() => document.querySelectorAll('#messages tbody tr').length === 1);
+  assert.equal(await page.locator('#messages tbody [data-col="reason"]').textContent(), 'globex rejected');
+  await shot('messages-filtered');
+
+  // Export: the filter's messages, each line as PeekMessages shows it (the CLI's format).
+  const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Export matching as JSON Lines' }).click()]);
+  assert.match(download.suggestedFilename(), /^orders-dlq-\d{4}-\d{2}-\d{2}\.jsonl$/);
+  const lines = readFileSync(await download.path(), 'utf8').split('\n');
+  assert.equal(lines.pop(), '', 'every line ends with a newline');
+  const peeked = await sluice('PeekMessages', {
+    QueueUrl: q.dlq, MaxResults: 100, AttributeName: 'tenant', AttributeValue: 'globex', SourceQueueArn: ordersArn, SentAfter: since,
+  });
+  assert.deepEqual(lines.map((l) => JSON.parse(l)), peeked.Messages);
+  assert.equal(peeked.Messages.length, 1);
+  assert.match(await page.locator('#filter ~ .status').textContent(), /^Exported 1 message to orders-dlq-.*\.jsonl\.$/);
+
+  // "Redrive all matching" carries every filter to the redrive page.
+  await page.locator('#redrive-filter').click();
+  await page.locator('#redrive').waitFor();
+  assert.match(await page.locator('#redrive-extra').textContent(), /with the attribute tenant = "globex", dead-lettered from orders, sent at or after/);
+  await page.getByRole('button', { name: 'Dry run' }).click();
+  await page.locator('#would-move').waitFor();
+  assert.equal(await page.locator('#would-move').textContent(), 'Would move: 1');
 });
 
 test('no JavaScript error and no foreign request in the whole run', () => {
