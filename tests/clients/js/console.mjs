@@ -141,6 +141,15 @@ test('queues are listed with their depths, the DLQ marked with its source', asyn
   await sqs('SendMessage', { QueueUrl: q.payments, MessageBody: '{"payment":5}' });
   await page.waitForFunction(() => document.querySelector('#queues tr[data-queue="payments"] [data-col="visible"]').textContent === '6', null, { timeout: 15000 });
   assert.ok(await row.evaluate((r) => r.isConnected), 'the row was updated, not rebuilt');
+
+  // Rates from successive /metrics scrapes; the depth's sparkline since the page opened.
+  for (let i = 0; i < 6; i++) await sqs('SendMessage', { QueueUrl: q.payments, MessageBody: `{"burst":${i}}` });
+  await page.waitForFunction(() => /^(?!0\/s)[0-9.]+\/s$/.test(document.querySelector('#queues tr[data-queue="payments"] [data-col="sent"]').textContent), null, { timeout: 15000 });
+  await page.waitForFunction(() => document.querySelector('#queues tr[data-queue="payments"] [data-col="visible"]').textContent === '12', null, { timeout: 15000 });
+  const spark = page.locator('#queues tr[data-queue="payments"] svg.spark');
+  await page.waitForFunction(() => /from 5 to 12, at most 12$/.test(document.querySelector('#queues tr[data-queue="payments"] svg.spark').getAttribute('aria-label')), null, { timeout: 15000 });
+  assert.ok((await spark.locator('polyline').getAttribute('points')).split(' ').length >= 3, 'one point per refresh');
+  assert.equal(await cell('orders-dlq', 'received').textContent(), '0/s');
   await page.getByRole('button', { name: 'Queue' }).click();
   await shot('queues');
 
@@ -279,7 +288,7 @@ test("a purge is refused until the queue's name is typed exactly", async () => {
   await confirm.fill('Payments');
   assert.ok(await button.isDisabled(), 'case matters');
   await confirm.press('Enter');
-  assert.equal((await depths(q.payments)).visible, 6, 'Enter does not purge either');
+  assert.equal((await depths(q.payments)).visible, 12, 'Enter does not purge either');
   await confirm.fill('payments');
   assert.ok(await button.isEnabled());
   await shot('queue-purge');

@@ -48,6 +48,7 @@ static ASSETS: &[Asset] = &[
     asset!("sigv4.js", JS),
     asset!("ui.js", JS),
     asset!("doctor.js", JS),
+    asset!("sparkline.js", JS),
     asset!("pages/queues.js", JS),
     asset!("pages/queue.js", JS),
     asset!("pages/queue-edit.js", JS),
