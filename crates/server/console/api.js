@@ -130,20 +130,35 @@ export async function queueAttributes(url) {
   return out.Attributes || {};
 }
 
+/** The per-queue series of `/metrics` the console reads, by the key it gives them. */
+const QUEUE_SERIES = {
+  sluice_queue_oldest_message_age_seconds: 'oldest',
+  sluice_queue_messages_sent_total: 'sent',
+  sluice_queue_messages_received_total: 'received',
+  sluice_queue_messages_deleted_total: 'deleted',
+};
+
 /**
- * The age in seconds of each queue's oldest message, by queue name, read
- * from `/metrics` (which SQS's API does not carry); empty if unavailable.
+ * One scrape of `/metrics` (which SQS's API does not carry): `at` (ms) and
+ * by queue name the age in seconds of its oldest message and its sent,
+ * received and deleted counters; an empty map if unavailable.
  */
-export async function oldestAges() {
-  const ages = new Map();
+export async function queueMetrics() {
+  const byQueue = new Map();
+  const at = Date.now();
   try {
     const resp = await fetch('/metrics', { cache: 'no-store', credentials: 'omit' });
-    if (!resp.ok) return ages;
+    if (!resp.ok) return { at, byQueue };
     const text = await resp.text();
-    const re = /^sluice_queue_oldest_message_age_seconds\{queue="((?:[^"\\]|\\.)*)"\} ([0-9.eE+-]+)$/gm;
-    for (const m of text.matchAll(re)) ages.set(m[1], Number(m[2]));
+    const re = /^(sluice_queue_[a-z_]+)\{queue="((?:[^"\\]|\\.)*)"\} ([0-9.eE+-]+)$/gm;
+    for (const m of text.matchAll(re)) {
+      const key = QUEUE_SERIES[m[1]];
+      if (!key) continue;
+      if (!byQueue.has(m[2])) byQueue.set(m[2], {});
+      byQueue.get(m[2])[key] = Number(m[3]);
+    }
   } catch {
     // Metrics are a bonus: the page works without them.
   }
-  return ages;
+  return { at, byQueue };
 }

@@ -9,6 +9,8 @@ import * as queuePage from './pages/queue.js';
 import * as messagesPage from './pages/messages.js';
 import * as redrivePage from './pages/redrive.js';
 import * as tasksPage from './pages/tasks.js';
+import * as alarmsPage from './pages/alarms.js';
+import * as doctorPage from './pages/doctor.js';
 
 const main = document.getElementById('main');
 const who = document.getElementById('who');
@@ -18,6 +20,8 @@ function parseRoute(hash) {
   const [path, search = ''] = hash.replace(/^#/, '').split('?');
   const parts = path.split('/').filter(Boolean).map(decodeURIComponent);
   const query = new URLSearchParams(search);
+  if (parts[0] === 'alarms') return { page: alarmsPage, title: 'Alarms', query };
+  if (parts[0] === 'doctor') return { page: doctorPage, title: 'Doctor', query };
   if (parts[0] !== 'queues' || parts.length === 1) return { page: queuesPage, title: 'Queues', query };
   const name = parts[1];
   const sub = parts[2] || '';

@@ -39,7 +39,9 @@ export async function launch(endpoint, { allowed = [] } = {}) {
   });
   page.on('pageerror', (err) => errors.push(`page error: ${err.message}`));
   page.on('request', (req) => {
-    if (!req.url().startsWith(endpoint) && !req.url().startsWith('data:')) errors.push(`foreign request: ${req.url()}`);
+    // A blob: URL of the endpoint's origin is a download the page made itself.
+    const url = req.url();
+    if (!url.startsWith(endpoint) && !url.startsWith(`blob:${endpoint}`) && !url.startsWith('data:')) errors.push(`foreign request: ${url}`);
   });
   return {
     page,

@@ -11,7 +11,7 @@
 
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { launch } from './console-browser.mjs';
@@ -92,6 +92,16 @@ before(async () => {
   for (let i = 0; i < 2; i++) await sqs('SendMessage', { QueueUrl: q.payments, MessageBody: `{"later":${i}}`, DelaySeconds: 900 });
   assert.deepEqual(await depths(q.orders), { visible: 3, inFlight: 1, delayed: 0 });
   assert.deepEqual(await depths(q.dlq), { visible: 4, inFlight: 0, delayed: 0 });
+  // An alarm on the DLQ's depth, evaluated every 10 s: it has changes to show by the end.
+  await sluice('PutAlarm', {
+    AlarmName: 'orders-dlq-depth',
+    QueueUrl: q.dlq,
+    MetricName: 'ApproximateNumberOfMessagesVisible',
+    Period: 10,
+    Threshold: 1,
+    ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+    AlarmDescription: 'Orders are failing.',
+  });
 
   mkdirSync(SHOTS, { recursive: true });
   browser = await launch(ENDPOINT);
@@ -131,6 +141,15 @@ test('queues are listed with their depths, the DLQ marked with its source', asyn
   await sqs('SendMessage', { QueueUrl: q.payments, MessageBody: '{"payment":5}' });
   await page.waitForFunction(() => document.querySelector('#queues tr[data-queue="payments"] [data-col="visible"]').textContent === '6', null, { timeout: 15000 });
   assert.ok(await row.evaluate((r) => r.isConnected), 'the row was updated, not rebuilt');
+
+  // Rates from successive /metrics scrapes; the depth's sparkline since the page opened.
+  for (let i = 0; i < 6; i++) await sqs('SendMessage', { QueueUrl: q.payments, MessageBody: `{"burst":${i}}` });
+  await page.waitForFunction(() => /^(?!0\/s)[0-9.]+\/s$/.test(document.querySelector('#queues tr[data-queue="payments"] [data-col="sent"]').textContent), null, { timeout: 15000 });
+  await page.waitForFunction(() => document.querySelector('#queues tr[data-queue="payments"] [data-col="visible"]').textContent === '12', null, { timeout: 15000 });
+  const spark = page.locator('#queues tr[data-queue="payments"] svg.spark');
+  await page.waitForFunction(() => /from 5 to 12, at most 12$/.test(document.querySelector('#queues tr[data-queue="payments"] svg.spark').getAttribute('aria-label')), null, { timeout: 15000 });
+  assert.ok((await spark.locator('polyline').getAttribute('points')).split(' ').length >= 3, 'one point per refresh');
+  assert.equal(await cell('orders-dlq', 'received').textContent(), '0/s');
   await page.getByRole('button', { name: 'Queue' }).click();
   await shot('queues');
 
@@ -269,7 +288,7 @@ test("a purge is refused until the queue's name is typed exactly", async () => {
   await confirm.fill('Payments');
   assert.ok(await button.isDisabled(), 'case matters');
   await confirm.press('Enter');
-  assert.equal((await depths(q.payments)).visible, 6, 'Enter does not purge either');
+  assert.equal((await depths(q.payments)).visible, 12, 'Enter does not purge either');
   await confirm.fill('payments');
   assert.ok(await button.isEnabled());
   await shot('queue-purge');
@@ -297,6 +316,190 @@ test('a running move task is cancelled from its row', async () => {
   const { Results } = await sqs('ListMessageMoveTasks', { SourceArn: (await sqs('GetQueueAttributes', { QueueUrl: q.dlq, AttributeNames: ['QueueArn'] })).Attributes.QueueArn });
   assert.equal(Results[0].Status, 'CANCELLED');
   assert.ok((await depths(q.dlq)).visible > 0, 'cancelled before moving them all');
+});
+
+test('alarms are listed with state, metric, queue, threshold and history, and follow the server', async () => {
+  await page.goto(`${ENDPOINT}/console/#/alarms`);
+  await page.locator('#alarms[data-ready="true"]').waitFor();
+  const row = page.locator('#alarms tr[data-alarm="orders-dlq-depth"]');
+  assert.equal(await row.locator('[data-col="queue"]').textContent(), 'orders-dlq');
+  assert.equal(await row.locator('[data-col="metric"]').textContent(), 'Maximum of ApproximateNumberOfMessagesVisible');
+  assert.equal(await row.locator('[data-col="threshold"]').textContent(), '≥ 1 over 1 × 10 s');
+  assert.equal(await row.locator('[data-col="source"]').textContent(), 'api');
+  // A new alarm appears by itself; the DLQ's alarm reaches ALARM (the stray messages are there).
+  await sluice('PutAlarm', {
+    AlarmName: 'orders-backlog',
+    QueueUrl: q.orders,
+    MetricName: 'ApproximateAgeOfOldestMessage',
+    Period: 60,
+    EvaluationPeriods: 3,
+    DatapointsToAlarm: 2,
+    Threshold: 3600,
+    ComparisonOperator: 'GreaterThanThreshold',
+  });
+  await page.locator('#alarms tr[data-alarm="orders-backlog"]').waitFor({ timeout: 15000 });
+  assert.equal(await page.locator('#alarms tr[data-alarm="orders-backlog"] [data-col="threshold"]').textContent(), '> 3600 over 2 of 3 × 60 s');
+  await page.waitForFunction(
+    () => document.querySelector('#alarms tr[data-alarm="orders-dlq-depth"] [data-col="state"]').textContent === 'ALARM',
+    null,
+    { timeout: 45000 },
+  );
+  // The history opens from the keyboard and stays open across refreshes.
+  const summary = page.locator('#alarms tr[data-history-of="orders-dlq-depth"] summary');
+  await summary.focus();
+  await page.keyboard.press('Enter');
+  const history = page.locator('#alarms tr[data-history-of="orders-dlq-depth"] ol.history');
+  await history.waitFor();
+  assert.match(await history.textContent(), /→ ALARM: Threshold Crossed/);
+  await page.waitForTimeout(3500);
+  assert.ok(await history.isVisible(), 'an open history stays open on a refresh');
+  await shot('alarms');
+});
+
+test('doctor findings are computed in the page with their fixes, and follow the queues', async () => {
+  // emails: one receive before the DLQ, and a visibility timeout too short for its consumer.
+  const dlqArn = (await sqs('GetQueueAttributes', { QueueUrl: q.dlq, AttributeNames: ['QueueArn'] })).Attributes.QueueArn;
+  await sqs('CreateQueue', {
+    QueueName: 'emails',
+    Attributes: { VisibilityTimeout: '60', RedrivePolicy: JSON.stringify({ deadLetterTargetArn: dlqArn, maxReceiveCount: 1 }) },
+    tags: { 'sluice:consumer-timeout-seconds': '30' },
+  });
+  await page.goto(`${ENDPOINT}/console/#/doctor`);
+  await page.locator('#findings[data-ready="true"]').waitFor();
+  const finding = (check, queue) => page.locator(`#findings [data-check="${check}"][data-queue="${queue}"]`);
+  assert.equal(await finding('max-receive-count', 'emails').getAttribute('data-severity'), 'warning');
+  assert.match(await finding('visibility-timeout', 'emails').textContent(), /Fix: set VisibilityTimeout to at least 180/);
+  assert.equal(await finding('redrive-policy', 'payments').getAttribute('data-severity'), 'warning');
+  assert.equal(await finding('dlq-retention', 'orders-dlq').count(), 2, 'one per source');
+  assert.match(await finding('dlq-retention', 'orders-dlq').first().textContent(), /4d − 4d = 0s/);
+  assert.match(await finding('dlq-alarm', 'orders-dlq').textContent(), /has no actions/);
+  assert.equal(await page.locator('#findings [data-severity="critical"]').count(), 0);
+  assert.match(await page.locator('#cli-only').textContent(), /dlq-expiring/);
+  await shot('doctor');
+  // Fixed through the API, the finding goes away by itself.
+  await sqs('SetQueueAttributes', { QueueUrl: q.dlq, Attributes: { MessageRetentionPeriod: '1209600' } });
+  await page.waitForFunction(() => !document.querySelector('#findings [data-check="dlq-retention"]'), null, { timeout: 15000 });
+  assert.equal(await finding('max-receive-count', 'emails').count(), 1, 'the others stay');
+});
+
+test("a queue's attributes and redrive policies are edited, the server's refusals shown inline", async () => {
+  // The two refusals below are 400s, which Chromium logs as errors: exactly those are expected.
+  const errorsBefore = browser.errors.length;
+  await page.goto(`${ENDPOINT}/console/#/queues/payments`);
+  const attrsForm = page.locator('#edit-attributes');
+  await attrsForm.waitFor();
+  await page.getByLabel('Visibility timeout (seconds)').fill('50000');
+  await attrsForm.getByRole('button', { name: 'Save' }).click();
+  await attrsForm.locator('.status.error').waitFor();
+  assert.match(await attrsForm.locator('.status').textContent(), /^InvalidAttributeValue: .*VisibilityTimeout/);
+  await page.getByLabel('Visibility timeout (seconds)').fill('120');
+  await attrsForm.getByRole('button', { name: 'Save' }).click();
+  await attrsForm.locator('.status.ok').waitFor();
+  assert.equal(await attrsForm.locator('.status').textContent(), 'Saved: VisibilityTimeout.');
+  const get = async (name) => (await sqs('GetQueueAttributes', { QueueUrl: q.payments, AttributeNames: [name] })).Attributes?.[name];
+  assert.equal(await get('VisibilityTimeout'), '120');
+  assert.match(await page.locator('#attributes').textContent(), /VisibilityTimeout\s*120/);
+
+  const redriveForm = page.locator('#edit-redrive');
+  await page.getByLabel('Dead-letter queue').selectOption({ label: 'orders-dlq' });
+  await page.getByLabel('Receives before it moves (maxReceiveCount)').fill('0');
+  await redriveForm.getByRole('button', { name: 'Save' }).click();
+  await redriveForm.locator('.status.error').waitFor();
+  assert.match(await redriveForm.locator('.status').textContent(), /^InvalidParameterValue|^InvalidAttributeValue/);
+  assert.equal(await get('RedrivePolicy'), undefined, 'refused: nothing set');
+  await page.getByLabel('Receives before it moves (maxReceiveCount)').fill('4');
+  await redriveForm.getByRole('button', { name: 'Save' }).click();
+  await redriveForm.locator('.status.ok').waitFor();
+  assert.match(await page.locator('#h-redrive + p').textContent(), /After 4 receives a message moves to orders-dlq/);
+  assert.equal(JSON.parse(await get('RedrivePolicy')).maxReceiveCount, 4);
+
+  const allowForm = page.locator('#edit-allow');
+  await page.getByLabel('Permission').selectOption('denyAll');
+  await allowForm.getByRole('button', { name: 'Save' }).click();
+  await allowForm.locator('.status.ok').waitFor();
+  assert.equal(JSON.parse(await get('RedriveAllowPolicy')).redrivePermission, 'denyAll');
+  await page.locator('#h-edit').scrollIntoViewIfNeeded();
+  await shot('queue-edit');
+  const refusals = browser.errors.splice(errorsBefore);
+  assert.deepEqual(refusals, Array(2).fill('console: Failed to load resource: the server responded with a status of 400 (Bad Request)'));
+});
+
+/** ms since the epoch as a `datetime-local` value, in this machine's time zone (the browser's). */
+function localInput(ms) {
+  const d = new Date(ms - new Date(ms).getTimezoneOffset() * 60000);
+  return d.toISOString().slice(0, 19);
+}
+
+test("a DLQ's messages are filtered by attribute, source and send time, and exported as JSON Lines", async () => {
+  // Two new failures from orders, after the strays (sent straight to the DLQ, no source).
+  await new Promise((r) => setTimeout(r, 1100));
+  const since = Math.ceil(Date.now() / 1000) * 1000;
+  while (Date.now() < since) await new Promise((r) => setTimeout(r, 50));
+  await sqs('PurgeQueue', { QueueUrl: q.orders });
+  for (const tenant of ['acme', 'globex']) {
+    await sqs('SendMessage', {
+      QueueUrl: q.orders,
+      MessageBody: JSON.stringify({ order: `o-${tenant}` }),
+      MessageAttributes: { tenant: { DataType: 'String', StringValue: tenant } },
+    });
+    const got = await sqs('ReceiveMessage', { QueueUrl: q.orders, MaxNumberOfMessages: 1, MessageAttributeNames: ['All'] });
+    await sluice('NackMessage', { QueueUrl: q.orders, ReceiptHandle: got.Messages[0].ReceiptHandle, Reason: `${tenant} rejected`, Permanent: true });
+  }
+  const ordersArn = (await sqs('GetQueueAttributes', { QueueUrl: q.orders, AttributeNames: ['QueueArn'] })).Attributes.QueueArn;
+  const rows = () => page.locator('#messages tbody tr').count();
+  const search = async () => {
+    await page.locator('#filter').getByRole('button', { name: 'Search' }).click();
+    await page.locator('#filter ~ .status:not(:text("Loading…"))').waitFor();
+  };
+  await page.goto(`${ENDPOINT}/console/#/queues/orders-dlq/messages`);
+  await page.locator('#messages[data-ready="true"]').waitFor();
+  const all = await rows();
+  assert.ok(all > 2, 'the strays and the two new failures');
+
+  await page.getByLabel('Attribute name').fill('tenant');
+  await page.getByLabel('Attribute value').fill('acme');
+  await search();
+  await page.waitForFunction(() => document.querySelectorAll('#messages tbody tr').length === 1);
+  assert.equal(await page.locator('#messages tbody [data-col="reason"]').textContent(), 'acme rejected');
+  await page.getByLabel('Attribute name').fill('');
+  await page.getByLabel('Attribute value').fill('');
+
+  await page.getByLabel('Source queue').selectOption({ label: 'orders' });
+  await search();
+  await page.waitForFunction(() => document.querySelectorAll('#messages tbody tr').length === 2);
+  await page.getByLabel('Source queue').selectOption({ label: '(any)' });
+  await page.getByLabel('Sent before').fill(localInput(since));
+  await search();
+  await page.waitForFunction((n) => document.querySelectorAll('#messages tbody tr').length === n, all - 2);
+  await page.getByLabel('Sent before').fill('');
+  await page.getByLabel('Sent from').fill(localInput(since));
+  await page.getByLabel('Attribute name').fill('tenant');
+  await page.getByLabel('Attribute value').fill('globex');
+  await page.getByLabel('Source queue').selectOption({ label: 'orders' });
+  await search();
+  await page.waitForFunction(() => document.querySelectorAll('#messages tbody tr').length === 1);
+  assert.equal(await page.locator('#messages tbody [data-col="reason"]').textContent(), 'globex rejected');
+  await shot('messages-filtered');
+
+  // Export: the filter's messages, each line as PeekMessages shows it (the CLI's format).
+  const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Export matching as JSON Lines' }).click()]);
+  assert.match(download.suggestedFilename(), /^orders-dlq-\d{4}-\d{2}-\d{2}\.jsonl$/);
+  const lines = readFileSync(await download.path(), 'utf8').split('\n');
+  assert.equal(lines.pop(), '', 'every line ends with a newline');
+  const peeked = await sluice('PeekMessages', {
+    QueueUrl: q.dlq, MaxResults: 100, AttributeName: 'tenant', AttributeValue: 'globex', SourceQueueArn: ordersArn, SentAfter: since,
+  });
+  assert.deepEqual(lines.map((l) => JSON.parse(l)), peeked.Messages);
+  assert.equal(peeked.Messages.length, 1);
+  assert.match(await page.locator('#filter ~ .status').textContent(), /^Exported 1 message to orders-dlq-.*\.jsonl\.$/);
+
+  // "Redrive all matching" carries every filter to the redrive page.
+  await page.locator('#redrive-filter').click();
+  await page.locator('#redrive').waitFor();
+  assert.match(await page.locator('#redrive-extra').textContent(), /with the attribute tenant = "globex", dead-lettered from orders, sent at or after/);
+  await page.getByRole('button', { name: 'Dry run' }).click();
+  await page.locator('#would-move').waitFor();
+  assert.equal(await page.locator('#would-move').textContent(), 'Would move: 1');
 });
 
 test('no JavaScript error and no foreign request in the whole run', () => {

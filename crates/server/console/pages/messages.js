@@ -1,33 +1,95 @@
 // A queue's messages (above all a DLQ's), read with PeekMessages: nothing
-// is received, no receive count changes. Filtered by failure reason and
-// body text, paged; a message's detail shows its body (pretty JSON),
-// attributes and provenance. Selected messages go to the redrive page.
+// is received, no receive count changes. Filtered by failure reason, body
+// text, attribute, source queue and send time, paged; a message's detail
+// shows its body (pretty JSON), attributes and provenance. Selected
+// messages go to the redrive page; the matching ones export as JSON Lines.
 
-import { queueUrl, sluice } from '../api.js';
+import { queueAttributes, queueUrl, sluice, sqs } from '../api.js';
 import { count, el, prettyJson, queueHref, queueName, replace, statusLine, time } from '../ui.js';
 
 const PAGE_SIZE = 20;
 /** Where the selection waits for the redrive page (this tab only). */
 export const SELECTION_KEY = 'sluice.console.selection';
 
-/** The filter parameters of PeekMessages/RedriveMessages from the form's values. */
-export function filterInput({ reason, body }) {
+/** The query-string keys of the filters, as the messages and redrive pages share them. */
+export const FILTER_KEYS = ['reason', 'body', 'attr', 'value', 'source', 'since', 'until'];
+
+/**
+ * The filter parameters of PeekMessages/RedriveMessages from the filters
+ * ({reason, body, attr, value, source: an ARN, since/until: ms}).
+ */
+export function filterInput({ reason, body, attr, value, source, since, until }) {
   const f = {};
   if (reason) f.FailureReasonContains = reason;
   if (body) f.BodyContains = body;
+  if (attr || value) {
+    f.AttributeName = attr || '';
+    f.AttributeValue = value || '';
+  }
+  if (source) f.SourceQueueArn = source;
+  if (since) f.SentAfter = Number(since);
+  if (until) f.SentBefore = Number(until);
   return f;
+}
+
+/** A `datetime-local` input's value as ms since the epoch (local time), or ''. */
+function localToMs(value) {
+  const ms = value ? new Date(value).getTime() : NaN;
+  return Number.isNaN(ms) ? '' : String(ms);
+}
+
+/** ms since the epoch as a `datetime-local` value (local time), or ''. */
+function msToLocal(ms) {
+  const n = Number(ms);
+  if (!n) return '';
+  const d = new Date(n - new Date(n).getTimezoneOffset() * 60000);
+  return d.toISOString().slice(0, 19);
+}
+
+/** Every message matching `filter`, all pages of PeekMessages. */
+async function peekAll(url, filter) {
+  const all = [];
+  let token = null;
+  do {
+    const page = await sluice('PeekMessages', { QueueUrl: url, MaxResults: 100, ...filter, ...(token ? { NextToken: token } : {}) });
+    all.push(...(page.Messages || []));
+    token = page.NextToken || null;
+  } while (token);
+  return all;
 }
 
 export async function render(root, { name, query }, ctx) {
   const url = await queueUrl(name);
+  const [attrs, dlqSources] = await Promise.all([
+    queueAttributes(url),
+    sqs('ListDeadLetterSourceQueues', { QueueUrl: url, MaxResults: 1000 }),
+  ]);
+  const arnPrefix = String(attrs.QueueArn || '').slice(0, String(attrs.QueueArn || '').lastIndexOf(':') + 1);
   const status = statusLine();
-  const reason = el('input', { id: 'filter-reason', type: 'search', value: query.get('reason') || '', spellcheck: 'false' });
-  const bodyText = el('input', { id: 'filter-body', type: 'search', value: query.get('body') || '', spellcheck: 'false' });
+  const input = (id, key, attrs = {}) => el('input', { id, type: 'search', value: query.get(key) || '', spellcheck: 'false', autocomplete: 'off', ...attrs });
+  const reason = input('filter-reason', 'reason');
+  const bodyText = input('filter-body', 'body');
+  const attrName = input('filter-attr', 'attr');
+  const attrValue = input('filter-value', 'value');
+  const sourceNames = (dlqSources.queueUrls || dlqSources.QueueUrls || []).map(queueName).sort();
+  const wantedSource = query.get('source') || '';
+  const source = el('select', { id: 'filter-source' },
+    el('option', { value: '' }, '(any)'),
+    sourceNames.map((s) => el('option', { value: `${arnPrefix}${s}`, selected: `${arnPrefix}${s}` === wantedSource }, s)),
+    wantedSource && !sourceNames.some((s) => `${arnPrefix}${s}` === wantedSource) && el('option', { value: wantedSource, selected: true }, queueName(wantedSource)));
+  const since = el('input', { id: 'filter-since', type: 'datetime-local', step: 1, value: msToLocal(query.get('since')) });
+  const until = el('input', { id: 'filter-until', type: 'datetime-local', step: 1, value: msToLocal(query.get('until')) });
+  const field = (id, label, node) => el('div', { class: 'field' }, el('label', { for: id }, label), node);
   const filterForm = el(
     'form',
     { id: 'filter', class: 'filters' },
-    el('div', { class: 'field' }, el('label', { for: 'filter-reason' }, 'Failure reason contains'), reason),
-    el('div', { class: 'field' }, el('label', { for: 'filter-body' }, 'Body contains'), bodyText),
+    field('filter-reason', 'Failure reason contains', reason),
+    field('filter-body', 'Body contains', bodyText),
+    field('filter-attr', 'Attribute name', attrName),
+    field('filter-value', 'Attribute value', attrValue),
+    field('filter-source', 'Source queue', source),
+    field('filter-since', 'Sent from', since),
+    field('filter-until', 'Sent before', until),
     el('div', { class: 'field end' }, el('button', { type: 'submit' }, 'Search')),
   );
   const tbody = el('tbody');
@@ -50,6 +112,7 @@ export async function render(root, { name, query }, ctx) {
   const first = el('button', { type: 'button', id: 'first-page', hidden: true }, 'First page');
   const redriveSelected = el('button', { type: 'button', id: 'redrive-selected', disabled: true }, 'Redrive selected');
   const redriveFilter = el('a', { id: 'redrive-filter', class: 'button', href: queueHref(name, 'redrive') }, 'Redrive all matching');
+  const exportButton = el('button', { type: 'button', id: 'export' }, 'Export matching as JSON Lines');
 
   replace(
     root,
@@ -59,7 +122,7 @@ export async function render(root, { name, query }, ctx) {
     filterForm,
     status.node,
     el('div', { class: 'scroll' }, table),
-    el('div', { class: 'toolbar' }, first, next, redriveSelected, redriveFilter),
+    el('div', { class: 'toolbar' }, first, next, redriveSelected, redriveFilter, exportButton),
     detail,
   );
 
@@ -67,15 +130,22 @@ export async function render(root, { name, query }, ctx) {
   const selected = new Map();
   let token = null;
 
-  const filters = () => ({ reason: reason.value.trim(), body: bodyText.value.trim() });
+  const filters = () => ({
+    reason: reason.value.trim(),
+    body: bodyText.value.trim(),
+    attr: attrName.value.trim(),
+    value: attrValue.value,
+    source: source.value,
+    since: localToMs(since.value),
+    until: localToMs(until.value),
+  });
 
   function updateSelection() {
     redriveSelected.disabled = selected.size === 0;
     redriveSelected.textContent = selected.size ? `Redrive selected (${selected.size})` : 'Redrive selected';
     const f = filters();
     const q = new URLSearchParams();
-    if (f.reason) q.set('reason', f.reason);
-    if (f.body) q.set('body', f.body);
+    for (const key of FILTER_KEYS) if (f[key]) q.set(key, f[key]);
     redriveFilter.setAttribute('href', queueHref(name, 'redrive') + (q.size ? `?${q}` : ''));
   }
 
@@ -165,6 +235,27 @@ export async function render(root, { name, query }, ctx) {
     event.preventDefault();
     selected.clear();
     load(null);
+  });
+  exportButton.addEventListener('click', async () => {
+    exportButton.disabled = true;
+    status.info('Exporting…');
+    try {
+      // The CLI's format (sluice dlq export): each message as PeekMessages shows it, one a line.
+      const messages = await peekAll(url, filterInput(filters()));
+      const text = messages.map((m) => `${JSON.stringify(m)}\n`).join('');
+      const href = URL.createObjectURL(new Blob([text], { type: 'application/x-ndjson' }));
+      const day = new Date().toISOString().slice(0, 10);
+      const link = el('a', { href, download: `${name}-${day}.jsonl`, hidden: true });
+      document.body.append(link);
+      link.click();
+      link.remove();
+      setTimeout(() => URL.revokeObjectURL(href), 10000);
+      status.ok(`Exported ${count(messages.length)} message${messages.length === 1 ? '' : 's'} to ${name}-${day}.jsonl.`);
+    } catch (err) {
+      if (ctx.fail(err)) status.error(err);
+    } finally {
+      exportButton.disabled = false;
+    }
   });
   next.addEventListener('click', () => load(token));
   first.addEventListener('click', () => load(null));

@@ -3,6 +3,7 @@
 // typed confirmation of the queue's name.
 
 import { queueAttributes, queueUrl, sqs } from '../api.js';
+import { editSection } from './queue-edit.js';
 import { count, el, prettyJson, queueHref, queueName, replace, setText, statusLine, time, typedConfirmation } from '../ui.js';
 
 const REFRESH_MS = 3000;
@@ -43,7 +44,7 @@ export async function render(root, { name }, ctx) {
   );
 
   // The depths are the figures above, kept fresh; the table holds the rest.
-  const attributeRows = Object.keys(attrs)
+  const attributeRows = (attrs) => Object.keys(attrs)
     .filter((key) => !key.startsWith('ApproximateNumberOfMessages'))
     .sort()
     .map((key) => {
@@ -54,7 +55,7 @@ export async function render(root, { name }, ctx) {
       return el('tr', {}, el('th', { scope: 'row' }, key), el('td', {}, cell));
     });
 
-  const redrive = (() => {
+  const redriveText = (attrs) => {
     if (!attrs.RedrivePolicy) return el('p', { class: 'muted' }, 'No redrive policy: failed messages are retried until they expire.');
     let target = '';
     try {
@@ -64,7 +65,15 @@ export async function render(root, { name }, ctx) {
     } catch {
       return el('pre', {}, attrs.RedrivePolicy);
     }
-  })();
+  };
+  let redrive = redriveText(attrs);
+  const attributesBody = el('tbody', {}, attributeRows(attrs));
+  const saved = (fresh) => {
+    const next = redriveText(fresh);
+    redrive.replaceWith(next);
+    redrive = next;
+    replace(attributesBody, attributeRows(fresh));
+  };
 
   const tagEntries = Object.entries(tags.Tags || {}).sort(([a], [b]) => a.localeCompare(b));
   const tagTable = tagEntries.length
@@ -83,10 +92,11 @@ export async function render(root, { name }, ctx) {
         el('h2', { id: 'h-sources' }, 'Dead-letter queue of'),
         el('ul', { id: 'sources' }, sourceNames.map((s) => el('li', {}, el('a', { href: queueHref(s) }, s))))),
     el('section', { 'aria-labelledby': 'h-redrive' }, el('h2', { id: 'h-redrive' }, 'Redrive policy'), redrive),
+    editSection(url, attrs, saved),
     sendForm(url, fifo, attrs.ContentBasedDeduplication === 'true'),
     el('section', { 'aria-labelledby': 'h-attributes' },
       el('h2', { id: 'h-attributes' }, 'Attributes'),
-      el('div', { class: 'scroll' }, el('table', { id: 'attributes', class: 'attributes' }, el('tbody', {}, attributeRows)))),
+      el('div', { class: 'scroll' }, el('table', { id: 'attributes', class: 'attributes' }, attributesBody))),
     el('section', { 'aria-labelledby': 'h-tags' }, el('h2', { id: 'h-tags' }, 'Tags'), tagTable),
     el('section', { 'aria-labelledby': 'h-danger', class: 'danger-zone' },
       el('h2', { id: 'h-danger' }, 'Purge or delete'),

@@ -1,25 +1,51 @@
-// Queues: every queue with its depths, DLQs marked with their sources;
-// search, sort, and a refresh every few seconds that updates the cells in
-// place (no flicker, focus and selection kept).
+// Queues: every queue with its depths, rates and a sparkline of its depth
+// since the page opened, DLQs marked with their sources; search, sort, and
+// a refresh every few seconds that updates the cells in place (no flicker,
+// focus and selection kept).
 
-import { listQueueUrls, oldestAges, queueAttributes } from '../api.js';
+import { listQueueUrls, queueAttributes, queueMetrics } from '../api.js';
+import { sparkline } from '../sparkline.js';
 import { count, duration, el, queueHref, queueName, replace, setText } from '../ui.js';
 
 const REFRESH_MS = 3000;
+/** How much depth history a sparkline shows: the last hour the page was open. */
+const HISTORY_MS = 3600 * 1000;
 
 const COLUMNS = [
   { key: 'name', label: 'Queue', numeric: false },
   { key: 'visible', label: 'Visible', numeric: true },
+  { key: 'trend', label: 'Visible since opened', numeric: false, sortable: false },
   { key: 'inFlight', label: 'In flight', numeric: true },
   { key: 'delayed', label: 'Delayed', numeric: true },
   { key: 'oldest', label: 'Oldest message', numeric: true },
+  { key: 'sent', label: 'Sent/s', numeric: true },
+  { key: 'received', label: 'Received/s', numeric: true },
+  { key: 'deleted', label: 'Deleted/s', numeric: true },
   { key: 'role', label: 'Dead-letter', numeric: false },
 ];
 
-/** Reads every queue: depths, redrive targets, and who redrives into whom. */
-async function readQueues() {
+/** A counter's rate per second between two scrapes, or null (no earlier scrape, a restart). */
+function rate(now, before, key, seconds) {
+  if (!now || !before || now[key] === undefined || before[key] === undefined || seconds <= 0) return null;
+  const delta = now[key] - before[key];
+  return delta < 0 ? null : delta / seconds;
+}
+
+/** A rate per second, shortly: `—`, `0/s`, `0.3/s`, `12/s`. */
+function perSecond(r) {
+  if (r === null || r === undefined) return '—';
+  if (r === 0) return '0/s';
+  return r < 10 ? `${r.toFixed(1)}/s` : `${Math.round(r).toLocaleString('en')}/s`;
+}
+
+/**
+ * Reads every queue: depths, redrive targets, who redrives into whom, and
+ * the rates since `previous` (the last scrape of /metrics); returns the
+ * queues and this scrape.
+ */
+async function readQueues(previous) {
   const urls = await listQueueUrls();
-  const [attrs, ages] = await Promise.all([
+  const [attrs, metrics] = await Promise.all([
     Promise.all(
       urls.map((url) =>
         queueAttributes(url).catch((err) => {
@@ -29,8 +55,9 @@ async function readQueues() {
         }),
       ),
     ),
-    oldestAges(),
+    queueMetrics(),
   ]);
+  const seconds = previous ? (metrics.at - previous.at) / 1000 : 0;
   const queues = [];
   urls.forEach((url, i) => {
     if (!attrs[i]) return;
@@ -42,13 +69,18 @@ async function readQueues() {
       target = null;
     }
     const name = queueName(url);
+    const m = metrics.byQueue.get(name);
+    const before = previous && previous.byQueue.get(name);
     queues.push({
       url,
       name,
       visible: Number(a.ApproximateNumberOfMessages),
       inFlight: Number(a.ApproximateNumberOfMessagesNotVisible),
       delayed: Number(a.ApproximateNumberOfMessagesDelayed),
-      oldest: ages.has(name) ? ages.get(name) : null,
+      oldest: m && m.oldest !== undefined ? m.oldest : null,
+      sent: rate(m, before, 'sent', seconds),
+      received: rate(m, before, 'received', seconds),
+      deleted: rate(m, before, 'deleted', seconds),
       target,
       sources: [],
     });
@@ -61,7 +93,7 @@ async function readQueues() {
     q.sources.sort();
     q.role = q.sources.length ? `DLQ of ${q.sources.join(', ')}` : q.target ? `→ ${q.target}` : '';
   }
-  return queues;
+  return { queues, metrics };
 }
 
 export async function render(root, _params, ctx) {
@@ -90,6 +122,11 @@ export async function render(root, _params, ctx) {
 
   const headers = COLUMNS.map((col) => {
     const th = el('th', { scope: 'col', class: col.numeric ? 'num' : null });
+    if (col.sortable === false) {
+      th.append(col.label);
+      headRow.append(th);
+      return th;
+    }
     const button = el('button', { type: 'button', class: 'sort', dataset: { key: col.key } }, col.label);
     button.addEventListener('click', () => {
       sort.dir = sort.key === col.key ? -sort.dir : col.numeric ? -1 : 1;
@@ -101,9 +138,13 @@ export async function render(root, _params, ctx) {
     return th;
   });
 
-  /** url → {row, cells, queue} */
+  /** url → {row, cells, queue, spark} */
   const rows = new Map();
   let latest = [];
+  /** The last scrape of /metrics, for the rates. */
+  let scrape = null;
+  /** queue url → [{t, v}]: visible messages at each refresh since the page opened. */
+  const history = new Map();
 
   function rowFor(q) {
     let entry = rows.get(q.url);
@@ -120,7 +161,9 @@ export async function render(root, _params, ctx) {
         row.append(cell);
       }
       cells.name.append(el('a', { href: queueHref(q.name) }, q.name));
-      entry = { row, cells, role: null };
+      const spark = sparkline();
+      cells.trend.append(spark.node);
+      entry = { row, cells, role: null, spark };
       rows.set(q.url, entry);
     }
     entry.queue = q;
@@ -128,6 +171,14 @@ export async function render(root, _params, ctx) {
     setText(entry.cells.inFlight, count(q.inFlight));
     setText(entry.cells.delayed, count(q.delayed));
     setText(entry.cells.oldest, q.oldest === null ? '—' : duration(q.oldest));
+    setText(entry.cells.sent, perSecond(q.sent));
+    setText(entry.cells.received, perSecond(q.received));
+    setText(entry.cells.deleted, perSecond(q.deleted));
+    const samples = history.get(q.url);
+    if (samples && samples.length) {
+      entry.spark.update(samples, (first, last, max) =>
+        `Visible messages over the last ${duration((last.t - first.t) / 1000)}: from ${count(first.v)} to ${count(last.v)}, at most ${count(max)}`);
+    }
     if (entry.role !== q.role) {
       entry.role = q.role;
       replace(entry.cells.role, roleCell(q));
@@ -173,7 +224,9 @@ export async function render(root, _params, ctx) {
 
   async function refresh() {
     try {
-      latest = await readQueues();
+      const read = await readQueues(scrape);
+      latest = read.queues;
+      scrape = read.metrics;
       error.hidden = true;
     } catch (err) {
       if (!ctx.fail(err)) return;
@@ -183,6 +236,14 @@ export async function render(root, _params, ctx) {
     }
     const urls = new Set(latest.map((q) => q.url));
     for (const url of [...rows.keys()]) if (!urls.has(url)) rows.delete(url);
+    for (const url of [...history.keys()]) if (!urls.has(url)) history.delete(url);
+    const now = Date.now();
+    for (const q of latest) {
+      if (!history.has(q.url)) history.set(q.url, []);
+      const samples = history.get(q.url);
+      samples.push({ t: now, v: q.visible });
+      while (samples.length && samples[0].t < now - HISTORY_MS) samples.shift();
+    }
     arrange();
     setText(updated, `Updated ${new Date().toLocaleTimeString('en-GB', { hour12: false })}`);
     table.dataset.ready = 'true';

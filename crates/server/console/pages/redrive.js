@@ -3,7 +3,7 @@
 // be refused and why), then the real run behind a confirmation.
 
 import { queueUrl, sluice } from '../api.js';
-import { count, el, queueHref, replace, statusLine } from '../ui.js';
+import { count, el, queueHref, queueName, replace, statusLine, time } from '../ui.js';
 import { SELECTION_KEY, filterInput } from './messages.js';
 
 /** Selected messages of `name` kept by the messages page, or []. */
@@ -50,6 +50,14 @@ export async function render(root, { name, query }, ctx) {
   const modeFilter = el('input', { type: 'radio', name: 'mode', id: 'mode-filter', value: 'filter', checked: !useSelection });
   const reason = el('input', { id: 'redrive-reason', type: 'search', value: query.get('reason') || '', spellcheck: 'false' });
   const bodyText = el('input', { id: 'redrive-body', type: 'search', value: query.get('body') || '', spellcheck: 'false' });
+  // The messages page's other filters, carried by "Redrive all matching".
+  const extra = Object.fromEntries(['attr', 'value', 'source', 'since', 'until'].filter((k) => query.get(k)).map((k) => [k, query.get(k)]));
+  const extraWords = [
+    (extra.attr || extra.value) && `with the attribute ${extra.attr || ''} = "${extra.value || ''}"`,
+    extra.source && `dead-lettered from ${queueName(extra.source)}`,
+    extra.since && `sent at or after ${time(extra.since)}`,
+    extra.until && `sent before ${time(extra.until)}`,
+  ].filter(Boolean);
   const max = el('input', { id: 'redrive-max', type: 'number', min: 1, max: 1000, value: 100 });
   const maxReplays = el('input', { id: 'redrive-max-replays', type: 'number', min: 1, max: 1000, value: 3 });
   const destination = el('input', { id: 'redrive-destination', type: 'text', placeholder: "each message's source", spellcheck: 'false' });
@@ -67,7 +75,8 @@ export async function render(root, { name, query }, ctx) {
       el('div', { class: 'filters' },
         el('div', { class: 'field' }, el('label', { for: 'redrive-reason' }, 'Failure reason contains'), reason),
         el('div', { class: 'field' }, el('label', { for: 'redrive-body' }, 'Body contains'), bodyText),
-        el('div', { class: 'field' }, el('label', { for: 'redrive-max' }, 'At most (1–1,000)'), max))),
+        el('div', { class: 'field' }, el('label', { for: 'redrive-max' }, 'At most (1–1,000)'), max)),
+      extraWords.length > 0 && el('p', { id: 'redrive-extra' }, `And only messages ${extraWords.join(', ')} (the messages page's filter).`)),
     el('div', { class: 'filters' },
       el('div', { class: 'field' }, el('label', { for: 'redrive-destination' }, 'Destination queue ARN (optional)'), destination),
       el('div', { class: 'field' }, el('label', { for: 'redrive-max-replays' }, 'Refuse messages replayed this many times'), maxReplays)),
@@ -112,7 +121,7 @@ export async function render(root, { name, query }, ctx) {
       QueueUrl: url,
       MaxMessages: Number(max.value) || 100,
       DryRun: dry,
-      ...filterInput({ reason: reason.value.trim(), body: bodyText.value.trim() }),
+      ...filterInput({ ...extra, reason: reason.value.trim(), body: bodyText.value.trim() }),
       ...common(),
     });
     const outcomes = (out.MessageIds || []).map((id) => ({ id, outcome: 'move' }));

@@ -47,11 +47,16 @@ static ASSETS: &[Asset] = &[
     asset!("api.js", JS),
     asset!("sigv4.js", JS),
     asset!("ui.js", JS),
+    asset!("doctor.js", JS),
+    asset!("sparkline.js", JS),
     asset!("pages/queues.js", JS),
     asset!("pages/queue.js", JS),
+    asset!("pages/queue-edit.js", JS),
     asset!("pages/messages.js", JS),
     asset!("pages/redrive.js", JS),
     asset!("pages/tasks.js", JS),
+    asset!("pages/alarms.js", JS),
+    asset!("pages/doctor.js", JS),
 ];
 
 /// Whether `path` is the console's (`/console` or under `/console/`).
