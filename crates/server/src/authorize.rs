@@ -3,6 +3,9 @@
 //! it names, against its credential's `allow` and `queues` patterns and its
 //! account. The rules themselves are in `auth::access`.
 //!
+//! A key over its request rate (rule A8) is refused here too, before any
+//! other check: `RequestThrottled`.
+//!
 //! ListQueues is not refused: it lists only the queues the key may see
 //! (`actions::queues::list_queues`).
 
@@ -16,6 +19,7 @@ use sluice_protocol::requests::parse;
 
 use crate::auth::Principal;
 use crate::auth::access::{access_denied, explicit_deny, iam_action};
+use crate::auth::rate::throttled;
 use crate::policy::{Decision, Policy, RequestFacts};
 use crate::service::{RequestContext, Service};
 
@@ -53,6 +57,22 @@ pub async fn authorize<B: Broker>(
     request: &Request,
 ) -> Result<(), SqsError> {
     let action = request.action.as_str();
+    // Every request of the key counts against its rate (rule A8), first:
+    // a throttled request costs no more than this.
+    if let Some(bucket) = &principal.bucket
+        && !bucket.try_take()
+    {
+        let named: Named = parse(request.input.clone()).unwrap_or_default();
+        let queue = text(&named.queue_url).or(text(&named.queue_name));
+        tracing::warn!(
+            access_key = principal.access_key_id.as_str(),
+            action,
+            queue = queue.unwrap_or("-"),
+            reason = "over the key's rate limit",
+            "request refused: throttled"
+        );
+        return Err(throttled());
+    }
     // Unknown actions get the dispatcher's UnsupportedOperation.
     if !sluice_protocol::is_known_action(action) {
         return Ok(());

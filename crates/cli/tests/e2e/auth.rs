@@ -59,6 +59,7 @@ impl AuthServer {
                 session_token: None,
                 account_id: "000000000000".into(),
                 access: Default::default(),
+                rate_limit: None,
             },
             Credential {
                 access_key_id: TOKEN_KEY.into(),
@@ -66,6 +67,7 @@ impl AuthServer {
                 session_token: Some(TOKEN.into()),
                 account_id: "123456789012".into(),
                 access: Default::default(),
+                rate_limit: None,
             },
         ])
         .expect("credentials");

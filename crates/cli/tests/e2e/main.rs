@@ -8,6 +8,7 @@ mod alarms_https;
 mod auth;
 mod auth_access;
 mod auth_policies;
+mod auth_rates;
 mod bad_input;
 mod cli_dlq;
 mod cli_doctor;
