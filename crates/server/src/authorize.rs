@@ -36,6 +36,7 @@ struct Named {
     source_arn: Option<Value>,
     destination_arn: Option<Value>,
     task_handle: Option<Value>,
+    attributes: Option<Value>,
 }
 
 /// A member's text, when it is a string.
@@ -169,7 +170,9 @@ fn names_queues(action: &str) -> bool {
 
 /// The keys of the queues a request names: the requested name (CreateQueue,
 /// GetQueueUrl), the queue its URL names, the queues of its ARNs, the
-/// source of a move task's handle.
+/// source of a move task's handle, the dead-letter queue of a
+/// RedrivePolicy it sets (rule A9: a key must reach the queue it sends
+/// messages on to).
 fn named_keys<B: Broker>(
     svc: &Service<B>,
     ctx: &RequestContext,
@@ -184,6 +187,7 @@ fn named_keys<B: Broker>(
             let owner = text(&named.queue_owner_aws_account_id).unwrap_or(own);
             keys.push(account.key(svc.request_region(ctx), owner, name));
         }
+        keys.extend(redrive_target(named).and_then(|arn| account.key_from_any_arn(&arn)));
         return keys;
     }
     if let Some(key) = text(&named.queue_url).and_then(|u| url_key(account, u)) {
@@ -192,10 +196,16 @@ fn named_keys<B: Broker>(
     let handle_source = text(&named.task_handle)
         .and_then(crate::move_tasks::decode_handle)
         .map(|(_, arn)| arn);
+    let target = if action == "SetQueueAttributes" {
+        redrive_target(named)
+    } else {
+        None
+    };
     let arns = [
         text(&named.source_arn),
         text(&named.destination_arn),
         handle_source.as_deref(),
+        target.as_deref(),
     ];
     keys.extend(
         arns.into_iter()
@@ -203,6 +213,14 @@ fn named_keys<B: Broker>(
             .filter_map(|arn| account.key_from_any_arn(arn)),
     );
     keys
+}
+
+/// The `deadLetterTargetArn` of the RedrivePolicy an input sets, when
+/// it reads as one; a policy that does not is the action's to refuse.
+fn redrive_target(named: &Named) -> Option<String> {
+    let doc = named.attributes.as_ref()?.get("RedrivePolicy")?.as_str()?;
+    let policy: Value = serde_json::from_str(doc).ok()?;
+    Some(policy.get("deadLetterTargetArn")?.as_str()?.to_string())
 }
 
 /// The key of the queue a URL names, of whichever account it names.

@@ -9,6 +9,7 @@ mod auth;
 mod auth_access;
 mod auth_policies;
 mod auth_rates;
+mod auth_redrive;
 mod bad_input;
 mod cli_dlq;
 mod cli_doctor;
