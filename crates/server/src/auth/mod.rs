@@ -9,6 +9,8 @@
 //! See docs/security.md.
 
 pub mod access;
+#[cfg(any(test, feature = "fuzzing"))]
+pub mod fuzzing;
 pub mod rate;
 // The signing arithmetic, shared with the client (`sluice-client`).
 use sluice_sigv4 as sigv4;

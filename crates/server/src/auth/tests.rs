@@ -548,3 +548,27 @@ fn a8_zero_rate_is_refused() {
     let e = Authenticator::new(vec![c]).unwrap_err();
     assert!(e.contains(KEY) && e.contains("rate_limit"), "{e}");
 }
+
+/// A1: the fuzz target's seeds (fuzz/seeds/sigv4_request) are requests
+/// that verify, so that fuzzing starts from inside the canonicalisation;
+/// a changed byte is refused, not a panic.
+#[test]
+fn a1_fuzz_seeds_are_signed_requests() {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/seeds/sigv4_request");
+    let mut seen = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        let bytes = std::fs::read(&path).unwrap();
+        assert!(
+            super::fuzzing::verify_request_bytes(&bytes),
+            "{} does not verify",
+            path.display()
+        );
+        let mut changed = bytes.clone();
+        let last = changed.len() - 1;
+        changed[last] ^= 1;
+        let _ = super::fuzzing::verify_request_bytes(&changed);
+        seen += 1;
+    }
+    assert!(seen >= 5, "{seen} seeds");
+}
