@@ -1,14 +1,14 @@
-//! Dead-letter queues behind the access rules (rule A9,
+//! Dead-letter queues and alarms behind the access rules (rule A9,
 //! docs/security.md): a RedrivePolicy may name only a dead-letter queue
-//! the key may reach, and ListDeadLetterSourceQueues lists only queues the
-//! key may see. The refusal is SQS's `AccessDenied` (403), as for any
+//! the key may reach, and ListDeadLetterSourceQueues and DescribeAlarms
+//! list only queues the key may see. The refusal is SQS's `AccessDenied` (403), as for any
 //! queue outside the key's rules (see `auth_access.rs` for its source).
 
 use aws_sdk_sqs::types::QueueAttributeName as Attr;
 
-use crate::auth::status;
+use crate::auth::{aws_sign_as, status};
 use crate::auth_access::{ACCOUNT_A, ACCOUNT_B, Server, TEAM_A, TEAM_B, credential};
-use crate::common::code;
+use crate::common::{RawResponse, code};
 
 const ADMIN: &str = "AKIDSLUICEADMIN";
 const OPS: &str = "AKIDSLUICEOPS";
@@ -129,4 +129,90 @@ async fn a9_dead_letter_sources_are_only_those_the_key_may_see() {
         .await
         .expect("ops lists");
     assert_eq!(sources(limited), ["orders-1"]);
+}
+
+/// A `Sluice.<action>` JSON request signed with `key`, off the runtime.
+async fn signed_sluice(
+    server: &Server,
+    key: &str,
+    action: &str,
+    body: serde_json::Value,
+) -> RawResponse {
+    let headers = [
+        ("Content-Type", "application/x-amz-json-1.0"),
+        ("X-Amz-Target", &*format!("Sluice.{action}")),
+    ]
+    .map(|(k, v)| (k.to_string(), v.to_string()));
+    let borrowed: Vec<(&str, &str)> = headers
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .collect();
+    let body = body.to_string();
+    let (target, extra) = aws_sign_as(
+        key,
+        server.addr(),
+        "POST",
+        "/",
+        &borrowed,
+        body.as_bytes(),
+        &format!("{key}-secret"),
+        None,
+    );
+    let raw = server.raw();
+    tokio::task::spawn_blocking(move || {
+        let mut all: Vec<(&str, &str)> = headers
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect();
+        all.extend(extra.iter().map(|(k, v)| (k.as_str(), v.as_str())));
+        raw.request("POST", &target, &all, body.as_bytes())
+    })
+    .await
+    .expect("request")
+}
+
+/// A9: DescribeAlarms lists only the alarms on queues the key may see.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a9_alarms_are_described_only_on_queues_the_key_may_see() {
+    let server = Server::start(vec![
+        credential(ADMIN, "000000000000", None, None),
+        credential(
+            OPS,
+            "000000000000",
+            Some(&["sqs:*", "sluice:*"]),
+            Some(&["orders*"]),
+        ),
+    ])
+    .await;
+    let admin = server.sdk(ADMIN);
+    for name in ["orders-1", "payments"] {
+        let url = create(&admin, name, None).await.expect("queue");
+        let put = signed_sluice(
+            &server,
+            ADMIN,
+            "PutAlarm",
+            serde_json::json!({"AlarmName": format!("{name}-backlog"), "QueueUrl": url,
+                   "MetricName": "ApproximateNumberOfMessagesVisible", "Period": 10,
+                   "Threshold": 100, "ComparisonOperator": "GreaterThanOrEqualToThreshold",
+                   "Actions": ["http://127.0.0.1:9/hook"]}),
+        )
+        .await;
+        assert_eq!(put.status, 200, "{}", put.body);
+    }
+    let names = |r: RawResponse| {
+        assert_eq!(r.status, 200, "{}", r.body);
+        let v: serde_json::Value = serde_json::from_str(&r.body).expect("json");
+        let mut names: Vec<String> = v["Alarms"]
+            .as_array()
+            .expect("alarms")
+            .iter()
+            .map(|a| a["AlarmName"].as_str().unwrap_or_default().to_string())
+            .collect();
+        names.sort();
+        names
+    };
+    let all = signed_sluice(&server, ADMIN, "DescribeAlarms", serde_json::json!({})).await;
+    assert_eq!(names(all), ["orders-1-backlog", "payments-backlog"]);
+    let limited = signed_sluice(&server, OPS, "DescribeAlarms", serde_json::json!({})).await;
+    assert_eq!(names(limited), ["orders-1-backlog"]);
 }
