@@ -5,7 +5,7 @@
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use sluice_server::auth::{Access, Authenticator, Credential};
+use sluice_server::auth::{Access, Authenticator, Credential, RateLimit};
 
 use crate::config::{AuthMode, FileConfig};
 
@@ -67,7 +67,14 @@ pub fn auth_settings(
 
 /// The `[[auth.credentials]]` of `file`, their accounts filled in.
 fn credentials(file: &FileConfig, default_account: &str) -> anyhow::Result<Vec<Credential>> {
-    let declared = file.auth.as_ref().map_or(&[][..], |t| &t.credentials[..]);
+    let table = file.auth.as_ref();
+    let declared = table.map_or(&[][..], |t| &t.credentials[..]);
+    let default_rate = table.and_then(|t| t.default_rate_limit);
+    let default_burst = table.and_then(|t| t.default_burst);
+    anyhow::ensure!(
+        default_burst.is_none() || default_rate.is_some(),
+        "[auth] default_burst needs default_rate_limit"
+    );
     let mut credentials = Vec::with_capacity(declared.len());
     for c in declared {
         let account_id = c.account_id.as_deref().unwrap_or(default_account);
@@ -85,9 +92,37 @@ fn credentials(file: &FileConfig, default_account: &str) -> anyhow::Result<Vec<C
                 allow: c.allow.clone(),
                 queues: c.queues.clone(),
             }),
+            rate_limit: rate_limit(c, default_rate, default_burst)?,
         });
     }
     Ok(credentials)
+}
+
+/// A key's rate (rule A8): its own `rate_limit` and `burst`, else the
+/// `[auth]` defaults; a burst is one second's worth unless given.
+fn rate_limit(
+    c: &crate::config::CredentialDecl,
+    default_rate: Option<u32>,
+    default_burst: Option<u32>,
+) -> anyhow::Result<Option<RateLimit>> {
+    let (per_second, burst) = match c.rate_limit {
+        Some(rate) => (rate, c.burst),
+        None => {
+            anyhow::ensure!(
+                c.burst.is_none() || default_rate.is_some(),
+                "[[auth.credentials]] {}: burst needs a rate_limit",
+                c.access_key_id
+            );
+            match default_rate {
+                Some(rate) => (rate, c.burst.or(default_burst)),
+                None => return Ok(None),
+            }
+        }
+    };
+    Ok(Some(RateLimit {
+        per_second,
+        burst: burst.unwrap_or(per_second),
+    }))
 }
 
 /// Replaces `auth`'s credentials with those of `file` (a reload, rule
@@ -180,6 +215,45 @@ mod tests {
         );
         let e = auth_settings(None, false, &bad, public, "000000000000").unwrap_err();
         assert!(e.to_string().contains("allow pattern"), "{e}");
+    }
+
+    /// A8: a key's own rate, the `[auth]` default, or none; a zero rate
+    /// and a burst without a rate stop the server.
+    #[test]
+    fn a8_rate_limits_reach_the_credentials() {
+        let acct = "000000000000";
+        let toml = "[auth]\nmode = \"sigv4\"\ndefault_rate_limit = 50\n\
+                    [[auth.credentials]]\naccess_key_id = \"OWN\"\nsecret_access_key = \"s\"\n\
+                    rate_limit = 5\nburst = 20\n\
+                    [[auth.credentials]]\naccess_key_id = \"DEFAULT\"\nsecret_access_key = \"s\"\n";
+        let creds = credentials(&file(toml), acct).unwrap();
+        assert_eq!(
+            creds[0].rate_limit,
+            Some(RateLimit {
+                per_second: 5,
+                burst: 20
+            })
+        );
+        assert_eq!(
+            creds[1].rate_limit,
+            Some(RateLimit {
+                per_second: 50,
+                burst: 50
+            })
+        );
+        let unlimited = "[auth]\nmode = \"sigv4\"\n[[auth.credentials]]\n\
+                         access_key_id = \"K\"\nsecret_access_key = \"s\"\n";
+        assert_eq!(
+            credentials(&file(unlimited), acct).unwrap()[0].rate_limit,
+            None
+        );
+        let public = PUBLIC.parse().unwrap();
+        let zero = format!("{unlimited}rate_limit = 0\n");
+        let e = auth_settings(None, false, &file(&zero), public, acct).unwrap_err();
+        assert!(e.to_string().contains("rate_limit"), "{e}");
+        let lone_burst = format!("{unlimited}burst = 3\n");
+        let e = auth_settings(None, false, &file(&lone_burst), public, acct).unwrap_err();
+        assert!(e.to_string().contains("burst needs a rate_limit"), "{e}");
     }
 
     /// A4: SigV4 needs credentials; the flag overrides the file's mode.

@@ -127,6 +127,11 @@ pub struct AuthDecl {
     pub mode: Option<AuthMode>,
     /// Serve without authentication on a non-loopback address.
     pub allow_anonymous: Option<bool>,
+    /// Requests per second of every key without its own `rate_limit`
+    /// (rule A8); default unlimited.
+    pub default_rate_limit: Option<u32>,
+    /// The burst of those keys (default: one second's worth).
+    pub default_burst: Option<u32>,
     /// The keys clients may sign with.
     #[serde(default)]
     pub credentials: Vec<CredentialDecl>,
@@ -161,6 +166,11 @@ pub struct CredentialDecl {
     pub allow: Option<Vec<String>>,
     /// Queue-name patterns the key may name (`orders*`); default all.
     pub queues: Option<Vec<String>>,
+    /// Requests per second the key may make (rule A8); default
+    /// `[auth] default_rate_limit`, else unlimited.
+    pub rate_limit: Option<u32>,
+    /// Requests the key may make at once (default: one second's worth).
+    pub burst: Option<u32>,
 }
 
 impl std::fmt::Debug for CredentialDecl {
@@ -171,6 +181,8 @@ impl std::fmt::Debug for CredentialDecl {
             .field("account_id", &self.account_id)
             .field("allow", &self.allow)
             .field("queues", &self.queues)
+            .field("rate_limit", &self.rate_limit)
+            .field("burst", &self.burst)
             .finish_non_exhaustive()
     }
 }

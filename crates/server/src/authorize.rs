@@ -3,6 +3,9 @@
 //! it names, against its credential's `allow` and `queues` patterns and its
 //! account. The rules themselves are in `auth::access`.
 //!
+//! A key over its request rate (rule A8) is refused here too, before any
+//! other check: `RequestThrottled`.
+//!
 //! ListQueues is not refused: it lists only the queues the key may see
 //! (`actions::queues::list_queues`).
 
@@ -16,6 +19,7 @@ use sluice_protocol::requests::parse;
 
 use crate::auth::Principal;
 use crate::auth::access::{access_denied, explicit_deny, iam_action};
+use crate::auth::rate::throttled;
 use crate::policy::{Decision, Policy, RequestFacts};
 use crate::service::{RequestContext, Service};
 
@@ -32,6 +36,7 @@ struct Named {
     source_arn: Option<Value>,
     destination_arn: Option<Value>,
     task_handle: Option<Value>,
+    attributes: Option<Value>,
 }
 
 /// A member's text, when it is a string.
@@ -53,6 +58,22 @@ pub async fn authorize<B: Broker>(
     request: &Request,
 ) -> Result<(), SqsError> {
     let action = request.action.as_str();
+    // Every request of the key counts against its rate (rule A8), first:
+    // a throttled request costs no more than this.
+    if let Some(bucket) = &principal.bucket
+        && !bucket.try_take()
+    {
+        let named: Named = parse(request.input.clone()).unwrap_or_default();
+        let queue = text(&named.queue_url).or(text(&named.queue_name));
+        tracing::warn!(
+            access_key = principal.access_key_id.as_str(),
+            action,
+            queue = queue.unwrap_or("-"),
+            reason = "over the key's rate limit",
+            "request refused: throttled"
+        );
+        return Err(throttled());
+    }
     // Unknown actions get the dispatcher's UnsupportedOperation.
     if !sluice_protocol::is_known_action(action) {
         return Ok(());
@@ -149,7 +170,9 @@ fn names_queues(action: &str) -> bool {
 
 /// The keys of the queues a request names: the requested name (CreateQueue,
 /// GetQueueUrl), the queue its URL names, the queues of its ARNs, the
-/// source of a move task's handle.
+/// source of a move task's handle, the dead-letter queue of a
+/// RedrivePolicy it sets (rule A9: a key must reach the queue it sends
+/// messages on to).
 fn named_keys<B: Broker>(
     svc: &Service<B>,
     ctx: &RequestContext,
@@ -164,6 +187,7 @@ fn named_keys<B: Broker>(
             let owner = text(&named.queue_owner_aws_account_id).unwrap_or(own);
             keys.push(account.key(svc.request_region(ctx), owner, name));
         }
+        keys.extend(redrive_target(named).and_then(|arn| account.key_from_any_arn(&arn)));
         return keys;
     }
     if let Some(key) = text(&named.queue_url).and_then(|u| url_key(account, u)) {
@@ -172,10 +196,16 @@ fn named_keys<B: Broker>(
     let handle_source = text(&named.task_handle)
         .and_then(crate::move_tasks::decode_handle)
         .map(|(_, arn)| arn);
+    let target = if action == "SetQueueAttributes" {
+        redrive_target(named)
+    } else {
+        None
+    };
     let arns = [
         text(&named.source_arn),
         text(&named.destination_arn),
         handle_source.as_deref(),
+        target.as_deref(),
     ];
     keys.extend(
         arns.into_iter()
@@ -183,6 +213,14 @@ fn named_keys<B: Broker>(
             .filter_map(|arn| account.key_from_any_arn(arn)),
     );
     keys
+}
+
+/// The `deadLetterTargetArn` of the RedrivePolicy an input sets, when
+/// it reads as one; a policy that does not is the action's to refuse.
+fn redrive_target(named: &Named) -> Option<String> {
+    let doc = named.attributes.as_ref()?.get("RedrivePolicy")?.as_str()?;
+    let policy: Value = serde_json::from_str(doc).ok()?;
+    Some(policy.get("deadLetterTargetArn")?.as_str()?.to_string())
 }
 
 /// The key of the queue a URL names, of whichever account it names.

@@ -59,6 +59,7 @@ impl AuthServer {
                 session_token: None,
                 account_id: "000000000000".into(),
                 access: Default::default(),
+                rate_limit: None,
             },
             Credential {
                 access_key_id: TOKEN_KEY.into(),
@@ -66,6 +67,7 @@ impl AuthServer {
                 session_token: Some(TOKEN.into()),
                 account_id: "123456789012".into(),
                 access: Default::default(),
+                rate_limit: None,
             },
         ])
         .expect("credentials");
@@ -134,7 +136,31 @@ pub(crate) fn aws_sign(
     secret: &str,
     expires: Option<Duration>,
 ) -> (String, Vec<(String, String)>) {
-    let creds = Credentials::new(KEY, secret, None, None, "sluice-auth-tests");
+    aws_sign_as(
+        KEY,
+        addr,
+        method,
+        path_and_query,
+        headers,
+        body,
+        secret,
+        expires,
+    )
+}
+
+/// [`aws_sign`] with another access key id.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn aws_sign_as(
+    key: &str,
+    addr: SocketAddr,
+    method: &str,
+    path_and_query: &str,
+    headers: &[(&str, &str)],
+    body: &[u8],
+    secret: &str,
+    expires: Option<Duration>,
+) -> (String, Vec<(String, String)>) {
+    let creds = Credentials::new(key, secret, None, None, "sluice-auth-tests");
     let identity = creds.into();
     let mut settings = SigningSettings::default();
     if let Some(expires) = expires {

@@ -50,6 +50,7 @@ pub(crate) fn credential(
             allow: allow.map(own),
             queues: queues.map(own),
         }),
+        rate_limit: None,
     }
 }
 
@@ -72,6 +73,18 @@ impl Server {
         };
         let server = TestServer::start_with_clock(config, ManualClock::new(now)).await;
         Self { server }
+    }
+
+    pub(crate) fn addr(&self) -> std::net::SocketAddr {
+        self.server.addr
+    }
+
+    pub(crate) fn endpoint(&self) -> String {
+        self.server.endpoint.clone()
+    }
+
+    pub(crate) fn raw(&self) -> crate::common::RawClient {
+        self.server.raw()
     }
 
     pub(crate) fn sdk(&self, key: &str) -> aws_sdk_sqs::Client {

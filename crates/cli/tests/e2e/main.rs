@@ -8,6 +8,8 @@ mod alarms_https;
 mod auth;
 mod auth_access;
 mod auth_policies;
+mod auth_rates;
+mod auth_redrive;
 mod bad_input;
 mod cli_dlq;
 mod cli_doctor;

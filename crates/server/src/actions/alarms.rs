@@ -4,11 +4,12 @@
 use serde_json::{Value, json};
 use sluice_broker::Broker;
 use sluice_core::SqsError;
+use sluice_core::queue_name::name_of_key;
 use sluice_protocol::requests::{DeleteAlarmsInput, DescribeAlarmsInput, PutAlarmInput, required};
 
 use crate::alarms::definition::{AlarmSource, AlarmState};
 use crate::alarms::store::AlarmEntry;
-use crate::service::Service;
+use crate::service::{RequestContext, Service};
 
 /// PutAlarm: create or replace an alarm on a queue metric.
 pub async fn put_alarm<B: Broker>(
@@ -19,9 +20,12 @@ pub async fn put_alarm<B: Broker>(
     Ok(json!({}))
 }
 
-/// DescribeAlarms: alarms with their state and history, by name.
+/// DescribeAlarms: alarms with their state and history, by name; with
+/// authentication on, only those on queues the key may see (its
+/// account's, within its `queues`: rule A9), as ListQueues lists them.
 pub async fn describe_alarms<B: Broker>(
     svc: &Service<B>,
+    ctx: &RequestContext,
     input: DescribeAlarmsInput,
 ) -> Result<Value, SqsError> {
     let queue = match &input.queue_url {
@@ -46,6 +50,10 @@ pub async fn describe_alarms<B: Broker>(
                 .is_none_or(|names| names.contains(&e.def.name))
                 && queue.as_ref().is_none_or(|q| *q == e.def.queue)
                 && state.is_none_or(|s| s == e.state)
+                && ctx.principal.as_ref().is_none_or(|p| {
+                    svc.config.account.owner_of(&e.def.queue) == p.account_id
+                        && p.access.allows_queue(name_of_key(&e.def.queue))
+                })
         })
         .map(describe)
         .collect();

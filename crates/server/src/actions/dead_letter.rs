@@ -1,8 +1,9 @@
-//! ListDeadLetterSourceQueues (rule R6).
+//! ListDeadLetterSourceQueues (rules R6, A9).
 
 use serde_json::{Value, json};
 use sluice_broker::Broker;
 use sluice_core::SqsError;
+use sluice_core::queue_name::name_of_key;
 use sluice_protocol::requests::{ListDeadLetterSourceQueuesInput, required};
 
 use crate::params::paginate;
@@ -18,8 +19,17 @@ pub async fn list_dead_letter_source_queues<B: Broker>(
     let dlq = &*svc.queue_name(&url)?;
     svc.broker.get_queue(dlq).await?;
     let dlq_arn = svc.queue_arn(dlq);
+    // Only the caller's own queues that its key may name (rule A9), as
+    // ListQueues lists them: a key granted a dead-letter queue of another
+    // account by its policy does not learn that account's queues.
     let mut sources = Vec::new();
     for name in svc.broker.list_queues().await? {
+        if let Some(p) = &ctx.principal
+            && (svc.config.account.owner_of(&name) != p.account_id
+                || !p.access.allows_queue(name_of_key(&name)))
+        {
+            continue;
+        }
         let Ok(meta) = svc.broker.get_queue(&name).await else {
             continue;
         };

@@ -104,7 +104,7 @@ pub async fn dispatch<B: Broker>(
         "PeekMessages" => extensions::peek_messages(svc, parse(input)?).await,
         "RedriveMessages" => extensions::redrive_messages(svc, parse(input)?).await,
         "PutAlarm" => alarms::put_alarm(svc, parse(input)?).await,
-        "DescribeAlarms" => alarms::describe_alarms(svc, parse(input)?).await,
+        "DescribeAlarms" => alarms::describe_alarms(svc, ctx, parse(input)?).await,
         "DeleteAlarms" => alarms::delete_alarms(svc, parse(input)?).await,
         "ListConsumers" => consumers::list_consumers(svc, parse(input)?).await,
         "CreateConsumer" => consumers::create_consumer(svc, parse(input)?).await,

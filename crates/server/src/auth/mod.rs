@@ -9,6 +9,9 @@
 //! See docs/security.md.
 
 pub mod access;
+#[cfg(any(test, feature = "fuzzing"))]
+pub mod fuzzing;
+pub mod rate;
 // The signing arithmetic, shared with the client (`sluice-client`).
 use sluice_sigv4 as sigv4;
 mod verify;
@@ -21,6 +24,7 @@ use arc_swap::ArcSwap;
 use sluice_core::{ErrorCode, SqsError};
 
 pub use access::Access;
+pub use rate::{Bucket, RateLimit};
 pub use verify::RequestParts;
 
 /// A configured credential: what a client signs with.
@@ -36,6 +40,8 @@ pub struct Credential {
     pub account_id: String,
     /// The actions and queues the key is limited to (rule A2).
     pub access: Arc<Access>,
+    /// The key's request rate (rule A8); `None`: unlimited.
+    pub rate_limit: Option<RateLimit>,
 }
 
 impl fmt::Debug for Credential {
@@ -46,6 +52,7 @@ impl fmt::Debug for Credential {
             .field("session_token", &self.session_token.as_ref().map(|_| "…"))
             .field("account_id", &self.account_id)
             .field("access", &self.access)
+            .field("rate_limit", &self.rate_limit)
             .finish_non_exhaustive()
     }
 }
@@ -59,10 +66,18 @@ pub struct Principal {
     pub account_id: String,
     /// What the key may do (rule A2).
     pub access: Arc<Access>,
+    /// The key's request rate, shared by all its requests (rule A8).
+    pub bucket: Option<Arc<Bucket>>,
+}
+
+/// A configured credential and the state of its rate.
+struct Key {
+    credential: Credential,
+    bucket: Option<Arc<Bucket>>,
 }
 
 /// The credentials of a verifier, by access key id.
-type KeyTable = HashMap<String, Credential>;
+type KeyTable = HashMap<String, Key>;
 
 /// The verifier of `auth.mode = "sigv4"`: the configured credentials by
 /// access key id. The server has none when authentication is off.
@@ -93,16 +108,19 @@ impl Authenticator {
     /// secret, and the same access key id twice.
     pub fn new(credentials: Vec<Credential>) -> Result<Self, String> {
         Ok(Self {
-            keys: ArcSwap::from_pointee(key_table(credentials)?),
+            keys: ArcSwap::from_pointee(key_table(credentials, &KeyTable::new())?),
             service: verify::SERVICE,
         })
     }
 
     /// Replaces every credential with these, checked as [`Self::new`]
     /// checks them; on an error the credentials in use are kept.
-    /// Verifications already started finish with the old ones.
+    /// Verifications already started finish with the old ones. A key
+    /// whose rate is unchanged keeps its bucket: a reload does not hand a
+    /// throttled key a fresh burst.
     pub fn replace(&self, credentials: Vec<Credential>) -> Result<(), String> {
-        self.keys.store(Arc::new(key_table(credentials)?));
+        let table = key_table(credentials, &self.keys.load())?;
+        self.keys.store(Arc::new(table));
         Ok(())
     }
 
@@ -117,8 +135,9 @@ impl Authenticator {
     }
 }
 
-/// The credentials by access key id, checked.
-fn key_table(credentials: Vec<Credential>) -> Result<KeyTable, String> {
+/// The credentials by access key id, checked, with their rates' buckets
+/// (those of `old` where a key's rate is unchanged).
+fn key_table(credentials: Vec<Credential>, old: &KeyTable) -> Result<KeyTable, String> {
     if credentials.is_empty() {
         return Err("SigV4 authentication needs at least one [[auth.credentials]]".into());
     }
@@ -145,8 +164,23 @@ fn key_table(credentials: Vec<Credential>) -> Result<KeyTable, String> {
         c.access
             .validate()
             .map_err(|e| format!("access key {}: {e}", c.access_key_id))?;
+        if let Some(limit) = &c.rate_limit {
+            limit
+                .validate()
+                .map_err(|e| format!("access key {}: {e}", c.access_key_id))?;
+        }
+        let bucket = c.rate_limit.map(|limit| {
+            old.get(&c.access_key_id)
+                .and_then(|k| k.bucket.clone())
+                .filter(|b| b.limit() == limit)
+                .unwrap_or_else(|| Arc::new(Bucket::new(limit)))
+        });
         let id = c.access_key_id.clone();
-        if keys.insert(id.clone(), c).is_some() {
+        let key = Key {
+            credential: c,
+            bucket,
+        };
+        if keys.insert(id.clone(), key).is_some() {
             return Err(format!("access key {id} is configured twice"));
         }
     }

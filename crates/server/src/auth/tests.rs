@@ -82,6 +82,7 @@ fn suite_verifier(dir: &str) -> Authenticator {
         session_token: creds["token"].as_str().map(str::to_string),
         account_id: "000000000000".into(),
         access: Default::default(),
+        rate_limit: None,
     }])
     .unwrap();
     auth.service = "service";
@@ -246,6 +247,7 @@ fn sqs_verifier(token: Option<&str>) -> Authenticator {
         session_token: token.map(str::to_string),
         account_id: "123456789012".into(),
         access: Default::default(),
+        rate_limit: None,
     }])
     .unwrap()
 }
@@ -306,6 +308,7 @@ fn a1_a_signed_request_yields_its_principal() {
             access_key_id: KEY.into(),
             account_id: "123456789012".into(),
             access: Default::default(),
+            bucket: None,
         })
     );
 }
@@ -444,6 +447,7 @@ fn a5_credentials_are_checked_and_secrets_stay_out_of_debug() {
         session_token: None,
         account_id: "000000000000".into(),
         access: Default::default(),
+        rate_limit: None,
     };
     assert!(Authenticator::new(vec![c.clone(), c.clone()]).is_err());
     let debug = format!("{:?}", Authenticator::new(vec![c.clone()]).unwrap());
@@ -470,6 +474,7 @@ fn a11_credentials_are_replaced_whole_or_not_at_all() {
         session_token: None,
         account_id: "123456789012".into(),
         access: Default::default(),
+        rate_limit: None,
     };
     assert!(auth.replace(vec![]).is_err());
     let twice = vec![
@@ -487,4 +492,83 @@ fn a11_credentials_are_replaced_whole_or_not_at_all() {
     let refused = auth.verify(&old.parts(), NOW).unwrap_err();
     assert_eq!(refused.error.code, ErrorCode::InvalidClientTokenId);
     assert!(auth.verify(&rotated.parts(), NOW).is_ok());
+}
+
+/// A8, A11: a verified principal carries its key's bucket; a reload keeps
+/// the bucket of a key whose rate is unchanged (no fresh burst), and a
+/// changed rate starts a new one.
+#[test]
+fn a8_reload_keeps_an_unchanged_keys_bucket() {
+    use super::RateLimit;
+    let credential = |per_second| Credential {
+        access_key_id: KEY.into(),
+        secret_access_key: SECRET.into(),
+        session_token: None,
+        account_id: "123456789012".into(),
+        access: Default::default(),
+        rate_limit: Some(RateLimit {
+            per_second,
+            burst: 1,
+        }),
+    };
+    let auth = Authenticator::new(vec![credential(1)]).unwrap();
+    let req = signed_request(KEY, SECRET, NOW, None);
+    let bucket = |auth: &Authenticator| {
+        auth.verify(&req.parts(), NOW)
+            .unwrap()
+            .bucket
+            .expect("a limited key has a bucket")
+    };
+    assert!(bucket(&auth).try_take());
+    assert!(!bucket(&auth).try_take(), "the burst of one is spent");
+    auth.replace(vec![credential(1)]).unwrap();
+    assert!(!bucket(&auth).try_take(), "a reload hands out no new burst");
+    auth.replace(vec![credential(2)]).unwrap();
+    assert!(bucket(&auth).try_take(), "a new rate starts a new bucket");
+    let mut unlimited = credential(1);
+    unlimited.rate_limit = None;
+    auth.replace(vec![unlimited]).unwrap();
+    assert!(auth.verify(&req.parts(), NOW).unwrap().bucket.is_none());
+}
+
+/// A8: a zero rate is refused with the key named.
+#[test]
+fn a8_zero_rate_is_refused() {
+    let c = Credential {
+        access_key_id: KEY.into(),
+        secret_access_key: SECRET.into(),
+        session_token: None,
+        account_id: "123456789012".into(),
+        access: Default::default(),
+        rate_limit: Some(super::RateLimit {
+            per_second: 0,
+            burst: 1,
+        }),
+    };
+    let e = Authenticator::new(vec![c]).unwrap_err();
+    assert!(e.contains(KEY) && e.contains("rate_limit"), "{e}");
+}
+
+/// A1: the fuzz target's seeds (fuzz/seeds/sigv4_request) are requests
+/// that verify, so that fuzzing starts from inside the canonicalisation;
+/// a changed byte is refused, not a panic.
+#[test]
+fn a1_fuzz_seeds_are_signed_requests() {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/seeds/sigv4_request");
+    let mut seen = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        let bytes = std::fs::read(&path).unwrap();
+        assert!(
+            super::fuzzing::verify_request_bytes(&bytes),
+            "{} does not verify",
+            path.display()
+        );
+        let mut changed = bytes.clone();
+        let last = changed.len() - 1;
+        changed[last] ^= 1;
+        let _ = super::fuzzing::verify_request_bytes(&changed);
+        seen += 1;
+    }
+    assert!(seen >= 5, "{seen} seeds");
 }

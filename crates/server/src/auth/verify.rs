@@ -85,7 +85,7 @@ impl Authenticator {
             ));
         };
         let keys = self.keys.load();
-        let Some(cred) = keys.get(key_id) else {
+        let Some(entry) = keys.get(key_id) else {
             return Err(Refusal::new(
                 ErrorCode::InvalidClientTokenId,
                 INVALID_TOKEN,
@@ -93,6 +93,7 @@ impl Authenticator {
             )
             .by(key_id));
         };
+        let cred = &entry.credential;
         let mismatch = |message: String, reason| {
             Refusal::new(ErrorCode::SignatureDoesNotMatch, message, reason).by(key_id)
         };
@@ -186,6 +187,7 @@ impl Authenticator {
             access_key_id: cred.access_key_id.clone(),
             account_id: cred.account_id.clone(),
             access: cred.access.clone(),
+            bucket: entry.bucket.clone(),
         })
     }
 }
