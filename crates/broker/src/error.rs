@@ -2,7 +2,7 @@
 //!
 //! Engines say what went wrong (`QueueDoesNotExist`, a receipt handle of
 //! another delivery, storage that cannot be reached); the one conversion
-//! into an SQS error, [`From<EngineError> for SqsError`], decides the code
+//! into an SQS error, `From<EngineError> for SqsError`, decides the code
 //! and the words clients see, so both engines answer alike.
 
 use sluice_core::limits::{MAX_INFLIGHT, PURGE_INTERVAL_SECS};

@@ -4,7 +4,9 @@
 //! batch, change visibility, …), not in rows or keys, so that each engine can
 //! do an operation in the way its storage does best. Rules that need no
 //! storage (validation, attribute parsing, digests) live in `sluice-core` and
-//! the service layer and are not repeated here. [`conformance`] is the
+//! the service layer and are not repeated here. Operations fail with an
+//! [`EngineError`], which the server turns into the SQS error clients see
+//! through one `From` conversion. [`conformance`] is the
 //! behaviour suite every engine must pass; `model_tests` (feature
 //! `model-tests`) the random sequences every engine must survive.
 
