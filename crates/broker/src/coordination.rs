@@ -13,9 +13,8 @@
 use std::future::Future;
 
 use sluice_core::clock::Millis;
-use sluice_core::{ErrorCode, SqsError};
 
-use crate::{MoveTask, QueueStats};
+use crate::{EngineError, MoveTask, QueueStats};
 
 /// Cluster storage and background-job claims, atomic per call. Clones
 /// share the same engine (background tasks hold one).
@@ -33,7 +32,7 @@ pub trait Coordination: Clone + Send + Sync + 'static {
     fn claim_job(
         &self,
         name: &str,
-    ) -> impl Future<Output = Result<Option<JobClaim>, SqsError>> + Send {
+    ) -> impl Future<Output = Result<Option<JobClaim>, EngineError>> + Send {
         let _ = name;
         async { Ok(Some(JobClaim::default())) }
     }
@@ -44,17 +43,20 @@ pub trait Coordination: Clone + Send + Sync + 'static {
     fn cluster_queue_stats(
         &self,
         name: &str,
-    ) -> impl Future<Output = Result<QueueStats, SqsError>> + Send;
+    ) -> impl Future<Output = Result<QueueStats, EngineError>> + Send;
 
     /// Creates or replaces a move task record.
-    fn save_move_task(&self, task: MoveTask) -> impl Future<Output = Result<(), SqsError>> + Send;
+    fn save_move_task(
+        &self,
+        task: MoveTask,
+    ) -> impl Future<Output = Result<(), EngineError>> + Send;
 
     /// Every move task record, newest first.
-    fn move_tasks(&self) -> impl Future<Output = Result<Vec<MoveTask>, SqsError>> + Send;
+    fn move_tasks(&self) -> impl Future<Output = Result<Vec<MoveTask>, EngineError>> + Send;
 
     /// Every alarm kept in shared storage, by name. An engine no other
     /// node shares keeps none (the server keeps them).
-    fn stored_alarms(&self) -> impl Future<Output = Result<Vec<StoredAlarm>, SqsError>> + Send {
+    fn stored_alarms(&self) -> impl Future<Output = Result<Vec<StoredAlarm>, EngineError>> + Send {
         async { Ok(Vec::new()) }
     }
 
@@ -66,18 +68,18 @@ pub trait Coordination: Clone + Send + Sync + 'static {
         &self,
         alarm: StoredAlarm,
         replaces: Vec<String>,
-    ) -> impl Future<Output = Result<Option<String>, SqsError>> + Send {
+    ) -> impl Future<Output = Result<Option<String>, EngineError>> + Send {
         let _ = (alarm, replaces);
-        async { Err(alarms_not_shared()) }
+        async { Err(EngineError::AlarmsNotShared) }
     }
 
     /// Deletes stored alarms by name; unknown names are ignored.
     fn delete_stored_alarms(
         &self,
         names: Vec<String>,
-    ) -> impl Future<Output = Result<(), SqsError>> + Send {
+    ) -> impl Future<Output = Result<(), EngineError>> + Send {
         let _ = names;
-        async { Err(alarms_not_shared()) }
+        async { Err(EngineError::AlarmsNotShared) }
     }
 
     /// Saves the state, reason, time and history of `alarm` if its stored
@@ -89,16 +91,16 @@ pub trait Coordination: Clone + Send + Sync + 'static {
         alarm: StoredAlarm,
         expected_state: String,
         expected_updated_at: u64,
-    ) -> impl Future<Output = Result<bool, SqsError>> + Send {
+    ) -> impl Future<Output = Result<bool, EngineError>> + Send {
         let _ = (alarm, expected_state, expected_updated_at);
-        async { Err(alarms_not_shared()) }
+        async { Err(EngineError::AlarmsNotShared) }
     }
 
     /// The server's 32-byte secret that receipt handles are sealed with
     /// (rule A3): made at random once, then the same for the life of the
     /// storage and for every node sharing it, so handles survive restarts
     /// and work on any node. An in-memory engine makes one per process.
-    fn handle_secret(&self) -> impl Future<Output = Result<HandleSecret, SqsError>> + Send;
+    fn handle_secret(&self) -> impl Future<Output = Result<HandleSecret, EngineError>> + Send;
 }
 
 /// The secret receipt handles are sealed with (rule A3). Its Debug print
@@ -108,10 +110,10 @@ pub struct HandleSecret(pub [u8; 32]);
 
 impl HandleSecret {
     /// A new secret from the operating system's random source.
-    pub fn random() -> Result<Self, SqsError> {
+    pub fn random() -> Result<Self, EngineError> {
         let mut bytes = [0u8; 32];
         getrandom::fill(&mut bytes)
-            .map_err(|e| SqsError::internal(format!("no random source: {e}")))?;
+            .map_err(|e| EngineError::Storage(format!("no random source: {e}")))?;
         Ok(Self(bytes))
     }
 
@@ -145,20 +147,6 @@ pub struct StoredAlarm {
     pub updated_at: Millis,
     /// State changes, newest first, JSON.
     pub history: String,
-}
-
-/// The error of a second active move task on one source queue (rule R7),
-/// the same from every engine: AWS answers it as an invalid parameter.
-pub fn move_task_already_running() -> SqsError {
-    SqsError::new(
-        ErrorCode::InvalidParameterValue,
-        "There is already a task running. Only one active task is allowed for a source queue arn at a given time.",
-    )
-}
-
-/// The error of an alarm operation on an engine that keeps no alarms.
-pub fn alarms_not_shared() -> SqsError {
-    SqsError::internal("This storage engine keeps no alarms; the server keeps them itself.")
 }
 
 /// A background job this node holds (see [`Coordination::claim_job`]):

@@ -4,13 +4,16 @@
 //! batch, change visibility, …), not in rows or keys, so that each engine can
 //! do an operation in the way its storage does best. Rules that need no
 //! storage (validation, attribute parsing, digests) live in `sluice-core` and
-//! the service layer and are not repeated here. [`conformance`] is the
+//! the service layer and are not repeated here. Operations fail with an
+//! [`EngineError`], which the server turns into the SQS error clients see
+//! through one `From` conversion. [`conformance`] is the
 //! behaviour suite every engine must pass; `model_tests` (feature
 //! `model-tests`) the random sequences every engine must survive.
 
 pub mod activity;
 pub mod conformance;
 pub mod coordination;
+mod error;
 pub mod metadata;
 #[cfg(feature = "model-tests")]
 pub mod model_tests;
@@ -20,9 +23,8 @@ mod types;
 
 use std::future::Future;
 
-use sluice_core::SqsError;
-
 pub use coordination::{ClaimGuard, Coordination, HandleSecret, JobClaim, StoredAlarm};
+pub use error::EngineError;
 pub use metadata::MetaChange;
 pub use types::*;
 
@@ -35,22 +37,22 @@ pub trait Broker: Coordination {
     fn create_queue(
         &self,
         spec: CreateQueue,
-    ) -> impl Future<Output = Result<QueueMeta, SqsError>> + Send;
+    ) -> impl Future<Output = Result<QueueMeta, EngineError>> + Send;
 
     /// The queue's configuration, tags and timestamps.
-    fn get_queue(&self, name: &str) -> impl Future<Output = Result<QueueMeta, SqsError>> + Send;
+    fn get_queue(&self, name: &str) -> impl Future<Output = Result<QueueMeta, EngineError>> + Send;
 
     /// The names of all queues, sorted.
-    fn list_queues(&self) -> impl Future<Output = Result<Vec<String>, SqsError>> + Send;
+    fn list_queues(&self) -> impl Future<Output = Result<Vec<String>, EngineError>> + Send;
 
     /// Deletes a queue and all its messages.
-    fn delete_queue(&self, name: &str) -> impl Future<Output = Result<(), SqsError>> + Send;
+    fn delete_queue(&self, name: &str) -> impl Future<Output = Result<(), EngineError>> + Send;
 
     /// Approximate message counts (visible, in flight, delayed).
     fn queue_counts(
         &self,
         name: &str,
-    ) -> impl Future<Output = Result<QueueCounts, SqsError>> + Send;
+    ) -> impl Future<Output = Result<QueueCounts, EngineError>> + Send;
 
     /// Applies `change` to the queue's metadata (attributes or tags) all
     /// or nothing, atomically against concurrent changes; the metadata as
@@ -60,11 +62,11 @@ pub trait Broker: Coordination {
         &self,
         name: &str,
         change: MetaChange,
-    ) -> impl Future<Output = Result<QueueMeta, SqsError>> + Send;
+    ) -> impl Future<Output = Result<QueueMeta, EngineError>> + Send;
 
     /// Deletes every message (rule V8); `PurgeQueueInProgress` within 60 s
     /// of the previous purge.
-    fn purge_queue(&self, name: &str) -> impl Future<Output = Result<(), SqsError>> + Send;
+    fn purge_queue(&self, name: &str) -> impl Future<Output = Result<(), EngineError>> + Send;
 
     /// Stores already validated messages durably (rule V1) and returns their
     /// ids, in the order given.
@@ -72,21 +74,21 @@ pub trait Broker: Coordination {
         &self,
         name: &str,
         messages: Vec<NewMessage>,
-    ) -> impl Future<Output = Result<Vec<SentMessage>, SqsError>> + Send;
+    ) -> impl Future<Output = Result<Vec<SentMessage>, EngineError>> + Send;
 
     /// Receives up to `max_messages` (rules V2, V6).
     fn receive_messages(
         &self,
         name: &str,
         options: ReceiveOptions,
-    ) -> impl Future<Output = Result<Vec<ReceivedMessage>, SqsError>> + Send;
+    ) -> impl Future<Output = Result<Vec<ReceivedMessage>, EngineError>> + Send;
 
     /// Deletes messages by receipt handle (rule V4); one result per handle.
     fn delete_messages(
         &self,
         name: &str,
         receipt_handles: Vec<String>,
-    ) -> impl Future<Output = Result<Vec<Result<(), SqsError>>, SqsError>> + Send;
+    ) -> impl Future<Output = Result<Vec<Result<(), EngineError>>, EngineError>> + Send;
 
     /// Changes the visibility timeout of in-flight messages (rule V5); one
     /// result per entry.
@@ -94,7 +96,7 @@ pub trait Broker: Coordination {
         &self,
         name: &str,
         changes: Vec<VisibilityChange>,
-    ) -> impl Future<Output = Result<Vec<Result<(), SqsError>>, SqsError>> + Send;
+    ) -> impl Future<Output = Result<Vec<Result<(), EngineError>>, EngineError>> + Send;
 
     /// Moves receivable messages out of `source` (a dead-letter queue) into
     /// the destination, or each into the queue its `DeadLetterQueueSourceArn`
@@ -105,10 +107,13 @@ pub trait Broker: Coordination {
         &self,
         source: &str,
         redrive: &Redrive,
-    ) -> impl Future<Output = Result<RedriveOutcome, SqsError>> + Send;
+    ) -> impl Future<Output = Result<RedriveOutcome, EngineError>> + Send;
 
     /// Counts, oldest message age and activity counters (rule M1).
-    fn queue_stats(&self, name: &str) -> impl Future<Output = Result<QueueStats, SqsError>> + Send;
+    fn queue_stats(
+        &self,
+        name: &str,
+    ) -> impl Future<Output = Result<QueueStats, EngineError>> + Send;
 
     /// What the engine holds on this node's disk and in its memory;
     /// `None` for an engine with nothing of its own to report (the
@@ -125,7 +130,7 @@ pub trait Broker: Coordination {
         name: &str,
         receipt_handle: &str,
         nack: Nack,
-    ) -> impl Future<Output = Result<(), SqsError>> + Send;
+    ) -> impl Future<Output = Result<(), EngineError>> + Send;
 
     /// Reads messages without receiving them (rule X1): no receive count or
     /// visibility changes. Up to `limit` messages matching `filter`, in queue
@@ -136,5 +141,5 @@ pub trait Broker: Coordination {
         filter: &MessageFilter,
         after: Option<u64>,
         limit: usize,
-    ) -> impl Future<Output = Result<PeekPage, SqsError>> + Send;
+    ) -> impl Future<Output = Result<PeekPage, EngineError>> + Send;
 }

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use sluice_core::SqsError;
+use sluice_broker::EngineError;
 
 use crate::engine::Inner;
 use crate::message::MessageData;
@@ -22,7 +22,7 @@ impl Inner {
         &self,
         queue: u64,
         wanted: Vec<(u64, Option<Arc<MessageData>>)>,
-    ) -> Result<Vec<Option<Arc<MessageData>>>, SqsError> {
+    ) -> Result<Vec<Option<Arc<MessageData>>>, EngineError> {
         let missing: Vec<u64> = wanted
             .iter()
             .filter(|(_, body)| body.is_none())
@@ -32,7 +32,7 @@ impl Inner {
             (Some(store), false) => {
                 let failed = |e: StoreError| {
                     tracing::error!(error = %e, "reading message bodies failed");
-                    SqsError::internal("The storage could not be read.")
+                    EngineError::Storage("The storage could not be read.".into())
                 };
                 // A message's data never changes once stored, so what redb
                 // has already is right; only a message it lacks may be an

@@ -5,9 +5,9 @@
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
+use sluice_broker::EngineError;
 use sluice_broker::activity;
 use sluice_broker::moves::{Provenance, mark_replay as count_replay, strip_provenance};
-use sluice_core::SqsError;
 use sluice_core::clock::Millis;
 
 use crate::change::{Change, Rewrite};
@@ -127,7 +127,7 @@ impl EmbeddedBroker {
         dead: Taken,
         now: Millis,
         trigger: &'static str,
-    ) -> Result<(), SqsError> {
+    ) -> Result<(), EngineError> {
         let inner = &self.inner;
         let durable = inner.journal.is_durable();
         let ticket = {

@@ -1,7 +1,7 @@
 //! DeleteMessage and DeleteMessageBatch.
 
+use sluice_broker::EngineError;
 use sluice_broker::activity;
-use sluice_core::SqsError;
 use sluice_core::receipt::ReceiptHandle;
 
 use crate::change::Change;
@@ -14,7 +14,7 @@ pub(crate) async fn delete_messages(
     broker: &EmbeddedBroker,
     name: &str,
     receipt_handles: Vec<String>,
-) -> Result<Vec<Result<(), SqsError>>, SqsError> {
+) -> Result<Vec<Result<(), EngineError>>, EngineError> {
     let cell = broker.queue(name)?;
     let inner = &broker.inner;
     // In a FIFO queue a delete may open its group to waiting receives
@@ -33,7 +33,9 @@ pub(crate) async fn delete_messages(
             .map(|handle| {
                 let rh = ReceiptHandle::decode(handle)
                     .filter(|rh| rh.queue_id == cell.id && rh.receive > 0)
-                    .ok_or_else(|| SqsError::bad_receipt(handle))?;
+                    .ok_or_else(|| EngineError::ReceiptHandleIsInvalid {
+                        handle: handle.to_owned(),
+                    })?;
                 match st.get(rh.seq) {
                     // Already deleted: deleting again succeeds (rule V4).
                     None => Ok(()),
@@ -43,9 +45,15 @@ pub(crate) async fn delete_messages(
                             && rh.receive <= e.receive_count
                             && (rh.receive != e.receive_count || e.phase != Phase::InFlight) =>
                     {
-                        Err(SqsError::expired_receipt(handle))
+                        Err(EngineError::ReceiptHandleExpired {
+                            handle: handle.to_owned(),
+                        })
                     }
-                    Some(e) if rh.receive > e.receive_count => Err(SqsError::bad_receipt(handle)),
+                    Some(e) if rh.receive > e.receive_count => {
+                        Err(EngineError::ReceiptHandleIsInvalid {
+                            handle: handle.to_owned(),
+                        })
+                    }
                     Some(_) => {
                         st.remove(rh.seq);
                         opened |= fifo;

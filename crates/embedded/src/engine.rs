@@ -9,10 +9,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use parking_lot::{Mutex, RwLock};
+use sluice_broker::EngineError;
 use sluice_broker::activity;
 use sluice_broker::activity::Activity;
 use sluice_broker::{HandleSecret, MoveTask};
-use sluice_core::SqsError;
 use sluice_core::clock::Clock;
 use sluice_core::clock::Millis;
 use tokio::sync::Notify;
@@ -126,13 +126,13 @@ impl EmbeddedBroker {
     }
 
     /// The live or deleted queue of that name, if it is still registered.
-    pub(crate) fn queue(&self, name: &str) -> Result<Arc<QueueCell>, SqsError> {
+    pub(crate) fn queue(&self, name: &str) -> Result<Arc<QueueCell>, EngineError> {
         self.inner
             .queues
             .read()
             .get(name)
             .cloned()
-            .ok_or_else(SqsError::no_queue)
+            .ok_or(EngineError::QueueDoesNotExist)
     }
 }
 
@@ -159,7 +159,7 @@ impl Inner {
         &self,
         cell: &'a QueueCell,
         now: Millis,
-    ) -> Result<parking_lot::MutexGuard<'a, QueueState>, SqsError> {
+    ) -> Result<parking_lot::MutexGuard<'a, QueueState>, EngineError> {
         let mut st = cell.state.lock();
         if st.deleted {
             return Err(deleted_error());
@@ -233,6 +233,6 @@ impl Inner {
     }
 }
 
-pub(crate) fn deleted_error() -> SqsError {
-    SqsError::no_queue()
+pub(crate) fn deleted_error() -> EngineError {
+    EngineError::QueueDoesNotExist
 }

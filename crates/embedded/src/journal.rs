@@ -26,7 +26,7 @@ use std::sync::mpsc;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use sluice_core::{ErrorCode, SqsError};
+use sluice_broker::EngineError;
 use tokio::sync::oneshot;
 
 use parking_lot::Mutex;
@@ -60,12 +60,9 @@ pub struct Ticket(Option<Result<oneshot::Receiver<Outcome>, ()>>);
 
 impl Ticket {
     /// Waits until the changes are on disk.
-    pub async fn wait(self) -> Result<(), SqsError> {
+    pub async fn wait(self) -> Result<(), EngineError> {
         let unavailable = |why: String| {
-            SqsError::new(
-                ErrorCode::ServiceUnavailable,
-                format!("The storage could not record this change: {why}"),
-            )
+            EngineError::Unavailable(format!("The storage could not record this change: {why}"))
         };
         match self.0 {
             None => Ok(()),
@@ -249,10 +246,14 @@ mod tests {
         recovered.log = Log::failing(dir.path()).unwrap();
         let journal = Journal::durable(recovered, Duration::from_secs(3600));
         let err = journal.submit(put_queue(1)).wait().await.unwrap_err();
-        assert_eq!(err.code, ErrorCode::ServiceUnavailable);
-        assert!(err.message.contains("write-ahead log"), "{}", err.message);
+        assert!(matches!(err, EngineError::Unavailable(_)), "{err:?}");
+        assert!(
+            err.to_sqs().message.contains("write-ahead log"),
+            "{}",
+            err.to_sqs().message
+        );
         let err = journal.submit(put_queue(2)).wait().await.unwrap_err();
-        assert_eq!(err.code, ErrorCode::ServiceUnavailable);
+        assert!(matches!(err, EngineError::Unavailable(_)), "{err:?}");
     }
 
     fn put_message(seq: u64, body: &str) -> Vec<Change> {

@@ -74,12 +74,12 @@ mod sweep;
 mod visibility;
 mod wal;
 
+use sluice_broker::EngineError;
 use sluice_broker::{
     Broker, Coordination, CreateQueue, HandleSecret, MessageFilter, MetaChange, MoveTask, Nack,
     NewMessage, PeekPage, QueueCounts, QueueMeta, QueueStats, ReceiveOptions, ReceivedMessage,
     Redrive, RedriveOutcome, SentMessage, StorageStats, VisibilityChange,
 };
-use sluice_core::SqsError;
 
 pub use engine::{EmbeddedBroker, EmbeddedOptions, RecoveryStats};
 /// For the fuzz targets in `fuzz/` (feature `fuzzing`).
@@ -95,31 +95,31 @@ pub use wal::LOG_DIR;
 pub use wal::newest_segment as newest_log_segment;
 
 impl Broker for EmbeddedBroker {
-    async fn create_queue(&self, spec: CreateQueue) -> Result<QueueMeta, SqsError> {
+    async fn create_queue(&self, spec: CreateQueue) -> Result<QueueMeta, EngineError> {
         queues::create_queue(self, spec).await
     }
 
-    async fn get_queue(&self, name: &str) -> Result<QueueMeta, SqsError> {
+    async fn get_queue(&self, name: &str) -> Result<QueueMeta, EngineError> {
         queues::get_queue(self, name).await
     }
 
-    async fn list_queues(&self) -> Result<Vec<String>, SqsError> {
+    async fn list_queues(&self) -> Result<Vec<String>, EngineError> {
         queues::list_queues(self).await
     }
 
-    async fn delete_queue(&self, name: &str) -> Result<(), SqsError> {
+    async fn delete_queue(&self, name: &str) -> Result<(), EngineError> {
         queues::delete_queue(self, name).await
     }
 
-    async fn queue_counts(&self, name: &str) -> Result<QueueCounts, SqsError> {
+    async fn queue_counts(&self, name: &str) -> Result<QueueCounts, EngineError> {
         queues::queue_counts(self, name).await
     }
 
-    async fn update_queue(&self, name: &str, change: MetaChange) -> Result<QueueMeta, SqsError> {
+    async fn update_queue(&self, name: &str, change: MetaChange) -> Result<QueueMeta, EngineError> {
         queues::update_queue(self, name, change).await
     }
 
-    async fn purge_queue(&self, name: &str) -> Result<(), SqsError> {
+    async fn purge_queue(&self, name: &str) -> Result<(), EngineError> {
         queues::purge_queue(self, name).await
     }
 
@@ -127,7 +127,7 @@ impl Broker for EmbeddedBroker {
         &self,
         name: &str,
         messages: Vec<NewMessage>,
-    ) -> Result<Vec<SentMessage>, SqsError> {
+    ) -> Result<Vec<SentMessage>, EngineError> {
         send::send_messages(self, name, messages).await
     }
 
@@ -135,7 +135,7 @@ impl Broker for EmbeddedBroker {
         &self,
         name: &str,
         options: ReceiveOptions,
-    ) -> Result<Vec<ReceivedMessage>, SqsError> {
+    ) -> Result<Vec<ReceivedMessage>, EngineError> {
         receive::receive_messages(self, name, options).await
     }
 
@@ -143,7 +143,7 @@ impl Broker for EmbeddedBroker {
         &self,
         name: &str,
         receipt_handles: Vec<String>,
-    ) -> Result<Vec<Result<(), SqsError>>, SqsError> {
+    ) -> Result<Vec<Result<(), EngineError>>, EngineError> {
         delete::delete_messages(self, name, receipt_handles).await
     }
 
@@ -151,7 +151,7 @@ impl Broker for EmbeddedBroker {
         &self,
         name: &str,
         changes_requested: Vec<VisibilityChange>,
-    ) -> Result<Vec<Result<(), SqsError>>, SqsError> {
+    ) -> Result<Vec<Result<(), EngineError>>, EngineError> {
         visibility::change_visibility(self, name, changes_requested).await
     }
 
@@ -159,7 +159,7 @@ impl Broker for EmbeddedBroker {
         &self,
         source: &str,
         redrive: &Redrive,
-    ) -> Result<RedriveOutcome, SqsError> {
+    ) -> Result<RedriveOutcome, EngineError> {
         redrive::redrive_messages(self, source, redrive).await
     }
 
@@ -168,7 +168,7 @@ impl Broker for EmbeddedBroker {
         name: &str,
         receipt_handle: &str,
         nack: Nack,
-    ) -> Result<(), SqsError> {
+    ) -> Result<(), EngineError> {
         nack::nack_message(self, name, receipt_handle, nack).await
     }
 
@@ -178,7 +178,7 @@ impl Broker for EmbeddedBroker {
         filter: &MessageFilter,
         after: Option<u64>,
         limit: usize,
-    ) -> Result<PeekPage, SqsError> {
+    ) -> Result<PeekPage, EngineError> {
         peek::peek_messages(self, name, filter, after, limit).await
     }
 
@@ -186,7 +186,7 @@ impl Broker for EmbeddedBroker {
         stats::storage_stats(self)
     }
 
-    async fn queue_stats(&self, name: &str) -> Result<QueueStats, SqsError> {
+    async fn queue_stats(&self, name: &str) -> Result<QueueStats, EngineError> {
         stats::queue_stats(self, name).await
     }
 }
@@ -194,7 +194,7 @@ impl Broker for EmbeddedBroker {
 /// No other node shares this engine's storage: claims are always granted,
 /// the server keeps the alarms, and the cluster's stats are this node's.
 impl Coordination for EmbeddedBroker {
-    async fn handle_secret(&self) -> Result<HandleSecret, SqsError> {
+    async fn handle_secret(&self) -> Result<HandleSecret, EngineError> {
         let mut secret = self.inner.handle_secret.lock();
         match &*secret {
             Some(s) => Ok(s.clone()),
@@ -202,15 +202,15 @@ impl Coordination for EmbeddedBroker {
         }
     }
 
-    async fn cluster_queue_stats(&self, name: &str) -> Result<QueueStats, SqsError> {
+    async fn cluster_queue_stats(&self, name: &str) -> Result<QueueStats, EngineError> {
         stats::queue_stats(self, name).await
     }
 
-    async fn save_move_task(&self, task: MoveTask) -> Result<(), SqsError> {
+    async fn save_move_task(&self, task: MoveTask) -> Result<(), EngineError> {
         move_tasks::save_move_task(self, task).await
     }
 
-    async fn move_tasks(&self) -> Result<Vec<MoveTask>, SqsError> {
+    async fn move_tasks(&self) -> Result<Vec<MoveTask>, EngineError> {
         move_tasks::move_tasks(self).await
     }
 }

@@ -1,7 +1,7 @@
 //! Message move tasks: StartMessageMoveTask's records (rule R7).
 
+use sluice_broker::EngineError;
 use sluice_broker::MoveTask;
-use sluice_core::SqsError;
 
 use crate::change::Change;
 use crate::engine::EmbeddedBroker;
@@ -10,14 +10,14 @@ use crate::engine::EmbeddedBroker;
 pub(crate) async fn save_move_task(
     broker: &EmbeddedBroker,
     task: MoveTask,
-) -> Result<(), SqsError> {
+) -> Result<(), EngineError> {
     let inner = &broker.inner;
     let ticket = {
         let mut tasks = inner.tasks.lock();
         let mut changes = Vec::new();
         if inner.journal.is_durable() {
             let record =
-                serde_json::to_vec(&task).map_err(|e| SqsError::internal(e.to_string()))?;
+                serde_json::to_vec(&task).map_err(|e| EngineError::Storage(e.to_string()))?;
             changes.push(Change::PutTask {
                 handle: task.handle.clone(),
                 record,
@@ -33,7 +33,7 @@ pub(crate) async fn save_move_task(
 }
 
 /// ListMessageMoveTasks: every task, newest first.
-pub(crate) async fn move_tasks(broker: &EmbeddedBroker) -> Result<Vec<MoveTask>, SqsError> {
+pub(crate) async fn move_tasks(broker: &EmbeddedBroker) -> Result<Vec<MoveTask>, EngineError> {
     let mut tasks = broker.inner.tasks.lock().clone();
     tasks.sort_by(|a, b| {
         b.started_at

@@ -1,9 +1,9 @@
 //! Nack: a consumer's failure of a message, retried after a backoff or
 //! moved to the dead-letter queue when permanent.
 
+use sluice_broker::EngineError;
 use sluice_broker::Nack;
 use sluice_broker::moves::{key_of_arn_near, sibling_arn};
-use sluice_core::SqsError;
 
 use crate::change::Change;
 use crate::engine::EmbeddedBroker;
@@ -15,7 +15,7 @@ pub(crate) async fn nack_message(
     name: &str,
     receipt_handle: &str,
     nack: Nack,
-) -> Result<(), SqsError> {
+) -> Result<(), EngineError> {
     let cell = broker.queue(name)?;
     let inner = &broker.inner;
     let now = inner.now();
@@ -24,11 +24,11 @@ pub(crate) async fn nack_message(
         let mut changes = Vec::new();
         let seq = in_flight_seq(&st, cell.id, receipt_handle, false)?;
         let dlq = if nack.permanent {
-            let policy = st.meta.config.redrive().ok_or_else(|| {
-                SqsError::invalid_parameter(
-                    "Permanent failure needs a dead-letter queue: the queue has no RedrivePolicy.",
-                )
-            })?;
+            let policy = st
+                .meta
+                .config
+                .redrive()
+                .ok_or(EngineError::NoRedrivePolicy)?;
             let dlq = inner
                 .queues
                 .read()
@@ -37,9 +37,7 @@ pub(crate) async fn nack_message(
                     &policy.dead_letter_target_arn,
                 ))
                 .cloned()
-                .ok_or_else(|| {
-                    SqsError::invalid_parameter("The queue's dead-letter queue does not exist.")
-                })?;
+                .ok_or(EngineError::DeadLetterQueueMissing)?;
             Some((
                 sibling_arn(&policy.dead_letter_target_arn, &st.meta.name),
                 dlq,

@@ -3,9 +3,9 @@
 
 use std::sync::Arc;
 
+use sluice_broker::EngineError;
 use sluice_broker::moves::recorded_failure;
 use sluice_broker::{MessageFilter, PeekPage, PeekedMessage};
-use sluice_core::SqsError;
 
 use crate::engine::EmbeddedBroker;
 use crate::ids::{sequence_number, uuid_string};
@@ -78,7 +78,7 @@ pub(crate) async fn peek_messages(
     filter: &MessageFilter,
     after: Option<u64>,
     limit: usize,
-) -> Result<PeekPage, SqsError> {
+) -> Result<PeekPage, EngineError> {
     let cell = broker.queue(name)?;
     let inner = &broker.inner;
     let now = inner.now();

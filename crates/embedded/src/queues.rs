@@ -4,10 +4,10 @@
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
+use sluice_broker::EngineError;
 use sluice_broker::tags;
 use sluice_broker::{CreateQueue, MetaChange, QueueCounts, QueueMeta};
 use sluice_core::limits::PURGE_INTERVAL_SECS;
-use sluice_core::{ErrorCode, SqsError};
 
 use crate::change::Change;
 use crate::engine::deleted_error;
@@ -19,7 +19,7 @@ use crate::queue_state::QueueState;
 pub(crate) async fn create_queue(
     broker: &EmbeddedBroker,
     spec: CreateQueue,
-) -> Result<QueueMeta, SqsError> {
+) -> Result<QueueMeta, EngineError> {
     let inner = &broker.inner;
     let now = inner.now();
     // Lock order: a queue's lock may be held while reading the registry
@@ -32,7 +32,7 @@ pub(crate) async fn create_queue(
             // QueueAlreadyExists names the differing attribute (rule V13).
             return match st.meta.config.first_mismatch(&spec.name, &spec.requested) {
                 None => Ok(st.meta.clone()),
-                Some(attribute) => Err(SqsError::queue_name_exists(&attribute)),
+                Some(attribute) => Err(EngineError::QueueNameExists { attribute }),
             };
         }
     }
@@ -42,14 +42,16 @@ pub(crate) async fn create_queue(
         let mut deleted = inner.deleted.lock();
         deleted.retain(|_, at| now < at.saturating_add(hold));
         if deleted.contains_key(&spec.name) {
-            return Err(SqsError::queue_deleted_recently());
+            return Err(EngineError::QueueDeletedRecently);
         }
     }
     let (meta, ticket): (QueueMeta, Ticket) = {
         let mut queues = inner.queues.write();
         if queues.contains_key(&spec.name) {
             // Created by a concurrent request since the check above.
-            return Err(queue_exists(&spec.name));
+            return Err(EngineError::QueueExists {
+                name: spec.name.clone(),
+            });
         }
         tags::check_tags(&spec.name, &spec.tags)?;
         let id = inner.next_queue_id.fetch_add(1, Ordering::SeqCst);
@@ -72,7 +74,10 @@ pub(crate) async fn create_queue(
 }
 
 /// GetQueueUrl and GetQueueAttributes: a live queue's description.
-pub(crate) async fn get_queue(broker: &EmbeddedBroker, name: &str) -> Result<QueueMeta, SqsError> {
+pub(crate) async fn get_queue(
+    broker: &EmbeddedBroker,
+    name: &str,
+) -> Result<QueueMeta, EngineError> {
     let cell = broker.queue(name)?;
     let st = cell.state.lock();
     if st.deleted {
@@ -82,20 +87,20 @@ pub(crate) async fn get_queue(broker: &EmbeddedBroker, name: &str) -> Result<Que
 }
 
 /// ListQueues: every queue name, in name order.
-pub(crate) async fn list_queues(broker: &EmbeddedBroker) -> Result<Vec<String>, SqsError> {
+pub(crate) async fn list_queues(broker: &EmbeddedBroker) -> Result<Vec<String>, EngineError> {
     let mut names: Vec<String> = broker.inner.queues.read().keys().cloned().collect();
     names.sort();
     Ok(names)
 }
 
 /// DeleteQueue: the queue, its messages, and its name held for a minute (rule V19).
-pub(crate) async fn delete_queue(broker: &EmbeddedBroker, name: &str) -> Result<(), SqsError> {
+pub(crate) async fn delete_queue(broker: &EmbeddedBroker, name: &str) -> Result<(), EngineError> {
     let inner = &broker.inner;
     let cell = inner
         .queues
         .write()
         .remove(name)
-        .ok_or_else(SqsError::no_queue)?;
+        .ok_or(EngineError::QueueDoesNotExist)?;
     inner.deleted.lock().insert(name.to_string(), inner.now());
     let ticket = {
         let mut st = cell.state.lock();
@@ -116,7 +121,7 @@ pub(crate) async fn delete_queue(broker: &EmbeddedBroker, name: &str) -> Result<
 pub(crate) async fn queue_counts(
     broker: &EmbeddedBroker,
     name: &str,
-) -> Result<QueueCounts, SqsError> {
+) -> Result<QueueCounts, EngineError> {
     let cell = broker.queue(name)?;
     let inner = &broker.inner;
     let now = inner.now();
@@ -130,7 +135,7 @@ pub(crate) async fn update_queue(
     broker: &EmbeddedBroker,
     name: &str,
     change: MetaChange,
-) -> Result<QueueMeta, SqsError> {
+) -> Result<QueueMeta, EngineError> {
     let cell = broker.queue(name)?;
     let inner = &broker.inner;
     let (meta, ticket) = {
@@ -148,7 +153,7 @@ pub(crate) async fn update_queue(
 }
 
 /// PurgeQueue: every message, and the deduplication window (rule F11).
-pub(crate) async fn purge_queue(broker: &EmbeddedBroker, name: &str) -> Result<(), SqsError> {
+pub(crate) async fn purge_queue(broker: &EmbeddedBroker, name: &str) -> Result<(), EngineError> {
     let cell = broker.queue(name)?;
     let inner = &broker.inner;
     let now = inner.now();
@@ -160,12 +165,9 @@ pub(crate) async fn purge_queue(broker: &EmbeddedBroker, name: &str) -> Result<(
         if let Some(last) = st.last_purge
             && now < last + PURGE_INTERVAL_SECS * 1000
         {
-            return Err(SqsError::new(
-                ErrorCode::PurgeQueueInProgress,
-                format!(
-                    "Only one PurgeQueue operation on {name} is allowed every {PURGE_INTERVAL_SECS} seconds."
-                ),
-            ));
+            return Err(EngineError::PurgeQueueInProgress {
+                queue: name.to_owned(),
+            });
         }
         st.clear();
         st.last_purge = Some(now);
@@ -187,13 +189,4 @@ pub(crate) async fn purge_queue(broker: &EmbeddedBroker, name: &str) -> Result<(
         inner.journal.submit(changes)
     };
     ticket.wait().await
-}
-
-fn queue_exists(name: &str) -> SqsError {
-    SqsError::new(
-        ErrorCode::QueueNameExists,
-        format!(
-            "A queue already exists with the same name and a different value for an attribute: {name}"
-        ),
-    )
 }

@@ -3,12 +3,12 @@
 
 use std::time::Duration;
 
+use sluice_broker::EngineError;
 use sluice_broker::activity;
 use sluice_broker::moves::{key_of_arn_near, sibling_arn};
 use sluice_broker::{ReceiveOptions, ReceivedMessage};
 use sluice_core::limits::MAX_INFLIGHT;
 use sluice_core::receipt::ReceiptHandle;
-use sluice_core::{ErrorCode, SqsError};
 
 use crate::dedup;
 use crate::engine::EmbeddedBroker;
@@ -22,7 +22,7 @@ pub(crate) async fn receive_messages(
     broker: &EmbeddedBroker,
     name: &str,
     options: ReceiveOptions,
-) -> Result<Vec<ReceivedMessage>, SqsError> {
+) -> Result<Vec<ReceivedMessage>, EngineError> {
     let cell = broker.queue(name)?;
     let inner = &broker.inner;
     let deadline = tokio::time::Instant::now() + options.wait;
@@ -40,12 +40,7 @@ pub(crate) async fn receive_messages(
             inner.tick(&cell, &mut st, now, &mut changes);
             if st.has_ready() && st.in_flight() >= MAX_INFLIGHT {
                 drop(inner.journal.submit(changes));
-                return Err(SqsError::new(
-                    ErrorCode::OverLimit,
-                    format!(
-                        "The maximum number of in flight messages ({MAX_INFLIGHT}) was reached."
-                    ),
-                ));
+                return Err(EngineError::OverLimit);
             }
             let fifo = st.meta.config.fifo;
             // A FIFO receive retried with the same attempt id gets the

@@ -3,9 +3,9 @@
 
 use std::sync::Arc;
 
+use sluice_broker::EngineError;
 use sluice_broker::moves::{redrive_destination, refused_reason, replay_count, unmovable_reason};
 use sluice_broker::{MessageFilter, Redrive, RedriveOutcome};
-use sluice_core::SqsError;
 
 use crate::engine::EmbeddedBroker;
 use crate::ids::uuid_string;
@@ -18,7 +18,7 @@ pub(crate) async fn redrive_messages(
     broker: &EmbeddedBroker,
     source: &str,
     redrive: &Redrive,
-) -> Result<RedriveOutcome, SqsError> {
+) -> Result<RedriveOutcome, EngineError> {
     let src = broker.queue(source)?;
     let inner = &broker.inner;
     let now = inner.now();

@@ -4,9 +4,9 @@
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
+use sluice_broker::EngineError;
 use sluice_broker::activity;
 use sluice_broker::{NewMessage, SentMessage};
-use sluice_core::SqsError;
 use sluice_core::message::message_size;
 
 use crate::change::Change;
@@ -22,7 +22,7 @@ pub(crate) async fn send_messages(
     broker: &EmbeddedBroker,
     name: &str,
     messages: Vec<NewMessage>,
-) -> Result<Vec<SentMessage>, SqsError> {
+) -> Result<Vec<SentMessage>, EngineError> {
     let cell = broker.queue(name)?;
     let inner = &broker.inner;
     let now = inner.now();

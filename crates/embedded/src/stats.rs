@@ -1,7 +1,7 @@
 //! Statistics: a queue's counts and activity, the engine's disk and cache use.
 
+use sluice_broker::EngineError;
 use sluice_broker::{QueueStats, StorageStats};
-use sluice_core::SqsError;
 
 use crate::engine::EmbeddedBroker;
 
@@ -29,7 +29,7 @@ pub(crate) fn storage_stats(broker: &EmbeddedBroker) -> Option<StorageStats> {
 pub(crate) async fn queue_stats(
     broker: &EmbeddedBroker,
     name: &str,
-) -> Result<QueueStats, SqsError> {
+) -> Result<QueueStats, EngineError> {
     let cell = broker.queue(name)?;
     let inner = &broker.inner;
     let now = inner.now();

@@ -1,9 +1,9 @@
 //! ChangeMessageVisibility (and its batch): which receipt handles may
 //! change a message's visibility (rules V5, V20), and the change.
 
+use sluice_broker::EngineError;
 use sluice_broker::VisibilityChange;
 use sluice_core::receipt::ReceiptHandle;
-use sluice_core::{ErrorCode, SqsError};
 
 use crate::engine::EmbeddedBroker;
 use crate::engine::deleted_error;
@@ -14,7 +14,7 @@ pub(crate) async fn change_visibility(
     broker: &EmbeddedBroker,
     name: &str,
     changes_requested: Vec<VisibilityChange>,
-) -> Result<Vec<Result<(), SqsError>>, SqsError> {
+) -> Result<Vec<Result<(), EngineError>>, EngineError> {
     let cell = broker.queue(name)?;
     let inner = &broker.inner;
     let now = inner.now();
@@ -59,19 +59,21 @@ pub(crate) fn in_flight_seq(
     queue_id: u64,
     handle: &str,
     standard: bool,
-) -> Result<u64, SqsError> {
+) -> Result<u64, EngineError> {
     let rh = ReceiptHandle::decode(handle)
         .filter(|rh| rh.queue_id == queue_id && rh.receive > 0)
-        .ok_or_else(|| SqsError::bad_receipt(handle))?;
+        .ok_or_else(|| EngineError::ReceiptHandleIsInvalid {
+            handle: handle.to_owned(),
+        })?;
     let Some(entry) = st.get(rh.seq) else {
-        return Err(SqsError::invalid_value(
-            "ReceiptHandle",
-            handle,
-            "Message does not exist or is not available for visibility timeout change.",
-        ));
+        return Err(EngineError::MessageGone {
+            handle: handle.to_owned(),
+        });
     };
     if rh.receive > entry.receive_count {
-        return Err(SqsError::bad_receipt(handle));
+        return Err(EngineError::ReceiptHandleIsInvalid {
+            handle: handle.to_owned(),
+        });
     }
     let in_flight = entry.phase == Phase::InFlight;
     let latest = rh.receive == entry.receive_count;
@@ -81,10 +83,7 @@ pub(crate) fn in_flight_seq(
         in_flight && latest
     };
     if !allowed {
-        return Err(SqsError::new(
-            ErrorCode::MessageNotInflight,
-            "Message not inflight.",
-        ));
+        return Err(EngineError::MessageNotInflight);
     }
     Ok(rh.seq)
 }

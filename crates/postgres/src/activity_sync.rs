@@ -8,9 +8,9 @@ use std::collections::HashMap;
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
+use sluice_broker::EngineError;
 use sluice_broker::QueueStats;
 use sluice_broker::activity::{Activity, get};
-use sluice_core::SqsError;
 
 use crate::rows::col;
 use crate::{Inner, PostgresBroker, error, query};
@@ -45,7 +45,7 @@ pub(crate) struct Flusher {
 impl Flusher {
     /// Adds this node's new counts to the shared totals; the number of
     /// queues whose totals changed. What fails to flush is flushed later.
-    pub(crate) async fn flush(&mut self, inner: &Inner) -> Result<usize, SqsError> {
+    pub(crate) async fn flush(&mut self, inner: &Inner) -> Result<usize, EngineError> {
         let now: Vec<(i64, Counts)> = inner
             .activity
             .lock()
@@ -132,7 +132,7 @@ fn spawn(inner: Weak<Inner>) -> tokio::task::JoinHandle<()> {
 }
 
 /// The shared activity totals of queue `id`, zero before any flush.
-async fn totals(inner: &Arc<Inner>, id: i64) -> Result<Counts, SqsError> {
+async fn totals(inner: &Arc<Inner>, id: i64) -> Result<Counts, EngineError> {
     let mut client = inner.client().await?;
     let tx = client.transaction().await.map_err(error::db)?;
     let rows = query(
@@ -162,13 +162,13 @@ impl PostgresBroker {
 
     /// Adds this node's activity counted since the last flush to the
     /// shared totals now; the number of queues whose totals changed.
-    pub async fn flush_activity(&self) -> Result<usize, SqsError> {
+    pub async fn flush_activity(&self) -> Result<usize, EngineError> {
         let inner = &self.inner;
         inner.flusher.lock().await.flush(inner).await
     }
 
     /// The queue's counts with every node's activity, as flushed.
-    pub(crate) async fn cluster_stats(&self, name: &str) -> Result<QueueStats, SqsError> {
+    pub(crate) async fn cluster_stats(&self, name: &str) -> Result<QueueStats, EngineError> {
         let (counts, oldest_age_ms, id) = self.queue_stats_inner(name).await?;
         let [
             sent,

@@ -4,8 +4,8 @@
 //! is saved by compare-and-set, so of two nodes that both evaluated the
 //! same change only one saves it (and notifies).
 
+use sluice_broker::EngineError;
 use sluice_broker::StoredAlarm;
-use sluice_core::SqsError;
 use tokio_postgres::Row;
 
 use crate::rows::col;
@@ -13,7 +13,7 @@ use crate::{Inner, error, execute, query};
 
 const COLUMNS: &str = "name, source, definition::text, state, reason, updated_at, history::text";
 
-fn from_row(row: &Row) -> Result<StoredAlarm, SqsError> {
+fn from_row(row: &Row) -> Result<StoredAlarm, EngineError> {
     Ok(StoredAlarm {
         name: col(row, 0)?,
         source: col(row, 1)?,
@@ -26,7 +26,7 @@ fn from_row(row: &Row) -> Result<StoredAlarm, SqsError> {
 }
 
 /// Every stored alarm, by name.
-pub(crate) async fn all(inner: &Inner) -> Result<Vec<StoredAlarm>, SqsError> {
+pub(crate) async fn all(inner: &Inner) -> Result<Vec<StoredAlarm>, EngineError> {
     let mut client = inner.client().await?;
     let tx = client.transaction().await.map_err(error::db)?;
     let sql = format!("SELECT {COLUMNS} FROM sluice_alarms ORDER BY name COLLATE \"C\"");
@@ -41,7 +41,7 @@ pub(crate) async fn put(
     inner: &Inner,
     alarm: &StoredAlarm,
     replaces: &[String],
-) -> Result<Option<String>, SqsError> {
+) -> Result<Option<String>, EngineError> {
     let mut client = inner.client().await?;
     let tx = client.transaction().await.map_err(error::db)?;
     let changed = execute(
@@ -81,7 +81,7 @@ pub(crate) async fn put(
 }
 
 /// Deletes alarms by name.
-pub(crate) async fn delete(inner: &Inner, names: &[String]) -> Result<(), SqsError> {
+pub(crate) async fn delete(inner: &Inner, names: &[String]) -> Result<(), EngineError> {
     let mut client = inner.client().await?;
     let tx = client.transaction().await.map_err(error::db)?;
     execute(
@@ -100,7 +100,7 @@ pub(crate) async fn save_state(
     alarm: &StoredAlarm,
     expected_state: &str,
     expected_updated_at: u64,
-) -> Result<bool, SqsError> {
+) -> Result<bool, EngineError> {
     let mut client = inner.client().await?;
     let tx = client.transaction().await.map_err(error::db)?;
     let changed = execute(

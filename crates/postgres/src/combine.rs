@@ -15,7 +15,7 @@ use std::future::Future;
 use std::hash::Hash;
 
 use parking_lot::Mutex;
-use sluice_core::{ErrorCode, SqsError};
+use sluice_broker::EngineError;
 use tokio::sync::oneshot;
 
 /// Statements one lane runs at once. One: measured on 2 cores, one
@@ -31,7 +31,7 @@ pub(crate) const MAX_COMBINED: usize = 64;
 /// What a waiting request is told.
 enum Turn<R> {
     /// Another request's statement served it.
-    Done(Result<R, SqsError>),
+    Done(Result<R, EngineError>),
     /// It leads the next statement.
     Lead,
 }
@@ -159,10 +159,10 @@ impl<K: Hash + Eq + Clone, T, R> Combiner<K, T, R> {
     /// waiting on the same lane. `statement` gets the inputs in arrival
     /// order and returns one result per input, in the same order; an
     /// error of its own is every request's.
-    pub(crate) async fn run<F, Fut>(&self, key: K, input: T, statement: F) -> Result<R, SqsError>
+    pub(crate) async fn run<F, Fut>(&self, key: K, input: T, statement: F) -> Result<R, EngineError>
     where
         F: FnOnce(Vec<T>) -> Fut,
-        Fut: Future<Output = Result<Vec<Result<R, SqsError>>, SqsError>>,
+        Fut: Future<Output = Result<Vec<Result<R, EngineError>>, EngineError>>,
     {
         let start = {
             let mut guard = self.lanes.lock();
@@ -238,7 +238,9 @@ impl<K: Hash + Eq + Clone, T, R> Combiner<K, T, R> {
                 let Some(own_index) = own_index else {
                     // Cannot happen: a request told to lead stays in line
                     // until it takes its own input.
-                    return Err(SqsError::internal("combined request lost its place"));
+                    return Err(EngineError::Storage(
+                        "combined request lost its place".into(),
+                    ));
                 };
                 (inputs, replies, own_index, slot)
             }
@@ -246,10 +248,14 @@ impl<K: Hash + Eq + Clone, T, R> Combiner<K, T, R> {
         let count = inputs.len();
         let outcome = statement(inputs).await;
         drop(slot);
-        let mut results: Vec<Result<R, SqsError>> = match outcome {
+        let mut results: Vec<Result<R, EngineError>> = match outcome {
             Ok(results) if results.len() == count => results,
             Ok(_) => (0..count)
-                .map(|_| Err(SqsError::internal("a combined statement lost a result")))
+                .map(|_| {
+                    Err(EngineError::Storage(
+                        "a combined statement lost a result".into(),
+                    ))
+                })
                 .collect(),
             Err(e) => (0..count).map(|_| Err(e.clone())).collect(),
         };
@@ -267,11 +273,8 @@ impl<K: Hash + Eq + Clone, T, R> Combiner<K, T, R> {
 /// The answer of a request whose statement's leader was dropped before it
 /// finished: whether the statement ran is unknown, as after a lost
 /// connection.
-fn gone() -> SqsError {
-    SqsError::new(
-        ErrorCode::ServiceUnavailable,
-        "The request could not be completed; retry it.",
-    )
+fn gone() -> EngineError {
+    EngineError::Unavailable("The request could not be completed; retry it.".into())
 }
 
 #[cfg(test)]
@@ -313,9 +316,9 @@ mod tests {
     async fn a_statement_error_reaches_every_request() {
         let combiner = Combiner::<i64, u32, u32>::default();
         let result = combiner
-            .run(1, 7, |_| async { Err(SqsError::internal("down")) })
+            .run(1, 7, |_| async { Err(EngineError::Storage("down".into())) })
             .await;
-        assert_eq!(result, Err(SqsError::internal("down")));
+        assert_eq!(result, Err(EngineError::Storage("down".into())));
         assert!(combiner.lanes.lock().by_key.is_empty());
     }
 

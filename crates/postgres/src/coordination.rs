@@ -2,8 +2,8 @@
 //! alarms and move task records, and a background job (a move task, alarm
 //! evaluation) runs on the node holding its advisory lock.
 
+use sluice_broker::EngineError;
 use sluice_broker::{Coordination, JobClaim, MoveTask, QueueStats, StoredAlarm};
-use sluice_core::SqsError;
 use tokio_postgres::types::Json;
 
 use crate::{PostgresBroker, alarm_store, error, execute, query};
@@ -13,15 +13,15 @@ impl Coordination for PostgresBroker {
         true
     }
 
-    async fn handle_secret(&self) -> Result<sluice_broker::HandleSecret, SqsError> {
+    async fn handle_secret(&self) -> Result<sluice_broker::HandleSecret, EngineError> {
         crate::secrets::handle_secret(&self.inner).await
     }
 
-    async fn cluster_queue_stats(&self, name: &str) -> Result<QueueStats, SqsError> {
+    async fn cluster_queue_stats(&self, name: &str) -> Result<QueueStats, EngineError> {
         self.cluster_stats(name).await
     }
 
-    async fn stored_alarms(&self) -> Result<Vec<StoredAlarm>, SqsError> {
+    async fn stored_alarms(&self) -> Result<Vec<StoredAlarm>, EngineError> {
         alarm_store::all(&self.inner).await
     }
 
@@ -29,11 +29,11 @@ impl Coordination for PostgresBroker {
         &self,
         alarm: StoredAlarm,
         replaces: Vec<String>,
-    ) -> Result<Option<String>, SqsError> {
+    ) -> Result<Option<String>, EngineError> {
         alarm_store::put(&self.inner, &alarm, &replaces).await
     }
 
-    async fn delete_stored_alarms(&self, names: Vec<String>) -> Result<(), SqsError> {
+    async fn delete_stored_alarms(&self, names: Vec<String>) -> Result<(), EngineError> {
         alarm_store::delete(&self.inner, &names).await
     }
 
@@ -42,15 +42,15 @@ impl Coordination for PostgresBroker {
         alarm: StoredAlarm,
         expected_state: String,
         expected_updated_at: u64,
-    ) -> Result<bool, SqsError> {
+    ) -> Result<bool, EngineError> {
         alarm_store::save_state(&self.inner, &alarm, &expected_state, expected_updated_at).await
     }
 
-    async fn claim_job(&self, name: &str) -> Result<Option<JobClaim>, SqsError> {
+    async fn claim_job(&self, name: &str) -> Result<Option<JobClaim>, EngineError> {
         Ok(self.try_claim(name).await?.map(JobClaim::holding))
     }
 
-    async fn save_move_task(&self, task: MoveTask) -> Result<(), SqsError> {
+    async fn save_move_task(&self, task: MoveTask) -> Result<(), EngineError> {
         let mut client = self.inner.client().await?;
         let tx = client.transaction().await.map_err(error::db)?;
         // A task another node ended (cancelled, failed) stays ended: a
@@ -67,7 +67,7 @@ impl Coordination for PostgresBroker {
         tx.commit().await.map_err(error::db)
     }
 
-    async fn move_tasks(&self) -> Result<Vec<MoveTask>, SqsError> {
+    async fn move_tasks(&self) -> Result<Vec<MoveTask>, EngineError> {
         let mut client = self.inner.client().await?;
         let tx = client.transaction().await.map_err(error::db)?;
         let rows = query(

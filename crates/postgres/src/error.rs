@@ -2,7 +2,7 @@
 //! pool is a retryable `ServiceUnavailable` (503); anything else is an
 //! `InternalFailure` whose SQL details stay in the log, never in the answer.
 
-use sluice_core::{ErrorCode, SqsError};
+use sluice_broker::EngineError;
 use tokio_postgres::error::SqlState;
 
 /// Why the engine could not start.
@@ -35,25 +35,25 @@ pub enum PgError {
 const UNAVAILABLE: &str = "The service is temporarily unavailable. Retry the request.";
 
 /// The answer for a database that cannot be reached now.
-pub(crate) fn unavailable() -> SqsError {
-    SqsError::new(ErrorCode::ServiceUnavailable, UNAVAILABLE)
+pub(crate) fn unavailable() -> EngineError {
+    EngineError::Unavailable(UNAVAILABLE.into())
 }
 
 /// Maps a database error to what the client sees.
-pub(crate) fn db(e: tokio_postgres::Error) -> SqsError {
+pub(crate) fn db(e: tokio_postgres::Error) -> EngineError {
     if violates(&e, ONE_ACTIVE_MOVE_TASK) {
-        return sluice_broker::coordination::move_task_already_running();
+        return EngineError::MoveTaskAlreadyRunning;
     }
     if is_transient(&e) {
         tracing::warn!(error = %e, "database unavailable");
         return unavailable();
     }
     tracing::error!(error = %e, detail = ?e.as_db_error(), "database error");
-    SqsError::internal("An internal error occurred.")
+    EngineError::Storage("An internal error occurred.".into())
 }
 
 /// Maps a pool error (no connection within the wait, or a failed connect).
-pub(crate) fn pool(e: deadpool_postgres::PoolError) -> SqsError {
+pub(crate) fn pool(e: deadpool_postgres::PoolError) -> EngineError {
     tracing::warn!(error = %e, "no database connection");
     unavailable()
 }

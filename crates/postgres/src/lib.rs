@@ -37,6 +37,7 @@ use deadpool_postgres::{
     GenericClient, Manager, ManagerConfig, Pool, RecyclingMethod, Runtime, Transaction,
 };
 use parking_lot::Mutex;
+use sluice_broker::EngineError;
 use sluice_broker::tags;
 use sluice_broker::{
     Broker, CreateQueue, MessageFilter, MetaChange, Nack, NewMessage, PeekPage, QueueCounts,
@@ -45,7 +46,6 @@ use sluice_broker::{
 };
 use sluice_core::clock::Clock;
 use sluice_core::limits::{PURGE_INTERVAL_SECS, RECREATE_AFTER_DELETE_SECS};
-use sluice_core::{ErrorCode, SqsError};
 use tokio::sync::Notify;
 use tokio_postgres::types::{Json, ToSql};
 use tokio_postgres::{NoTls, Row};
@@ -209,14 +209,14 @@ impl PostgresBroker {
     }
 
     /// Applies retention to every queue now, if no other node is doing it.
-    pub async fn sweep(&self) -> Result<bool, SqsError> {
+    pub async fn sweep(&self) -> Result<bool, EngineError> {
         sweep::sweep_once(&self.inner).await
     }
 
     /// Takes a lock named `name` across every node sharing the database,
     /// held until the returned claim is dropped or this node dies; `None`
     /// when another node holds it.
-    pub async fn try_claim(&self, name: &str) -> Result<Option<Claim>, SqsError> {
+    pub async fn try_claim(&self, name: &str) -> Result<Option<Claim>, EngineError> {
         let client = self.inner.client().await?;
         let key = locks::claim_key(name);
         let row = client
@@ -274,7 +274,7 @@ impl Inner {
         self.clock.now() as i64
     }
 
-    async fn client(&self) -> Result<deadpool_postgres::Object, SqsError> {
+    async fn client(&self) -> Result<deadpool_postgres::Object, EngineError> {
         self.pool.get().await.map_err(error::pool)
     }
 
@@ -284,7 +284,7 @@ impl Inner {
         &self,
         client: &deadpool_postgres::Object,
         name: &str,
-    ) -> Result<Arc<QueueRow>, SqsError> {
+    ) -> Result<Arc<QueueRow>, EngineError> {
         if let Some(q) = self.queues.get(name) {
             return Ok(q);
         }
@@ -293,7 +293,7 @@ impl Inner {
 
     /// The queue named `name` as this node last read it, taking a
     /// connection only to read it again.
-    async fn queue_by_name(&self, name: &str) -> Result<Arc<QueueRow>, SqsError> {
+    async fn queue_by_name(&self, name: &str) -> Result<Arc<QueueRow>, EngineError> {
         if let Some(q) = self.queues.get(name) {
             return Ok(q);
         }
@@ -306,7 +306,7 @@ impl Inner {
         &self,
         client: &deadpool_postgres::Object,
         name: &str,
-    ) -> Result<Arc<QueueRow>, SqsError> {
+    ) -> Result<Arc<QueueRow>, EngineError> {
         let q = Arc::new(queue_row(client, name, "").await?);
         self.queues.put(q.clone());
         Ok(q)
@@ -346,7 +346,7 @@ pub(crate) async fn query<C: GenericClient>(
     tx: &C,
     sql: &str,
     params: &[&(dyn ToSql + Sync)],
-) -> Result<Vec<Row>, SqsError> {
+) -> Result<Vec<Row>, EngineError> {
     let statement = tx.prepare_cached(sql).await.map_err(error::db)?;
     tx.query(&statement, params).await.map_err(error::db)
 }
@@ -357,7 +357,7 @@ pub(crate) async fn execute<C: GenericClient>(
     tx: &C,
     sql: &str,
     params: &[&(dyn ToSql + Sync)],
-) -> Result<u64, SqsError> {
+) -> Result<u64, EngineError> {
     let statement = tx.prepare_cached(sql).await.map_err(error::db)?;
     tx.execute(&statement, params).await.map_err(error::db)
 }
@@ -367,13 +367,13 @@ pub(crate) async fn queue_row<C: GenericClient>(
     tx: &C,
     name: &str,
     lock: &str,
-) -> Result<QueueRow, SqsError> {
+) -> Result<QueueRow, EngineError> {
     let sql = format!("SELECT {QUEUE_COLUMNS} FROM sluice_queues WHERE name = $1 {lock}");
     let rows = query(tx, &sql, &[&name]).await?;
     rows.first()
         .map(QueueRow::from_row)
         .transpose()?
-        .ok_or_else(SqsError::no_queue)
+        .ok_or(EngineError::QueueDoesNotExist)
 }
 
 /// The queue named `name`, if it exists, locked against deletion until
@@ -381,10 +381,10 @@ pub(crate) async fn queue_row<C: GenericClient>(
 pub(crate) async fn target_queue(
     tx: &Transaction<'_>,
     name: &str,
-) -> Result<Option<QueueRow>, SqsError> {
+) -> Result<Option<QueueRow>, EngineError> {
     match queue_row(tx, name, "FOR KEY SHARE").await {
         Ok(q) => Ok(Some(q)),
-        Err(e) if e.code == ErrorCode::QueueDoesNotExist => Ok(None),
+        Err(EngineError::QueueDoesNotExist) => Ok(None),
         Err(e) => Err(e),
     }
 }
@@ -395,7 +395,7 @@ pub(crate) async fn expire(
     tx: &Transaction<'_>,
     q: &QueueRow,
     now: i64,
-) -> Result<(), SqsError> {
+) -> Result<(), EngineError> {
     let cut = now - q.retention_ms();
     let sql = format!(
         "DELETE FROM sluice_messages WHERE queue_id = $1 AND enqueued_at <= $2
@@ -409,22 +409,13 @@ pub(crate) async fn expire(
 
 /// Tells every node that `name` may have a receivable message (delivered
 /// at commit).
-pub(crate) async fn announce(tx: &Transaction<'_>, name: &str) -> Result<(), SqsError> {
+pub(crate) async fn announce(tx: &Transaction<'_>, name: &str) -> Result<(), EngineError> {
     query(tx, "SELECT pg_notify('sluice_arrivals', $1)", &[&name]).await?;
     Ok(())
 }
 
-fn queue_exists(name: &str) -> SqsError {
-    SqsError::new(
-        ErrorCode::QueueNameExists,
-        format!(
-            "A queue already exists with the same name and a different value for an attribute: {name}"
-        ),
-    )
-}
-
 impl Broker for PostgresBroker {
-    async fn create_queue(&self, spec: CreateQueue) -> Result<QueueMeta, SqsError> {
+    async fn create_queue(&self, spec: CreateQueue) -> Result<QueueMeta, EngineError> {
         let inner = &self.inner;
         let now = inner.now();
         let mut client = inner.client().await?;
@@ -434,10 +425,10 @@ impl Broker for PostgresBroker {
                 // QueueAlreadyExists names the differing attribute (rule V13).
                 return match existing.config.first_mismatch(&spec.name, &spec.requested) {
                     None => Ok(existing.meta()),
-                    Some(attribute) => Err(SqsError::queue_name_exists(&attribute)),
+                    Some(attribute) => Err(EngineError::QueueNameExists { attribute }),
                 };
             }
-            Err(e) if e.code == ErrorCode::QueueDoesNotExist => {}
+            Err(EngineError::QueueDoesNotExist) => {}
             Err(e) => return Err(e),
         }
         // A deleted name is free again only a minute later (rule V19).
@@ -453,7 +444,7 @@ impl Broker for PostgresBroker {
         )
         .await?;
         if !recent.is_empty() {
-            return Err(SqsError::queue_deleted_recently());
+            return Err(EngineError::QueueDeletedRecently);
         }
         tags::check_tags(&spec.name, &spec.tags)?;
         let sql = format!(
@@ -468,14 +459,16 @@ impl Broker for PostgresBroker {
         .await?;
         let Some(row) = rows.first() else {
             // Created by a concurrent request since the check above.
-            return Err(queue_exists(&spec.name));
+            return Err(EngineError::QueueExists {
+                name: spec.name.clone(),
+            });
         };
         let created = QueueRow::from_row(row)?;
         tx.commit().await.map_err(error::db)?;
         Ok(created.meta())
     }
 
-    async fn get_queue(&self, name: &str) -> Result<QueueMeta, SqsError> {
+    async fn get_queue(&self, name: &str) -> Result<QueueMeta, EngineError> {
         // The server reads a queue before every send and receive: from this
         // node's cache, like the engine's own actions (see cache.rs).
         if let Some(q) = self.inner.queues.get(name) {
@@ -485,7 +478,7 @@ impl Broker for PostgresBroker {
         Ok(self.inner.fresh_queue(&client, name).await?.meta())
     }
 
-    async fn list_queues(&self) -> Result<Vec<String>, SqsError> {
+    async fn list_queues(&self) -> Result<Vec<String>, EngineError> {
         let mut client = self.inner.client().await?;
         let tx = client.transaction().await.map_err(error::db)?;
         let rows = query(
@@ -497,7 +490,7 @@ impl Broker for PostgresBroker {
         rows.iter().map(|r| col(r, 0)).collect()
     }
 
-    async fn delete_queue(&self, name: &str) -> Result<(), SqsError> {
+    async fn delete_queue(&self, name: &str) -> Result<(), EngineError> {
         let inner = &self.inner;
         let mut client = inner.client().await?;
         let tx = client.transaction().await.map_err(error::db)?;
@@ -508,7 +501,7 @@ impl Broker for PostgresBroker {
         )
         .await?;
         let Some(row) = rows.first() else {
-            return Err(SqsError::no_queue());
+            return Err(EngineError::QueueDoesNotExist);
         };
         let id: i64 = col(row, 0)?;
         // Remembered for a minute, so the name is not created again before
@@ -537,11 +530,11 @@ impl Broker for PostgresBroker {
         Ok(())
     }
 
-    async fn queue_counts(&self, name: &str) -> Result<QueueCounts, SqsError> {
+    async fn queue_counts(&self, name: &str) -> Result<QueueCounts, EngineError> {
         Ok(self.queue_stats_inner(name).await?.0)
     }
 
-    async fn update_queue(&self, name: &str, change: MetaChange) -> Result<QueueMeta, SqsError> {
+    async fn update_queue(&self, name: &str, change: MetaChange) -> Result<QueueMeta, EngineError> {
         let inner = &self.inner;
         let mut client = inner.client().await?;
         let tx = client.transaction().await.map_err(error::db)?;
@@ -566,7 +559,7 @@ impl Broker for PostgresBroker {
         Ok(meta)
     }
 
-    async fn purge_queue(&self, name: &str) -> Result<(), SqsError> {
+    async fn purge_queue(&self, name: &str) -> Result<(), EngineError> {
         let inner = &self.inner;
         let now = inner.now();
         let mut client = inner.client().await?;
@@ -575,12 +568,9 @@ impl Broker for PostgresBroker {
         if let Some(last) = q.last_purge
             && (now as u64) < last + PURGE_INTERVAL_SECS * 1000
         {
-            return Err(SqsError::new(
-                ErrorCode::PurgeQueueInProgress,
-                format!(
-                    "Only one PurgeQueue operation on {name} is allowed every {PURGE_INTERVAL_SECS} seconds."
-                ),
-            ));
+            return Err(EngineError::PurgeQueueInProgress {
+                queue: name.to_owned(),
+            });
         }
         execute(
             &tx,
@@ -610,7 +600,7 @@ impl Broker for PostgresBroker {
         &self,
         name: &str,
         messages: Vec<NewMessage>,
-    ) -> Result<Vec<SentMessage>, SqsError> {
+    ) -> Result<Vec<SentMessage>, EngineError> {
         writes::send(self, name, messages).await
     }
 
@@ -618,7 +608,7 @@ impl Broker for PostgresBroker {
         &self,
         name: &str,
         options: ReceiveOptions,
-    ) -> Result<Vec<ReceivedMessage>, SqsError> {
+    ) -> Result<Vec<ReceivedMessage>, EngineError> {
         receive::receive(self, name, options).await
     }
 
@@ -626,7 +616,7 @@ impl Broker for PostgresBroker {
         &self,
         name: &str,
         receipt_handles: Vec<String>,
-    ) -> Result<Vec<Result<(), SqsError>>, SqsError> {
+    ) -> Result<Vec<Result<(), EngineError>>, EngineError> {
         writes::delete(self, name, receipt_handles).await
     }
 
@@ -634,7 +624,7 @@ impl Broker for PostgresBroker {
         &self,
         name: &str,
         changes: Vec<VisibilityChange>,
-    ) -> Result<Vec<Result<(), SqsError>>, SqsError> {
+    ) -> Result<Vec<Result<(), EngineError>>, EngineError> {
         writes::change_visibility(self, name, changes).await
     }
 
@@ -642,11 +632,11 @@ impl Broker for PostgresBroker {
         &self,
         source: &str,
         redrive: &Redrive,
-    ) -> Result<RedriveOutcome, SqsError> {
+    ) -> Result<RedriveOutcome, EngineError> {
         moves::redrive(self, source, redrive).await
     }
 
-    async fn queue_stats(&self, name: &str) -> Result<QueueStats, SqsError> {
+    async fn queue_stats(&self, name: &str) -> Result<QueueStats, EngineError> {
         let (counts, oldest_age_ms, id) = self.queue_stats_inner(name).await?;
         Ok(self.inner.activity(id).stats(counts, oldest_age_ms))
     }
@@ -656,7 +646,7 @@ impl Broker for PostgresBroker {
         name: &str,
         receipt_handle: &str,
         nack: Nack,
-    ) -> Result<(), SqsError> {
+    ) -> Result<(), EngineError> {
         moves::nack(self, name, receipt_handle, nack).await
     }
 
@@ -666,7 +656,7 @@ impl Broker for PostgresBroker {
         filter: &MessageFilter,
         after: Option<u64>,
         limit: usize,
-    ) -> Result<PeekPage, SqsError> {
+    ) -> Result<PeekPage, EngineError> {
         let inner = &self.inner;
         let now = inner.now();
         let mut client = inner.client().await?;
@@ -705,7 +695,7 @@ impl Broker for PostgresBroker {
 
 impl PostgresBroker {
     /// Counts, oldest message age and the queue's id.
-    async fn queue_stats_inner(&self, name: &str) -> Result<(QueueCounts, u64, i64), SqsError> {
+    async fn queue_stats_inner(&self, name: &str) -> Result<(QueueCounts, u64, i64), EngineError> {
         let inner = &self.inner;
         let now = inner.now();
         let mut client = inner.client().await?;
@@ -725,7 +715,7 @@ impl PostgresBroker {
         tx.commit().await.map_err(error::db)?;
         let row = rows
             .first()
-            .ok_or_else(|| SqsError::internal("no counts"))?;
+            .ok_or_else(|| EngineError::Storage("no counts".into()))?;
         let count = |i| col::<i64>(row, i).map(|n| n.max(0) as u64);
         let counts = QueueCounts {
             visible: count(0)?,

@@ -5,13 +5,13 @@
 
 use std::collections::HashMap;
 
+use sluice_broker::EngineError;
 pub(crate) use sluice_broker::moves::key_of_arn_near;
 use sluice_broker::moves::{
     Provenance, mark_replay, redrive_destination, refused_reason, replay_count, sibling_arn,
     strip_provenance, unmovable_reason,
 };
 use sluice_broker::{MessageFilter, Nack, Redrive, RedriveOutcome};
-use sluice_core::SqsError;
 use sluice_core::receipt::ReceiptHandle;
 use tokio_postgres::types::Json;
 
@@ -25,7 +25,7 @@ use crate::{
 pub(crate) async fn dead_letter_target(
     tx: &deadpool_postgres::Transaction<'_>,
     name: &str,
-) -> Result<Option<QueueRow>, SqsError> {
+) -> Result<Option<QueueRow>, EngineError> {
     target_queue(tx, name).await
 }
 
@@ -47,7 +47,7 @@ async fn insert_moved(
     tx: &deadpool_postgres::Transaction<'_>,
     dest: &QueueRow,
     m: &MessageRow,
-) -> Result<(), SqsError> {
+) -> Result<(), EngineError> {
     execute(
         tx,
         INSERT_MOVED,
@@ -76,7 +76,7 @@ async fn delete_rows(
     tx: &deadpool_postgres::Transaction<'_>,
     q: &QueueRow,
     rows: &[MessageRow],
-) -> Result<(), SqsError> {
+) -> Result<(), EngineError> {
     let seqs: Vec<i64> = rows.iter().map(|m| m.seq).collect();
     execute(
         tx,
@@ -109,7 +109,7 @@ pub(crate) async fn move_to_dead_letter_queue(
     route: DeadLetterRoute<'_>,
     dead: Vec<MessageRow>,
     now: i64,
-) -> Result<(), SqsError> {
+) -> Result<(), EngineError> {
     let DeadLetterRoute {
         source,
         dead_letter_target_arn,
@@ -162,7 +162,7 @@ pub(crate) async fn redrive(
     b: &PostgresBroker,
     source: &str,
     redrive: &Redrive,
-) -> Result<RedriveOutcome, SqsError> {
+) -> Result<RedriveOutcome, EngineError> {
     let inner = &b.inner;
     let now = inner.now();
     let mut client = inner.client().await?;
@@ -290,7 +290,7 @@ async fn lookup(
     tx: &deadpool_postgres::Transaction<'_>,
     targets: &mut HashMap<String, Option<QueueRow>>,
     name: &str,
-) -> Result<Option<QueueRow>, SqsError> {
+) -> Result<Option<QueueRow>, EngineError> {
     if let Some(found) = targets.get(name) {
         return Ok(found.clone());
     }
@@ -305,7 +305,7 @@ pub(crate) async fn nack(
     name: &str,
     receipt_handle: &str,
     nack: Nack,
-) -> Result<(), SqsError> {
+) -> Result<(), EngineError> {
     let inner = &b.inner;
     let now = inner.now();
     let mut client = inner.client().await?;
@@ -314,16 +314,10 @@ pub(crate) async fn nack(
     expire(inner, &tx, &q, now).await?;
     let seq = in_flight(&tx, &q, receipt_handle, now, false).await?;
     let dlq = if nack.permanent {
-        let policy = q.config.redrive().ok_or_else(|| {
-            SqsError::invalid_parameter(
-                "Permanent failure needs a dead-letter queue: the queue has no RedrivePolicy.",
-            )
-        })?;
+        let policy = q.config.redrive().ok_or(EngineError::NoRedrivePolicy)?;
         let dlq = dead_letter_target(&tx, &key_of_arn_near(name, &policy.dead_letter_target_arn))
             .await?
-            .ok_or_else(|| {
-                SqsError::invalid_parameter("The queue's dead-letter queue does not exist.")
-            })?;
+            .ok_or(EngineError::DeadLetterQueueMissing)?;
         Some((policy, dlq))
     } else {
         None

@@ -6,9 +6,9 @@
 
 use std::time::Duration;
 
+use sluice_broker::EngineError;
 use sluice_broker::{ReceiveOptions, ReceivedMessage};
 use sluice_core::limits::{BACK_OF_QUEUE_RECEIVES, MAX_INFLIGHT};
-use sluice_core::{ErrorCode, SqsError};
 
 use crate::moves::{self, dead_letter_target, key_of_arn_near};
 use crate::rows::{MESSAGE_COLUMNS, MessageRow, QueueRow, col};
@@ -20,7 +20,7 @@ pub(crate) async fn receive(
     b: &PostgresBroker,
     name: &str,
     options: ReceiveOptions,
-) -> Result<Vec<ReceivedMessage>, SqsError> {
+) -> Result<Vec<ReceivedMessage>, EngineError> {
     let inner = &b.inner;
     let waiter = inner.waiter(name);
     let deadline = tokio::time::Instant::now() + options.wait;
@@ -74,7 +74,7 @@ async fn receive_once(
     name: &str,
     options: &ReceiveOptions,
     now: i64,
-) -> Result<Attempt, SqsError> {
+) -> Result<Attempt, EngineError> {
     let inner = &b.inner;
     let q = inner.queue_by_name(name).await?;
     // Plain standard queues take the one-statement path, put together
@@ -158,7 +158,7 @@ async fn in_flight<C: deadpool_postgres::GenericClient>(
     client: &C,
     q: &QueueRow,
     now: i64,
-) -> Result<usize, SqsError> {
+) -> Result<usize, EngineError> {
     match known_in_flight(b, q) {
         Some(count) => Ok(count),
         None => recount_in_flight(b, client, q, now).await,
@@ -173,7 +173,7 @@ async fn recount_in_flight<C: deadpool_postgres::GenericClient>(
     client: &C,
     q: &QueueRow,
     now: i64,
-) -> Result<usize, SqsError> {
+) -> Result<usize, EngineError> {
     let count = in_flight_count(client, q, now).await?;
     b.inner
         .in_flight
@@ -207,7 +207,7 @@ async fn receive_standard(
     visibility: u32,
     wants: &[usize],
     now: i64,
-) -> Result<Vec<Result<Share, SqsError>>, SqsError> {
+) -> Result<Vec<Result<Share, EngineError>>, EngineError> {
     let max: usize = wants.iter().sum();
     let inner = &b.inner;
     // Without its dead-letter queue a policy moves nothing: the messages
@@ -223,7 +223,7 @@ async fn receive_standard(
                 .await
             {
                 Ok(_) => Some(policy.max_receive_count as i32),
-                Err(e) if e.code == ErrorCode::QueueDoesNotExist => None,
+                Err(EngineError::QueueDoesNotExist) => None,
                 Err(e) => return Err(e),
             }
         }
@@ -312,7 +312,7 @@ async fn next_due<C: deadpool_postgres::GenericClient>(
     client: &C,
     q: &QueueRow,
     now: i64,
-) -> Result<Option<i64>, SqsError> {
+) -> Result<Option<i64>, EngineError> {
     let rows = query(
         client,
         "SELECT min(visible_at) FROM sluice_messages WHERE queue_id = $1 AND visible_at > $2",
@@ -334,7 +334,7 @@ async fn receive_locked(
     options: &ReceiveOptions,
     now: i64,
     already: usize,
-) -> Result<Attempt, SqsError> {
+) -> Result<Attempt, EngineError> {
     let inner = &b.inner;
     let tx = client.transaction().await.map_err(error::db)?;
     lock_fifo(&tx, q).await?;
@@ -356,10 +356,7 @@ async fn receive_locked(
 
     let room = MAX_INFLIGHT.saturating_sub(in_flight(b, &tx, q, now).await?);
     if room == 0 && already == 0 && has_ready(&tx, q, now).await? {
-        return Err(SqsError::new(
-            ErrorCode::OverLimit,
-            format!("The maximum number of in flight messages ({MAX_INFLIGHT}) was reached."),
-        ));
+        return Err(EngineError::OverLimit);
     }
     let max = (options.max_messages as usize)
         .saturating_sub(already)
@@ -492,7 +489,7 @@ async fn pick(
     now: i64,
     want: usize,
     exclude: &[i64],
-) -> Result<Vec<MessageRow>, SqsError> {
+) -> Result<Vec<MessageRow>, EngineError> {
     if q.config.fifo {
         return pick_fifo(tx, q, now, want, exclude).await;
     }
@@ -537,7 +534,7 @@ async fn lock_in_order(
     now: i64,
     order: &[i64],
     lock: &str,
-) -> Result<Vec<MessageRow>, SqsError> {
+) -> Result<Vec<MessageRow>, EngineError> {
     let sql = format!(
         "SELECT {MESSAGE_COLUMNS} FROM sluice_messages
          WHERE queue_id = $1 AND seq = ANY($2) AND visible_at <= $3 {lock}"
@@ -584,7 +581,7 @@ async fn pick_fifo(
     now: i64,
     want: usize,
     exclude: &[i64],
-) -> Result<Vec<MessageRow>, SqsError> {
+) -> Result<Vec<MessageRow>, EngineError> {
     let sql = format!("WITH RECURSIVE {GROUPS} {FIFO_HEADS}");
     let heads = query(tx, &sql, &[&q.id, &now]).await?;
     let mut order: Vec<i64> = Vec::with_capacity(want);
@@ -629,7 +626,7 @@ async fn replay_attempt(
     q: &QueueRow,
     attempt_id: &str,
     now: i64,
-) -> Result<Option<Vec<ReceivedMessage>>, SqsError> {
+) -> Result<Option<Vec<ReceivedMessage>>, EngineError> {
     let rows = query(
         tx,
         "SELECT seqs, counts FROM sluice_receive_attempts
@@ -663,7 +660,7 @@ async fn in_flight_count<C: deadpool_postgres::GenericClient>(
     tx: &C,
     q: &QueueRow,
     now: i64,
-) -> Result<usize, SqsError> {
+) -> Result<usize, EngineError> {
     let limit = MAX_INFLIGHT as i64;
     let rows = query(
         tx,
@@ -682,7 +679,7 @@ async fn has_ready(
     tx: &deadpool_postgres::Transaction<'_>,
     q: &QueueRow,
     now: i64,
-) -> Result<bool, SqsError> {
+) -> Result<bool, EngineError> {
     let rows = query(
         tx,
         "SELECT EXISTS (SELECT 1 FROM sluice_messages WHERE queue_id = $1 AND visible_at <= $2)",

@@ -2,8 +2,8 @@
 
 use std::collections::BTreeMap;
 
+use sluice_broker::EngineError;
 use sluice_broker::{PeekedMessage, QueueMeta, ReceivedMessage};
-use sluice_core::SqsError;
 use sluice_core::attributes::QueueConfig;
 use sluice_core::clock::Millis;
 use sluice_core::message::MessageAttributes;
@@ -42,7 +42,7 @@ pub(crate) struct QueueRow {
 }
 
 impl QueueRow {
-    pub fn from_row(row: &Row) -> Result<Self, SqsError> {
+    pub fn from_row(row: &Row) -> Result<Self, EngineError> {
         let Json(config): Json<QueueConfig> = row.try_get(2).map_err(corrupt)?;
         let Json(tags): Json<BTreeMap<String, String>> = row.try_get(3).map_err(corrupt)?;
         Ok(Self {
@@ -96,7 +96,7 @@ pub(crate) struct MessageRow {
 }
 
 impl MessageRow {
-    pub fn from_row(row: &Row) -> Result<Self, SqsError> {
+    pub fn from_row(row: &Row) -> Result<Self, EngineError> {
         let Json(attributes): Json<MessageAttributes> = row.try_get(3).map_err(corrupt)?;
         let Json(system_attributes): Json<MessageAttributes> = row.try_get(4).map_err(corrupt)?;
         Ok(Self {
@@ -120,7 +120,7 @@ impl MessageRow {
         })
     }
 
-    pub fn all(rows: &[Row]) -> Result<Vec<Self>, SqsError> {
+    pub fn all(rows: &[Row]) -> Result<Vec<Self>, EngineError> {
         rows.iter().map(Self::from_row).collect()
     }
 
@@ -195,12 +195,12 @@ pub(crate) fn millis(t: i64) -> Millis {
 pub(crate) fn col<'a, T: tokio_postgres::types::FromSql<'a>>(
     row: &'a Row,
     idx: usize,
-) -> Result<T, SqsError> {
+) -> Result<T, EngineError> {
     row.try_get(idx).map_err(corrupt)
 }
 
 /// A row the engine cannot read: a schema mismatch, logged, never shown.
-fn corrupt(e: tokio_postgres::Error) -> SqsError {
+fn corrupt(e: tokio_postgres::Error) -> EngineError {
     tracing::error!(error = %e, "unreadable row");
-    SqsError::internal("An internal error occurred.")
+    EngineError::Storage("An internal error occurred.".into())
 }

@@ -1,14 +1,14 @@
 //! Secrets made once for the whole cluster and kept in the database: the
 //! key receipt handles are sealed with (rule A3).
 
+use sluice_broker::EngineError;
 use sluice_broker::HandleSecret;
-use sluice_core::SqsError;
 
 use crate::rows::col;
 use crate::{Inner, error, execute, query};
 
 /// The receipt handles' key (rule A3): the row the first node inserted.
-pub(crate) async fn handle_secret(inner: &Inner) -> Result<HandleSecret, SqsError> {
+pub(crate) async fn handle_secret(inner: &Inner) -> Result<HandleSecret, EngineError> {
     let candidate = HandleSecret::random()?;
     let mut client = inner.client().await?;
     let tx = client.transaction().await.map_err(error::db)?;
@@ -30,6 +30,7 @@ pub(crate) async fn handle_secret(inner: &Inner) -> Result<HandleSecret, SqsErro
         Some(row) => col(row, 0)?,
         None => Vec::new(),
     };
-    HandleSecret::from_slice(&stored)
-        .ok_or_else(|| SqsError::internal("the stored receipt handle secret is not 32 bytes"))
+    HandleSecret::from_slice(&stored).ok_or_else(|| {
+        EngineError::Storage("the stored receipt handle secret is not 32 bytes".into())
+    })
 }

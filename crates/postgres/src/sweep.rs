@@ -6,7 +6,7 @@
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
-use sluice_core::SqsError;
+use sluice_broker::EngineError;
 
 use crate::rows::col;
 use crate::{Inner, error, execute, locks, query};
@@ -72,13 +72,13 @@ pub(crate) fn spawn(inner: Weak<Inner>) -> tokio::task::JoinHandle<()> {
 const MAX_BATCHES_PER_TICK: usize = 10;
 
 /// Sweeps now unless another node is; true when this node swept.
-pub(crate) async fn sweep_once(inner: &Arc<Inner>) -> Result<bool, SqsError> {
+pub(crate) async fn sweep_once(inner: &Arc<Inner>) -> Result<bool, EngineError> {
     Ok(sweep_pass(inner).await?.is_some())
 }
 
 /// One sweep: the messages it deleted, or `None` when another node holds
 /// the sweep's lock.
-async fn sweep_pass(inner: &Arc<Inner>) -> Result<Option<usize>, SqsError> {
+async fn sweep_pass(inner: &Arc<Inner>) -> Result<Option<usize>, EngineError> {
     let now = inner.now();
     let mut client = inner.client().await?;
     let tx = client.transaction().await.map_err(error::db)?;

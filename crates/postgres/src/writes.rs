@@ -3,10 +3,10 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use sluice_broker::EngineError;
 use sluice_broker::{NewMessage, SentMessage, VisibilityChange};
 use sluice_core::message::message_size;
 use sluice_core::receipt::ReceiptHandle;
-use sluice_core::{ErrorCode, SqsError};
 use tokio_postgres::types::{Json, ToSql};
 
 use crate::rows::{QueueRow, UNGROUPED_IN_FAIR_QUEUE, col, sequence_number};
@@ -21,7 +21,7 @@ pub(crate) const DEDUP_WINDOW_MS: i64 = 5 * 60 * 1000;
 pub(crate) async fn lock_fifo(
     tx: &deadpool_postgres::Transaction<'_>,
     q: &QueueRow,
-) -> Result<(), SqsError> {
+) -> Result<(), EngineError> {
     if q.config.fifo {
         query(tx, "SELECT pg_advisory_xact_lock($1)", &[&q.id]).await?;
     }
@@ -39,7 +39,7 @@ pub(crate) async fn send(
     b: &PostgresBroker,
     name: &str,
     messages: Vec<NewMessage>,
-) -> Result<Vec<SentMessage>, SqsError> {
+) -> Result<Vec<SentMessage>, EngineError> {
     let inner = &b.inner;
     let now = inner.now();
     let q = inner.queue_by_name(name).await?;
@@ -47,7 +47,7 @@ pub(crate) async fn send(
     match send_to(b, &q, name, messages.clone(), now).await {
         // The queue this node remembers is gone: deleted, or deleted and
         // created again under a new id. Ask the database which.
-        Err(e) if e.code == ErrorCode::QueueDoesNotExist => {
+        Err(EngineError::QueueDoesNotExist) => {
             inner.queues.forget(name);
             let q = inner.queue_by_name(name).await?;
             send_to(b, &q, name, messages, now).await
@@ -62,7 +62,7 @@ async fn send_to(
     name: &str,
     messages: Arc<Vec<NewMessage>>,
     now: i64,
-) -> Result<Vec<SentMessage>, SqsError> {
+) -> Result<Vec<SentMessage>, EngineError> {
     if !q.config.fifo {
         if !q.fair && messages.iter().any(|m| m.group_id.is_some()) {
             turn_fair(b, q, name).await?;
@@ -82,7 +82,7 @@ async fn send_to(
                     // request is stored alone and keeps its own outcome.
                     Err(e)
                         if requests.len() > 1
-                            && e.code == ErrorCode::InternalFailure
+                            && matches!(e, EngineError::Storage(_))
                             && !client.is_closed() =>
                     {
                         let mut alone = Vec::with_capacity(requests.len());
@@ -90,7 +90,7 @@ async fn send_to(
                             let one = std::slice::from_ref(request);
                             alone.push(match send_standard(b, &client, q, name, one, now).await {
                                 Ok(mut results) => results.pop().unwrap_or_else(|| {
-                                    Err(SqsError::internal("a send lost its result"))
+                                    Err(EngineError::Storage("a send lost its result".into()))
                                 }),
                                 Err(e) => Err(e),
                             });
@@ -160,14 +160,14 @@ async fn send_to(
             .await
             .map_err(|e| {
                 if error::is_missing_queue(&e) {
-                    SqsError::no_queue()
+                    EngineError::QueueDoesNotExist
                 } else {
                     error::db(e)
                 }
             })?;
         let seq: i64 = match rows.first() {
             Some(r) => col(r, 0)?,
-            None => return Err(SqsError::internal("insert returned nothing")),
+            None => return Err(EngineError::Storage("insert returned nothing".into())),
         };
         if let Some(key) = dedup_key {
             execute(
@@ -200,7 +200,7 @@ async fn commit_send(
     name: &str,
     stored: u64,
     bytes: u64,
-) -> Result<(), SqsError> {
+) -> Result<(), EngineError> {
     if stored > 0 {
         announce(&tx, name).await?;
     }
@@ -231,7 +231,7 @@ const ANNOUNCE_ARRIVAL: &str =
 /// waits for the sends holding it (they lock it `FOR SHARE`), and the
 /// sends after it wait for the commit and then see the queue fair: no
 /// ungrouped message of a fair queue is left out of the index.
-async fn turn_fair(b: &PostgresBroker, q: &QueueRow, name: &str) -> Result<(), SqsError> {
+async fn turn_fair(b: &PostgresBroker, q: &QueueRow, name: &str) -> Result<(), EngineError> {
     let mut client = b.inner.client().await?;
     let tx = client.transaction().await.map_err(error::db)?;
     let turned = execute(
@@ -267,7 +267,7 @@ async fn send_standard(
     name: &str,
     requests: &[Arc<Vec<NewMessage>>],
     now: i64,
-) -> Result<Vec<Result<Vec<SentMessage>, SqsError>>, SqsError> {
+) -> Result<Vec<Result<Vec<SentMessage>, EngineError>>, EngineError> {
     let messages = || requests.iter().flat_map(|r| r.iter());
     let n = messages().count();
     let mut ids = Vec::with_capacity(n);
@@ -341,13 +341,13 @@ async fn send_standard(
     let stored = stored.map_err(|e| {
         // The queue was deleted meanwhile: its row is gone.
         if error::is_missing_queue(&e) {
-            SqsError::no_queue()
+            EngineError::QueueDoesNotExist
         } else {
             error::db(e)
         }
     })?;
     if (col::<i64>(&stored, 0)? as usize) < n {
-        return Err(SqsError::no_queue());
+        return Err(EngineError::QueueDoesNotExist);
     }
     let a = b.inner.activity(q.id);
     activity::add(&a.sent, n as u64);
@@ -375,7 +375,7 @@ pub(crate) async fn delete(
     b: &PostgresBroker,
     name: &str,
     handles: Vec<String>,
-) -> Result<Vec<Result<(), SqsError>>, SqsError> {
+) -> Result<Vec<Result<(), EngineError>>, EngineError> {
     let inner = &b.inner;
     let now = inner.now();
     let q = inner.queue_by_name(name).await?;
@@ -418,7 +418,7 @@ pub(crate) async fn delete(
                 col::<i64>(r, 2)?,
             ))
         })
-        .collect::<Result<Vec<_>, SqsError>>()?;
+        .collect::<Result<Vec<_>, EngineError>>()?;
     let state = |seq: i64| {
         found
             .iter()
@@ -430,7 +430,9 @@ pub(crate) async fn delete(
         .iter()
         .zip(&decoded)
         .map(|(handle, rh)| {
-            let rh = rh.ok_or_else(|| SqsError::bad_receipt(handle))?;
+            let rh = rh.ok_or_else(|| EngineError::ReceiptHandleIsInvalid {
+                handle: handle.to_owned(),
+            })?;
             match state(rh.seq as i64) {
                 // Already deleted: deleting again succeeds (rule V4).
                 None => Ok(()),
@@ -439,9 +441,15 @@ pub(crate) async fn delete(
                         && rh.receive <= count
                         && (rh.receive != count || visible_at <= now) =>
                 {
-                    Err(SqsError::expired_receipt(handle))
+                    Err(EngineError::ReceiptHandleExpired {
+                        handle: handle.to_owned(),
+                    })
                 }
-                Some((count, _)) if rh.receive > count => Err(SqsError::bad_receipt(handle)),
+                Some((count, _)) if rh.receive > count => {
+                    Err(EngineError::ReceiptHandleIsInvalid {
+                        handle: handle.to_owned(),
+                    })
+                }
                 Some(_) => {
                     doomed.push(rh.seq as i64);
                     Ok(())
@@ -478,7 +486,7 @@ pub(crate) struct DeleteRequest {
 }
 
 /// Each handle's outcome, in the request's order.
-pub(crate) type DeleteResults = Vec<Result<(), SqsError>>;
+pub(crate) type DeleteResults = Vec<Result<(), EngineError>>;
 
 /// Standard-queue delete requests in one statement, committed on its own:
 /// a handle deletes its message if that delivery happened (any delivery,
@@ -489,7 +497,7 @@ async fn delete_standard(
     client: &deadpool_postgres::Object,
     q: &QueueRow,
     requests: &[DeleteRequest],
-) -> Result<Vec<Result<DeleteResults, SqsError>>, SqsError> {
+) -> Result<Vec<Result<DeleteResults, EngineError>>, EngineError> {
     let valid = || requests.iter().flat_map(|r| r.decoded.iter().flatten());
     let seqs: Vec<i64> = valid().map(|rh| rh.seq as i64).collect();
     let receives: Vec<i32> = valid()
@@ -529,9 +537,15 @@ async fn delete_standard(
                 .iter()
                 .zip(&r.decoded)
                 .map(|(handle, rh)| {
-                    let rh = rh.ok_or_else(|| SqsError::bad_receipt(handle))?;
+                    let rh = rh.ok_or_else(|| EngineError::ReceiptHandleIsInvalid {
+                        handle: handle.to_owned(),
+                    })?;
                     match counts.get(&(rh.seq as i64)) {
-                        Some(&count) if rh.receive > count => Err(SqsError::bad_receipt(handle)),
+                        Some(&count) if rh.receive > count => {
+                            Err(EngineError::ReceiptHandleIsInvalid {
+                                handle: handle.to_owned(),
+                            })
+                        }
                         // Deleted now, or already gone: both succeed (rule V4).
                         _ => Ok(()),
                     }
@@ -554,10 +568,12 @@ pub(crate) async fn in_flight(
     handle: &str,
     now: i64,
     standard: bool,
-) -> Result<i64, SqsError> {
+) -> Result<i64, EngineError> {
     let rh = ReceiptHandle::decode(handle)
         .filter(|rh| rh.queue_id == q.id as u64 && rh.receive > 0)
-        .ok_or_else(|| SqsError::bad_receipt(handle))?;
+        .ok_or_else(|| EngineError::ReceiptHandleIsInvalid {
+            handle: handle.to_owned(),
+        })?;
     let rows = query(
         tx,
         "SELECT receive_count, visible_at FROM sluice_messages
@@ -566,16 +582,16 @@ pub(crate) async fn in_flight(
     )
     .await?;
     let Some(row) = rows.first() else {
-        return Err(SqsError::invalid_value(
-            "ReceiptHandle",
-            handle,
-            "Message does not exist or is not available for visibility timeout change.",
-        ));
+        return Err(EngineError::MessageGone {
+            handle: handle.to_owned(),
+        });
     };
     let count = col::<i32>(row, 0)? as u32;
     let visible_at: i64 = col(row, 1)?;
     if rh.receive > count {
-        return Err(SqsError::bad_receipt(handle));
+        return Err(EngineError::ReceiptHandleIsInvalid {
+            handle: handle.to_owned(),
+        });
     }
     let in_flight = visible_at > now;
     let latest = rh.receive == count;
@@ -585,10 +601,7 @@ pub(crate) async fn in_flight(
         in_flight && latest
     };
     if !allowed {
-        return Err(SqsError::new(
-            ErrorCode::MessageNotInflight,
-            "Message not inflight.",
-        ));
+        return Err(EngineError::MessageNotInflight);
     }
     Ok(rh.seq as i64)
 }
@@ -598,7 +611,7 @@ pub(crate) async fn change_visibility(
     b: &PostgresBroker,
     name: &str,
     changes: Vec<VisibilityChange>,
-) -> Result<Vec<Result<(), SqsError>>, SqsError> {
+) -> Result<Vec<Result<(), EngineError>>, EngineError> {
     let inner = &b.inner;
     let now = inner.now();
     let mut client = inner.client().await?;
@@ -620,8 +633,7 @@ pub(crate) async fn change_visibility(
                 released |= c.visibility_timeout == 0;
                 Ok(())
             }
-            Err(e) if e.code == ErrorCode::ServiceUnavailable => return Err(e),
-            Err(e) if e.code == ErrorCode::InternalFailure => return Err(e),
+            Err(e @ (EngineError::Unavailable(_) | EngineError::Storage(_))) => return Err(e),
             Err(e) => Err(e),
         };
         results.push(result);

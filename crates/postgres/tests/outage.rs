@@ -80,6 +80,7 @@ async fn lost_database_is_service_unavailable_then_recovers() {
             .send_messages("q", vec![message("x")])
             .await
             .unwrap_err()
+            .to_sqs()
             .code,
     );
     unavailable(
@@ -87,17 +88,22 @@ async fn lost_database_is_service_unavailable_then_recovers() {
             .receive_messages("q", receive_now())
             .await
             .unwrap_err()
+            .to_sqs()
             .code,
     );
-    unavailable(broker.queue_counts("q").await.unwrap_err().code);
-    unavailable(broker.list_queues().await.unwrap_err().code);
+    unavailable(broker.queue_counts("q").await.unwrap_err().to_sqs().code);
+    unavailable(broker.list_queues().await.unwrap_err().to_sqs().code);
     // GetQueue answers from the node's queue cache for up to a second (as
     // it would had the request come just before the outage); after that
     // it must not pretend either.
     tokio::time::sleep(Duration::from_millis(1100)).await;
     let e = broker.get_queue("q").await.unwrap_err();
-    unavailable(e.code);
-    assert!(!e.message.to_lowercase().contains("sql"), "{}", e.message);
+    unavailable(e.to_sqs().code);
+    assert!(
+        !e.to_sqs().message.to_lowercase().contains("sql"),
+        "{}",
+        e.to_sqs().message
+    );
 
     // Back again: the engine reconnects without help, and nothing was lost.
     admin(
@@ -110,7 +116,7 @@ async fn lost_database_is_service_unavailable_then_recovers() {
         match broker.receive_messages("q", receive_now()).await {
             Ok(got) => break got,
             Err(e) => {
-                unavailable(e.code);
+                unavailable(e.to_sqs().code);
                 assert!(Instant::now() < deadline, "never reconnected");
                 tokio::time::sleep(Duration::from_millis(100)).await;
             }

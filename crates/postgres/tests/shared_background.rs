@@ -157,8 +157,8 @@ async fn r7_one_active_move_task_per_source() {
     };
     a.save_move_task(task("t1", 1)).await.unwrap();
     let e = b.save_move_task(task("t2", 2)).await.unwrap_err();
-    assert_eq!(e.code, ErrorCode::InvalidParameterValue, "{e:?}");
-    assert!(e.message.contains("Only one active task"), "{e:?}");
+    assert_eq!(e.to_sqs().code, ErrorCode::InvalidParameterValue, "{e:?}");
+    assert!(e.to_sqs().message.contains("Only one active task"), "{e:?}");
     let mut progress = task("t1", 1);
     progress.moved = 1;
     a.save_move_task(progress.clone()).await.unwrap();

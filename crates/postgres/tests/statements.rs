@@ -218,7 +218,7 @@ async fn concurrent_requests_share_statements_and_keep_their_own_results() {
         delete_requests += 1;
         let (last, own) = results.split_last().expect("results");
         assert!(own.iter().all(Result::is_ok), "{own:?}");
-        let code = last.as_ref().err().map(|e| e.code);
+        let code = last.as_ref().err().map(|e| e.to_sqs().code);
         assert_eq!(code, Some(sluice_core::ErrorCode::ReceiptHandleIsInvalid));
     }
     let after_deletes = statements(&monitor, &db).await;

@@ -98,7 +98,8 @@ impl HandleSealer {
 
 /// An engine's error about the handle `inner` as the client should read
 /// it: naming the handle the client sent (`sealed`), never the engine's.
-pub fn in_client_terms(mut error: SqsError, inner: &str, sealed: &str) -> SqsError {
+pub fn in_client_terms(error: impl Into<SqsError>, inner: &str, sealed: &str) -> SqsError {
+    let mut error = error.into();
     if error.message.contains(inner) {
         error.message = error.message.replace(inner, sealed);
     }

@@ -476,7 +476,7 @@ pub async fn x2_nack_reason_retry_and_permanent_failure<H: Harness>(h: &H) {
         .await
         .unwrap_err();
     assert_eq!(
-        e.code,
+        e.to_sqs().code,
         ErrorCode::MessageNotInflight,
         "only the current delivery can nack"
     );
@@ -548,7 +548,7 @@ pub async fn x2_nack_reason_retry_and_permanent_failure<H: Harness>(h: &H) {
         .nack_message("plain", &m.receipt_handle, nack("x", true, None))
         .await
         .unwrap_err();
-    assert_eq!(e.code, ErrorCode::InvalidParameterValue);
+    assert_eq!(e.to_sqs().code, ErrorCode::InvalidParameterValue);
     assert_eq!(
         counts(h, "plain").await.in_flight,
         1,

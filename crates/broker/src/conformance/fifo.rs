@@ -216,9 +216,9 @@ pub async fn f1_fifo_stale_handle_cannot_delete<H: Harness>(h: &H) {
         .await
         .unwrap();
     let e = r[0].as_ref().unwrap_err();
-    assert_eq!(e.code, ErrorCode::InvalidParameterValue);
+    assert_eq!(e.to_sqs().code, ErrorCode::InvalidParameterValue);
     assert_eq!(
-        e.message,
+        e.to_sqs().message,
         format!(
             "Value {} for parameter ReceiptHandle is invalid. Reason: The receipt handle has expired.",
             old.receipt_handle

@@ -154,7 +154,10 @@ pub async fn v4_bad_handles_are_invalid<H: Harness>(h: &H) {
         .await
         .unwrap();
     for res in r {
-        assert_eq!(res.unwrap_err().code, ErrorCode::ReceiptHandleIsInvalid);
+        assert_eq!(
+            res.unwrap_err().to_sqs().code,
+            ErrorCode::ReceiptHandleIsInvalid
+        );
     }
     let r = h
         .broker()
@@ -168,7 +171,7 @@ pub async fn v4_bad_handles_are_invalid<H: Harness>(h: &H) {
         .await
         .unwrap();
     assert_eq!(
-        r[0].as_ref().unwrap_err().code,
+        r[0].as_ref().unwrap_err().to_sqs().code,
         ErrorCode::ReceiptHandleIsInvalid
     );
     assert_eq!(
@@ -234,7 +237,7 @@ pub async fn v5_change_visibility_needs_an_in_flight_message<H: Harness>(h: &H) 
         .await
         .unwrap();
     assert_eq!(
-        r[0].as_ref().unwrap_err().code,
+        r[0].as_ref().unwrap_err().to_sqs().code,
         ErrorCode::MessageNotInflight,
         "visible again, and received since that handle"
     );
@@ -248,7 +251,7 @@ pub async fn v5_change_visibility_needs_an_in_flight_message<H: Harness>(h: &H) 
         .await
         .unwrap();
     assert_eq!(
-        r[0].as_ref().unwrap_err().code,
+        r[0].as_ref().unwrap_err().to_sqs().code,
         ErrorCode::InvalidParameterValue,
         "deleted"
     );
@@ -364,7 +367,7 @@ pub async fn v8_purge_deletes_all_and_limits_rate<H: Harness>(h: &H) {
     assert_eq!(counts(h, "q").await, QueueCounts::default());
     h.clock().advance_secs(59);
     let e = h.broker().purge_queue("q").await.unwrap_err();
-    assert_eq!(e.code, ErrorCode::PurgeQueueInProgress);
+    assert_eq!(e.to_sqs().code, ErrorCode::PurgeQueueInProgress);
     send(h, "q", &["after"]).await;
     assert_eq!(
         bodies(&receive(h, "q", 10).await),
@@ -395,7 +398,7 @@ pub async fn v9_create_is_idempotent_and_delete_frees_the_name<H: Harness>(h: &H
         })
         .await
         .unwrap_err();
-    assert_eq!(e.code, ErrorCode::QueueNameExists);
+    assert_eq!(e.to_sqs().code, ErrorCode::QueueNameExists);
     assert_eq!(
         counts(h, "q").await.visible,
         1,
@@ -403,7 +406,7 @@ pub async fn v9_create_is_idempotent_and_delete_frees_the_name<H: Harness>(h: &H
     );
     h.broker().delete_queue("q").await.unwrap();
     assert_eq!(
-        h.broker().get_queue("q").await.unwrap_err().code,
+        h.broker().get_queue("q").await.unwrap_err().to_sqs().code,
         ErrorCode::QueueDoesNotExist
     );
     assert_eq!(
@@ -411,11 +414,17 @@ pub async fn v9_create_is_idempotent_and_delete_frees_the_name<H: Harness>(h: &H
             .send_messages("q", vec![msg("x")])
             .await
             .unwrap_err()
+            .to_sqs()
             .code,
         ErrorCode::QueueDoesNotExist
     );
     assert_eq!(
-        h.broker().delete_queue("q").await.unwrap_err().code,
+        h.broker()
+            .delete_queue("q")
+            .await
+            .unwrap_err()
+            .to_sqs()
+            .code,
         ErrorCode::QueueDoesNotExist
     );
     // V19: the name is free again a minute after the delete, not before
@@ -432,9 +441,9 @@ pub async fn v9_create_is_idempotent_and_delete_frees_the_name<H: Harness>(h: &H
         })
         .await
         .unwrap_err();
-    assert_eq!(e.code, ErrorCode::QueueDeletedRecently);
+    assert_eq!(e.to_sqs().code, ErrorCode::QueueDeletedRecently);
     assert_eq!(
-        e.message,
+        e.to_sqs().message,
         "You must wait 60 seconds after deleting a queue before you can create another with the same name."
     );
     h.clock().advance_secs(1);
@@ -481,9 +490,9 @@ pub async fn v13_create_names_the_differing_attribute<H: Harness>(h: &H) {
         .create_queue(try_create(&second))
         .await
         .unwrap_err();
-    assert_eq!(e.code, ErrorCode::QueueNameExists);
+    assert_eq!(e.to_sqs().code, ErrorCode::QueueNameExists);
     assert_eq!(
-        e.message,
+        e.to_sqs().message,
         "A queue already exists with the same name and a different value for attribute DelaySeconds"
     );
     h.broker()
@@ -499,7 +508,7 @@ pub async fn v13_create_names_the_differing_attribute<H: Harness>(h: &H) {
         .create_queue(try_create(&first))
         .await
         .unwrap_err();
-    assert_eq!(e.code, ErrorCode::QueueNameExists);
+    assert_eq!(e.to_sqs().code, ErrorCode::QueueNameExists);
     let e = h
         .broker()
         .update_queue(
@@ -508,7 +517,7 @@ pub async fn v13_create_names_the_differing_attribute<H: Harness>(h: &H) {
         )
         .await
         .unwrap_err();
-    assert_eq!(e.code, ErrorCode::InvalidAttributeName);
+    assert_eq!(e.to_sqs().code, ErrorCode::InvalidAttributeName);
     create(h, "f.fifo", &[("FifoQueue", "true")]).await;
     h.broker()
         .update_queue(
@@ -525,7 +534,7 @@ pub async fn v13_create_names_the_differing_attribute<H: Harness>(h: &H) {
         )
         .await
         .unwrap_err();
-    assert_eq!(e.code, ErrorCode::InvalidAttributeValue);
+    assert_eq!(e.to_sqs().code, ErrorCode::InvalidAttributeValue);
     assert!(h.broker().get_queue("f.fifo").await.unwrap().config.fifo);
 }
 
@@ -600,7 +609,7 @@ pub async fn v11_set_attributes_and_tags<H: Harness>(h: &H) {
         )
         .await
         .unwrap_err();
-    assert_eq!(e.code, ErrorCode::InvalidAttributeValue);
+    assert_eq!(e.to_sqs().code, ErrorCode::InvalidAttributeValue);
     assert_eq!(
         h.broker()
             .get_queue("q")
@@ -651,7 +660,7 @@ pub async fn l2_batch_results_are_per_entry<H: Harness>(h: &H) {
         .unwrap();
     assert!(r[0].is_ok() && r[2].is_ok());
     assert_eq!(
-        r[1].as_ref().unwrap_err().code,
+        r[1].as_ref().unwrap_err().to_sqs().code,
         ErrorCode::ReceiptHandleIsInvalid
     );
     assert_eq!(counts(h, "q").await, QueueCounts::default());
@@ -677,7 +686,7 @@ pub async fn l4_in_flight_limit_is_over_limit<H: Harness>(h: &H) {
         .receive_messages("q", o.clone())
         .await
         .unwrap_err();
-    assert_eq!(e.code, ErrorCode::OverLimit);
+    assert_eq!(e.to_sqs().code, ErrorCode::OverLimit);
     h.clock().advance_secs(30);
     assert_eq!(
         h.broker().receive_messages("q", o).await.unwrap().len(),

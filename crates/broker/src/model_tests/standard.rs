@@ -235,7 +235,10 @@ pub async fn run<E: EngineUnderTest>(mut engine: E, ops: Vec<Op>) -> Result<(), 
                     m.visible_at = now + u64::from(timeout) * 1000;
                     Ok(())
                 };
-                prop_assert_eq!(r[0].as_ref().map_err(|e| e.code).copied(), expected);
+                prop_assert_eq!(
+                    r[0].as_ref().map_err(|e| e.to_sqs().code).copied(),
+                    expected
+                );
             }
             Op::Advance { secs } => engine.clock().advance_secs(secs),
             Op::Restart => engine.restart().await,

@@ -122,7 +122,8 @@ impl Store {
             match stored {
                 Some(secret) => secret?,
                 None => {
-                    let secret = HandleSecret::random().map_err(|e| StoreError::Redb(e.message))?;
+                    let secret =
+                        HandleSecret::random().map_err(|e| StoreError::Redb(e.to_sqs().message))?;
                     table.insert(HANDLE_SECRET, &secret.0[..])?;
                     secret
                 }

@@ -1,6 +1,7 @@
 //! Rules every batch action shares (rule L2): 1–10 entries, distinct ids of
 //! `[A-Za-z0-9_-]{1,80}`, and per-entry results.
 
+use sluice_broker::EngineError;
 use sluice_core::limits::{MAX_BATCH_ENTRIES, MAX_BATCH_ID};
 use sluice_core::{ErrorCode, SqsError};
 use sluice_protocol::batch_result::{BatchFailure, BatchResult, BatchSuccess};
@@ -65,7 +66,7 @@ pub fn failed(id: &str, error: &SqsError) -> BatchFailure {
 /// client sent: `handles` pairs each engine handle with its sealed form
 /// (rule A3).
 pub fn in_client_terms(
-    results: Vec<Result<(), SqsError>>,
+    results: Vec<Result<(), EngineError>>,
     handles: &[(String, String)],
 ) -> Vec<Result<(), SqsError>> {
     results

@@ -83,6 +83,7 @@ impl<B: Broker> Delivery<B> {
         self.broker
             .receive_messages(&self.spec.queue, options)
             .await
+            .map_err(SqsError::from)
     }
 }
 

@@ -144,7 +144,7 @@ impl<B: Broker> MoveTasks<B> {
         {
             // Shared storage also refuses a second active task at the save
             // below, with this error, when two nodes pass this check at once.
-            return Err(sluice_broker::coordination::move_task_already_running());
+            return Err(sluice_broker::EngineError::MoveTaskAlreadyRunning.into());
         }
         let to_move = self.broker.queue_counts(&source).await?.visible;
         let task = MoveTask {

@@ -171,7 +171,7 @@ pub(super) async fn run<B: Broker>(
             Err(e) => {
                 // AWS names the failure by its error code alone (rule R10).
                 task.status = MoveTaskStatus::Failed;
-                task.failure_reason = Some(e.code.query_code().to_string());
+                task.failure_reason = Some(e.to_sqs().code.query_code().to_string());
                 break;
             }
             Ok(step) => {
