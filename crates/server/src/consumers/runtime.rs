@@ -261,7 +261,7 @@ async fn check<B: Broker>(broker: &B, spec: &ConsumerSpec) -> Result<(), Consume
     let meta = broker
         .get_queue(&spec.queue)
         .await
-        .map_err(ConsumerChangeError::Queue)?;
+        .map_err(|e| ConsumerChangeError::Queue(e.into()))?;
     spec.validate_against(&meta)?;
     Ok(())
 }
