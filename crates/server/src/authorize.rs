@@ -37,6 +37,8 @@ struct Named {
     destination_arn: Option<Value>,
     task_handle: Option<Value>,
     attributes: Option<Value>,
+    /// A push consumer's name (UpdateConsumer, DeleteConsumer, ...).
+    name: Option<Value>,
 }
 
 /// A member's text, when it is a string.
@@ -169,8 +171,9 @@ fn names_queues(action: &str) -> bool {
 }
 
 /// The keys of the queues a request names: the requested name (CreateQueue,
-/// GetQueueUrl), the queue its URL names, the queues of its ARNs, the
-/// source of a move task's handle, the dead-letter queue of a
+/// GetQueueUrl), the queue its URL names, the queue of the push consumer it
+/// names, the queues of its ARNs, the source of a move task's handle, the
+/// dead-letter queue of a
 /// RedrivePolicy it sets (rule A9: a key must reach the queue it sends
 /// messages on to).
 fn named_keys<B: Broker>(
@@ -192,6 +195,15 @@ fn named_keys<B: Broker>(
     }
     if let Some(key) = text(&named.queue_url).and_then(|u| url_key(account, u)) {
         keys.push(key);
+    }
+    // A consumer is reached through the queue it reads: a key may change
+    // only the consumers of queues it may reach.
+    if matches!(
+        action,
+        "UpdateConsumer" | "DeleteConsumer" | "PauseConsumer" | "ResumeConsumer"
+    ) && let Some(status) = text(&named.name).and_then(|n| svc.consumers.get(n))
+    {
+        keys.push(account.key("", &account.id, &status.spec.queue));
     }
     let handle_source = text(&named.task_handle)
         .and_then(crate::move_tasks::decode_handle)

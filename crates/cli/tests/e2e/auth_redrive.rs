@@ -216,3 +216,84 @@ async fn a9_alarms_are_described_only_on_queues_the_key_may_see() {
     let limited = signed_sluice(&server, OPS, "DescribeAlarms", serde_json::json!({})).await;
     assert_eq!(names(limited), ["orders-1-backlog"]);
 }
+
+/// A2, A9: a push consumer is reached through the queue it reads. A key
+/// limited to `orders*` cannot pause, update or delete the consumer of
+/// `payments` (named only by the consumer's name) and does not see it in
+/// ListConsumers; it manages its own queue's consumer.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a9_consumers_are_reached_only_through_queues_the_key_may_see() {
+    let server = Server::start(vec![
+        credential(ADMIN, "000000000000", None, None),
+        credential(
+            OPS,
+            "000000000000",
+            Some(&["sqs:*", "sluice:*"]),
+            Some(&["orders*"]),
+        ),
+    ])
+    .await;
+    let admin = server.sdk(ADMIN);
+    let mut urls = Vec::new();
+    for name in ["orders", "payments"] {
+        let url = admin
+            .create_queue()
+            .queue_name(name)
+            .attributes(Attr::VisibilityTimeout, "180")
+            .send()
+            .await
+            .expect("create")
+            .queue_url
+            .expect("url");
+        urls.push(url);
+    }
+    for (name, url) in [("orders-worker", &urls[0]), ("pay-worker", &urls[1])] {
+        let made = signed_sluice(
+            &server,
+            ADMIN,
+            "CreateConsumer",
+            serde_json::json!({"Name": name, "QueueUrl": url, "Url": "http://127.0.0.1:9/", "TimeoutSeconds": 5}),
+        )
+        .await;
+        assert_eq!(made.status, 200, "{}", made.body);
+    }
+
+    for action in ["PauseConsumer", "UpdateConsumer", "DeleteConsumer"] {
+        let mut body = serde_json::json!({"Name": "pay-worker"});
+        if action == "UpdateConsumer" {
+            body["QueueUrl"] = serde_json::json!(urls[0]);
+            body["Url"] = serde_json::json!("http://127.0.0.1:9/");
+        }
+        let refused = signed_sluice(&server, OPS, action, body).await;
+        assert_eq!(refused.status, 403, "{action}: {}", refused.body);
+        assert_eq!(
+            refused.header("x-amzn-query-error"),
+            Some("AccessDenied;Sender"),
+            "{action}"
+        );
+        assert!(refused.body.contains(":payments"), "{}", refused.body);
+    }
+
+    let listed = signed_sluice(&server, OPS, "ListConsumers", serde_json::json!({})).await;
+    assert_eq!(listed.status, 200, "{}", listed.body);
+    let names: Vec<String> = serde_json::from_str::<serde_json::Value>(&listed.body).expect("json")
+        ["Consumers"]
+        .as_array()
+        .expect("list")
+        .iter()
+        .filter_map(|c| c["Name"].as_str().map(String::from))
+        .collect();
+    assert_eq!(names, ["orders-worker"]);
+
+    let own = signed_sluice(
+        &server,
+        OPS,
+        "DeleteConsumer",
+        serde_json::json!({"Name": "orders-worker"}),
+    )
+    .await;
+    assert_eq!(own.status, 200, "{}", own.body);
+    let all = signed_sluice(&server, ADMIN, "ListConsumers", serde_json::json!({})).await;
+    assert!(all.body.contains("pay-worker"), "{}", all.body);
+    assert!(!all.body.contains("orders-worker"), "{}", all.body);
+}

@@ -12,7 +12,7 @@ use sluice_protocol::requests::required;
 
 use crate::consumers::ConsumerSpec;
 use crate::consumers::runtime::ConsumerChangeError;
-use crate::service::Service;
+use crate::service::{RequestContext, Service};
 
 /// ListConsumers' input: optionally only the consumers of one queue.
 #[derive(Debug, Default, Deserialize)]
@@ -57,6 +57,7 @@ pub struct ConsumerNameInput {
 /// ListConsumers: every consumer, or those of `QueueUrl`.
 pub async fn list_consumers<B: Broker>(
     svc: &Service<B>,
+    ctx: &RequestContext,
     input: ListConsumersInput,
 ) -> Result<Value, SqsError> {
     let queue = input
@@ -68,6 +69,13 @@ pub async fn list_consumers<B: Broker>(
         .list()
         .into_iter()
         .filter(|c| queue.as_ref().is_none_or(|q| *q == c.spec.queue))
+        // With authentication on, only the consumers of queues the key may
+        // see: those of the server's own account within its `queues`.
+        .filter(|c| {
+            ctx.principal.as_ref().is_none_or(|p| {
+                p.account_id == svc.config.account.id && p.access.allows_queue(&c.spec.queue)
+            })
+        })
         .map(|c| {
             let spec = &c.spec;
             json!({

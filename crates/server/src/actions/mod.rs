@@ -106,7 +106,7 @@ pub async fn dispatch<B: Broker>(
         "PutAlarm" => alarms::put_alarm(svc, parse(input)?).await,
         "DescribeAlarms" => alarms::describe_alarms(svc, ctx, parse(input)?).await,
         "DeleteAlarms" => alarms::delete_alarms(svc, parse(input)?).await,
-        "ListConsumers" => consumers::list_consumers(svc, parse(input)?).await,
+        "ListConsumers" => consumers::list_consumers(svc, ctx, parse(input)?).await,
         "CreateConsumer" => consumers::create_consumer(svc, parse(input)?).await,
         "UpdateConsumer" => consumers::update_consumer(svc, parse(input)?).await,
         "DeleteConsumer" => consumers::delete_consumer(svc, parse(input)?).await,
