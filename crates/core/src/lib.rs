@@ -14,6 +14,7 @@ pub mod limits;
 pub mod message;
 pub mod queue_name;
 pub mod receipt;
+pub mod redrive_policy;
 pub mod retry_backoff;
 pub mod timestamp;
 

@@ -16,7 +16,7 @@ use sluice_core::receipt::ReceiptHandle;
 use tokio_postgres::types::Json;
 
 use crate::rows::{MESSAGE_COLUMNS, MessageRow, QueueRow, UNGROUPED_IN_FAIR_QUEUE};
-use crate::writes::in_flight;
+use crate::visibility::in_flight;
 use crate::{
     PostgresBroker, activity, announce, error, execute, expire, query, queue_row, target_queue,
 };
@@ -31,7 +31,7 @@ pub(crate) async fn dead_letter_target(
 
 /// An ungrouped message moving into a fair queue takes the group id of its
 /// ungrouped messages, read with the queue's row `FOR SHARE` so that the
-/// queue cannot turn fair before this commits (see `writes::turn_fair`).
+/// queue cannot turn fair before this commits (see `send::turn_fair`).
 /// Marked `moved`: it may keep an enqueue time older than the messages
 /// stored before it, so retention finds it through the age index
 /// (`retention::EXPIRE_QUEUE`).

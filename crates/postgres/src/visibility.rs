@@ -1,0 +1,100 @@
+//! ChangeMessageVisibility(Batch) and the in-flight lookup NackMessage and
+//! moves share (rules V5, V20, X2).
+
+use sluice_broker::EngineError;
+use sluice_broker::VisibilityChange;
+use sluice_core::receipt::ReceiptHandle;
+
+use crate::rows::{QueueRow, col};
+use crate::{PostgresBroker, announce, error, execute, query, queue_row};
+
+/// The message a handle holds in flight, locked, with the errors
+/// ChangeMessageVisibility and NackMessage give (rules V5, X2).
+/// `standard`: the rules of a standard queue's ChangeMessageVisibility
+/// (rule V20), where any handle of a message in flight counts, and so does
+/// the latest handle once its visibility ended.
+pub(crate) async fn in_flight(
+    tx: &deadpool_postgres::Transaction<'_>,
+    q: &QueueRow,
+    handle: &str,
+    now: i64,
+    standard: bool,
+) -> Result<i64, EngineError> {
+    let rh = ReceiptHandle::decode(handle)
+        .filter(|rh| rh.queue_id == q.id as u64 && rh.receive > 0)
+        .ok_or_else(|| EngineError::ReceiptHandleIsInvalid {
+            handle: handle.to_owned(),
+        })?;
+    let rows = query(
+        tx,
+        "SELECT receive_count, visible_at FROM sluice_messages
+         WHERE queue_id = $1 AND seq = $2 FOR UPDATE",
+        &[&q.id, &(rh.seq as i64)],
+    )
+    .await?;
+    let Some(row) = rows.first() else {
+        return Err(EngineError::MessageGone {
+            handle: handle.to_owned(),
+        });
+    };
+    let count = col::<i32>(row, 0)? as u32;
+    let visible_at: i64 = col(row, 1)?;
+    if rh.receive > count {
+        return Err(EngineError::ReceiptHandleIsInvalid {
+            handle: handle.to_owned(),
+        });
+    }
+    let in_flight = visible_at > now;
+    let latest = rh.receive == count;
+    let allowed = if standard {
+        in_flight || latest
+    } else {
+        in_flight && latest
+    };
+    if !allowed {
+        return Err(EngineError::MessageNotInflight);
+    }
+    Ok(rh.seq as i64)
+}
+
+/// Changes the visibility of in-flight messages (rule V5).
+pub(crate) async fn change_visibility(
+    b: &PostgresBroker,
+    name: &str,
+    changes: Vec<VisibilityChange>,
+) -> Result<Vec<Result<(), EngineError>>, EngineError> {
+    let inner = &b.inner;
+    let now = inner.now();
+    let mut client = inner.client().await?;
+    let tx = client.transaction().await.map_err(error::db)?;
+    let q = queue_row(&tx, name, "").await?;
+    let mut results = Vec::with_capacity(changes.len());
+    let mut released = false;
+    for c in &changes {
+        let standard = !q.config.fifo;
+        let result = match in_flight(&tx, &q, &c.receipt_handle, now, standard).await {
+            Ok(seq) => {
+                let visible_at = now + i64::from(c.visibility_timeout) * 1000;
+                execute(
+                    &tx,
+                    "UPDATE sluice_messages SET visible_at = $3 WHERE queue_id = $1 AND seq = $2",
+                    &[&q.id, &seq, &visible_at],
+                )
+                .await?;
+                released |= c.visibility_timeout == 0;
+                Ok(())
+            }
+            Err(e @ (EngineError::Unavailable(_) | EngineError::Storage(_))) => return Err(e),
+            Err(e) => Err(e),
+        };
+        results.push(result);
+    }
+    if released {
+        announce(&tx, name).await?;
+    }
+    tx.commit().await.map_err(error::db)?;
+    if released {
+        inner.wake(name);
+    }
+    Ok(results)
+}
