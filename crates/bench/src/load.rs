@@ -1,7 +1,6 @@
 //! The load: producers sending batches, consumers receiving and deleting
 //! them, then a bounded drain until every acknowledged message is deleted.
 
-use std::borrow::Cow;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -14,7 +13,8 @@ use crate::body::{BodyCodec, MessageKey};
 use crate::latency::{Samples, Summary};
 use crate::tracker::{Tracker, Verdict};
 use sluice_client::Client;
-use sluice_client::wire::{DeleteEntry, ENTRY_IDS, SendEntry, entry_index};
+use sluice_client::requests::{HandleBatchInput, HandleEntry, MessageInput, SendMessageBatchInput};
+use sluice_client::{ENTRY_IDS, entry_index};
 
 /// Pause after a failed request, so a dead endpoint is not hammered.
 const ERROR_BACKOFF: Duration = Duration::from_millis(20);
@@ -358,19 +358,28 @@ async fn produce(shared: Arc<Shared>, producer: u32) -> Samples {
                 .collect(),
             None => Vec::new(),
         };
+        let mut fifo = fifo.into_iter();
         let entries = bodies
-            .iter()
+            .into_iter()
             .enumerate()
-            .map(|(i, body)| SendEntry {
-                id: Cow::Borrowed(ENTRY_IDS[i]),
-                message_body: Cow::Borrowed(body),
-                message_group_id: fifo.get(i).map(|(g, _)| Cow::Borrowed(g.as_str())),
-                message_deduplication_id: fifo.get(i).map(|(_, d)| Cow::Borrowed(d.as_str())),
+            .map(|(i, body)| {
+                let (group, dedup) = fifo.next().unzip();
+                MessageInput {
+                    id: Some(ENTRY_IDS[i].to_string()),
+                    message_body: Some(body),
+                    message_group_id: group,
+                    message_deduplication_id: dedup,
+                    ..Default::default()
+                }
             })
             .collect();
         let url = &plan.queue_urls[(producer as usize + batches as usize) % plan.queue_urls.len()];
+        let input = SendMessageBatchInput {
+            queue_url: Some(url.clone()),
+            entries: Some(entries),
+        };
         let began = Instant::now();
-        let result = shared.client.send_message_batch(url, entries).await;
+        let result = shared.client.send_message_batch(&input).await;
         samples.record(began.elapsed());
         match result {
             Ok(output) => {
@@ -515,13 +524,18 @@ async fn consume(shared: Arc<Shared>, consumer: u32) -> (Samples, Samples) {
         let entries = messages
             .iter()
             .enumerate()
-            .map(|(i, m)| DeleteEntry {
-                id: Cow::Borrowed(ENTRY_IDS[i]),
-                receipt_handle: Cow::Borrowed(m.receipt_handle.as_ref()),
+            .map(|(i, m)| HandleEntry {
+                id: Some(ENTRY_IDS[i].to_string()),
+                receipt_handle: Some(m.receipt_handle.to_string()),
+                visibility_timeout: None,
             })
             .collect();
+        let input = HandleBatchInput {
+            queue_url: Some(url.clone()),
+            entries: Some(entries),
+        };
         let began = Instant::now();
-        let result = shared.client.delete_message_batch(url, entries).await;
+        let result = shared.client.delete_message_batch(&input).await;
         delete_samples.record(began.elapsed());
         match result {
             Ok(output) => {

@@ -5,7 +5,6 @@
 //! HTTP and JSON work on the machine, against which a real server's
 //! throughput is compared.
 
-use std::borrow::Cow;
 use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -24,9 +23,12 @@ use tokio::net::TcpListener;
 
 use crate::error::BenchError;
 use sluice_client::NULL_SERVER_HEADER;
-use sluice_client::wire::{
-    DeleteMessageBatchRequest, DeleteMessageBatchResponse, IdEntry, ReceiveMessageRequest,
-    SendMessageBatchRequest, SendMessageBatchResponse, SendResultEntry,
+use sluice_client::requests::{
+    GetQueueUrlInput, HandleBatchInput, ReceiveMessageInput, SendMessageBatchInput,
+    SendMessageInput,
+};
+use sluice_client::responses::{
+    DeleteMessageBatchResponse, IdEntry, SendMessageBatchResponse, SendResultEntry,
 };
 
 /// Largest request body read, as in sluice.
@@ -180,39 +182,43 @@ async fn handle(state: &NullState, req: Request<Incoming>) -> Response<Full<Byte
 fn answer(state: &NullState, action: &str, host: &str, body: &[u8]) -> Result<Vec<u8>, Failure> {
     match action {
         "CreateQueue" | "GetQueueUrl" => {
-            let input: QueueNameInput = parse(body)?;
-            let url = format!("http://{host}/{ACCOUNT}/{}", input.queue_name);
+            let input: GetQueueUrlInput = parse(body)?;
+            let name = required(input.queue_name, "QueueName")?;
+            let url = format!("http://{host}/{ACCOUNT}/{name}");
             encode(&serde_json::json!({ "QueueUrl": url }))
         }
         "SendMessageBatch" => {
-            let input: SendMessageBatchRequest = parse(body)?;
-            if let Some(first) = input.entries.first() {
-                state.observe_size(first.message_body.len());
+            let input: SendMessageBatchInput = parse(body)?;
+            let entries = required(input.entries, "Entries")?;
+            let mut successful = Vec::with_capacity(entries.len());
+            for e in entries {
+                let body = required(e.message_body, "MessageBody")?;
+                if successful.is_empty() {
+                    state.observe_size(body.len());
+                }
+                successful.push(SendResultEntry {
+                    id: required(e.id, "Id")?,
+                    message_id: uuid::Uuid::new_v4().to_string(),
+                    md5_of_message_body: md5_hex(body.as_bytes()),
+                });
             }
             let output = SendMessageBatchResponse {
-                successful: input
-                    .entries
-                    .iter()
-                    .map(|e| SendResultEntry {
-                        id: e.id.to_string(),
-                        message_id: uuid::Uuid::new_v4().to_string(),
-                        md5_of_message_body: md5_hex(e.message_body.as_bytes()),
-                    })
-                    .collect(),
+                successful,
                 failed: Vec::new(),
             };
             encode(&output)
         }
         "SendMessage" => {
             let input: SendMessageInput = parse(body)?;
+            let body = required(input.message.message_body, "MessageBody")?;
             encode(&serde_json::json!({
                 "MessageId": uuid::Uuid::new_v4().to_string(),
-                "MD5OfMessageBody": md5_hex(input.message_body.as_bytes()),
+                "MD5OfMessageBody": md5_hex(body.as_bytes()),
             }))
         }
         "ReceiveMessage" => {
-            let input: ReceiveMessageRequest = parse(body)?;
-            let count = input.max_number_of_messages.unwrap_or(1).clamp(1, 10);
+            let input: ReceiveMessageInput = parse(body)?;
+            let count = input.max_number_of_messages.unwrap_or(1).clamp(1, 10) as u32;
             let canned = state.canned();
             let first = state
                 .deliveries
@@ -229,15 +235,12 @@ fn answer(state: &NullState, action: &str, host: &str, body: &[u8]) -> Result<Ve
             encode(&CannedResponse { messages })
         }
         "DeleteMessageBatch" => {
-            let input: DeleteMessageBatchRequest = parse(body)?;
+            let input: HandleBatchInput = parse(body)?;
             let output = DeleteMessageBatchResponse {
-                successful: input
-                    .entries
-                    .iter()
-                    .map(|e| IdEntry {
-                        id: e.id.to_string(),
-                    })
-                    .collect(),
+                successful: required(input.entries, "Entries")?
+                    .into_iter()
+                    .map(|e| required(e.id, "Id").map(|id| IdEntry { id }))
+                    .collect::<Result<_, _>>()?,
                 failed: Vec::new(),
             };
             encode(&output)
@@ -340,18 +343,15 @@ fn md5_hex(bytes: &[u8]) -> String {
     hex
 }
 
-#[derive(Deserialize)]
-#[serde(rename_all = "PascalCase")]
-struct QueueNameInput<'a> {
-    #[serde(borrow)]
-    queue_name: Cow<'a, str>,
-}
-
-#[derive(Deserialize)]
-#[serde(rename_all = "PascalCase")]
-struct SendMessageInput<'a> {
-    #[serde(borrow)]
-    message_body: Cow<'a, str>,
+/// A required member, or the error SQS gives for its absence.
+fn required<T>(value: Option<T>, name: &str) -> Result<T, Failure> {
+    value.ok_or_else(|| {
+        (
+            StatusCode::BAD_REQUEST,
+            "MissingParameter",
+            format!("The request must contain the parameter {name}."),
+        )
+    })
 }
 
 /// A ReceiveMessage response borrowing the canned body.
@@ -413,7 +413,7 @@ mod tests {
             br#"{"QueueUrl":"u","MaxNumberOfMessages":10}"#,
         )
         .unwrap();
-        let out: sluice_client::wire::ReceiveMessageResponse =
+        let out: sluice_client::responses::ReceiveMessageResponse =
             serde_json::from_slice(&out).unwrap();
         assert_eq!(out.messages.len(), 10);
         assert_eq!(out.messages[0].body.len(), DEFAULT_CANNED_SIZE);

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 
 use crate::latency::{Samples, Summary};
-use sluice_client::wire::{DeleteEntry, SendEntry};
+use sluice_client::requests::{HandleBatchInput, HandleEntry, MessageInput, SendMessageBatchInput};
 use sluice_client::{Client, ClientError};
 
 /// How long a probe lets its long poll reach the server and park before
@@ -76,18 +76,18 @@ pub async fn probe(
         });
         tokio::time::sleep(PARK).await;
         let body = format!("wake-probe-{i}");
+        let input = SendMessageBatchInput {
+            queue_url: Some(url.to_string()),
+            entries: Some(vec![MessageInput {
+                id: Some("0".into()),
+                message_body: Some(body.clone()),
+                message_group_id: fifo.then(|| body.clone()),
+                message_deduplication_id: fifo.then(|| body.clone()),
+                ..Default::default()
+            }]),
+        };
         let issued = Instant::now();
-        sender
-            .send_message_batch(
-                url,
-                vec![SendEntry {
-                    id: "0".into(),
-                    message_body: body.as_str().into(),
-                    message_group_id: fifo.then(|| body.as_str().into()),
-                    message_deduplication_id: fifo.then(|| body.as_str().into()),
-                }],
-            )
-            .await?;
+        sender.send_message_batch(&input).await?;
         send.record(issued.elapsed());
         let (output, answered) = poll
             .await
@@ -97,15 +97,15 @@ pub async fn probe(
         match messages.first() {
             Some(m) if m.body == body => {
                 wake.record(answered.saturating_duration_since(issued));
-                client
-                    .delete_message_batch(
-                        url,
-                        vec![DeleteEntry {
-                            id: "0".into(),
-                            receipt_handle: m.receipt_handle.clone(),
-                        }],
-                    )
-                    .await?;
+                let input = HandleBatchInput {
+                    queue_url: Some(url.to_string()),
+                    entries: Some(vec![HandleEntry {
+                        id: Some("0".into()),
+                        receipt_handle: Some(m.receipt_handle.to_string()),
+                        visibility_timeout: None,
+                    }]),
+                };
+                client.delete_message_batch(&input).await?;
             }
             _ => missed += 1,
         }

@@ -6,7 +6,6 @@ use std::future::Future;
 use std::io::Write;
 
 use clap::Args;
-use serde_json::Value;
 
 use sluice_client::{Client, ClientOptions, ConnectionFlags};
 
@@ -84,7 +83,7 @@ fn is_broken_pipe(e: &anyhow::Error) -> bool {
 }
 
 /// Prints one JSON document on stdout.
-pub fn print_json(value: &Value) {
+pub fn print_json(value: &impl serde::Serialize) {
     let text = serde_json::to_string_pretty(value).unwrap_or_else(|_| "null".into());
     write_out(format_args!("{text}\n"));
 }

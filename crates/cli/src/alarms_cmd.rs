@@ -4,7 +4,8 @@
 
 use anyhow::Context;
 use clap::{Args, Subcommand};
-use serde_json::{Value, json};
+use serde_json::Value;
+use sluice_client::requests::{DeleteAlarmsInput, DescribeAlarmsInput, PutAlarmInput};
 use sluice_core::timestamp::rfc3339;
 
 use crate::admin::{Connection, out, outln, print_json};
@@ -115,16 +116,16 @@ pub async fn run(args: AlarmsArgs) -> anyhow::Result<u8> {
     let client = args.connection.client()?;
     match args.command.unwrap_or(AlarmsCommand::List(args.list)) {
         AlarmsCommand::List(list) => {
-            let mut request = json!({});
-            if let Some(state) = &list.state {
-                request["StateValue"] = json!(state);
-            }
-            let answer = client.sluice("DescribeAlarms", request).await?;
+            let input = DescribeAlarmsInput {
+                state_value: list.state.clone(),
+                ..Default::default()
+            };
+            let answer = client.describe_alarms(&input).await?;
             if list.json {
                 print_json(&answer);
                 return Ok(0);
             }
-            let alarms = answer["Alarms"].as_array().cloned().unwrap_or_default();
+            let alarms = answer.alarms;
             if alarms.is_empty() {
                 outln!("no alarms");
             } else {
@@ -132,12 +133,14 @@ pub async fn run(args: AlarmsArgs) -> anyhow::Result<u8> {
             }
         }
         AlarmsCommand::Show(show) => {
-            let answer = client
-                .sluice("DescribeAlarms", json!({ "AlarmNames": [show.name] }))
-                .await?;
-            let alarm = answer["Alarms"]
-                .as_array()
-                .and_then(|a| a.first())
+            let input = DescribeAlarmsInput {
+                alarm_names: Some(vec![show.name.clone()]),
+                ..Default::default()
+            };
+            let answer = client.describe_alarms(&input).await?;
+            let alarm = answer
+                .alarms
+                .first()
                 .with_context(|| format!("no alarm named {:?}", show.name))?;
             if show.json {
                 print_json(alarm);
@@ -147,37 +150,28 @@ pub async fn run(args: AlarmsArgs) -> anyhow::Result<u8> {
         }
         AlarmsCommand::Put(put) => {
             let queue_url = client.queue_url(&put.queue).await?;
-            let mut request = json!({
-                "AlarmName": put.name,
-                "QueueUrl": queue_url,
-                "MetricName": put.metric,
-                "Threshold": put.threshold,
-                "ComparisonOperator": put.comparison,
-                "Actions": put.actions,
-            });
-            let optional = [
-                ("Statistic", put.statistic.map(Value::from)),
-                ("Period", put.period.map(Value::from)),
-                ("EvaluationPeriods", put.evaluation_periods.map(Value::from)),
-                (
-                    "DatapointsToAlarm",
-                    put.datapoints_to_alarm.map(Value::from),
-                ),
-                ("TreatMissingData", put.missing_data.map(Value::from)),
-                ("AlarmDescription", put.description.map(Value::from)),
-            ];
-            for (name, value) in optional {
-                if let Some(v) = value {
-                    request[name] = v;
-                }
-            }
-            client.sluice("PutAlarm", request).await?;
+            let input = PutAlarmInput {
+                alarm_name: Some(put.name.clone()),
+                queue_url: Some(queue_url),
+                metric_name: Some(put.metric),
+                statistic: put.statistic,
+                period: put.period.map(i64::from),
+                evaluation_periods: put.evaluation_periods.map(i64::from),
+                datapoints_to_alarm: put.datapoints_to_alarm.map(i64::from),
+                threshold: Some(put.threshold),
+                comparison_operator: Some(put.comparison),
+                treat_missing_data: put.missing_data,
+                actions: Some(put.actions),
+                alarm_description: put.description,
+            };
+            client.put_alarm(&input).await?;
             outln!("alarm {} defined", put.name);
         }
         AlarmsCommand::Delete(delete) => {
-            client
-                .sluice("DeleteAlarms", json!({ "AlarmNames": delete.names }))
-                .await?;
+            let input = DeleteAlarmsInput {
+                alarm_names: Some(delete.names.clone()),
+            };
+            client.delete_alarms(&input).await?;
             outln!("deleted {}", delete.names.join(", "));
         }
     }
@@ -288,6 +282,7 @@ fn time(v: &Value) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     fn alarm() -> Value {
         json!({"AlarmName": "dlq-depth:orders-dlq", "QueueName": "orders-dlq",

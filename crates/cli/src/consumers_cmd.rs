@@ -4,7 +4,8 @@
 //! ResumeConsumer and DeleteConsumer actions (rules C8–C10).
 
 use clap::{Args, Subcommand};
-use serde_json::{Value, json};
+use serde_json::Value;
+use sluice_client::requests::{ConsumerInput, ListConsumersInput};
 
 use crate::admin::{Connection, out, outln, print_json};
 use crate::table::Table;
@@ -115,24 +116,17 @@ struct Settings {
 }
 
 impl Settings {
-    fn write(&self, request: &mut Value) {
-        let fields = [
-            ("BatchSize", self.batch_size.map(Value::from)),
-            (
-                "BatchingWindowSeconds",
-                self.batching_window.map(Value::from),
-            ),
-            ("MaxConcurrency", self.max_concurrency.map(Value::from)),
-            ("TimeoutSeconds", self.timeout.map(Value::from)),
-            (
-                "ReportBatchItemFailures",
-                self.report_batch_item_failures.map(Value::from),
-            ),
-        ];
-        for (name, value) in fields {
-            if let Some(v) = value {
-                request[name] = v;
-            }
+    /// The settings into a CreateConsumer or UpdateConsumer input.
+    fn input(&self, name: &str, queue_url: Option<String>, url: Option<String>) -> ConsumerInput {
+        ConsumerInput {
+            name: Some(name.to_string()),
+            queue_url,
+            url,
+            batch_size: self.batch_size,
+            batching_window_seconds: self.batching_window,
+            max_concurrency: self.max_concurrency,
+            timeout_seconds: self.timeout,
+            report_batch_item_failures: self.report_batch_item_failures,
         }
     }
 }
@@ -142,16 +136,18 @@ pub async fn run(args: ConsumersArgs) -> anyhow::Result<u8> {
     let client = args.connection.client()?;
     match args.command.unwrap_or(ConsumersCommand::List(args.list)) {
         ConsumersCommand::List(list) => {
-            let mut request = json!({});
-            if let Some(queue) = &list.queue {
-                request["QueueUrl"] = json!(client.queue_url(queue).await?);
-            }
-            let answer = client.sluice("ListConsumers", request).await?;
+            let queue_url = match &list.queue {
+                Some(queue) => Some(client.queue_url(queue).await?),
+                None => None,
+            };
+            let answer = client
+                .list_consumers(&ListConsumersInput { queue_url })
+                .await?;
             if list.json {
                 print_json(&answer);
                 return Ok(0);
             }
-            let consumers = answer["Consumers"].as_array().cloned().unwrap_or_default();
+            let consumers = answer.consumers;
             if consumers.is_empty() {
                 outln!("no consumers");
             } else {
@@ -159,43 +155,34 @@ pub async fn run(args: ConsumersArgs) -> anyhow::Result<u8> {
             }
         }
         ConsumersCommand::Create(create) => {
-            let mut request = json!({
-                "Name": create.name,
-                "QueueUrl": client.queue_url(&create.queue).await?,
-                "Url": create.url,
-            });
-            create.settings.write(&mut request);
-            client.sluice("CreateConsumer", request).await?;
+            let queue_url = client.queue_url(&create.queue).await?;
+            let input = create
+                .settings
+                .input(&create.name, Some(queue_url), Some(create.url));
+            client.create_consumer(&input).await?;
             outln!("consumer {} created", create.name);
         }
         ConsumersCommand::Update(update) => {
-            let mut request = json!({ "Name": update.name });
-            if let Some(queue) = &update.queue {
-                request["QueueUrl"] = json!(client.queue_url(queue).await?);
-            }
-            if let Some(url) = &update.url {
-                request["Url"] = json!(url);
-            }
-            update.settings.write(&mut request);
-            client.sluice("UpdateConsumer", request).await?;
+            let queue_url = match &update.queue {
+                Some(queue) => Some(client.queue_url(queue).await?),
+                None => None,
+            };
+            let input = update
+                .settings
+                .input(&update.name, queue_url, update.url.clone());
+            client.update_consumer(&input).await?;
             outln!("consumer {} updated", update.name);
         }
         ConsumersCommand::Delete(n) => {
-            client
-                .sluice("DeleteConsumer", json!({ "Name": n.name }))
-                .await?;
+            client.delete_consumer(&n.name).await?;
             outln!("consumer {} deleted", n.name);
         }
         ConsumersCommand::Pause(n) => {
-            client
-                .sluice("PauseConsumer", json!({ "Name": n.name }))
-                .await?;
+            client.pause_consumer(&n.name).await?;
             outln!("consumer {} paused", n.name);
         }
         ConsumersCommand::Resume(n) => {
-            client
-                .sluice("ResumeConsumer", json!({ "Name": n.name }))
-                .await?;
+            client.resume_consumer(&n.name).await?;
             outln!("consumer {} resumed", n.name);
         }
     }

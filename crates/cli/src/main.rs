@@ -5,6 +5,7 @@ mod alarms_cmd;
 mod auth_config;
 mod config;
 mod consumers_cmd;
+mod declare;
 mod dlq;
 mod doctor;
 mod exposition;

@@ -8,20 +8,17 @@ use std::time::{Duration, Instant};
 use anyhow::Context;
 use clap::Args;
 use sluice_broker::Broker;
-use sluice_core::ErrorCode;
 use sluice_core::clock::SystemClock;
 use sluice_core::queue_name::Account;
 use sluice_embedded::{EmbeddedBroker, EmbeddedOptions};
 use sluice_postgres::{PgError, PostgresBroker, PostgresOptions};
-use sluice_protocol::requests::PutAlarmInput;
-use sluice_server::alarms::definition::{AlarmDefinition, AlarmSource};
 use sluice_server::alarms::tls::WebhookTls;
 use sluice_server::alarms::{AlarmSettings, DlqAlarmSettings};
 use sluice_server::http::{Endpoint, ServerTls};
-use sluice_server::service::RequestContext;
 use sluice_server::{ConnectionLimits, Service, ServiceConfig};
 
 use crate::config::{self, AuthMode, FileConfig};
+use crate::declare;
 
 const DEFAULT_BIND: &str = "127.0.0.1:9324";
 const DEFAULT_DATA_DIR: &str = "./sluice-data";
@@ -378,8 +375,8 @@ async fn run_node<B: Broker>(
     let service = Arc::new(Service::new(broker, config));
     let _adopter =
         shared.then(|| sluice_server::move_tasks::spawn_move_task_adopter(&service.move_tasks));
-    declare_queues(&service, file).await?;
-    declare_alarms(&service, file).await?;
+    declare::declare_queues(&service, file).await?;
+    declare::declare_alarms(&service, file).await?;
     let _alarm_monitor = sluice_server::alarms::spawn_alarm_monitor(service.alarms.clone());
     let _consumers = start_consumers(&service, file).await?;
     service
@@ -447,46 +444,6 @@ async fn start_consumers<B: Broker>(
     ))
 }
 
-/// Creates the queues of the config file, or brings existing ones to the
-/// declared attributes and tags.
-async fn declare_queues<B: Broker>(service: &Service<B>, file: &FileConfig) -> anyhow::Result<()> {
-    let ctx = RequestContext::default();
-    for q in &file.queues {
-        let attributes = q.attribute_strings();
-        let create = sluice_protocol_request(
-            "CreateQueue",
-            serde_json::json!({ "QueueName": q.name, "Attributes": attributes, "tags": q.tags }),
-        );
-        match service.handle(create, &ctx).await {
-            Ok(_) => {}
-            Err(e) if e.code == ErrorCode::QueueNameExists => {
-                let url = service.queue_url(&ctx, &q.name);
-                let set = sluice_protocol_request(
-                    "SetQueueAttributes",
-                    serde_json::json!({ "QueueUrl": url, "Attributes": attributes }),
-                );
-                service
-                    .handle(set, &ctx)
-                    .await
-                    .map_err(|e| anyhow::anyhow!("queue {} in the config file: {e}", q.name))?;
-            }
-            Err(e) => anyhow::bail!("queue {} in the config file: {e}", q.name),
-        }
-        if !q.tags.is_empty() {
-            let url = service.queue_url(&ctx, &q.name);
-            let tag = sluice_protocol_request(
-                "TagQueue",
-                serde_json::json!({ "QueueUrl": url, "Tags": q.tags }),
-            );
-            service
-                .handle(tag, &ctx)
-                .await
-                .map_err(|e| anyhow::anyhow!("queue {} in the config file: {e}", q.name))?;
-        }
-    }
-    Ok(())
-}
-
 /// The alarm settings of the config file; API alarms are saved in
 /// `alarms_file` (none in memory mode).
 fn alarm_settings(
@@ -524,55 +481,6 @@ fn alarm_settings(
         });
     }
     Ok(settings)
-}
-
-/// Defines the alarms of the config file, and checks the `[dlq_alarms]`
-/// table by defining its alarm on a would-be queue.
-async fn declare_alarms<B: Broker>(service: &Service<B>, file: &FileConfig) -> anyhow::Result<()> {
-    let ctx = RequestContext::default();
-    if let Some(dlq) = &service.config.alarms.dlq_alarms {
-        let def = sluice_server::alarms::dlq_alarm("example-dlq", dlq);
-        let input = PutAlarmInput {
-            alarm_name: Some(def.name),
-            metric_name: Some(def.metric.as_str().into()),
-            period: Some(i64::from(def.period_secs)),
-            evaluation_periods: Some(i64::from(def.evaluation_periods)),
-            threshold: Some(def.threshold),
-            comparison_operator: Some(def.comparison.as_str().into()),
-            actions: Some(def.actions),
-            ..Default::default()
-        };
-        AlarmDefinition::from_input(input, "example-dlq", &service.config.account)
-            .map_err(|e| anyhow::anyhow!("[dlq_alarms] in the config file: {}", e.message))?;
-    }
-    for a in &file.alarms {
-        let input = PutAlarmInput {
-            alarm_name: Some(a.name.clone()),
-            queue_url: Some(service.queue_url(&ctx, &a.queue)),
-            metric_name: Some(a.metric.clone()),
-            statistic: a.statistic.clone(),
-            period: a.period,
-            evaluation_periods: a.evaluation_periods,
-            datapoints_to_alarm: a.datapoints_to_alarm,
-            threshold: Some(a.threshold),
-            comparison_operator: Some(a.comparison.clone()),
-            treat_missing_data: a.treat_missing_data.clone(),
-            actions: Some(a.actions.clone()),
-            alarm_description: a.description.clone(),
-        };
-        service
-            .put_alarm(input, AlarmSource::Config)
-            .await
-            .map_err(|e| anyhow::anyhow!("alarm {} in the config file: {e}", a.name))?;
-    }
-    Ok(())
-}
-
-fn sluice_protocol_request(action: &str, input: serde_json::Value) -> sluice_protocol::Request {
-    sluice_protocol::Request {
-        action: action.to_string(),
-        input: input.into(),
-    }
 }
 
 /// Longest checkpoint interval `--checkpoint-interval-ms` accepts: a

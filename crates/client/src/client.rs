@@ -1,6 +1,7 @@
 //! The client: one endpoint, pooled keep-alive HTTP/1.1 connections (plain
 //! or TLS), every request signed when credentials are known. The actions'
-//! typed calls are in `actions.rs`; this file is the exchange itself.
+//! typed calls are in `queues.rs`, `messages.rs`, `move_tasks.rs` and
+//! `sluice_actions.rs`; this file is the exchange itself.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -14,7 +15,8 @@ use hyper_rustls::{HttpsConnector, HttpsConnectorBuilder};
 use hyper_util::client::legacy::Client as HyperClient;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
-use serde_json::{Value, json};
+use serde::Serialize;
+use serde::de::{Deserialize, DeserializeOwned};
 use sluice_core::error::error_chain;
 
 use crate::credentials::Signing;
@@ -178,18 +180,6 @@ impl Client {
         matches!(self.auth, Auth::Signed(_))
     }
 
-    /// Calls an SQS action (`AmazonSQS.<action>`) with a JSON input.
-    pub async fn sqs(&self, action: &str, input: Value) -> Result<Value, ClientError> {
-        self.call_value(&format!("AmazonSQS.{action}"), action, input)
-            .await
-    }
-
-    /// Calls one of sluice's own actions (`Sluice.<action>`).
-    pub async fn sluice(&self, action: &str, input: Value) -> Result<Value, ClientError> {
-        self.call_value(&format!("Sluice.{action}"), action, input)
-            .await
-    }
-
     /// The Prometheus exposition of `GET /metrics`.
     pub async fn metrics(&self) -> Result<String, ClientError> {
         let (status, _, body) = self
@@ -210,25 +200,30 @@ impl Client {
         Ok(String::from_utf8_lossy(&body).into_owned())
     }
 
-    async fn call_value(
+    /// POSTs one action's typed input and decodes its typed output, or
+    /// its SQS error. An empty answer reads as `{}`.
+    pub(crate) async fn call<O: DeserializeOwned>(
         &self,
-        target: &str,
-        action: &str,
-        input: Value,
-    ) -> Result<Value, ClientError> {
-        let decode_error = |detail: String| ClientError::Decode {
-            action: action.into(),
-            detail,
-        };
-        let body = serde_json::to_vec(&input).map_err(|e| decode_error(e.to_string()))?;
-        let target = HeaderValue::from_str(target).map_err(|e| decode_error(e.to_string()))?;
+        target: &'static str,
+        input: &impl Serialize,
+    ) -> Result<O, ClientError> {
+        let body = self.encode(target, input)?;
         let (bytes, _) = self.post(target, body, self.request_timeout).await?;
         if bytes.iter().all(u8::is_ascii_whitespace) {
-            return Ok(json!({}));
+            return decode(target, b"{}");
         }
-        serde_json::from_slice(&bytes).map_err(|e| {
-            let shown: String = String::from_utf8_lossy(&bytes).chars().take(200).collect();
-            decode_error(format!("{e}: {shown}"))
+        decode(target, &bytes)
+    }
+
+    /// An action's input as JSON.
+    pub(crate) fn encode(
+        &self,
+        target: &'static str,
+        input: &impl Serialize,
+    ) -> Result<Vec<u8>, ClientError> {
+        serde_json::to_vec(input).map_err(|e| ClientError::Decode {
+            action: target.into(),
+            detail: e.to_string(),
         })
     }
 
@@ -236,13 +231,13 @@ impl Client {
     /// 2xx answer, or its SQS error.
     pub async fn post(
         &self,
-        target: HeaderValue,
+        target: &'static str,
         body: Vec<u8>,
         timeout: Duration,
     ) -> Result<(Bytes, HeaderMap), ClientError> {
         let mut headers = HeaderMap::with_capacity(6);
         headers.insert(CONTENT_TYPE, HeaderValue::from_static(JSON_1_0));
-        headers.insert(X_AMZ_TARGET, target);
+        headers.insert(X_AMZ_TARGET, HeaderValue::from_static(target));
         let (status, headers, bytes) = self
             .send(
                 Method::POST,
@@ -325,4 +320,18 @@ impl Client {
             detail,
         }
     }
+}
+
+/// Parses the JSON output of `target`.
+pub(crate) fn decode<'a, T: Deserialize<'a>>(
+    target: &str,
+    bytes: &'a [u8],
+) -> Result<T, ClientError> {
+    serde_json::from_slice(bytes).map_err(|e| {
+        let shown: String = String::from_utf8_lossy(bytes).chars().take(300).collect();
+        ClientError::Decode {
+            action: target.into(),
+            detail: format!("{e}: {shown}"),
+        }
+    })
 }

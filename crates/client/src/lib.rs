@@ -2,26 +2,29 @@
 //! JSON 1.0, the `/metrics` page, over pooled keep-alive HTTP/1.1
 //! connections, plain or TLS (rustls), signed with AWS Signature V4 when
 //! credentials are found (flags, environment, shared profile files).
-//! The operator commands (`sluice dlq`, `doctor`, `stats`, `alarms`) and
-//! `sluice bench` use it.
+//! The operator commands (`sluice dlq`, `doctor`, `stats`, `alarms`,
+//! `consumers`) and `sluice bench` use it.
 //!
-//! The request types of the message loop (`wire.rs`) borrow what they
-//! send and what they read, and are not the server's decoding types
-//! (`sluice-protocol`'s `requests.rs`): those are owned, every member
-//! optional so a missing one is reported as SQS does, and tuned for the
-//! server's decoding; the client writes requests and reads answers, the
-//! other way round.
+//! One typed method per action. Its input is the request type the server
+//! decodes (`sluice-protocol`'s `requests`, re-exported here), so the wire
+//! is described once; its output is a type of `responses`.
 
-mod actions;
 mod client;
 pub mod credentials;
 pub mod error;
+mod messages;
+mod move_tasks;
 pub mod profile_files;
+mod queues;
+pub mod responses;
 pub mod signer;
+mod sluice_actions;
 pub mod tls;
-pub mod wire;
 
-pub use actions::{CreatedQueue, NULL_SERVER_HEADER, ReceiveOutput, string_map, strings};
 pub use client::{Client, ClientOptions, PLACEHOLDER_AUTHORIZATION};
 pub use credentials::{ConnectionFlags, Credentials, DEFAULT_REGION, Signing};
 pub use error::{ClientError, service_error};
+pub use messages::{ENTRY_IDS, ReceiveOutput, entry_index};
+pub use queues::{CreatedQueue, NULL_SERVER_HEADER};
+/// The actions' inputs: the request types the server decodes.
+pub use sluice_protocol::requests;

@@ -12,7 +12,7 @@ use hyper::{Request, Response};
 use hyper_util::rt::TokioIo;
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
-use serde_json::json;
+use sluice_client::requests::ListQueuesInput;
 use sluice_client::{Client, ClientOptions, Credentials, Signing};
 
 fn testdata(name: &str) -> PathBuf {
@@ -93,8 +93,11 @@ async fn https_with_the_ca_file_works_and_is_signed() {
         let endpoint = format!("https://{host}:{}", addr.port());
         let client =
             Client::new(&endpoint, &signed_options(Some(testdata("localhost.crt")))).unwrap();
-        let out = client.sqs("ListQueues", json!({})).await.unwrap();
-        assert_eq!(out["QueueUrls"][0], "https://localhost/000000000000/q");
+        let out = client
+            .list_queues(&ListQueuesInput::default())
+            .await
+            .unwrap();
+        assert_eq!(out.queue_urls[0], "https://localhost/000000000000/q");
         assert_eq!(
             client.list_queue_urls().await.unwrap(),
             ["https://localhost/000000000000/q"]
@@ -119,7 +122,10 @@ async fn https_without_trusting_the_certificate_fails() {
     let addr = tls_server(Arc::default()).await;
     let endpoint = format!("https://localhost:{}", addr.port());
     let client = Client::new(&endpoint, &signed_options(None)).unwrap();
-    let e = client.sqs("ListQueues", json!({})).await.unwrap_err();
+    let e = client
+        .list_queues(&ListQueuesInput::default())
+        .await
+        .unwrap_err();
     let text = e.to_string();
     assert!(text.contains("cannot reach the server"), "{text}");
     assert!(text.to_lowercase().contains("certificate"), "{text}");

@@ -1,7 +1,7 @@
 //! `dlq peek` and `dlq show`: read messages without receiving them
 //! (PeekMessages, rule X1), with their provenance (rule X2).
 
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
 use super::{PeekArgs, ShowArgs};
 use crate::admin::{out, outln, print_json};
@@ -9,6 +9,7 @@ use crate::inventory::name_of;
 use crate::table::{Table, duration, shorten};
 use crate::timefmt::{now_ms, rfc3339};
 use sluice_client::Client;
+use sluice_client::requests::{FilterInput, PeekMessagesInput};
 
 /// The largest PeekMessages page.
 const MAX_PAGE: usize = 100;
@@ -20,27 +21,25 @@ pub const REPLAY_COUNT: &str = "sluice.replay-count";
 pub async fn peek_page(
     client: &Client,
     url: &str,
-    filter: &Map<String, Value>,
+    filter: &FilterInput,
     size: usize,
     token: Option<&str>,
 ) -> anyhow::Result<(Vec<Value>, Option<String>)> {
-    let mut input = filter.clone();
-    input.insert("QueueUrl".into(), json!(url));
-    input.insert("MaxResults".into(), json!(size.clamp(1, MAX_PAGE)));
-    if let Some(t) = token {
-        input.insert("NextToken".into(), json!(t));
-    }
-    let out = client.sluice("PeekMessages", Value::Object(input)).await?;
-    let messages = out["Messages"].as_array().cloned().unwrap_or_default();
-    let next = out["NextToken"].as_str().map(str::to_string);
-    Ok((messages, next))
+    let input = PeekMessagesInput {
+        queue_url: Some(url.to_string()),
+        max_results: Some(size.clamp(1, MAX_PAGE) as i64),
+        next_token: token.map(str::to_string),
+        filter: filter.clone(),
+    };
+    let out = client.peek_messages(&input).await?;
+    Ok((out.messages, out.next_token))
 }
 
 /// Up to `limit` matching messages (all of them when `None`), page after page.
 pub async fn peek_messages(
     client: &Client,
     url: &str,
-    filter: &Map<String, Value>,
+    filter: &FilterInput,
     limit: Option<usize>,
 ) -> anyhow::Result<Vec<Value>> {
     let mut out = Vec::new();
@@ -81,7 +80,7 @@ fn millis_attribute(message: &Value, name: &str) -> Option<u64> {
 /// `dlq peek`.
 pub async fn peek(client: &Client, args: PeekArgs) -> anyhow::Result<u8> {
     let url = client.queue_url(&args.queue).await?;
-    let filter = args.filter.to_params(client).await?;
+    let filter = args.filter.to_input(client).await?;
     let limit = (!args.all).then_some(args.limit as usize);
     let messages = peek_messages(client, &url, &filter, limit).await?;
     if args.json {
@@ -145,7 +144,14 @@ pub async fn show(client: &Client, args: ShowArgs) -> anyhow::Result<u8> {
     let url = client.queue_url(&args.queue).await?;
     let mut token: Option<String> = None;
     let message = loop {
-        let (page, next) = peek_page(client, &url, &Map::new(), MAX_PAGE, token.as_deref()).await?;
+        let (page, next) = peek_page(
+            client,
+            &url,
+            &FilterInput::default(),
+            MAX_PAGE,
+            token.as_deref(),
+        )
+        .await?;
         if let Some(m) = page
             .into_iter()
             .find(|m| m["MessageId"] == args.message_id.as_str())

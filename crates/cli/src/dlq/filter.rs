@@ -2,10 +2,10 @@
 //! parameters of PeekMessages and RedriveMessages (rules X1, X3).
 
 use clap::Args;
-use serde_json::{Map, Value, json};
 
 use crate::timefmt;
 use sluice_client::Client;
+use sluice_client::requests::FilterInput;
 
 /// Which messages a command looks at.
 #[derive(Args, Debug, Default, Clone)]
@@ -55,38 +55,32 @@ impl FilterArgs {
             && self.source.is_none()
     }
 
-    /// The filter as request parameters (the source queue resolved to its ARN).
-    pub async fn to_params(&self, client: &Client) -> anyhow::Result<Map<String, Value>> {
+    /// The filter as request members (the source queue resolved to its ARN).
+    pub async fn to_input(&self, client: &Client) -> anyhow::Result<FilterInput> {
         if let (Some(a), Some(b)) = (self.since, self.until)
             && a >= b
         {
             anyhow::bail!("--since must be before --until");
         }
-        let mut p = Map::new();
-        if let Some(t) = self.since {
-            p.insert("SentAfter".into(), json!(t));
-        }
-        if let Some(t) = self.until {
-            p.insert("SentBefore".into(), json!(t));
-        }
-        if let Some((n, v)) = &self.attribute {
-            p.insert("AttributeName".into(), json!(n));
-            p.insert("AttributeValue".into(), json!(v));
-        }
-        if let Some(r) = &self.reason {
-            p.insert("FailureReasonContains".into(), json!(r));
-        }
-        if let Some(b) = &self.body_contains {
-            p.insert("BodyContains".into(), json!(b));
-        }
-        if let Some(s) = &self.source {
-            let arn = client
-                .queue_arn(s)
-                .await
-                .map_err(|e| anyhow::anyhow!("--source {s}: {e}"))?;
-            p.insert("SourceQueueArn".into(), json!(arn));
-        }
-        Ok(p)
+        let source_queue_arn = match &self.source {
+            Some(s) => Some(
+                client
+                    .queue_arn(s)
+                    .await
+                    .map_err(|e| anyhow::anyhow!("--source {s}: {e}"))?,
+            ),
+            None => None,
+        };
+        let millis = |t: u64| i64::try_from(t).unwrap_or(i64::MAX);
+        Ok(FilterInput {
+            sent_after: self.since.map(millis),
+            sent_before: self.until.map(millis),
+            body_contains: self.body_contains.clone(),
+            attribute_name: self.attribute.as_ref().map(|(n, _)| n.clone()),
+            attribute_value: self.attribute.as_ref().map(|(_, v)| v.clone()),
+            source_queue_arn,
+            failure_reason_contains: self.reason.clone(),
+        })
     }
 }
 

@@ -4,7 +4,7 @@
 use std::io::{IsTerminal, Write};
 use std::time::{Duration, Instant};
 
-use serde_json::{Map, Value, json};
+use serde_json::json;
 
 use super::browse::{peek_page, replay_count};
 use super::{CancelArgs, RedriveArgs, TasksArgs};
@@ -12,7 +12,12 @@ use crate::admin::{out, outln, print_json};
 use crate::inventory::{self, name_of};
 use crate::table::Table;
 use crate::timefmt::rfc3339;
-use sluice_client::{Client, strings};
+use sluice_client::Client;
+use sluice_client::requests::{
+    CancelMessageMoveTaskInput, FilterInput, ListMessageMoveTasksInput, RedriveMessagesInput,
+    StartMessageMoveTaskInput,
+};
+use sluice_client::responses::RedriveMessagesOutput;
 
 /// The most messages one RedriveMessages call moves.
 const MAX_STEP: u64 = 1000;
@@ -34,14 +39,14 @@ struct Totals {
 impl Totals {
     /// Adds one RedriveMessages answer. Refused and unmovable messages stay
     /// in the DLQ and are seen again by the next step: they are not summed.
-    fn add(&mut self, out: &Value) -> u64 {
-        let moved = out["Moved"].as_u64().unwrap_or(0);
+    fn add(&mut self, out: RedriveMessagesOutput) -> u64 {
+        let moved = out.moved;
         self.moved += moved;
-        self.message_ids.extend(strings(&out["MessageIds"]));
-        self.refused = self.refused.max(out["Refused"].as_u64().unwrap_or(0));
-        self.unmovable = self.unmovable.max(out["Unmovable"].as_u64().unwrap_or(0));
-        if let Some(r) = out["Reason"].as_str() {
-            self.reason = Some(r.to_string());
+        self.message_ids.extend(out.message_ids);
+        self.refused = self.refused.max(out.refused);
+        self.unmovable = self.unmovable.max(out.unmovable);
+        if out.reason.is_some() {
+            self.reason = out.reason;
         }
         self.steps += 1;
         moved
@@ -63,25 +68,26 @@ pub async fn run(client: &Client, args: RedriveArgs) -> anyhow::Result<u8> {
     if args.task {
         return start_task(client, &url, destination, &args).await;
     }
-    let filter = args.filter.to_params(client).await?;
+    let filter = args.filter.to_input(client).await?;
     let max = args
         .max
         .unwrap_or(if args.rate.is_some() { u64::MAX } else { 100 });
-    let mut base = filter.clone();
-    base.insert("QueueUrl".into(), json!(url));
-    base.insert("MaxReplays".into(), json!(args.max_replays));
-    if let Some(d) = &destination {
-        base.insert("DestinationArn".into(), json!(d));
-    }
+    let base = RedriveMessagesInput {
+        queue_url: Some(url.clone()),
+        destination_arn: destination.clone(),
+        max_replays: Some(i64::from(args.max_replays)),
+        filter: filter.clone(),
+        ..Default::default()
+    };
     let mut totals = Totals::default();
     if args.dry_run {
-        let mut input = base.clone();
-        input.insert("MaxMessages".into(), json!(max.min(MAX_STEP)));
-        input.insert("DryRun".into(), json!(true));
-        let out = client
-            .sluice("RedriveMessages", Value::Object(input))
-            .await?;
-        totals.add(&out);
+        let input = RedriveMessagesInput {
+            max_messages: Some(max.min(MAX_STEP) as i64),
+            dry_run: Some(true),
+            ..base
+        };
+        let out = client.redrive_messages(&input).await?;
+        totals.add(out);
     } else {
         redrive_in_steps(client, &url, &base, max, args.rate, &mut totals).await?;
     }
@@ -95,7 +101,7 @@ pub async fn run(client: &Client, args: RedriveArgs) -> anyhow::Result<u8> {
 async fn redrive_in_steps(
     client: &Client,
     url: &str,
-    base: &Map<String, Value>,
+    base: &RedriveMessagesInput,
     max: u64,
     rate: Option<u32>,
     totals: &mut Totals,
@@ -107,15 +113,16 @@ async fn redrive_in_steps(
         let step = (max - totals.moved)
             .min(MAX_STEP)
             .min(rate.map_or(MAX_STEP, u64::from));
-        let mut input = base.clone();
-        input.insert("MaxMessages".into(), json!(step));
-        let out = client
-            .sluice("RedriveMessages", Value::Object(input))
-            .await?;
-        let moved = totals.add(&out);
+        let input = RedriveMessagesInput {
+            max_messages: Some(step as i64),
+            ..base.clone()
+        };
+        let out = client.redrive_messages(&input).await?;
+        let unmovable = out.unmovable;
+        let moved = totals.add(out);
         progress.show(totals, started.elapsed());
         // Fewer than asked and none put back: nothing more matches.
-        let exhausted = moved < step && out["Unmovable"].as_u64().unwrap_or(0) == 0;
+        let exhausted = moved < step && unmovable == 0;
         if moved == 0 || exhausted {
             break;
         }
@@ -133,7 +140,7 @@ async fn redrive_in_steps(
 async fn refused_messages(
     client: &Client,
     url: &str,
-    filter: &Map<String, Value>,
+    filter: &FilterInput,
     max_replays: u32,
 ) -> anyhow::Result<Vec<(String, u64)>> {
     let mut out = Vec::new();
@@ -243,15 +250,13 @@ async fn start_task(
     }
     let attrs = client.queue_attributes(url, &["QueueArn"]).await?;
     let source = attrs.get("QueueArn").cloned().unwrap_or_default();
-    let mut input = json!({ "SourceArn": source });
-    if let Some(d) = &destination {
-        input["DestinationArn"] = json!(d);
-    }
-    if let Some(r) = args.rate {
-        input["MaxNumberOfMessagesPerSecond"] = json!(r);
-    }
-    let out = client.sqs("StartMessageMoveTask", input).await?;
-    let handle = out["TaskHandle"].as_str().unwrap_or_default();
+    let input = StartMessageMoveTaskInput {
+        source_arn: Some(source),
+        destination_arn: destination,
+        max_number_of_messages_per_second: args.rate.map(i64::from),
+    };
+    let out = client.start_message_move_task(&input).await?;
+    let handle = out.task_handle;
     if args.json {
         print_json(&json!({ "QueueUrl": url, "TaskHandle": handle }));
     } else {
@@ -276,13 +281,11 @@ pub async fn tasks(client: &Client, args: TasksArgs) -> anyhow::Result<u8> {
     };
     let mut all = Vec::new();
     for arn in &arns {
-        let out = client
-            .sqs(
-                "ListMessageMoveTasks",
-                json!({ "SourceArn": arn, "MaxResults": 10 }),
-            )
-            .await?;
-        all.extend(out["Results"].as_array().cloned().unwrap_or_default());
+        let input = ListMessageMoveTasksInput {
+            source_arn: Some(arn.clone()),
+            max_results: Some(10),
+        };
+        all.extend(client.list_message_move_tasks(&input).await?.results);
     }
     if args.json {
         print_json(&json!({ "Tasks": all }));
@@ -328,18 +331,16 @@ pub async fn tasks(client: &Client, args: TasksArgs) -> anyhow::Result<u8> {
 
 /// `dlq cancel`.
 pub async fn cancel(client: &Client, args: CancelArgs) -> anyhow::Result<u8> {
-    let out = client
-        .sqs(
-            "CancelMessageMoveTask",
-            json!({ "TaskHandle": args.task_handle }),
-        )
-        .await?;
+    let input = CancelMessageMoveTaskInput {
+        task_handle: Some(args.task_handle),
+    };
+    let out = client.cancel_message_move_task(&input).await?;
     if args.json {
         print_json(&out);
     } else {
         outln!(
             "cancelled; {} message(s) had been moved (they stay moved)",
-            out["ApproximateNumberOfMessagesMoved"]
+            out.approximate_number_of_messages_moved
         );
     }
     Ok(0)

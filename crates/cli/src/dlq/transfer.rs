@@ -10,13 +10,16 @@
 use std::fs::File;
 use std::io::{BufRead, BufReader, BufWriter, Write};
 
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
 use super::browse::peek_page;
 use super::{ExportArgs, ImportArgs};
 use crate::admin::{outln, print_json};
 use crate::inventory::name_of;
 use sluice_client::Client;
+use sluice_client::requests::{
+    MessageInput, SendMessageBatchInput, WireAttributeValue, WireAttributes,
+};
 
 /// Most entries in one SendMessageBatch.
 const BATCH: usize = 10;
@@ -25,7 +28,7 @@ const BATCH: usize = 10;
 /// received, hidden or counted.
 pub async fn export(client: &Client, args: ExportArgs) -> anyhow::Result<u8> {
     let url = client.queue_url(&args.queue).await?;
-    let filter = args.filter.to_params(client).await?;
+    let filter = args.filter.to_input(client).await?;
     let mut out: Box<dyn Write> = match &args.out {
         Some(path) => {
             Box::new(BufWriter::new(File::create(path).map_err(|e| {
@@ -80,7 +83,7 @@ pub async fn import(client: &Client, args: ImportArgs) -> anyhow::Result<u8> {
         .as_ref()
         .map_or("standard input".to_string(), |p| p.display().to_string());
     // Every line is checked before the first send, so a bad file sends nothing.
-    let mut entries: Vec<(usize, Value)> = Vec::new();
+    let mut entries: Vec<(usize, MessageInput)> = Vec::new();
     for (i, line) in reader.lines().enumerate() {
         let line = line.map_err(|e| anyhow::anyhow!("cannot read {source}: {e}"))?;
         if line.trim().is_empty() {
@@ -96,23 +99,20 @@ pub async fn import(client: &Client, args: ImportArgs) -> anyhow::Result<u8> {
     let mut sent = 0u64;
     let mut failed = Vec::new();
     for chunk in entries.chunks(BATCH) {
-        let list: Vec<Value> = chunk.iter().map(|(_, e)| e.clone()).collect();
-        let out = client
-            .sqs(
-                "SendMessageBatch",
-                json!({ "QueueUrl": url, "Entries": list }),
-            )
-            .await?;
-        sent += out["Successful"].as_array().map_or(0, |a| a.len() as u64);
-        for f in out["Failed"].as_array().into_iter().flatten() {
-            let line = f["Id"]
-                .as_str()
-                .and_then(|id| id.strip_prefix("line-"))
-                .and_then(|n| n.parse::<u64>().ok());
+        let input = SendMessageBatchInput {
+            queue_url: Some(url.clone()),
+            entries: Some(chunk.iter().map(|(_, e)| e.clone()).collect()),
+        };
+        let out = client.send_message_batch(&input).await?;
+        sent += out.successful.len() as u64;
+        for f in out.failed {
+            let line =
+                f.id.strip_prefix("line-")
+                    .and_then(|n| n.parse::<u64>().ok());
             failed.push(json!({
                 "Line": line,
-                "Code": f["Code"],
-                "Message": f["Message"],
+                "Code": f.code,
+                "Message": f.message,
             }));
         }
     }
@@ -132,32 +132,31 @@ pub async fn import(client: &Client, args: ImportArgs) -> anyhow::Result<u8> {
     Ok(if failed.is_empty() { 0 } else { 1 })
 }
 
-/// The SendMessageBatch entry for one exported message.
-fn send_entry(m: &Value, line: usize, fifo: bool) -> Result<Value, String> {
+/// The SendMessageBatch entry of one exported message.
+fn send_entry(m: &Value, line: usize, fifo: bool) -> Result<MessageInput, String> {
     let body = m["Body"]
         .as_str()
         .ok_or("no Body (is this a `sluice dlq export` file?)")?;
-    let mut e = Map::new();
-    e.insert("Id".into(), json!(format!("line-{line}")));
-    e.insert("MessageBody".into(), json!(body));
-    if let Some(attrs) = m["MessageAttributes"].as_object()
-        && !attrs.is_empty()
-    {
-        e.insert("MessageAttributes".into(), Value::Object(attrs.clone()));
-    }
+    let message_attributes = match m["MessageAttributes"].as_object() {
+        Some(attrs) if !attrs.is_empty() => Some(
+            serde_json::from_value::<WireAttributes>(Value::Object(attrs.clone()))
+                .map_err(|e| format!("MessageAttributes: {e}"))?,
+        ),
+        _ => None,
+    };
     // The only system attribute a sender may set.
-    if let Some(trace) = m["Attributes"]["AWSTraceHeader"].as_str() {
-        e.insert(
-            "MessageSystemAttributes".into(),
-            json!({ "AWSTraceHeader": { "DataType": "String", "StringValue": trace } }),
-        );
-    }
+    let message_system_attributes = m["Attributes"]["AWSTraceHeader"].as_str().map(|trace| {
+        let value = WireAttributeValue {
+            data_type: Some("String".into()),
+            string_value: Some(trace.to_string()),
+            ..Default::default()
+        };
+        WireAttributes::from([("AWSTraceHeader".to_string(), value)])
+    });
     let group = m["MessageGroupId"]
         .as_str()
         .or(m["Attributes"]["MessageGroupId"].as_str());
-    if let Some(g) = group {
-        e.insert("MessageGroupId".into(), json!(g));
-    }
+    let mut message_deduplication_id = None;
     if fifo {
         if group.is_none() {
             return Err("no MessageGroupId, which a FIFO queue needs".into());
@@ -169,9 +168,17 @@ fn send_entry(m: &Value, line: usize, fifo: bool) -> Result<Value, String> {
             .or(m["Attributes"]["MessageDeduplicationId"].as_str())
             .or(m["MessageId"].as_str())
             .ok_or("no MessageDeduplicationId and no MessageId")?;
-        e.insert("MessageDeduplicationId".into(), json!(dedup));
+        message_deduplication_id = Some(dedup.to_string());
     }
-    Ok(Value::Object(e))
+    Ok(MessageInput {
+        id: Some(format!("line-{line}")),
+        message_body: Some(body.to_string()),
+        delay_seconds: None,
+        message_attributes,
+        message_system_attributes,
+        message_deduplication_id,
+        message_group_id: group.map(str::to_string),
+    })
 }
 
 #[cfg(test)]
@@ -188,9 +195,11 @@ mod tests {
             "Attributes": {"AWSTraceHeader": "Root=1", "DeadLetterQueueSourceArn": "arn"}
         });
         let e = send_entry(&m, 7, true).unwrap();
+        let e = serde_json::to_value(e).unwrap();
         assert_eq!(e["Id"], "line-7");
         assert_eq!(e["MessageBody"], "héllo");
         assert_eq!(e["MessageAttributes"]["b"]["BinaryValue"], "AAEC");
+        assert_eq!(e["MessageAttributes"]["b"]["DataType"], "Binary");
         assert_eq!(
             e["MessageSystemAttributes"]["AWSTraceHeader"]["StringValue"],
             "Root=1"
@@ -198,7 +207,7 @@ mod tests {
         assert_eq!(e["MessageGroupId"], "g1");
         assert_eq!(e["MessageDeduplicationId"], "m-1");
         let standard = send_entry(&m, 7, false).unwrap();
-        assert!(standard.get("MessageDeduplicationId").is_none());
+        assert!(standard.message_deduplication_id.is_none());
     }
 
     #[test]

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use serde_json::{Map, Value, json};
+use serde_json::Value;
 use sluice_core::attributes::QueueConfig;
 use sluice_core::queue_name::Account;
 
@@ -13,6 +13,7 @@ use crate::dlq::browse::peek_page;
 use crate::inventory::{self, QueueInfo, name_of};
 use crate::timefmt::now_ms;
 use sluice_client::Client;
+use sluice_client::requests::{DescribeAlarmsInput, FilterInput, ListConsumersInput};
 
 /// DLQ messages looked at for the one that expires first.
 const EXPIRY_SCAN: usize = 1000;
@@ -70,7 +71,14 @@ async fn first_expiry_start(client: &Client, q: &QueueInfo) -> anyhow::Result<Op
     let mut token: Option<String> = None;
     let mut seen = 0;
     while seen < EXPIRY_SCAN {
-        let (page, next) = peek_page(client, &q.url, &Map::new(), 100, token.as_deref()).await?;
+        let (page, next) = peek_page(
+            client,
+            &q.url,
+            &FilterInput::default(),
+            100,
+            token.as_deref(),
+        )
+        .await?;
         seen += page.len();
         for m in &page {
             let sent = m["SentTimestamp"].as_u64();
@@ -92,7 +100,10 @@ async fn first_expiry_start(client: &Client, q: &QueueInfo) -> anyhow::Result<Op
 
 /// The server's alarms, or why they cannot be known.
 async fn alarms(client: &Client) -> anyhow::Result<Alarms> {
-    let out = match client.sluice("DescribeAlarms", json!({})).await {
+    let out = match client
+        .describe_alarms(&DescribeAlarmsInput::default())
+        .await
+    {
         Ok(out) => out,
         Err(e) if e.is_unknown_action() => {
             return Ok(Alarms::Unknown(format!(
@@ -101,14 +112,13 @@ async fn alarms(client: &Client) -> anyhow::Result<Alarms> {
         }
         Err(e) => return Err(e.into()),
     };
-    let list = out["Alarms"].as_array().cloned().unwrap_or_default();
-    Ok(Alarms::Known(list.iter().map(alarm_info).collect()))
+    Ok(Alarms::Known(out.alarms.iter().map(alarm_info).collect()))
 }
 
 /// The server's push consumers (Sluice.ListConsumers), or why they cannot
 /// be known.
 async fn consumers(client: &Client) -> anyhow::Result<Consumers> {
-    let out = match client.sluice("ListConsumers", json!({})).await {
+    let out = match client.list_consumers(&ListConsumersInput::default()).await {
         Ok(out) => out,
         Err(e) if e.is_unknown_action() => {
             return Ok(Consumers::Unknown(format!(
@@ -117,9 +127,9 @@ async fn consumers(client: &Client) -> anyhow::Result<Consumers> {
         }
         Err(e) => return Err(e.into()),
     };
-    let list = out["Consumers"].as_array().cloned().unwrap_or_default();
     Ok(Consumers::Known(
-        list.iter()
+        out.consumers
+            .iter()
             .map(|c| ConsumerInfo {
                 name: c["Name"].as_str().unwrap_or_default().to_string(),
                 queue: c["QueueName"].as_str().unwrap_or_default().to_string(),

@@ -4,55 +4,14 @@
 
 use std::time::Duration;
 
-use serde::Deserialize;
 use serde_json::{Value, json};
 use sluice_broker::Broker;
 use sluice_core::{ErrorCode, SqsError};
-use sluice_protocol::requests::required;
+use sluice_protocol::requests::{ConsumerInput, ConsumerNameInput, ListConsumersInput, required};
 
 use crate::consumers::ConsumerSpec;
 use crate::consumers::runtime::ConsumerChangeError;
 use crate::service::{RequestContext, Service};
-
-/// ListConsumers' input: optionally only the consumers of one queue.
-#[derive(Debug, Default, Deserialize)]
-#[serde(rename_all = "PascalCase")]
-pub struct ListConsumersInput {
-    /// The queue's URL.
-    pub queue_url: Option<String>,
-}
-
-/// CreateConsumer's and UpdateConsumer's input: the config file's
-/// `[[consumers]]` fields. Left out, a setting takes the config file's
-/// default (CreateConsumer) or keeps its value (UpdateConsumer).
-#[derive(Debug, Default, Deserialize)]
-#[serde(rename_all = "PascalCase")]
-pub struct ConsumerInput {
-    /// Required: the consumer's unique name.
-    pub name: Option<String>,
-    /// The queue read (required by CreateConsumer).
-    pub queue_url: Option<String>,
-    /// The handler's `http://` URL (required by CreateConsumer).
-    pub url: Option<String>,
-    /// Most messages per batch (default 10).
-    pub batch_size: Option<u32>,
-    /// Seconds to gather a batch (default 0).
-    pub batching_window_seconds: Option<u64>,
-    /// Batches in flight at once (default 2).
-    pub max_concurrency: Option<u32>,
-    /// The handler's time limit in seconds (default 30).
-    pub timeout_seconds: Option<u64>,
-    /// Read `batchItemFailures` (default false).
-    pub report_batch_item_failures: Option<bool>,
-}
-
-/// The input of the actions that name one consumer.
-#[derive(Debug, Default, Deserialize)]
-#[serde(rename_all = "PascalCase")]
-pub struct ConsumerNameInput {
-    /// Required.
-    pub name: Option<String>,
-}
 
 /// ListConsumers: every consumer, or those of `QueueUrl`.
 pub async fn list_consumers<B: Broker>(

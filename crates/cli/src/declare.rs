@@ -1,0 +1,126 @@
+//! What the config file declares, made at start through the same actions
+//! a client calls: its queues (created, or brought to the declared
+//! attributes and tags) and its alarms.
+
+use sluice_broker::Broker;
+use sluice_core::ErrorCode;
+use sluice_protocol::requests::{
+    CreateQueueInput, PutAlarmInput, SetQueueAttributesInput, TagQueueInput,
+};
+use sluice_server::Service;
+use sluice_server::alarms::definition::{AlarmDefinition, AlarmSource};
+use sluice_server::service::RequestContext;
+
+use crate::config::FileConfig;
+
+/// Creates the queues of the config file, or brings existing ones to the
+/// declared attributes and tags.
+pub async fn declare_queues<B: Broker>(
+    service: &Service<B>,
+    file: &FileConfig,
+) -> anyhow::Result<()> {
+    let ctx = RequestContext::default();
+    for q in &file.queues {
+        let attributes = q.attribute_strings();
+        let create = sluice_protocol_request(
+            "CreateQueue",
+            &CreateQueueInput {
+                queue_name: Some(q.name.clone()),
+                attributes: Some(attributes.clone()),
+                tags: Some(q.tags.clone()),
+            },
+        );
+        match service.handle(create, &ctx).await {
+            Ok(_) => {}
+            Err(e) if e.code == ErrorCode::QueueNameExists => {
+                let url = service.queue_url(&ctx, &q.name);
+                let set = sluice_protocol_request(
+                    "SetQueueAttributes",
+                    &SetQueueAttributesInput {
+                        queue_url: Some(url),
+                        attributes: Some(attributes.clone()),
+                    },
+                );
+                service
+                    .handle(set, &ctx)
+                    .await
+                    .map_err(|e| anyhow::anyhow!("queue {} in the config file: {e}", q.name))?;
+            }
+            Err(e) => anyhow::bail!("queue {} in the config file: {e}", q.name),
+        }
+        if !q.tags.is_empty() {
+            let url = service.queue_url(&ctx, &q.name);
+            let tag = sluice_protocol_request(
+                "TagQueue",
+                &TagQueueInput {
+                    queue_url: Some(url),
+                    tags: Some(q.tags.clone()),
+                },
+            );
+            service
+                .handle(tag, &ctx)
+                .await
+                .map_err(|e| anyhow::anyhow!("queue {} in the config file: {e}", q.name))?;
+        }
+    }
+    Ok(())
+}
+
+/// Defines the alarms of the config file, and checks the `[dlq_alarms]`
+/// table by defining its alarm on a would-be queue.
+pub async fn declare_alarms<B: Broker>(
+    service: &Service<B>,
+    file: &FileConfig,
+) -> anyhow::Result<()> {
+    let ctx = RequestContext::default();
+    if let Some(dlq) = &service.config.alarms.dlq_alarms {
+        let def = sluice_server::alarms::dlq_alarm("example-dlq", dlq);
+        let input = PutAlarmInput {
+            alarm_name: Some(def.name),
+            metric_name: Some(def.metric.as_str().into()),
+            period: Some(i64::from(def.period_secs)),
+            evaluation_periods: Some(i64::from(def.evaluation_periods)),
+            threshold: Some(def.threshold),
+            comparison_operator: Some(def.comparison.as_str().into()),
+            actions: Some(def.actions),
+            ..Default::default()
+        };
+        AlarmDefinition::from_input(input, "example-dlq", &service.config.account)
+            .map_err(|e| anyhow::anyhow!("[dlq_alarms] in the config file: {}", e.message))?;
+    }
+    for a in &file.alarms {
+        let input = PutAlarmInput {
+            alarm_name: Some(a.name.clone()),
+            queue_url: Some(service.queue_url(&ctx, &a.queue)),
+            metric_name: Some(a.metric.clone()),
+            statistic: a.statistic.clone(),
+            period: a.period,
+            evaluation_periods: a.evaluation_periods,
+            datapoints_to_alarm: a.datapoints_to_alarm,
+            threshold: Some(a.threshold),
+            comparison_operator: Some(a.comparison.clone()),
+            treat_missing_data: a.treat_missing_data.clone(),
+            actions: Some(a.actions.clone()),
+            alarm_description: a.description.clone(),
+        };
+        service
+            .put_alarm(input, AlarmSource::Config)
+            .await
+            .map_err(|e| anyhow::anyhow!("alarm {} in the config file: {e}", a.name))?;
+    }
+    Ok(())
+}
+
+/// A request made inside the server, from the typed input a client sends.
+fn sluice_protocol_request(
+    action: &str,
+    input: &impl serde::Serialize,
+) -> sluice_protocol::Request {
+    sluice_protocol::Request {
+        action: action.to_string(),
+        // A request type always serializes (string keys, no failing member).
+        input: serde_json::to_value(input)
+            .unwrap_or(serde_json::Value::Null)
+            .into(),
+    }
+}
