@@ -12,8 +12,9 @@ use sluice_broker::EngineError;
 use sluice_broker::QueueStats;
 use sluice_broker::activity::{Activity, get};
 
+use crate::engine::{Inner, PostgresBroker, query};
+use crate::error;
 use crate::rows::col;
-use crate::{Inner, PostgresBroker, error, query};
 
 /// How often each node adds its counts to the shared totals: the lag of
 /// an alarm on a counter behind the activity.

@@ -8,8 +8,9 @@ use sluice_broker::EngineError;
 use sluice_broker::StoredAlarm;
 use tokio_postgres::Row;
 
+use crate::engine::{Inner, execute, query};
+use crate::error;
 use crate::rows::col;
-use crate::{Inner, error, execute, query};
 
 const COLUMNS: &str = "name, source, definition::text, state, reason, updated_at, history::text";
 

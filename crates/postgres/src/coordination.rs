@@ -6,7 +6,8 @@ use sluice_broker::EngineError;
 use sluice_broker::{Coordination, JobClaim, MoveTask, QueueStats, StoredAlarm};
 use tokio_postgres::types::Json;
 
-use crate::{PostgresBroker, alarm_store, error, execute, query};
+use crate::engine::{PostgresBroker, execute, query};
+use crate::{alarm_store, error};
 
 impl Coordination for PostgresBroker {
     fn is_shared(&self) -> bool {

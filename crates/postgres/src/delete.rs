@@ -6,8 +6,10 @@ use std::collections::HashMap;
 use sluice_broker::EngineError;
 use sluice_core::receipt::ReceiptHandle;
 
+use crate::engine::{PostgresBroker, execute, query};
+use crate::error;
 use crate::rows::{QueueRow, col};
-use crate::{PostgresBroker, activity, error, execute, query};
+use sluice_broker::activity;
 
 /// Deletes by receipt handle (rule V4); FIFO queues accept only the
 /// latest delivery's handle while it is in flight.

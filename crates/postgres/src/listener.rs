@@ -12,7 +12,7 @@ use futures_util::StreamExt;
 use tokio_postgres::error::SqlState;
 use tokio_postgres::{AsyncMessage, NoTls};
 
-use crate::Inner;
+use crate::engine::Inner;
 
 /// The channel sends announce on; the payload is the queue name.
 pub(crate) const CHANNEL: &str = "sluice_arrivals";

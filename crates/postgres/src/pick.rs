@@ -2,7 +2,7 @@
 //! queue, locked in order (`FOR UPDATE SKIP LOCKED`), or the heads of a
 //! FIFO queue's groups that have nothing in flight (rules V2, F1, F13).
 
-use crate::query;
+use crate::engine::query;
 use crate::rows::{MESSAGE_COLUMNS, MessageRow, QueueRow, col};
 use sluice_broker::EngineError;
 

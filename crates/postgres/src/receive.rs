@@ -10,11 +10,13 @@ use sluice_broker::EngineError;
 use sluice_broker::{ReceiveOptions, ReceivedMessage};
 use sluice_core::limits::{BACK_OF_QUEUE_RECEIVES, MAX_INFLIGHT};
 
-use crate::moves::{self, dead_letter_target, key_of_arn_near};
+use crate::dead_letter::{self, dead_letter_target, key_of_arn_near};
+use crate::engine::{PostgresBroker, execute, expire, query};
+use crate::error;
 use crate::pick::pick;
 use crate::rows::{MESSAGE_COLUMNS, MessageRow, QueueRow, col};
 use crate::send::{DEDUP_WINDOW_MS, lock_fifo};
-use crate::{PostgresBroker, activity, error, execute, expire, query};
+use sluice_broker::activity;
 
 /// Receives, waiting up to `options.wait` for a message.
 pub(crate) async fn receive(
@@ -399,13 +401,14 @@ async fn receive_locked(
             break;
         }
         if let Some((policy, dlq)) = &dlq {
-            let route = moves::DeadLetterRoute {
+            let route = dead_letter::DeadLetterRoute {
                 source: q,
                 dead_letter_target_arn: &policy.dead_letter_target_arn,
                 dlq,
                 trigger: "maxReceiveCount",
             };
-            moves::move_to_dead_letter_queue(b, &tx, route, std::mem::take(&mut dead), now).await?;
+            dead_letter::move_to_dead_letter_queue(b, &tx, route, std::mem::take(&mut dead), now)
+                .await?;
         }
     }
 

@@ -4,8 +4,9 @@
 use sluice_broker::EngineError;
 use sluice_broker::HandleSecret;
 
+use crate::engine::{Inner, execute, query};
+use crate::error;
 use crate::rows::col;
-use crate::{Inner, error, execute, query};
 
 /// The receipt handles' key (rule A3): the row the first node inserted.
 pub(crate) async fn handle_secret(inner: &Inner) -> Result<HandleSecret, EngineError> {

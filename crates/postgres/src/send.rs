@@ -8,8 +8,10 @@ use sluice_broker::{NewMessage, SentMessage};
 use sluice_core::message::message_size;
 use tokio_postgres::types::{Json, ToSql};
 
+use crate::engine::{PostgresBroker, announce, execute, query};
+use crate::error;
 use crate::rows::{QueueRow, UNGROUPED_IN_FAIR_QUEUE, col, sequence_number};
-use crate::{PostgresBroker, activity, announce, error, execute, query};
+use sluice_broker::activity;
 
 /// How long a deduplication id is remembered (rule F2).
 pub(crate) const DEDUP_WINDOW_MS: i64 = 5 * 60 * 1000;

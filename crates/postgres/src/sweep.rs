@@ -8,8 +8,9 @@ use std::time::Duration;
 
 use sluice_broker::EngineError;
 
+use crate::engine::{Inner, execute, query};
 use crate::rows::col;
-use crate::{Inner, error, execute, locks, query};
+use crate::{error, locks};
 
 /// How often each node tries to sweep.
 const SWEEP_INTERVAL: Duration = Duration::from_secs(5);
@@ -131,7 +132,7 @@ async fn sweep_pass(inner: &Arc<Inner>) -> Result<Option<usize>, EngineError> {
     .await?;
     tx.commit().await.map_err(error::db)?;
     for row in &expired {
-        crate::activity::add(&inner.activity(col(row, 0)?).expired, 1);
+        sluice_broker::activity::add(&inner.activity(col(row, 0)?).expired, 1);
     }
     Ok(Some(expired.len()))
 }

@@ -5,8 +5,9 @@ use sluice_broker::EngineError;
 use sluice_broker::VisibilityChange;
 use sluice_core::receipt::ReceiptHandle;
 
+use crate::engine::{PostgresBroker, announce, execute, query, queue_row};
+use crate::error;
 use crate::rows::{QueueRow, col};
-use crate::{PostgresBroker, announce, error, execute, query, queue_row};
 
 /// The message a handle holds in flight, locked, with the errors
 /// ChangeMessageVisibility and NackMessage give (rules V5, X2).

@@ -1,0 +1,89 @@
+//! NackMessage: a consumer's failure of an in-flight message, its reason
+//! kept, retried after a backoff or dead-lettered at once (rule X2).
+
+use sluice_broker::{EngineError, Nack};
+use sluice_core::receipt::ReceiptHandle;
+
+use crate::dead_letter::{
+    DeadLetterRoute, dead_letter_target, key_of_arn_near, move_to_dead_letter_queue,
+};
+use crate::engine::{PostgresBroker, announce, execute, expire, query, queue_row};
+use crate::error;
+use crate::rows::{MESSAGE_COLUMNS, MessageRow};
+use crate::visibility::in_flight;
+
+/// Records a consumer's failure of an in-flight message (rule X2).
+pub(crate) async fn nack(
+    b: &PostgresBroker,
+    name: &str,
+    receipt_handle: &str,
+    nack: Nack,
+) -> Result<(), EngineError> {
+    let inner = &b.inner;
+    let now = inner.now();
+    let mut client = inner.client().await?;
+    let tx = client.transaction().await.map_err(error::db)?;
+    let q = queue_row(&tx, name, "").await?;
+    expire(inner, &tx, &q, now).await?;
+    let seq = in_flight(&tx, &q, receipt_handle, now, false).await?;
+    let dlq = if nack.permanent {
+        let policy = q.config.redrive().ok_or(EngineError::NoRedrivePolicy)?;
+        let dlq = dead_letter_target(&tx, &key_of_arn_near(name, &policy.dead_letter_target_arn))
+            .await?
+            .ok_or(EngineError::DeadLetterQueueMissing)?;
+        Some((policy, dlq))
+    } else {
+        None
+    };
+    if let Some(reason) = &nack.reason {
+        execute(
+            &tx,
+            "UPDATE sluice_messages SET failure_reason = $3 WHERE queue_id = $1 AND seq = $2",
+            &[&q.id, &seq, reason],
+        )
+        .await?;
+    }
+    let visible_now = match dlq {
+        Some((policy, dlq)) => {
+            let sql = format!(
+                "SELECT {MESSAGE_COLUMNS} FROM sluice_messages WHERE queue_id = $1 AND seq = $2"
+            );
+            let rows = MessageRow::all(&query(&tx, &sql, &[&q.id, &seq]).await?)?;
+            let route = DeadLetterRoute {
+                source: &q,
+                dead_letter_target_arn: &policy.dead_letter_target_arn,
+                dlq: &dlq,
+                trigger: "permanent nack",
+            };
+            move_to_dead_letter_queue(b, &tx, route, rows, now).await?;
+            Some(dlq.name)
+        }
+        None => {
+            // An explicit wait wins; otherwise the queue's backoff for the
+            // attempt that failed (the handle carries its receive count).
+            let attempt = ReceiptHandle::decode(receipt_handle).map_or(1, |rh| rh.receive);
+            let retry = match (nack.retry_after_seconds, q.config.backoff()) {
+                (Some(seconds), _) => i64::from(seconds) * 1000,
+                (None, Some(backoff)) => backoff.delay_for(attempt, seq as u64, now as u64) as i64,
+                (None, None) => 0,
+            };
+            execute(
+                &tx,
+                "UPDATE sluice_messages SET visible_at = $3 WHERE queue_id = $1 AND seq = $2",
+                &[&q.id, &seq, &(now + retry)],
+            )
+            .await?;
+            if retry == 0 {
+                announce(&tx, name).await?;
+                Some(name.to_string())
+            } else {
+                None
+            }
+        }
+    };
+    tx.commit().await.map_err(error::db)?;
+    if let Some(woken) = visible_now {
+        inner.wake(&woken);
+    }
+    Ok(())
+}
