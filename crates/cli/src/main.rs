@@ -10,6 +10,7 @@ mod dlq;
 mod doctor;
 mod exposition;
 mod inventory;
+mod memory;
 mod serve;
 mod signals;
 mod stats;
@@ -18,24 +19,6 @@ mod timefmt;
 mod tls_config;
 
 use clap::{Parser, Subcommand};
-
-/// mimalloc instead of glibc's allocator: per-request buffers and many live
-/// message bodies made malloc/free a fifth of the server's instructions,
-/// and a growing backlog fragmented glibc's heap (docs/benchmarks.md).
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
-/// Hands the allocator's free memory back to the system. Called after
-/// recovery, whose temporary structures mimalloc would otherwise keep
-/// resident for a while, as if they were index (docs/benchmarks.md).
-pub(crate) fn release_free_memory() {
-    unsafe extern "C" {
-        fn mi_collect(force: bool);
-    }
-    // SAFETY: mi_collect takes no pointers; it only frees and purges memory
-    // mimalloc holds unused, and may be called from any thread at any time.
-    unsafe { mi_collect(true) }
-}
 
 /// A self-hosted message queue server that speaks the Amazon SQS API.
 ///

@@ -288,7 +288,7 @@ async fn serve(args: ServeArgs, file: FileConfig) -> anyhow::Result<()> {
             data_dir = %data_dir.display(),
             "recovered durable state"
         );
-        crate::release_free_memory();
+        crate::memory::release_free_memory();
         broker
     };
     broker.set_deleted_name_hold(name_hold);

@@ -4,7 +4,8 @@ use bytes::Bytes;
 use serde_json::Value;
 use sluice_core::{ErrorCode, SqsError};
 
-use crate::{Encoded, Input, Request};
+use crate::encoded::Encoded;
+use crate::request::{Input, Request};
 
 /// The `Content-Type` of JSON requests and responses.
 pub const CONTENT_TYPE: &str = "application/x-amz-json-1.0";
@@ -24,7 +25,7 @@ pub fn decode(target: &str, body: Bytes) -> Result<Request, SqsError> {
             (
                 action,
                 crate::model::extension_operation(action).is_none()
-                    && crate::is_known_action(action),
+                    && crate::model::is_known_action(action),
             )
         }
     };

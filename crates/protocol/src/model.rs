@@ -115,6 +115,17 @@ pub fn map_parts(
     ))
 }
 
+/// True when `action` is an SQS action of the API model.
+pub fn is_known_action(action: &str) -> bool {
+    operation(action).is_some()
+}
+
+/// True for one of sluice's own actions (NackMessage, PeekMessages, …),
+/// which access rules name `sluice:<Action>`.
+pub fn is_sluice_action(action: &str) -> bool {
+    extension_operation(action).is_some()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -6,8 +6,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde_json::{Map, Value};
 use sluice_core::{ErrorCode, SqsError};
 
+use crate::encoded::Encoded;
 use crate::model::{self, Member};
-use crate::{Encoded, Request, XML_NAMESPACE, xml};
+use crate::request::Request;
+use crate::xml::{self, XML_NAMESPACE};
 
 /// The `Content-Type` of Query responses.
 pub const CONTENT_TYPE: &str = "text/xml";

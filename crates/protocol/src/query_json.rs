@@ -7,7 +7,8 @@
 use serde_json::{Map, Value, json};
 use sluice_core::SqsError;
 
-use crate::{Encoded, model};
+use crate::encoded::Encoded;
+use crate::model;
 
 /// The `Content-Type` of these answers.
 pub const CONTENT_TYPE: &str = "application/json";

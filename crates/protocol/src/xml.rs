@@ -4,6 +4,9 @@
 //! characters XML 1.0 cannot carry at all (NUL and most C0 controls, which
 //! not even a character reference may name) are written as U+FFFD.
 
+/// The XML namespace of Query responses.
+pub const XML_NAMESPACE: &str = "http://queue.amazonaws.com/doc/2012-11-05/";
+
 /// Appends `s` escaped for element content.
 pub fn escape_into(out: &mut String, s: &str) {
     for c in s.chars() {

@@ -68,7 +68,7 @@ mod tests {
     fn l8_batches_are_refused_while_parsed() {
         let batch = |n: usize| {
             let entries = vec!["{}"; n].join(",");
-            crate::Input::Json(bytes::Bytes::from(format!(
+            crate::request::Input::Json(bytes::Bytes::from(format!(
                 r#"{{"QueueUrl":"u","Entries":[{entries}]}}"#
             )))
         };
@@ -80,16 +80,18 @@ mod tests {
             e.message,
             "Maximum number of entries per request are 10. You have sent 100000."
         );
-        let none: HandleBatchInput = parse(crate::Input::Json(bytes::Bytes::from_static(
+        let none: HandleBatchInput = parse(crate::request::Input::Json(bytes::Bytes::from_static(
             br#"{"QueueUrl":"u","Entries":null}"#,
         )))
         .unwrap();
         assert!(none.entries.is_none());
-        let absent: HandleBatchInput =
-            parse(crate::Input::Value(serde_json::json!({"QueueUrl": "u"}))).unwrap();
+        let absent: HandleBatchInput = parse(crate::request::Input::Value(
+            serde_json::json!({"QueueUrl": "u"}),
+        ))
+        .unwrap();
         assert!(absent.entries.is_none());
         let as_value = serde_json::json!({"Entries": vec![serde_json::json!({}); 11]});
-        let e = parse::<SendMessageBatchInput>(crate::Input::Value(as_value)).unwrap_err();
+        let e = parse::<SendMessageBatchInput>(crate::request::Input::Value(as_value)).unwrap_err();
         assert_eq!(e.code, ErrorCode::TooManyEntriesInBatchRequest);
     }
 }

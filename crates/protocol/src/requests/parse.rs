@@ -4,7 +4,7 @@ use serde::de::DeserializeOwned;
 use sluice_core::{ErrorCode, SqsError};
 
 use super::bounded::TOO_MANY_ENTRIES;
-use crate::Input;
+use crate::request::Input;
 
 /// Parses an action's input into its typed form.
 pub fn parse<T: DeserializeOwned>(input: Input) -> Result<T, SqsError> {
