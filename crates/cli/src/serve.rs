@@ -381,6 +381,7 @@ async fn run_node<B: Broker>(
     declare_queues(&service, file).await?;
     declare_alarms(&service, file).await?;
     let _alarm_monitor = sluice_server::alarms::spawn_alarm_monitor(service.alarms.clone());
+    let _depth_sampler = service.spawn_depth_sampler();
     let _consumers = start_consumers(&service, file).await?;
     service
         .restore_consumers()

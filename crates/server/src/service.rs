@@ -10,6 +10,7 @@ use crate::alarms::definition::{AlarmDefinition, AlarmSource};
 use crate::alarms::store::Transition;
 use crate::alarms::{AlarmSettings, Alarms};
 use crate::auth::{Authenticator, Principal};
+use crate::depth_history::DepthHistory;
 use crate::metrics::Metrics;
 use crate::move_tasks::MoveTasks;
 use crate::receipts::HandleSealer;
@@ -58,6 +59,8 @@ pub struct Service<B> {
     /// Seals receipt handles (rule A3), keyed at the first use with the
     /// engine's secret.
     sealer: tokio::sync::OnceCell<HandleSealer>,
+    /// Every queue's depth over the last hour (rule M4).
+    pub depth_history: Arc<DepthHistory>,
 }
 
 /// Per-request facts actions may need.
@@ -125,6 +128,7 @@ impl<B: Broker> Service<B> {
             consumers: Default::default(),
             runtime_consumers: crate::consumers::runtime::RuntimeConsumers::new(consumers_file),
             sealer: tokio::sync::OnceCell::new(),
+            depth_history: Arc::default(),
         }
     }
 
@@ -171,6 +175,23 @@ impl<B: Broker> Service<B> {
     /// notifies each state change; returns the changes.
     pub async fn alarm_tick(&self) -> Vec<(AlarmDefinition, Transition)> {
         self.alarms.tick().await
+    }
+
+    /// Samples every queue's depth each 30 s in the background (rule M4).
+    pub fn spawn_depth_sampler(&self) -> tokio::task::JoinHandle<()> {
+        crate::depth_history::spawn_depth_sampler(
+            self.depth_history.clone(),
+            self.broker.clone(),
+            self.clock.clone(),
+        )
+    }
+
+    /// Samples every queue's depth once, at the clock's time (rule M4);
+    /// what the background sampler does every 30 s.
+    pub async fn depth_tick(&self) {
+        self.depth_history
+            .tick(&self.broker, self.clock.as_ref())
+            .await;
     }
 
     /// The current time.

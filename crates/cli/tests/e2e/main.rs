@@ -26,6 +26,7 @@ mod consumers_fifo;
 mod consumers_runtime;
 mod consumers_scaling;
 mod crash;
+mod depth_history;
 mod extensions;
 mod fidelity_messages;
 mod hostile_clients;
