@@ -2,10 +2,10 @@
 //! handler. The run fills a queue with a backlog, starts the handler of
 //! [`crate::push_handler`] in this process, creates a consumer of the queue
 //! posting to it (the sluice action CreateConsumer), and times the
-//! deliveries until every message of the backlog reached the handler. It
-//! reports the delivery rate and the CPU time the server (with
-//! `--server-pid`) and the handler took for it, per second and per 1,000
-//! messages: the latter is what to compare on a busy machine.
+//! deliveries until every message of the backlog reached the handler and
+//! was deleted. It reports the delivery rate and the CPU time the server
+//! (with `--server-pid`) and the handler took for it, per second and per
+//! 1,000 messages: the latter is what to compare on a busy machine.
 //!
 //! While the consumer drains, this process does nothing but the handler's
 //! work (the backlog is sent before), so its CPU time is the handler's.
@@ -64,7 +64,8 @@ pub struct PushReport {
     pub max_concurrency: u32,
     /// Messages per second while filling the backlog (SendMessageBatch).
     pub fill_per_sec: f64,
-    /// Seconds from CreateConsumer until the handler had every message.
+    /// Seconds from CreateConsumer until the handler had every message
+    /// and the queue was empty (every message deleted).
     pub deliver_seconds: f64,
     /// Records the handler got (duplicates included).
     pub delivered: u64,
@@ -183,21 +184,17 @@ pub async fn run(client: &Client, plan: &PushPlan) -> Result<PushReport, BenchEr
         )
         .await
         .map_err(setup)?;
-    let done = watch(&handler.counts, plan.messages, plan.stall).await;
-    let deliver_seconds = done.duration_since(started).as_secs_f64();
+    watch(&handler.counts, plan.messages, plan.stall).await;
+    // Delivered is handled and deleted: the last batches' deletes follow
+    // their answers by a moment, and DeleteConsumer would cut them off.
+    let left = waiting_after_deletes(client, &url).await.map_err(setup)?;
+    let deliver_seconds = started.elapsed().as_secs_f64();
     let server_cpu = server_pid.as_deref().and_then(cpu_time);
     let handler_cpu = cpu_time("self");
-
     client
         .sluice("DeleteConsumer", json!({ "Name": name }))
         .await
         .map_err(setup)?;
-    // The last batches' deletes follow their answers by a moment.
-    let mut left = waiting_after_deletes(client, &url).await.map_err(setup)?;
-    if left > 0 {
-        tokio::time::sleep(Duration::from_secs(1)).await;
-        left = waiting(client, &url).await.map_err(setup)?;
-    }
 
     let counts: &Counts = &handler.counts;
     let delivered = counts.records.load(Ordering::Relaxed);
@@ -285,19 +282,19 @@ async fn fill(client: &Client, url: &str, plan: &PushPlan) -> Result<(), BenchEr
 }
 
 /// Waits until the handler got `messages` records, or got nothing for
-/// `stall`; returns when.
-async fn watch(counts: &Counts, messages: u64, stall: Duration) -> Instant {
+/// `stall`.
+async fn watch(counts: &Counts, messages: u64, stall: Duration) {
     let mut last = (0, Instant::now());
     loop {
         let now = Instant::now();
         let seen = counts.records.load(Ordering::Relaxed);
         if seen >= messages {
-            return now;
+            return;
         }
         if seen != last.0 {
             last = (seen, now);
         } else if now.duration_since(last.1) >= stall {
-            return last.1;
+            return;
         }
         tokio::time::sleep(WATCH).await;
     }
@@ -317,16 +314,20 @@ async fn waiting(client: &Client, url: &str) -> Result<u64, sluice_client::Clien
     Ok(attrs.values().filter_map(|v| v.parse::<u64>().ok()).sum())
 }
 
-/// [`waiting`], given a moment for the last deletes.
+/// [`waiting`] once it is 0, or after [`DELETES_GRACE`].
 async fn waiting_after_deletes(
     client: &Client,
     url: &str,
 ) -> Result<u64, sluice_client::ClientError> {
-    for _ in 0..50 {
-        if waiting(client, url).await? == 0 {
-            return Ok(0);
+    let deadline = Instant::now() + DELETES_GRACE;
+    loop {
+        let left = waiting(client, url).await?;
+        if left == 0 || Instant::now() >= deadline {
+            return Ok(left);
         }
-        tokio::time::sleep(Duration::from_millis(20)).await;
+        tokio::time::sleep(WATCH).await;
     }
-    waiting(client, url).await
 }
+
+/// How long the last answered batches may take to be deleted.
+const DELETES_GRACE: Duration = Duration::from_secs(5);
