@@ -92,6 +92,11 @@ after(async () => {
   shim?.kill("SIGKILL");
 });
 
+test("docs/consumers.md shows the shim this suite runs, verbatim", () => {
+  const docs = readFileSync(resolve(here, "../../../docs/consumers.md"), "utf8");
+  assert.ok(docs.includes(readFileSync(shimFile, "utf8")));
+});
+
 test("Powertools' BatchProcessor behind the Node shim: only failed records come back, then reach the DLQ", async () => {
   const dlqUrl = (await sqs.send(new CreateQueueCommand({ QueueName: `${prefix}-dlq` }))).QueueUrl;
   const dlqArn = (await sqs.send(new GetQueueAttributesCommand({ QueueUrl: dlqUrl, AttributeNames: ["QueueArn"] })))

@@ -12,6 +12,7 @@ scripts/client-smoke, which starts sluice and sets SLUICE_ENDPOINT. By hand:
     SLUICE_ENDPOINT=http://127.0.0.1:PORT python lambda_powertools.py
 
 What it proves (rules C1, C2, C11):
+  * the shim run is the one docs/consumers.md shows, character for character;
   * the event sluice POSTs is one Powertools parses: every record reaches
     record_handler with its messageId, JSON body and receive count;
   * the records the function fails, and only those, come back: Powertools'
@@ -118,6 +119,9 @@ def records_logged(log):
 
 def main():
     from importlib.metadata import version
+
+    docs = (HERE.parents[2] / "docs" / "consumers.md").read_text()
+    check("docs/consumers.md shows the shim this suite runs, verbatim", SHIM.read_text() in docs)
 
     sqs = boto3.client("sqs", endpoint_url=ENDPOINT, region_name="us-east-1",
                        aws_access_key_id="AKIDSLUICESMOKE", aws_secret_access_key="sluice-smoke-secret",
