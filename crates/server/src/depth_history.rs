@@ -1,4 +1,4 @@
-//! Every queue's depth over the last hour (rule M4), sampled in the
+//! Every queue's depth over the last hour (rule M5), sampled in the
 //! background so that a page opened now can draw an hour of history (the
 //! console's sparklines). Each node keeps its own samples in memory; on
 //! PostgreSQL the counts it samples are the whole cluster's, so every node
@@ -117,7 +117,7 @@ mod tests {
     }
 
     #[test]
-    fn m4_keeps_an_hour_of_samples_per_queue() {
+    fn m5_keeps_an_hour_of_samples_per_queue() {
         let h = DepthHistory::default();
         let hour = KEPT.as_millis() as u64;
         h.record(
@@ -145,7 +145,7 @@ mod tests {
     }
 
     #[test]
-    fn m4_a_deleted_queue_loses_its_history() {
+    fn m5_a_deleted_queue_loses_its_history() {
         let h = DepthHistory::default();
         h.record(1, vec![("a".into(), counts(1)), ("b".into(), counts(1))]);
         h.record(2, vec![("b".into(), counts(2))]);

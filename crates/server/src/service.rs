@@ -59,7 +59,7 @@ pub struct Service<B> {
     /// Seals receipt handles (rule A3), keyed at the first use with the
     /// engine's secret.
     sealer: tokio::sync::OnceCell<HandleSealer>,
-    /// Every queue's depth over the last hour (rule M4).
+    /// Every queue's depth over the last hour (rule M5).
     pub depth_history: Arc<DepthHistory>,
 }
 
@@ -177,7 +177,7 @@ impl<B: Broker> Service<B> {
         self.alarms.tick().await
     }
 
-    /// Samples every queue's depth each 30 s in the background (rule M4).
+    /// Samples every queue's depth each 30 s in the background (rule M5).
     pub fn spawn_depth_sampler(&self) -> tokio::task::JoinHandle<()> {
         crate::depth_history::spawn_depth_sampler(
             self.depth_history.clone(),
@@ -186,7 +186,7 @@ impl<B: Broker> Service<B> {
         )
     }
 
-    /// Samples every queue's depth once, at the clock's time (rule M4);
+    /// Samples every queue's depth once, at the clock's time (rule M5);
     /// what the background sampler does every 30 s.
     pub async fn depth_tick(&self) {
         self.depth_history

@@ -1,4 +1,4 @@
-//! M4: every queue's depth sampled over the last hour, read back through
+//! M5: every queue's depth sampled over the last hour, read back through
 //! GetDepthHistory in both protocols (what the console's sparklines draw).
 
 use serde_json::json;
@@ -7,7 +7,7 @@ use crate::alarms::sluice;
 use crate::common::{TestServer, create_queue, xml_values};
 
 #[tokio::test]
-async fn m4_depth_history_in_both_protocols() {
+async fn m5_depth_history_in_both_protocols() {
     let server = TestServer::start().await;
     let sqs = server.sdk();
     let orders = create_queue(&sqs, "orders").await;

@@ -1,4 +1,4 @@
-//! GetDepthHistory (sluice's own, rule M4): the depths of queues over the
+//! GetDepthHistory (sluice's own, rule M5): the depths of queues over the
 //! last hour, as the background sampler kept them.
 
 use serde::Deserialize;
