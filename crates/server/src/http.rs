@@ -364,7 +364,12 @@ async fn handle_in_span<B: Broker>(
             Ok(principal) => ctx.principal = Some(principal),
             Err(refusal) => {
                 let action = crate::auth::action_hint(target.as_deref(), &url_query, &body);
-                return refuse(svc, protocol, refusal, &action, started, &request_id);
+                let queue = crate::auth::queue_hint(is_json, &path, &url_query, &body);
+                let hints = Hints {
+                    action: &action,
+                    queue: &queue,
+                };
+                return refuse(svc, protocol, refusal, hints, started, &request_id);
             }
         }
     }
@@ -431,23 +436,34 @@ async fn handle_in_span<B: Broker>(
     }
 }
 
+/// What a refused request said it asked for, read without decoding it
+/// (bounded, for the log only).
+struct Hints<'a> {
+    action: &'a str,
+    queue: &'a str,
+}
+
 /// Answers a request that failed authentication, and logs it once: the
-/// key it named, the action it asked for, why (never a secret or a
-/// signature).
+/// key it named, the action it asked for, the queue it named, why (never
+/// a secret or a signature).
 fn refuse<B: Broker>(
     svc: &Service<B>,
     protocol: Protocol,
     refusal: crate::auth::Refusal,
-    action: &str,
+    hints: Hints<'_>,
     started: std::time::Instant,
     request_id: &str,
 ) -> Response<Full<Bytes>> {
+    let Hints { action, queue } = hints;
     let code = refusal.error.code.query_code();
+    let queue = if queue.is_empty() { "-" } else { queue };
     tracing::Span::current().record("action", action);
+    tracing::Span::current().record("queue", queue);
     tracing::warn!(
         request_id,
         access_key = refusal.access_key_id.as_deref().unwrap_or("-"),
         action,
+        queue,
         code,
         reason = refusal.reason,
         "request refused: authentication failed"
