@@ -7,6 +7,7 @@ mod alarms;
 mod alarms_https;
 mod auth;
 mod auth_access;
+mod auth_alarms;
 mod auth_policies;
 mod auth_rates;
 mod auth_redrive;
