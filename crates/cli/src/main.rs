@@ -9,6 +9,7 @@ mod dlq;
 mod doctor;
 mod exposition;
 mod inventory;
+mod listeners;
 mod serve;
 mod signals;
 mod stats;
