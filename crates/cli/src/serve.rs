@@ -385,7 +385,8 @@ async fn run_node<B: Broker>(
     service
         .restore_consumers()
         .await
-        .context("cannot read the saved consumers (consumers.json)")?;
+        .context("cannot start the saved consumers")?;
+    let _consumer_sync = shared.then(|| sluice_server::service::spawn_consumer_sync(&service));
 
     let listener =
         sluice_server::http::listen(bind).with_context(|| format!("cannot listen on {bind}"))?;
