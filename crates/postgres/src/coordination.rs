@@ -74,7 +74,11 @@ impl Coordination for PostgresBroker {
         consumer_store::claim_slot(&self.inner, &consumer, slots, lease_ms).await
     }
 
-    async fn renew_consumer_slot(&self, lease: SlotLease, lease_ms: u64) -> Result<bool, EngineError> {
+    async fn renew_consumer_slot(
+        &self,
+        lease: SlotLease,
+        lease_ms: u64,
+    ) -> Result<bool, EngineError> {
         consumer_store::renew_slot(&self.inner, &lease, lease_ms).await
     }
 

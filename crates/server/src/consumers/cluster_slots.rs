@@ -96,10 +96,8 @@ fn hold<B: Broker>(broker: B, lease: SlotLease) -> Slot {
     let (held, mut dropped) = oneshot::channel::<()>();
     tokio::spawn(async move {
         let lease_ms = LEASE.as_millis() as u64;
-        let mut renewals = tokio::time::interval_at(
-            tokio::time::Instant::now() + RENEW_EVERY,
-            RENEW_EVERY,
-        );
+        let mut renewals =
+            tokio::time::interval_at(tokio::time::Instant::now() + RENEW_EVERY, RENEW_EVERY);
         loop {
             tokio::select! {
                 _ = &mut dropped => break,

@@ -143,7 +143,10 @@ impl RuntimeConsumers {
     /// those changed, pauses or resumes those paused or resumed, stops
     /// those deleted. Alone on its storage, a node's list is the truth:
     /// nothing to do.
-    pub async fn sync<B: Broker>(&self, host: ConsumerHost<'_, B>) -> Result<(), ConsumerChangeError> {
+    pub async fn sync<B: Broker>(
+        &self,
+        host: ConsumerHost<'_, B>,
+    ) -> Result<(), ConsumerChangeError> {
         let mut state = self.state.lock().await;
         self.refresh(&mut state, host).await
     }
@@ -162,7 +165,10 @@ impl RuntimeConsumers {
         }
         check(host.broker, &spec).await?;
         let saved = SavedConsumer::new(&spec, false);
-        if !self.keep(&state, host.broker, Change::Insert(&saved)).await? {
+        if !self
+            .keep(&state, host.broker, Change::Insert(&saved))
+            .await?
+        {
             return Err(ConsumerChangeError::Exists(spec.name));
         }
         state.saved.insert(spec.name.clone(), saved);
@@ -188,7 +194,10 @@ impl RuntimeConsumers {
         spec.name = name.to_string();
         check(host.broker, &spec).await?;
         let saved = SavedConsumer::new(&spec, current.stopped);
-        if !self.keep(&state, host.broker, Change::Update(&saved)).await? {
+        if !self
+            .keep(&state, host.broker, Change::Update(&saved))
+            .await?
+        {
             return Err(ConsumerChangeError::NotFound(name.to_string()));
         }
         state.saved.insert(name.to_string(), saved);
@@ -230,7 +239,10 @@ impl RuntimeConsumers {
         if let Some(saved) = state.saved.get(name) {
             let mut saved = saved.clone();
             saved.stopped = stopped;
-            if !self.keep(&state, host.broker, Change::Update(&saved)).await? {
+            if !self
+                .keep(&state, host.broker, Change::Update(&saved))
+                .await?
+            {
                 return Err(ConsumerChangeError::NotFound(name.to_string()));
             }
             state.saved.insert(name.to_string(), saved);

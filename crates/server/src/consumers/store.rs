@@ -66,7 +66,9 @@ impl SavedConsumer {
 }
 
 /// The record shared storage keeps of `saved`.
-pub fn to_stored(saved: &SavedConsumer) -> Result<sluice_broker::StoredConsumer, serde_json::Error> {
+pub fn to_stored(
+    saved: &SavedConsumer,
+) -> Result<sluice_broker::StoredConsumer, serde_json::Error> {
     Ok(sluice_broker::StoredConsumer {
         name: saved.name.clone(),
         definition: serde_json::to_string(saved)?,
