@@ -394,7 +394,8 @@ async fn run_node<B: Broker>(
     service
         .restore_consumers()
         .await
-        .context("cannot read the saved consumers (consumers.json)")?;
+        .context("cannot start the saved consumers")?;
+    let _consumer_sync = shared.then(|| sluice_server::service::spawn_consumer_sync(&service));
 
     let opened = crate::listeners::open(bind, tls, plain_bind, metrics_bind)?;
     let shutdown = crate::signals::shutdown_signal();

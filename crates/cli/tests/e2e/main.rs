@@ -25,6 +25,7 @@ mod consumers;
 mod consumers_batching;
 mod consumers_doctor;
 mod consumers_fifo;
+mod consumers_postgres;
 mod consumers_runtime;
 mod consumers_scaling;
 mod crash;
