@@ -21,7 +21,6 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::thread::JoinHandle;
 use std::time::Duration;
@@ -32,7 +31,7 @@ use tokio::sync::oneshot;
 use parking_lot::Mutex;
 
 use crate::change::Change;
-use crate::group_commit::{self, Gate, MAX_CHANGES_PER_COMMIT, Outcome, Pending};
+use crate::group_commit::{self, Failure, Gate, MAX_CHANGES_PER_COMMIT, Outcome, Pending};
 use crate::log_record;
 use crate::store::{Store, StoreError};
 use crate::wal::{self, Log, LogError};
@@ -48,7 +47,7 @@ pub enum Journal {
 /// The handle to the group-commit threads.
 pub struct Writer {
     tx: Option<mpsc::Sender<Pending>>,
-    failed: Arc<AtomicBool>,
+    failed: Arc<Failure>,
     /// Where readers wait for the applier.
     gate: Arc<Mutex<Gate>>,
     /// The log writer, which joins the applier before it ends.
@@ -56,7 +55,7 @@ pub struct Writer {
 }
 
 /// A promise that submitted changes are durable.
-pub struct Ticket(Option<Result<oneshot::Receiver<Outcome>, ()>>);
+pub struct Ticket(Option<Result<oneshot::Receiver<Outcome>, String>>);
 
 impl Ticket {
     /// Waits until the changes are on disk.
@@ -66,7 +65,7 @@ impl Ticket {
         };
         match self.0 {
             None => Ok(()),
-            Some(Err(())) => Err(unavailable(StoreError::Failed.to_string())),
+            Some(Err(why)) => Err(unavailable(why)),
             Some(Ok(rx)) => match rx.await {
                 Ok(Ok(())) => Ok(()),
                 Ok(Err(why)) => Err(unavailable(why)),
@@ -81,7 +80,7 @@ impl Journal {
     /// recovered log; they checkpoint at least every `checkpoint_interval`.
     pub fn durable(recovered: Recovered, checkpoint_interval: Duration) -> Self {
         let (tx, rx) = mpsc::channel::<Pending>();
-        let failed = Arc::new(AtomicBool::new(false));
+        let failed = Arc::new(Failure::default());
         // Records before `next_lsn` are in redb already (recovery applied them).
         let gate = Arc::new(Mutex::new(Gate::new(recovered.next_lsn.saturating_sub(1))));
         let thread = group_commit::spawn(
@@ -126,7 +125,7 @@ impl Journal {
             Journal::Durable(w) => match Gate::readable(&w.gate) {
                 Ok(None) => Ticket(None),
                 Ok(Some(rx)) => Ticket(Some(Ok(rx))),
-                Err(_) => Ticket(Some(Err(()))),
+                Err(why) => Ticket(Some(Err(why))),
             },
         }
     }
@@ -134,13 +133,13 @@ impl Journal {
 
 impl Writer {
     fn send(&self, changes: Vec<Change>) -> Ticket {
-        if self.failed.load(Ordering::Acquire) {
-            return Ticket(Some(Err(())));
+        if self.failed.is_set() {
+            return Ticket(Some(Err(self.failed.refusal())));
         }
         let (done, rx) = oneshot::channel();
         match &self.tx {
             Some(tx) if tx.send(Pending { changes, done }).is_ok() => Ticket(Some(Ok(rx))),
-            _ => Ticket(Some(Err(()))),
+            _ => Ticket(Some(Err("the writer stopped".into()))),
         }
     }
 }
@@ -174,7 +173,8 @@ pub fn recover(store: Store, dir: &Path) -> Result<Recovered, StoreError> {
     let log_err = |e: LogError| StoreError::Log(e.to_string());
     let io_err = |e: std::io::Error| StoreError::Log(e.to_string());
     let applied = store.applied_lsn()?;
-    let found = wal::open(dir, applied).map_err(log_err)?;
+    let storage = store.storage().clone();
+    let found = wal::open(&*storage, dir, applied).map_err(log_err)?;
     let replayed = found.records.len();
     let mut last = applied;
     let mut chunk: Vec<Change> = Vec::new();
@@ -202,11 +202,12 @@ pub fn recover(store: Store, dir: &Path) -> Result<Recovered, StoreError> {
         );
     }
     if found.legacy {
-        wal::remove_legacy(dir).map_err(io_err)?;
+        wal::remove_legacy(&*storage, dir).map_err(io_err)?;
     }
     let live: BTreeSet<u64> = store.segment_use()?.into_keys().collect();
     let newest = found.segments.last().copied().max(live.last().copied());
-    let log = Log::start(dir, newest.map_or(1, |id| id + 1), found.newest_len).map_err(io_err)?;
+    let first = newest.map_or(1, |id| id + 1);
+    let log = Log::start(&storage, dir, first, found.newest_len).map_err(io_err)?;
     let mut on_disk = BTreeSet::from([log.segment()]);
     for id in found.segments {
         if live.contains(&id) {
@@ -527,7 +528,7 @@ mod tests {
         for change in put_message(4, "from the old log") {
             log_record::encode(&change, &mut record);
         }
-        let mut scratch = Log::create(&dir.path().join("scratch"), 1).unwrap();
+        let mut scratch = Log::create(&wal::os(), &dir.path().join("scratch"), 1).unwrap();
         scratch.write(1, &mut record).unwrap();
         let mut legacy = b"SLUICEW1".to_vec();
         legacy.extend_from_slice(&record);

@@ -23,8 +23,9 @@
 //!
 //! 1. Leaves: `message` (a message's data and delivery state),
 //!    `seq_hash`, `groups`, `fifo`, `fair`, `dedup`, `ids`,
-//!    `body_cache`, and `wal` (log segments, which know nothing of
-//!    what records hold).
+//!    `body_cache`, `storage` (the file system under the log and redb, and
+//!    its fault-injecting double for tests), and `wal` (log segments,
+//!    which know nothing of what records hold).
 //! 2. Record formats: `codec` (message and state records), `change`
 //!    (the change vocabulary operations hand to the journal), `log_record`.
 //! 3. The index and the disk: `queue_state` (one queue's index);
@@ -69,6 +70,7 @@ mod redrive;
 mod send;
 mod seq_hash;
 mod stats;
+mod storage;
 mod store;
 mod sweep;
 mod visibility;
@@ -86,6 +88,7 @@ pub use engine::{EmbeddedBroker, EmbeddedOptions, RecoveryStats};
 #[cfg(feature = "fuzzing")]
 pub use fuzzing::decode_stored_bytes;
 pub use open::DATA_FILE;
+pub use storage::{DatabaseBackend, FaultStorage, OsStorage, Storage, StorageFile};
 pub use store::StoreError;
 
 /// The write-ahead log's segments inside the data directory: changes not

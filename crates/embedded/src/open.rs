@@ -15,6 +15,7 @@ use crate::body_cache::BodyBudget;
 use crate::engine::{EmbeddedBroker, EmbeddedOptions, Inner, QueueCell, RecoveryStats};
 use crate::journal::{self, Journal};
 use crate::queue_state::QueueState;
+use crate::storage::{OsStorage, Storage};
 use crate::store::{Store, StoreError};
 
 /// The file that holds the durable records inside the data directory.
@@ -41,8 +42,21 @@ impl EmbeddedBroker {
         clock: Arc<dyn Clock>,
         options: EmbeddedOptions,
     ) -> Result<(Self, RecoveryStats), StoreError> {
-        std::fs::create_dir_all(dir).map_err(|e| StoreError::Redb(e.to_string()))?;
-        let store = Store::open(&dir.join(DATA_FILE), options.storage_cache_bytes)?;
+        Self::open_on(Arc::new(OsStorage), dir, clock, options)
+    }
+
+    /// [`EmbeddedBroker::open_with`] on the files of `storage` (a
+    /// [`crate::FaultStorage`] in fault-injection tests).
+    pub fn open_on(
+        storage: Arc<dyn Storage>,
+        dir: &Path,
+        clock: Arc<dyn Clock>,
+        options: EmbeddedOptions,
+    ) -> Result<(Self, RecoveryStats), StoreError> {
+        storage
+            .create_dir_all(dir)
+            .map_err(|e| StoreError::Redb(e.to_string()))?;
+        let store = Store::open_on(storage, &dir.join(DATA_FILE), options.storage_cache_bytes)?;
         let journal = journal::recover(store.clone(), dir)?;
         let budget = Arc::new(BodyBudget::new(options.body_cache_bytes));
         let recovered = store.load()?;

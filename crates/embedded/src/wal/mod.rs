@@ -51,3 +51,9 @@ pub use record::BodyAt;
 pub(crate) use record::read_records;
 pub use recovery::open;
 pub use writer::Log;
+
+/// The operating system's storage, for tests.
+#[cfg(test)]
+pub fn os() -> std::sync::Arc<dyn crate::storage::Storage> {
+    std::sync::Arc::new(crate::storage::OsStorage)
+}
