@@ -19,8 +19,13 @@ const DIR: &str = "/data";
 /// log's own syncs run after the open (and the thread that zero-fills the
 /// next segment, which syncs files named `.preparing`).
 fn open(storage: &FaultStorage) -> EmbeddedBroker {
+    open_checkpointing(storage, Duration::from_secs(3600))
+}
+
+/// The engine on `storage`, checkpointing every `interval`.
+fn open_checkpointing(storage: &FaultStorage, interval: Duration) -> EmbeddedBroker {
     let options = EmbeddedOptions {
-        checkpoint_interval: Duration::from_secs(3600),
+        checkpoint_interval: interval,
         ..Default::default()
     };
     let clock = Arc::new(ManualClock::default());
@@ -163,5 +168,84 @@ fn d3_a_failed_log_write_is_never_acknowledged() {
         let crashed = storage.after_crash();
         drop(b);
         assert_eq!(stored(&open(&crashed)).await, ["acked"]);
+    });
+}
+
+/// D3 on a full disk: appends within the zeros a segment was made ready
+/// with need no space and are acknowledged; the first that must grow the
+/// file fails with ENOSPC and gets ServiceUnavailable, never an ack (its
+/// record is torn: what fitted was written). Later writes are refused,
+/// while what needs no write keeps answering: counts, attributes and a
+/// peek. Once space returns, a reopen holds every acknowledged message
+/// and never the torn one, and takes writes again.
+#[test]
+fn d3_a_full_disk_fails_the_send_that_needs_space_and_reads_go_on() {
+    runtime().block_on(async {
+        let storage = FaultStorage::new();
+        let b = open(&storage);
+        create(&b).await;
+        storage.set_space(Some(storage.used()));
+        let body = "x".repeat(60 << 10);
+        let mut acked = Vec::new();
+        let refused = loop {
+            let name = format!("{:02}-{body}", acked.len());
+            match send(&b, &name).await {
+                Ok(()) => acked.push(name),
+                Err(e) => break e,
+            }
+            assert!(acked.len() < 40, "a full disk took 2 MiB");
+        };
+        assert!(
+            !acked.is_empty(),
+            "the zeros made ready hold the first sends"
+        );
+        assert_unavailable(&refused, "no space left on device");
+        assert_unavailable(&send(&b, "later").await.unwrap_err(), "no space left");
+        // Reads that need no write.
+        let counts = b.queue_counts("q").await.unwrap();
+        assert!(counts.visible >= acked.len() as u64, "{counts:?}");
+        b.get_queue("q").await.unwrap();
+        assert!(stored(&b).await.len() >= acked.len());
+        drop(b);
+        storage.set_space(None);
+        for survived in [storage.after_crash(), storage] {
+            let b = open(&survived);
+            assert_eq!(stored(&b).await, acked, "only what was acknowledged");
+            send(&b, "after").await.unwrap();
+        }
+    });
+}
+
+/// D3 for the store: a checkpoint whose redb sync fails (through the
+/// storage backend redb runs on) is not retried either: later writes are
+/// refused, and the log, which the failed checkpoint did not move past,
+/// brings every acknowledged message back at the reopen.
+#[test]
+fn d3_a_failed_store_sync_at_a_checkpoint_refuses_writes_and_the_log_recovers() {
+    runtime().block_on(async {
+        let storage = FaultStorage::new();
+        let b = open_checkpointing(&storage, Duration::from_millis(10));
+        create(&b).await;
+        storage.fail_sync_of("sluice.redb");
+        let mut acked = Vec::new();
+        // The next checkpoint fails; sends are acknowledged until then.
+        let refused = loop {
+            let name = format!("m{:04}", acked.len());
+            match send(&b, &name).await {
+                Ok(()) => acked.push(name),
+                Err(e) => break e,
+            }
+            assert!(acked.len() < 5000, "no checkpoint ran");
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        };
+        assert_unavailable(&refused, "injected I/O error");
+        assert_unavailable(&send(&b, "later").await.unwrap_err(), "injected");
+        let crashed = storage.after_crash();
+        drop(b);
+        let b = open(&crashed);
+        let mut found = stored(&b).await;
+        // The refused send's record was written and may be whole.
+        found.retain(|body| !body.starts_with(&format!("m{:04}", acked.len())));
+        assert_eq!(found, acked);
     });
 }
