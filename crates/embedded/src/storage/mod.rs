@@ -50,6 +50,7 @@ pub trait Storage: Send + Sync + fmt::Debug + 'static {
 }
 
 /// One open file.
+#[allow(clippy::len_without_is_empty)] // a file's length, not a collection's
 pub trait StorageFile: Send + Sync + fmt::Debug {
     /// Writes all of `buf` at `offset`, growing the file if needed.
     fn write_all_at(&self, buf: &[u8], offset: u64) -> io::Result<()>;
