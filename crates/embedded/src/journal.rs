@@ -17,6 +17,11 @@
 //! makes redb durable and the log starts a new segment; older segments stay
 //! while a stored message's data lies in them. Start-up replays the log's
 //! records that redb does not hold yet ([`recover`]).
+//!
+//! The store and its threads are one [`Core`], which the engine replaces
+//! whole when it reopens its storage after a failed write (see
+//! `crate::reopen`): requests load the current one at each call, a load
+//! that writes no shared memory, so the swap costs the steady state nothing.
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -25,6 +30,7 @@ use std::sync::mpsc;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
+use arc_swap::ArcSwap;
 use sluice_broker::EngineError;
 use tokio::sync::oneshot;
 
@@ -40,8 +46,17 @@ use crate::wal::{self, Log, LogError};
 pub enum Journal {
     /// Not durable: changes are dropped, tickets resolve at once.
     Memory,
-    /// Durable: changes are committed by the writer thread.
-    Durable(Writer),
+    /// Durable: changes are committed by the current core's writer.
+    Durable(ArcSwap<Core>),
+}
+
+/// One opening of the storage: the store and the group-commit threads
+/// over it, or, while closed, the reason writes are refused.
+pub struct Core {
+    writer: Writer,
+    /// Where bodies not in memory are read from; `None` while the storage
+    /// is closed for a reopen.
+    store: Option<Store>,
 }
 
 /// The handle to the group-commit threads.
@@ -60,9 +75,6 @@ pub struct Ticket(Option<Result<oneshot::Receiver<Outcome>, String>>);
 impl Ticket {
     /// Waits until the changes are on disk.
     pub async fn wait(self) -> Result<(), EngineError> {
-        let unavailable = |why: String| {
-            EngineError::Unavailable(format!("The storage could not record this change: {why}"))
-        };
         match self.0 {
             None => Ok(()),
             Some(Err(why)) => Err(unavailable(why)),
@@ -73,12 +85,131 @@ impl Ticket {
             },
         }
     }
+
+    /// Whether the journal refused the changes outright (an earlier write
+    /// failed).
+    pub fn refused(&self) -> bool {
+        matches!(self.0, Some(Err(_)))
+    }
+}
+
+/// The retryable answer to a change the storage could not record.
+fn unavailable(why: String) -> EngineError {
+    EngineError::Unavailable(format!("The storage could not record this change: {why}"))
+}
+
+impl Core {
+    /// The store and its group-commit threads over its recovered log,
+    /// checkpointing at least every `checkpoint_interval`.
+    pub fn open(recovered: Recovered, checkpoint_interval: Duration) -> Self {
+        Core {
+            store: Some(recovered.store.clone()),
+            writer: Writer::start(recovered, checkpoint_interval),
+        }
+    }
+
+    /// A core that refuses every write with `why`, and reads `store`
+    /// if there is one (a start that could not begin its log).
+    pub fn closed(why: &str, store: Option<Store>) -> Self {
+        let failed = Arc::new(Failure::default());
+        failed.fail(why);
+        Core {
+            writer: Writer {
+                tx: None,
+                failed,
+                gate: Arc::new(Mutex::new(Gate::new(0))),
+                thread: None,
+            },
+            store,
+        }
+    }
 }
 
 impl Journal {
     /// Starts the group-commit threads over an open store and its
     /// recovered log; they checkpoint at least every `checkpoint_interval`.
+    #[cfg(test)]
     pub fn durable(recovered: Recovered, checkpoint_interval: Duration) -> Self {
+        Self::over(Core::open(recovered, checkpoint_interval))
+    }
+
+    /// A durable journal over `core`.
+    pub fn over(core: Core) -> Self {
+        Journal::Durable(ArcSwap::from_pointee(core))
+    }
+
+    /// True when changes are recorded; engines skip encoding them otherwise.
+    pub fn is_durable(&self) -> bool {
+        matches!(self, Journal::Durable(_))
+    }
+
+    /// Queues changes for the next commit. Call while holding the lock
+    /// under which the changes were made, so commits keep their order.
+    pub fn submit(&self, changes: Vec<Change>) -> Ticket {
+        match self {
+            Journal::Memory => Ticket(None),
+            Journal::Durable(core) => core.load().writer.send(changes),
+        }
+    }
+
+    /// A ticket that resolves once redb holds every change acknowledged so
+    /// far: wait on it before reading redb. Acknowledged means durable in
+    /// the log; redb's apply may still be running. Resolves at once when
+    /// the applier is caught up, which it mostly is.
+    pub fn readable(&self) -> Ticket {
+        match self {
+            Journal::Memory => Ticket(None),
+            Journal::Durable(core) => match Gate::readable(&core.load().writer.gate) {
+                Ok(None) => Ticket(None),
+                Ok(Some(rx)) => Ticket(Some(Ok(rx))),
+                Err(why) => Ticket(Some(Err(why))),
+            },
+        }
+    }
+
+    /// The store bodies are read from: `None` in memory, an error while
+    /// the storage is closed for a reopen.
+    pub fn store(&self) -> Result<Option<Store>, EngineError> {
+        match self {
+            Journal::Memory => Ok(None),
+            Journal::Durable(core) => {
+                let core = core.load();
+                match &core.store {
+                    Some(store) => Ok(Some(store.clone())),
+                    None => Err(unavailable(core.writer.failed.refusal())),
+                }
+            }
+        }
+    }
+
+    /// The first failed write's cause, once a write to storage failed.
+    pub fn failure(&self) -> Option<String> {
+        match self {
+            Journal::Memory => None,
+            Journal::Durable(core) => core.load().writer.failed.cause(),
+        }
+    }
+
+    /// Puts `core` in place of the current one, which is returned: it
+    /// closes (its threads stop, its store shuts) once the last request
+    /// using it lets go.
+    pub fn replace(&self, core: Core) -> Option<Arc<Core>> {
+        match self {
+            Journal::Memory => None,
+            Journal::Durable(current) => Some(current.swap(Arc::new(core))),
+        }
+    }
+
+    /// Puts back a core taken out by [`Journal::replace`].
+    pub fn restore(&self, core: Arc<Core>) {
+        if let Journal::Durable(current) = self {
+            current.store(core);
+        }
+    }
+}
+
+impl Writer {
+    fn start(recovered: Recovered, checkpoint_interval: Duration) -> Self {
         let (tx, rx) = mpsc::channel::<Pending>();
         let failed = Arc::new(Failure::default());
         // Records before `next_lsn` are in redb already (recovery applied them).
@@ -93,45 +224,14 @@ impl Journal {
             failed.clone(),
             gate.clone(),
         );
-        Journal::Durable(Writer {
+        Writer {
             tx: Some(tx),
             failed,
             gate,
             thread,
-        })
-    }
-
-    /// True when changes are recorded; engines skip encoding them otherwise.
-    pub fn is_durable(&self) -> bool {
-        matches!(self, Journal::Durable(_))
-    }
-
-    /// Queues changes for the next commit. Call while holding the lock
-    /// under which the changes were made, so commits keep their order.
-    pub fn submit(&self, changes: Vec<Change>) -> Ticket {
-        match self {
-            Journal::Memory => Ticket(None),
-            Journal::Durable(w) => w.send(changes),
         }
     }
 
-    /// A ticket that resolves once redb holds every change acknowledged so
-    /// far: wait on it before reading redb. Acknowledged means durable in
-    /// the log; redb's apply may still be running. Resolves at once when
-    /// the applier is caught up, which it mostly is.
-    pub fn readable(&self) -> Ticket {
-        match self {
-            Journal::Memory => Ticket(None),
-            Journal::Durable(w) => match Gate::readable(&w.gate) {
-                Ok(None) => Ticket(None),
-                Ok(Some(rx)) => Ticket(Some(Ok(rx))),
-                Err(why) => Ticket(Some(Err(why))),
-            },
-        }
-    }
-}
-
-impl Writer {
     fn send(&self, changes: Vec<Change>) -> Ticket {
         if self.failed.is_set() {
             return Ticket(Some(Err(self.failed.refusal())));
@@ -176,6 +276,12 @@ pub fn recover(store: Store, dir: &Path) -> Result<Recovered, StoreError> {
     let storage = store.storage().clone();
     let found = wal::open(&*storage, dir, applied).map_err(log_err)?;
     let replayed = found.records.len();
+    if let Some(&newest) = found.segments.last() {
+        // redb may hold, and will make durable at its next checkpoint,
+        // positions in the segment being written when the last run ended:
+        // its records must be durable first.
+        wal::rewrite_records(&*storage, dir, newest, found.newest_len).map_err(io_err)?;
+    }
     let mut last = applied;
     let mut chunk: Vec<Change> = Vec::new();
     for record in found.records {

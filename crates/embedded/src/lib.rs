@@ -33,7 +33,8 @@
 //!    `journal` (submissions, tickets, recovery).
 //! 4. The engine's state: `engine` (handle, registry, queue cells, the
 //!    queue lock brought up to date), `bodies`, `open` (start-up),
-//!    `sweep`.
+//!    `reopen` (the storage reopened after a failed write, and the
+//!    submissions that start it), `sweep`.
 //! 5. Operations, in the order listed above: `nack` uses `visibility`'s
 //!    receipt check, `redrive` uses `peek`'s snapshots and `dead_letter`.
 //! 6. This file: the public types' re-exports and the `Broker` impl.
@@ -67,6 +68,7 @@ mod queue_state;
 mod queues;
 mod receive;
 mod redrive;
+mod reopen;
 mod send;
 mod seq_hash;
 mod stats;
@@ -256,7 +258,14 @@ mod tests {
     async fn a_receive_right_after_an_acknowledged_send_finds_its_body() {
         let dir = tempfile::tempdir().unwrap();
         let b = uncached_with_queue(dir.path(), EmbeddedOptions::default()).await;
-        let held = b.inner.store.as_ref().unwrap().hold_writes().unwrap();
+        let held = b
+            .inner
+            .journal
+            .store()
+            .unwrap()
+            .unwrap()
+            .hold_writes()
+            .unwrap();
         let body = NewMessage {
             body: "on disk".into(),
             ..Default::default()
@@ -301,7 +310,14 @@ mod tests {
         };
         b.send_messages("q", vec![message("old")]).await.unwrap();
         b.inner.journal.readable().wait().await.unwrap();
-        let held = b.inner.store.as_ref().unwrap().hold_writes().unwrap();
+        let held = b
+            .inner
+            .journal
+            .store()
+            .unwrap()
+            .unwrap()
+            .hold_writes()
+            .unwrap();
         b.send_messages("q", vec![message("new")]).await.unwrap();
         let options = ReceiveOptions {
             max_messages: 1,

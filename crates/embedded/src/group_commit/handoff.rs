@@ -67,7 +67,8 @@ pub(super) fn resolve(done: impl IntoIterator<Item = oneshot::Sender<Outcome>>, 
 /// dropped the pages it could not write and will report the next sync as
 /// a success without them. So the log is never synced again to carry on
 /// (that would acknowledge records after a hole): every later write is
-/// refused, and the log is read back from what is on disk at the next open.
+/// refused, and the log is read back from what is on disk when the engine
+/// reopens its storage (`crate::reopen`).
 #[derive(Debug, Default)]
 pub(crate) struct Failure {
     failed: AtomicBool,
@@ -88,6 +89,15 @@ impl Failure {
     /// Whether a write failed.
     pub(crate) fn is_set(&self) -> bool {
         self.failed.load(Ordering::Acquire)
+    }
+
+    /// The first failure's cause, once a write failed.
+    pub(crate) fn cause(&self) -> Option<String> {
+        if self.is_set() {
+            self.why.lock().clone()
+        } else {
+            None
+        }
     }
 
     /// The answer to a write refused after the failure.

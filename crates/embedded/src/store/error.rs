@@ -18,10 +18,10 @@ pub enum StoreError {
     #[error("write-ahead log: {0}")]
     Log(String),
     /// An earlier write failed (the cause given); the engine accepts no
-    /// more writes until its storage is opened again.
+    /// more writes until it has reopened its storage (rule D5).
     #[error(
         "writes are refused since an earlier write to storage failed ({0}); \
-         what was acknowledged is safe in the log and is read back when the storage is opened again"
+         what was acknowledged is safe, and the storage is reopened once it takes writes again"
     )]
     Failed(String),
 }

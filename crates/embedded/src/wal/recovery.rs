@@ -1,11 +1,12 @@
 //! Start-up: finding the segments and reading back the records after
 //! the last one the store holds.
 
+use std::io;
 use std::path::Path;
 
 use super::error::LogError;
 use super::files::{LEGACY_LOG_FILE, LOG_DIR, list_segments, remove_unready, segment_path};
-use super::record::{MAGIC, Recovered, read_records};
+use super::record::{MAGIC, Recovered, START, read_records};
 use crate::storage::Storage;
 
 /// What [`open`] found in the data directory.
@@ -51,6 +52,25 @@ pub fn open(storage: &dyn Storage, dir: &Path, applied: u64) -> Result<Found, Lo
         legacy,
         newest_len,
     })
+}
+
+/// Writes the records of segment `id`, which end at `end`, again and
+/// syncs them. After a failed `fdatasync` the kernel may still serve bytes
+/// it never wrote (it clears the dirty state of the pages it could not
+/// write, so a later sync skips them), and so may redb, reopened in place,
+/// with positions in them from commits that were never durable: without
+/// this the next checkpoint would make those positions durable while the
+/// bytes are missing from the disk. Overwriting needs no new space, and a
+/// start after a clean stop finds an empty segment.
+pub fn rewrite_records(storage: &dyn Storage, dir: &Path, id: u64, end: u64) -> io::Result<()> {
+    if end <= START {
+        return Ok(());
+    }
+    let file = storage.open(&segment_path(&dir.join(LOG_DIR), id), true)?;
+    let mut records = vec![0; (end - START) as usize];
+    file.read_exact_at(&mut records, START)?;
+    file.write_all_at(&records, START)?;
+    file.sync_data()
 }
 
 /// The records after `applied` in segment `id` at `path`, and where they
