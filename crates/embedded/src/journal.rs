@@ -262,6 +262,7 @@ pub struct Recovered {
     on_disk: BTreeSet<u64>,
     next_lsn: u64,
     /// Log records replayed into the store.
+    #[cfg_attr(not(test), allow(dead_code))]
     pub replayed: usize,
 }
 
@@ -269,7 +270,28 @@ pub struct Recovered {
 /// records after the last one it holds; then checkpoints, starts a new
 /// segment for the writer, and deletes the segments in which no stored
 /// message's data lies.
+#[cfg(test)]
 pub fn recover(store: Store, dir: &Path) -> Result<Recovered, StoreError> {
+    replay(store, dir)?.start_log(dir)
+}
+
+/// A store that holds every record of the log, durably: what [`replay`]
+/// returns, before the writer's segment is begun.
+pub struct Replayed {
+    store: Store,
+    /// The segments on disk, oldest first.
+    segments: Vec<u64>,
+    /// How many bytes of records the newest one holds.
+    newest_len: u64,
+    next_lsn: u64,
+    /// Log records replayed into the store.
+    pub replayed: usize,
+}
+
+/// The first half of [`recover`]: the log's records replayed into
+/// `store` and made durable there. Writes nothing when nothing needs
+/// replaying: a start after a clean stop on a full disk gets this far.
+pub fn replay(store: Store, dir: &Path) -> Result<Replayed, StoreError> {
     let log_err = |e: LogError| StoreError::Log(e.to_string());
     let io_err = |e: std::io::Error| StoreError::Log(e.to_string());
     let applied = store.applied_lsn()?;
@@ -310,26 +332,49 @@ pub fn recover(store: Store, dir: &Path) -> Result<Recovered, StoreError> {
     if found.legacy {
         wal::remove_legacy(&*storage, dir).map_err(io_err)?;
     }
-    let live: BTreeSet<u64> = store.segment_use()?.into_keys().collect();
-    let newest = found.segments.last().copied().max(live.last().copied());
-    let first = newest.map_or(1, |id| id + 1);
-    let log = Log::start(&storage, dir, first, found.newest_len).map_err(io_err)?;
-    let mut on_disk = BTreeSet::from([log.segment()]);
-    for id in found.segments {
-        if live.contains(&id) {
-            on_disk.insert(id);
-        } else if let Err(e) = log.remove(id) {
-            tracing::warn!(segment = id, error = %e, "could not delete a log segment");
-            on_disk.insert(id);
-        }
-    }
-    Ok(Recovered {
+    Ok(Replayed {
         store,
-        log,
-        on_disk,
+        segments: found.segments,
+        newest_len: found.newest_len,
         next_lsn: last + 1,
         replayed,
     })
+}
+
+impl Replayed {
+    /// The second half of [`recover`]: begins the writer's segment and
+    /// deletes the segments no stored message needs.
+    pub fn start_log(self, dir: &Path) -> Result<Recovered, StoreError> {
+        let io_err = |e: std::io::Error| StoreError::Log(e.to_string());
+        let Replayed {
+            store,
+            segments,
+            newest_len,
+            next_lsn,
+            replayed,
+        } = self;
+        let storage = store.storage().clone();
+        let live: BTreeSet<u64> = store.segment_use()?.into_keys().collect();
+        let newest = segments.last().copied().max(live.last().copied());
+        let first = newest.map_or(1, |id| id + 1);
+        let log = Log::start(&storage, dir, first, newest_len).map_err(io_err)?;
+        let mut on_disk = BTreeSet::from([log.segment()]);
+        for id in segments {
+            if live.contains(&id) {
+                on_disk.insert(id);
+            } else if let Err(e) = log.remove(id) {
+                tracing::warn!(segment = id, error = %e, "could not delete a log segment");
+                on_disk.insert(id);
+            }
+        }
+        Ok(Recovered {
+            store,
+            log,
+            on_disk,
+            next_lsn,
+            replayed,
+        })
+    }
 }
 
 #[cfg(test)]

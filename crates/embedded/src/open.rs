@@ -56,16 +56,25 @@ pub(crate) fn open_storage(
         &dir.join(DATA_FILE),
         options.storage_cache_bytes,
     )?;
-    let recovered = journal::recover(store.clone(), dir)?;
+    let replayed = journal::replay(store.clone(), dir)?;
     let mut stats = RecoveryStats {
-        log_records: recovered.replayed,
+        log_records: replayed.replayed,
         store_repaired: store.repaired_on_open(),
         ..RecoveryStats::default()
     };
     let index = load_index(&store, budget, now, &mut stats)?;
     let handle_secret = store.handle_secret()?;
+    let core = match replayed.start_log(dir) {
+        Ok(recovered) => Core::open(recovered, options.checkpoint_interval),
+        // Everything is read back: the engine serves reads, and refuses
+        // writes until the storage takes them (rule D6).
+        Err(e) => {
+            tracing::warn!(error = %e, "the log could not be begun: serving reads, refusing writes until the storage takes them");
+            Core::closed(&e.to_string(), Some(store))
+        }
+    };
     Ok(Opened {
-        core: Core::open(recovered, options.checkpoint_interval),
+        core,
         index,
         stats,
         handle_secret,

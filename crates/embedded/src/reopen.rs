@@ -122,6 +122,10 @@ impl Inner {
             Ok(opened) => {
                 let replayed = opened.stats.log_records;
                 self.install(opened);
+                // Read back, but the log could not be begun (rule D6).
+                if let Some(why) = self.journal.failure() {
+                    return Err(why);
+                }
                 tracing::info!(
                     log_records = replayed,
                     "reopened the storage: writes are accepted again"

@@ -411,3 +411,45 @@ fn d5_a_long_poll_waiting_across_a_reopen_is_woken() {
         assert!(got.iter().all(|m| acked.contains(&m.body)));
     });
 }
+
+/// D6: a start on a full disk (no byte free before the open) after a
+/// clean stop writes nothing it cannot: it serves reads (counts, peeks
+/// with bodies from disk) and refuses writes with the retryable error
+/// naming the cause; once space returns, the engine reopens its storage
+/// by itself (rule D5) and takes writes again.
+#[test]
+fn d6_a_start_on_a_full_disk_serves_reads_and_takes_writes_once_space_returns() {
+    runtime().block_on(async {
+        let storage = FaultStorage::new();
+        let b = open(&storage);
+        create(&b).await;
+        for body in ["a", "b"] {
+            send(&b, body).await.unwrap();
+        }
+        drop(b);
+        storage.set_space(Some(0));
+        let options = EmbeddedOptions {
+            checkpoint_interval: Duration::from_secs(3600),
+            reopen_interval: Duration::from_millis(10),
+            body_cache_bytes: 0,
+            ..Default::default()
+        };
+        let clock = Arc::new(ManualClock::default());
+        let (b, _) =
+            EmbeddedBroker::open_on(Arc::new(storage.clone()), Path::new(DIR), clock, options)
+                .expect("a start on a full disk");
+        assert_eq!(stored(&b).await, ["a", "b"]);
+        assert_eq!(b.queue_counts("q").await.unwrap().visible, 2);
+        for _ in 0..5 {
+            let refused = send(&b, "refused").await.unwrap_err();
+            assert_unavailable(&refused, "no space left on device");
+            tokio::time::sleep(Duration::from_millis(15)).await;
+        }
+        assert_eq!(stored(&b).await, ["a", "b"]);
+        storage.set_space(None);
+        send_until_accepted(&b, "after").await;
+        assert_eq!(stored(&b).await, ["a", "after", "b"]);
+        let b = open(&storage.after_crash());
+        assert_eq!(stored(&b).await, ["a", "after", "b"]);
+    });
+}

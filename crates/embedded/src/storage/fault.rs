@@ -388,7 +388,8 @@ impl StorageFile for FaultFile {
         let f = s.inode(self.inode)?;
         let growth = (offset + buf.len() as u64).saturating_sub(f.data.len() as u64);
         let fits = match space {
-            Some(space) if used + growth > space => {
+            // Overwriting needs no space, even past the budget.
+            Some(space) if growth > 0 && used + growth > space => {
                 let room = space.saturating_sub(used) + (buf.len() as u64 - growth);
                 Some(room.min(buf.len() as u64) as usize)
             }
@@ -437,7 +438,7 @@ impl StorageFile for FaultFile {
         let (used, space) = (s.used(), s.space);
         let f = s.inode(self.inode)?;
         let growth = len.saturating_sub(f.data.len() as u64);
-        if space.is_some_and(|space| used + growth > space) {
+        if growth > 0 && space.is_some_and(|space| used + growth > space) {
             return Err(full());
         }
         f.data.resize(len as usize, 0);

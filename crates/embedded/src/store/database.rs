@@ -10,7 +10,7 @@ use redb::{Database, Durability, ReadableDatabase, ReadableTable};
 use sluice_broker::HandleSecret;
 
 use super::error::StoreError;
-use super::heads::build_heads;
+use super::heads::{build_heads, set_up};
 use super::tables::{
     APPLIED_LSN, DEDUP, FAILURES, HANDLE_SECRET, MESSAGES, META, QUEUES, SECRETS, SEGMENTS, STATES,
     TASKS,
@@ -71,6 +71,14 @@ impl Store {
                 elapsed_ms = began.elapsed().as_millis() as u64,
                 "store repaired"
             );
+        }
+        if set_up(&db)? {
+            return Ok(Self {
+                db,
+                storage,
+                segments,
+                repaired,
+            });
         }
         let mut txn = db.begin_write()?;
         // Like every durable commit here (see `checkpoint`): a commit
