@@ -284,6 +284,7 @@ async fn serve(args: ServeArgs, file: FileConfig) -> anyhow::Result<()> {
                 args.checkpoint_interval_ms.or(file.checkpoint_interval_ms),
                 defaults.checkpoint_interval,
             )?,
+            ..defaults
         };
         let (broker, stats) = EmbeddedBroker::open_with(&data_dir, clock, options)
             .with_context(|| format!("cannot open the data directory {}", data_dir.display()))?;
