@@ -1,5 +1,7 @@
 //! Records the commit the binary is built from, for `sluice --version`.
-//! Outside a git checkout (a source tarball) it says so instead.
+//! Outside a git checkout (a source tarball, a container build, which
+//! copies no `.git`) it takes `SLUICE_BUILD_COMMIT` from the environment,
+//! or says the commit is unknown.
 
 use std::path::Path;
 use std::process::Command;
@@ -13,7 +15,12 @@ fn git(args: &[&str]) -> Option<String> {
 }
 
 fn main() {
-    let described = match git(&["rev-parse", "--short=12", "HEAD"]) {
+    println!("cargo:rerun-if-env-changed=SLUICE_BUILD_COMMIT");
+    let given = std::env::var("SLUICE_BUILD_COMMIT")
+        .ok()
+        .map(|c| c.trim().to_string())
+        .filter(|c| !c.is_empty() && c.chars().all(|ch| ch.is_ascii_alphanumeric()));
+    let described = match git(&["rev-parse", "--short=12", "HEAD"]).or(given) {
         Some(c) => format!("commit {c}"),
         None => "commit unknown".to_string(),
     };

@@ -109,6 +109,19 @@ pub struct BenchArgs {
     #[arg(long, value_name = "DIR", conflicts_with_all = ["null_server", "wake_probes", "messages", "duration", "rate"])]
     pub sync_probe: Option<std::path::PathBuf>,
 
+    /// Instead of a load, measure a push consumer (docs/consumers.md): fill the queue with a backlog of --messages (default 100,000) with --producers senders, start a trivial handler in this process (it answers `{"batchItemFailures":[]}`), create a consumer posting to it (CreateConsumer, --batch-size, --push-concurrency) and time the deliveries until the handler had every message. Reports msg/s delivered and the CPU time of the server (with --server-pid) and of the handler, per second and per 1,000 messages.
+    #[arg(long, conflicts_with_all = ["null_server", "wake_probes", "sync_probe", "duration", "rate", "fifo", "queues"])]
+    pub push: bool,
+
+    /// With --push: the consumer's MaxConcurrency, batches in flight at most (2 to 1,000).
+    #[arg(long, value_name = "N", default_value_t = 10, requires = "push",
+          value_parser = clap::value_parser!(u32).range(2..=1000))]
+    pub push_concurrency: u32,
+
+    /// With --push: the server's process id, whose CPU time (from /proc/PID/stat) is reported.
+    #[arg(long, value_name = "PID", requires = "push")]
+    pub server_pid: Option<u32>,
+
     /// Print one JSON object instead of the table.
     #[arg(long)]
     pub json: bool,

@@ -30,6 +30,17 @@ pub enum BenchError {
         /// Acknowledged sends never received.
         lost: u64,
     },
+    /// `--push`: the handler did not get every message of the backlog, or
+    /// some were not deleted.
+    #[error("the handler got {delivered} of {messages} messages and {left} are left in the queue")]
+    Undelivered {
+        /// Records the handler got.
+        delivered: u64,
+        /// The backlog.
+        messages: u64,
+        /// Still in the queue after the run.
+        left: u64,
+    },
     /// The async runtime or a socket failed.
     #[error("{context}")]
     Io {

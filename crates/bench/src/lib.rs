@@ -7,14 +7,17 @@
 //! acknowledged (bounded), and reports throughput, latency percentiles and,
 //! unless the endpoint is the null server, lost and duplicate messages.
 //! `--wake-probes` and `--sync-probe` measure a long poll's wake-up and the
-//! disk's sync instead of a load.
+//! disk's sync instead of a load; `--push` a push consumer's deliveries.
 
 pub mod args;
 pub mod body;
+pub mod cpu;
 pub mod error;
 pub mod latency;
 pub mod load;
 pub mod null_server;
+pub mod push;
+pub mod push_handler;
 pub mod report;
 pub mod sync_probe;
 pub mod tracker;
@@ -63,6 +66,9 @@ async fn bench(args: BenchArgs) -> Result<(), BenchError> {
         return Err(BenchError::Usage(format!(
             "--rate must be a positive number of messages per second, got {rate}"
         )));
+    }
+    if args.push {
+        return push(&args).await;
     }
     let workers = (args.producers + args.consumers) as usize;
     let client = client_for(&args, &args.endpoint, workers)?;
@@ -147,6 +153,41 @@ async fn bench(args: BenchArgs) -> Result<(), BenchError> {
         _ => Ok(()),
     }
 }
+
+/// `--push`: a push consumer's delivery rate and CPU time.
+async fn push(args: &BenchArgs) -> Result<(), BenchError> {
+    let client = client_for(args, &args.endpoint, args.producers as usize)?;
+    let plan = push::PushPlan {
+        queue: args.queue.clone(),
+        messages: args.messages.unwrap_or(PUSH_MESSAGES),
+        message_size: args.message_size as usize,
+        batch_size: args.batch_size,
+        max_concurrency: args.push_concurrency,
+        producers: args.producers,
+        server_pid: args.server_pid,
+        purge: args.purge,
+        stall: Duration::from_secs(args.drain_seconds),
+    };
+    if !args.json {
+        eprintln!(
+            "sluice bench: filling {} with {} messages, then delivering them to a handler ...",
+            args.queue, plan.messages
+        );
+    }
+    let report = push::run(&client, &plan).await?;
+    print_report(args.json, &report, report.table())?;
+    if report.delivered < plan.messages || report.left_in_queue > 0 {
+        return Err(BenchError::Undelivered {
+            delivered: report.delivered,
+            messages: plan.messages,
+            left: report.left_in_queue,
+        });
+    }
+    Ok(())
+}
+
+/// The backlog of `--push` without `--messages`.
+const PUSH_MESSAGES: u64 = 100_000;
 
 /// A client of `endpoint` keeping `connections` idle connections, signing
 /// with the credentials the flags and environment give.
@@ -283,6 +324,12 @@ mod tests {
             "--bind needs --null-server"
         );
         assert!(bad(&["--wait-time-seconds", "21"]));
+        assert!(bad(&["--push-concurrency", "4"]), "needs --push");
+        assert!(bad(&["--server-pid", "1"]), "needs --push");
+        assert!(bad(&["--push", "--push-concurrency", "1"]));
+        assert!(bad(&["--push", "--fifo"]));
+        assert!(bad(&["--push", "--duration", "5"]));
+        assert_eq!(parse(&["--push"]).push_concurrency, 10);
         assert_eq!(
             parse(&["--messages", "100"]).stop_rule(),
             args::StopRule::Messages(100)

@@ -3,7 +3,8 @@
 //! every node shows the same ones and one node evaluates them), the
 //! message move task records (one active task per source queue), the
 //! claims on background jobs, the activity counters of every node, and the
-//! secret receipt handles are sealed with.
+//! secret receipt handles are sealed with, the push consumers created at
+//! run time and the leases on their delivery slots.
 //!
 //! [`Coordination`] is apart from [`Broker`](crate::Broker), which holds the
 //! SQS queue operations only: the server's alarm and move-task components
@@ -96,6 +97,78 @@ pub trait Coordination: Clone + Send + Sync + 'static {
         async { Err(EngineError::AlarmsNotShared) }
     }
 
+    /// Every push consumer created at run time kept in shared storage
+    /// (rule C9), by name. An engine no other node shares keeps none (the
+    /// server keeps them in its data directory).
+    fn stored_consumers(
+        &self,
+    ) -> impl Future<Output = Result<Vec<StoredConsumer>, EngineError>> + Send {
+        async { Ok(Vec::new()) }
+    }
+
+    /// Adds a run-time consumer; false (nothing changed) when one of that
+    /// name is stored already.
+    fn insert_stored_consumer(
+        &self,
+        consumer: StoredConsumer,
+    ) -> impl Future<Output = Result<bool, EngineError>> + Send {
+        let _ = consumer;
+        async { Err(EngineError::ConsumersNotShared) }
+    }
+
+    /// Replaces the definition of the stored consumer of that name; false
+    /// (nothing changed) when there is none.
+    fn update_stored_consumer(
+        &self,
+        consumer: StoredConsumer,
+    ) -> impl Future<Output = Result<bool, EngineError>> + Send {
+        let _ = consumer;
+        async { Err(EngineError::ConsumersNotShared) }
+    }
+
+    /// Deletes the stored consumer `name`; false when there was none.
+    fn delete_stored_consumer(
+        &self,
+        name: String,
+    ) -> impl Future<Output = Result<bool, EngineError>> + Send {
+        let _ = name;
+        async { Err(EngineError::ConsumersNotShared) }
+    }
+
+    /// Leases one of the delivery slots `0..slots` of consumer `consumer`
+    /// for `lease_ms`, across every node sharing the storage (rule C14):
+    /// `None` while live leases hold them all. A lease not renewed ends
+    /// by itself, so a dead node's slots come free.
+    fn claim_consumer_slot(
+        &self,
+        consumer: String,
+        slots: u32,
+        lease_ms: u64,
+    ) -> impl Future<Output = Result<Option<SlotLease>, EngineError>> + Send {
+        let _ = (consumer, slots, lease_ms);
+        async { Err(EngineError::ConsumersNotShared) }
+    }
+
+    /// Extends `lease` to `lease_ms` from now; false when it was lost
+    /// (it ended and another claim took the slot).
+    fn renew_consumer_slot(
+        &self,
+        lease: SlotLease,
+        lease_ms: u64,
+    ) -> impl Future<Output = Result<bool, EngineError>> + Send {
+        let _ = (lease, lease_ms);
+        async { Err(EngineError::ConsumersNotShared) }
+    }
+
+    /// Frees the slot `lease` holds; nothing when the lease was lost.
+    fn release_consumer_slot(
+        &self,
+        lease: SlotLease,
+    ) -> impl Future<Output = Result<(), EngineError>> + Send {
+        let _ = lease;
+        async { Err(EngineError::ConsumersNotShared) }
+    }
+
     /// The server's 32-byte secret that receipt handles are sealed with
     /// (rule A3): made at random once, then the same for the life of the
     /// storage and for every node sharing it, so handles survive restarts
@@ -147,6 +220,29 @@ pub struct StoredAlarm {
     pub updated_at: Millis,
     /// State changes, newest first, JSON.
     pub history: String,
+}
+
+/// A push consumer created at run time, as shared storage keeps it. The
+/// engine does not read the definition: the server writes and reads it as
+/// JSON.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredConsumer {
+    /// Unique name.
+    pub name: String,
+    /// Its settings and whether it is paused, JSON.
+    pub definition: String,
+}
+
+/// One delivery slot of a consumer leased by this node (see
+/// [`Coordination::claim_consumer_slot`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SlotLease {
+    /// The consumer's name.
+    pub consumer: String,
+    /// Which slot, below the consumer's `max_concurrency`.
+    pub slot: u32,
+    /// What tells this lease apart from a later one of the same slot.
+    pub token: String,
 }
 
 /// A background job this node holds (see [`Coordination::claim_job`]):

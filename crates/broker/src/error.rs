@@ -74,6 +74,10 @@ pub enum EngineError {
     /// An alarm operation on an engine that keeps no alarms.
     #[error("this engine keeps no alarms")]
     AlarmsNotShared,
+    /// A run-time consumer or delivery slot operation on an engine no
+    /// other node shares (the server keeps those itself).
+    #[error("this engine keeps no consumers")]
+    ConsumersNotShared,
     /// The storage cannot answer now; a retry may succeed. The text is
     /// what the client reads.
     #[error("storage unavailable: {0}")]
@@ -148,6 +152,9 @@ impl From<EngineError> for SqsError {
             }
             AlarmsNotShared => SqsError::internal(
                 "This storage engine keeps no alarms; the server keeps them itself.",
+            ),
+            ConsumersNotShared => SqsError::internal(
+                "This storage engine keeps no consumers; the server keeps them itself.",
             ),
             Unavailable(message) => SqsError::new(ErrorCode::ServiceUnavailable, message),
             Storage(message) => SqsError::internal(message),
@@ -250,6 +257,11 @@ mod tests {
                 EngineError::AlarmsNotShared,
                 InternalFailure,
                 "This storage engine keeps no alarms; the server keeps them itself.".into(),
+            ),
+            (
+                EngineError::ConsumersNotShared,
+                InternalFailure,
+                "This storage engine keeps no consumers; the server keeps them itself.".into(),
             ),
             (
                 EngineError::Unavailable("retry".into()),

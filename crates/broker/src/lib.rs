@@ -23,7 +23,9 @@ mod types;
 
 use std::future::Future;
 
-pub use coordination::{ClaimGuard, Coordination, HandleSecret, JobClaim, StoredAlarm};
+pub use coordination::{
+    ClaimGuard, Coordination, HandleSecret, JobClaim, SlotLease, StoredAlarm, StoredConsumer,
+};
 pub use error::EngineError;
 pub use metadata::MetaChange;
 pub use types::*;

@@ -41,6 +41,9 @@ pub struct FileConfig {
     pub idle_timeout_secs: Option<u64>,
     /// Most connections served at once (default 900).
     pub max_connections: Option<u64>,
+    /// Serve `GET /metrics` on this address only (with `/health`), and on
+    /// no other listener.
+    pub metrics_bind: Option<SocketAddr>,
     /// Public base URL of queue URLs, e.g. `https://sqs.example.com`.
     pub base_url: Option<String>,
     /// Queues to create at start-up.

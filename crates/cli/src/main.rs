@@ -10,6 +10,7 @@ mod dlq;
 mod doctor;
 mod exposition;
 mod inventory;
+mod listeners;
 mod memory;
 mod serve;
 mod signals;

@@ -14,7 +14,7 @@ use sluice_embedded::{EmbeddedBroker, EmbeddedOptions};
 use sluice_postgres::{PgError, PostgresBroker, PostgresOptions};
 use sluice_server::alarms::tls::WebhookTls;
 use sluice_server::alarms::{AlarmSettings, DlqAlarmSettings};
-use sluice_server::http::{Endpoint, ServerTls};
+use sluice_server::http::ServerTls;
 use sluice_server::{ConnectionLimits, Service, ServiceConfig};
 
 use crate::config::{self, AuthMode, FileConfig};
@@ -110,6 +110,10 @@ pub struct ServeArgs {
     /// local clients).
     #[arg(long, value_name = "ADDR:PORT")]
     plain_bind: Option<SocketAddr>,
+    /// Serve GET /metrics (it names every queue) on this address, with
+    /// /health, and on no other listener. Default: /metrics on every one.
+    #[arg(long, value_name = "ADDR:PORT")]
+    metrics_bind: Option<SocketAddr>,
 }
 
 /// Longest header, body or idle timeout accepted: an hour.
@@ -221,6 +225,7 @@ async fn serve(args: ServeArgs, file: FileConfig) -> anyhow::Result<()> {
     let listening = Listening {
         bind,
         plain_bind,
+        metrics_bind: args.metrics_bind.or(file.metrics_bind),
         limits,
         tls: server_tls,
         reloader,
@@ -276,6 +281,7 @@ async fn serve(args: ServeArgs, file: FileConfig) -> anyhow::Result<()> {
                 args.checkpoint_interval_ms.or(file.checkpoint_interval_ms),
                 defaults.checkpoint_interval,
             )?,
+            ..defaults
         };
         let (broker, stats) = EmbeddedBroker::open_with(&data_dir, clock, options)
             .with_context(|| format!("cannot open the data directory {}", data_dir.display()))?;
@@ -336,6 +342,8 @@ struct Listening {
     bind: SocketAddr,
     /// With TLS on, the optional plain-HTTP listener's.
     plain_bind: Option<SocketAddr>,
+    /// The optional metrics listener's.
+    metrics_bind: Option<SocketAddr>,
     limits: ConnectionLimits,
     /// The main listener's certificate (`None`: it speaks plain HTTP).
     tls: Option<Arc<ServerTls>>,
@@ -353,6 +361,7 @@ async fn run_node<B: Broker>(
     let Listening {
         bind,
         plain_bind,
+        metrics_bind,
         limits,
         tls,
         reloader,
@@ -378,46 +387,19 @@ async fn run_node<B: Broker>(
     declare::declare_queues(&service, file).await?;
     declare::declare_alarms(&service, file).await?;
     let _alarm_monitor = sluice_server::alarms::spawn_alarm_monitor(service.alarms.clone());
+    let _depth_sampler = service.spawn_depth_sampler();
     let _consumers = start_consumers(&service, file).await?;
     service
         .restore_consumers()
         .await
-        .context("cannot read the saved consumers (consumers.json)")?;
+        .context("cannot start the saved consumers")?;
+    let _consumer_sync = shared.then(|| sluice_server::service::spawn_consumer_sync(&service));
 
-    let listener =
-        sluice_server::http::listen(bind).with_context(|| format!("cannot listen on {bind}"))?;
-    let local = listener.local_addr()?;
-    let scheme = if tls.is_some() { "https" } else { "http" };
-    let mut endpoints = vec![Endpoint { listener, tls }];
-    let plain_local = match plain_bind {
-        Some(addr) => {
-            let plain = sluice_server::http::listen(addr)
-                .with_context(|| format!("cannot listen on {addr} (plain HTTP)"))?;
-            let local = plain.local_addr()?;
-            endpoints.push(Endpoint {
-                listener: plain,
-                tls: None,
-            });
-            Some(local)
-        }
-        None => None,
-    };
+    let opened = crate::listeners::open(bind, tls, plain_bind, metrics_bind)?;
     let shutdown = crate::signals::shutdown_signal();
     crate::signals::reload_on_hangup(reloader);
-    // Printed on stdout so scripts and tests can find a port chosen with :0.
-    println!("sluice listening on {scheme}://{local}");
-    if let Some(plain) = plain_local {
-        println!("sluice listening on http://{plain} (plain HTTP)");
-    }
-    tracing::info!(
-        address = %local,
-        scheme,
-        plain_address = plain_local.map(|a| a.to_string()),
-        storage,
-        max_connections = limits.max_connections,
-        "sluice is ready"
-    );
-    sluice_server::http::serve_endpoints(endpoints, service, limits, shutdown).await?;
+    opened.announce(storage, limits.max_connections);
+    sluice_server::http::serve_endpoints(opened.endpoints, service, limits, shutdown).await?;
     tracing::info!("sluice stopped");
     Ok(())
 }

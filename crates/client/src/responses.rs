@@ -222,3 +222,40 @@ pub struct ListConsumersOutput {
     #[serde(default)]
     pub consumers: Vec<Value>,
 }
+
+/// GetDepthHistory output (sluice's own).
+#[derive(Debug, Default, Serialize, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct GetDepthHistoryOutput {
+    /// Seconds between two samples.
+    #[serde(default)]
+    pub interval_seconds: u64,
+    /// The queues' histories.
+    #[serde(default)]
+    pub queues: Vec<QueueDepthHistory>,
+}
+
+/// One queue's depths over the last hour.
+#[derive(Debug, Default, Serialize, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct QueueDepthHistory {
+    /// The queue's URL.
+    pub queue_url: String,
+    /// Its samples, oldest first.
+    #[serde(default)]
+    pub samples: Vec<DepthSample>,
+}
+
+/// A queue's message counts at one moment.
+#[derive(Debug, Default, Serialize, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct DepthSample {
+    /// When, in ms since the epoch.
+    pub timestamp: u64,
+    /// Messages a receive could get.
+    pub visible: u64,
+    /// Messages received and not yet deleted.
+    pub in_flight: u64,
+    /// Messages not yet visible.
+    pub delayed: u64,
+}

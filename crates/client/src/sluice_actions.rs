@@ -1,15 +1,16 @@
 //! sluice's own actions (`Sluice.<Action>`): peek and selective redrive,
-//! alarms, push consumers.
+//! alarms, push consumers, depth history.
 
 use sluice_protocol::requests::{
-    ConsumerInput, ConsumerNameInput, DeleteAlarmsInput, DescribeAlarmsInput, ListConsumersInput,
-    PeekMessagesInput, PutAlarmInput, RedriveMessagesInput,
+    ConsumerInput, ConsumerNameInput, DeleteAlarmsInput, DescribeAlarmsInput, GetDepthHistoryInput,
+    ListConsumersInput, PeekMessagesInput, PutAlarmInput, RedriveMessagesInput,
 };
 
 use crate::client::Client;
 use crate::error::ClientError;
 use crate::responses::{
-    DescribeAlarmsOutput, Empty, ListConsumersOutput, PeekMessagesOutput, RedriveMessagesOutput,
+    DescribeAlarmsOutput, Empty, GetDepthHistoryOutput, ListConsumersOutput, PeekMessagesOutput,
+    RedriveMessagesOutput,
 };
 
 impl Client {
@@ -86,6 +87,14 @@ impl Client {
     /// ResumeConsumer.
     pub async fn resume_consumer(&self, name: &str) -> Result<(), ClientError> {
         self.named_consumer("Sluice.ResumeConsumer", name).await
+    }
+
+    /// GetDepthHistory: the queues' depths over the last hour.
+    pub async fn get_depth_history(
+        &self,
+        input: &GetDepthHistoryInput,
+    ) -> Result<GetDepthHistoryOutput, ClientError> {
+        self.call("Sluice.GetDepthHistory", input).await
     }
 
     async fn named_consumer(&self, target: &'static str, name: &str) -> Result<(), ClientError> {

@@ -28,7 +28,12 @@ impl Inner {
             .filter(|(_, body)| body.is_none())
             .map(|&(seq, _)| seq)
             .collect();
-        let read = match (&self.store, missing.is_empty()) {
+        let store = if missing.is_empty() {
+            None
+        } else {
+            self.journal.store()?
+        };
+        let read = match (store, missing.is_empty()) {
             (Some(store), false) => {
                 let failed = |e: StoreError| {
                     tracing::error!(error = %e, "reading message bodies failed");

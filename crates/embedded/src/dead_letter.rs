@@ -102,7 +102,7 @@ impl EmbeddedBroker {
                     now,
                 );
             }
-            (moved, inner.journal.submit(changes))
+            (moved, inner.submit(changes))
         };
         activity::add(&src.activity.redriven, moved.len() as u64);
         activity::add(&dest.activity.sent, moved.len() as u64);
@@ -180,7 +180,7 @@ impl EmbeddedBroker {
                 activity::add(&source.activity.dead_lettered, 1);
                 activity::add(&dlq.activity.sent, 1);
             }
-            inner.journal.submit(changes)
+            inner.submit(changes)
         };
         ticket.wait().await?;
         dlq.arrivals.notify_waiters();

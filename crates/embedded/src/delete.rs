@@ -69,7 +69,7 @@ pub(crate) async fn delete_messages(
                 }
             })
             .collect::<Vec<_>>();
-        (results, inner.journal.submit(changes))
+        (results, inner.submit(changes))
     };
     ticket.wait().await?;
     if opened {

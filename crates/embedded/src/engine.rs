@@ -4,9 +4,10 @@
 //! write the journal forms of its record and of a message's delivery state.
 
 use std::collections::HashMap;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Duration;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Weak};
+use std::time::{Duration, Instant};
 
 use parking_lot::{Mutex, RwLock};
 use sluice_broker::EngineError;
@@ -23,7 +24,7 @@ use crate::codec;
 use crate::journal::Journal;
 use crate::message::MessageState;
 use crate::queue_state::QueueState;
-use crate::store::Store;
+use crate::storage::Storage;
 
 /// Settings of the durable engine.
 #[derive(Debug, Clone, Copy)]
@@ -39,6 +40,10 @@ pub struct EmbeddedOptions {
     /// also triggers one). Longer means fewer, bigger checkpoints and more
     /// to replay after a crash.
     pub checkpoint_interval: Duration,
+    /// Least time between two attempts to reopen the storage after a
+    /// failed write (default 5 s): while the disk is full, each attempt
+    /// writes and syncs a probe file of 1 MiB first.
+    pub reopen_interval: Duration,
 }
 
 impl Default for EmbeddedOptions {
@@ -47,6 +52,7 @@ impl Default for EmbeddedOptions {
             body_cache_bytes: 64 << 20,
             storage_cache_bytes: None,
             checkpoint_interval: Duration::from_secs(1),
+            reopen_interval: Duration::from_secs(5),
         }
     }
 }
@@ -59,11 +65,14 @@ pub struct EmbeddedBroker {
 
 /// What the engine's handles share.
 pub(crate) struct Inner {
+    /// This engine, for the thread that reopens its storage.
+    pub(crate) me: Weak<Inner>,
     pub(crate) clock: Arc<dyn Clock>,
     pub(crate) queues: RwLock<HashMap<String, Arc<QueueCell>>>,
+    /// Durable mode: the store and its writer, swapped at a reopen.
     pub(crate) journal: Journal,
-    /// Durable mode: where bodies not in memory are read from.
-    pub(crate) store: Option<Store>,
+    /// Durable mode: how to reopen the storage after a failed write.
+    pub(crate) reopener: Option<Reopener>,
     /// Durable mode: the budget of bodies kept in memory.
     pub(crate) budget: Option<Arc<BodyBudget>>,
     pub(crate) next_seq: AtomicU64,
@@ -78,6 +87,29 @@ pub(crate) struct Inner {
     /// The receipt handles' key (rule A3): read from the store at open;
     /// in memory, made at the first use.
     pub(crate) handle_secret: Mutex<Option<HandleSecret>>,
+}
+
+/// What reopening the storage in process needs (see `crate::reopen`).
+pub(crate) struct Reopener {
+    pub(crate) storage: Arc<dyn Storage>,
+    pub(crate) dir: PathBuf,
+    pub(crate) options: EmbeddedOptions,
+    /// When the last attempt ended: the next waits `reopen_interval`.
+    pub(crate) last_attempt: parking_lot::Mutex<Option<Instant>>,
+    /// Whether an attempt is under way.
+    pub(crate) running: AtomicBool,
+}
+
+impl Reopener {
+    pub(crate) fn new(storage: Arc<dyn Storage>, dir: PathBuf, options: EmbeddedOptions) -> Self {
+        Self {
+            storage,
+            dir,
+            options,
+            last_attempt: parking_lot::Mutex::new(None),
+            running: AtomicBool::new(false),
+        }
+    }
 }
 
 /// One queue: its index behind its lock, its waiters and counters.

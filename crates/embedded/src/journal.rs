@@ -17,22 +17,27 @@
 //! makes redb durable and the log starts a new segment; older segments stay
 //! while a stored message's data lies in them. Start-up replays the log's
 //! records that redb does not hold yet ([`recover`]).
+//!
+//! The store and its threads are one [`Core`], which the engine replaces
+//! whole when it reopens its storage after a failed write (see
+//! `crate::reopen`): requests load the current one at each call, a load
+//! that writes no shared memory, so the swap costs the steady state nothing.
 
 use std::collections::BTreeSet;
 use std::path::Path;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
+use arc_swap::ArcSwap;
 use sluice_broker::EngineError;
 use tokio::sync::oneshot;
 
 use parking_lot::Mutex;
 
 use crate::change::Change;
-use crate::group_commit::{self, Gate, MAX_CHANGES_PER_COMMIT, Outcome, Pending};
+use crate::group_commit::{self, Failure, Gate, MAX_CHANGES_PER_COMMIT, Outcome, Pending};
 use crate::log_record;
 use crate::store::{Store, StoreError};
 use crate::wal::{self, Log, LogError};
@@ -41,14 +46,23 @@ use crate::wal::{self, Log, LogError};
 pub enum Journal {
     /// Not durable: changes are dropped, tickets resolve at once.
     Memory,
-    /// Durable: changes are committed by the writer thread.
-    Durable(Writer),
+    /// Durable: changes are committed by the current core's writer.
+    Durable(ArcSwap<Core>),
+}
+
+/// One opening of the storage: the store and the group-commit threads
+/// over it, or, while closed, the reason writes are refused.
+pub struct Core {
+    writer: Writer,
+    /// Where bodies not in memory are read from; `None` while the storage
+    /// is closed for a reopen.
+    store: Option<Store>,
 }
 
 /// The handle to the group-commit threads.
 pub struct Writer {
     tx: Option<mpsc::Sender<Pending>>,
-    failed: Arc<AtomicBool>,
+    failed: Arc<Failure>,
     /// Where readers wait for the applier.
     gate: Arc<Mutex<Gate>>,
     /// The log writer, which joins the applier before it ends.
@@ -56,17 +70,14 @@ pub struct Writer {
 }
 
 /// A promise that submitted changes are durable.
-pub struct Ticket(Option<Result<oneshot::Receiver<Outcome>, ()>>);
+pub struct Ticket(Option<Result<oneshot::Receiver<Outcome>, String>>);
 
 impl Ticket {
     /// Waits until the changes are on disk.
     pub async fn wait(self) -> Result<(), EngineError> {
-        let unavailable = |why: String| {
-            EngineError::Unavailable(format!("The storage could not record this change: {why}"))
-        };
         match self.0 {
             None => Ok(()),
-            Some(Err(())) => Err(unavailable(StoreError::Failed.to_string())),
+            Some(Err(why)) => Err(unavailable(why)),
             Some(Ok(rx)) => match rx.await {
                 Ok(Ok(())) => Ok(()),
                 Ok(Err(why)) => Err(unavailable(why)),
@@ -74,32 +85,57 @@ impl Ticket {
             },
         }
     }
+
+    /// Whether the journal refused the changes outright (an earlier write
+    /// failed).
+    pub fn refused(&self) -> bool {
+        matches!(self.0, Some(Err(_)))
+    }
+}
+
+/// The retryable answer to a change the storage could not record.
+fn unavailable(why: String) -> EngineError {
+    EngineError::Unavailable(format!("The storage could not record this change: {why}"))
+}
+
+impl Core {
+    /// The store and its group-commit threads over its recovered log,
+    /// checkpointing at least every `checkpoint_interval`.
+    pub fn open(recovered: Recovered, checkpoint_interval: Duration) -> Self {
+        Core {
+            store: Some(recovered.store.clone()),
+            writer: Writer::start(recovered, checkpoint_interval),
+        }
+    }
+
+    /// A core that refuses every write with `why`, and reads `store`
+    /// if there is one (a start that could not begin its log).
+    pub fn closed(why: &str, store: Option<Store>) -> Self {
+        let failed = Arc::new(Failure::default());
+        failed.fail(why);
+        Core {
+            writer: Writer {
+                tx: None,
+                failed,
+                gate: Arc::new(Mutex::new(Gate::new(0))),
+                thread: None,
+            },
+            store,
+        }
+    }
 }
 
 impl Journal {
     /// Starts the group-commit threads over an open store and its
     /// recovered log; they checkpoint at least every `checkpoint_interval`.
+    #[cfg(test)]
     pub fn durable(recovered: Recovered, checkpoint_interval: Duration) -> Self {
-        let (tx, rx) = mpsc::channel::<Pending>();
-        let failed = Arc::new(AtomicBool::new(false));
-        // Records before `next_lsn` are in redb already (recovery applied them).
-        let gate = Arc::new(Mutex::new(Gate::new(recovered.next_lsn.saturating_sub(1))));
-        let thread = group_commit::spawn(
-            recovered.store,
-            recovered.log,
-            recovered.on_disk,
-            recovered.next_lsn,
-            checkpoint_interval,
-            rx,
-            failed.clone(),
-            gate.clone(),
-        );
-        Journal::Durable(Writer {
-            tx: Some(tx),
-            failed,
-            gate,
-            thread,
-        })
+        Self::over(Core::open(recovered, checkpoint_interval))
+    }
+
+    /// A durable journal over `core`.
+    pub fn over(core: Core) -> Self {
+        Journal::Durable(ArcSwap::from_pointee(core))
     }
 
     /// True when changes are recorded; engines skip encoding them otherwise.
@@ -112,7 +148,7 @@ impl Journal {
     pub fn submit(&self, changes: Vec<Change>) -> Ticket {
         match self {
             Journal::Memory => Ticket(None),
-            Journal::Durable(w) => w.send(changes),
+            Journal::Durable(core) => core.load().writer.send(changes),
         }
     }
 
@@ -123,24 +159,87 @@ impl Journal {
     pub fn readable(&self) -> Ticket {
         match self {
             Journal::Memory => Ticket(None),
-            Journal::Durable(w) => match Gate::readable(&w.gate) {
+            Journal::Durable(core) => match Gate::readable(&core.load().writer.gate) {
                 Ok(None) => Ticket(None),
                 Ok(Some(rx)) => Ticket(Some(Ok(rx))),
-                Err(_) => Ticket(Some(Err(()))),
+                Err(why) => Ticket(Some(Err(why))),
             },
+        }
+    }
+
+    /// The store bodies are read from: `None` in memory, an error while
+    /// the storage is closed for a reopen.
+    pub fn store(&self) -> Result<Option<Store>, EngineError> {
+        match self {
+            Journal::Memory => Ok(None),
+            Journal::Durable(core) => {
+                let core = core.load();
+                match &core.store {
+                    Some(store) => Ok(Some(store.clone())),
+                    None => Err(unavailable(core.writer.failed.refusal())),
+                }
+            }
+        }
+    }
+
+    /// The first failed write's cause, once a write to storage failed.
+    pub fn failure(&self) -> Option<String> {
+        match self {
+            Journal::Memory => None,
+            Journal::Durable(core) => core.load().writer.failed.cause(),
+        }
+    }
+
+    /// Puts `core` in place of the current one, which is returned: it
+    /// closes (its threads stop, its store shuts) once the last request
+    /// using it lets go.
+    pub fn replace(&self, core: Core) -> Option<Arc<Core>> {
+        match self {
+            Journal::Memory => None,
+            Journal::Durable(current) => Some(current.swap(Arc::new(core))),
+        }
+    }
+
+    /// Puts back a core taken out by [`Journal::replace`].
+    pub fn restore(&self, core: Arc<Core>) {
+        if let Journal::Durable(current) = self {
+            current.store(core);
         }
     }
 }
 
 impl Writer {
+    fn start(recovered: Recovered, checkpoint_interval: Duration) -> Self {
+        let (tx, rx) = mpsc::channel::<Pending>();
+        let failed = Arc::new(Failure::default());
+        // Records before `next_lsn` are in redb already (recovery applied them).
+        let gate = Arc::new(Mutex::new(Gate::new(recovered.next_lsn.saturating_sub(1))));
+        let thread = group_commit::spawn(
+            recovered.store,
+            recovered.log,
+            recovered.on_disk,
+            recovered.next_lsn,
+            checkpoint_interval,
+            rx,
+            failed.clone(),
+            gate.clone(),
+        );
+        Writer {
+            tx: Some(tx),
+            failed,
+            gate,
+            thread,
+        }
+    }
+
     fn send(&self, changes: Vec<Change>) -> Ticket {
-        if self.failed.load(Ordering::Acquire) {
-            return Ticket(Some(Err(())));
+        if self.failed.is_set() {
+            return Ticket(Some(Err(self.failed.refusal())));
         }
         let (done, rx) = oneshot::channel();
         match &self.tx {
             Some(tx) if tx.send(Pending { changes, done }).is_ok() => Ticket(Some(Ok(rx))),
-            _ => Ticket(Some(Err(()))),
+            _ => Ticket(Some(Err("the writer stopped".into()))),
         }
     }
 }
@@ -163,6 +262,7 @@ pub struct Recovered {
     on_disk: BTreeSet<u64>,
     next_lsn: u64,
     /// Log records replayed into the store.
+    #[cfg_attr(not(test), allow(dead_code))]
     pub replayed: usize,
 }
 
@@ -170,12 +270,40 @@ pub struct Recovered {
 /// records after the last one it holds; then checkpoints, starts a new
 /// segment for the writer, and deletes the segments in which no stored
 /// message's data lies.
+#[cfg(test)]
 pub fn recover(store: Store, dir: &Path) -> Result<Recovered, StoreError> {
+    replay(store, dir)?.start_log(dir)
+}
+
+/// A store that holds every record of the log, durably: what [`replay`]
+/// returns, before the writer's segment is begun.
+pub struct Replayed {
+    store: Store,
+    /// The segments on disk, oldest first.
+    segments: Vec<u64>,
+    /// How many bytes of records the newest one holds.
+    newest_len: u64,
+    next_lsn: u64,
+    /// Log records replayed into the store.
+    pub replayed: usize,
+}
+
+/// The first half of [`recover`]: the log's records replayed into
+/// `store` and made durable there. Writes nothing when nothing needs
+/// replaying: a start after a clean stop on a full disk gets this far.
+pub fn replay(store: Store, dir: &Path) -> Result<Replayed, StoreError> {
     let log_err = |e: LogError| StoreError::Log(e.to_string());
     let io_err = |e: std::io::Error| StoreError::Log(e.to_string());
     let applied = store.applied_lsn()?;
-    let found = wal::open(dir, applied).map_err(log_err)?;
+    let storage = store.storage().clone();
+    let found = wal::open(&*storage, dir, applied).map_err(log_err)?;
     let replayed = found.records.len();
+    if let Some(&newest) = found.segments.last() {
+        // redb may hold, and will make durable at its next checkpoint,
+        // positions in the segment being written when the last run ended:
+        // its records must be durable first.
+        wal::rewrite_records(&*storage, dir, newest, found.newest_len).map_err(io_err)?;
+    }
     let mut last = applied;
     let mut chunk: Vec<Change> = Vec::new();
     for record in found.records {
@@ -202,27 +330,51 @@ pub fn recover(store: Store, dir: &Path) -> Result<Recovered, StoreError> {
         );
     }
     if found.legacy {
-        wal::remove_legacy(dir).map_err(io_err)?;
+        wal::remove_legacy(&*storage, dir).map_err(io_err)?;
     }
-    let live: BTreeSet<u64> = store.segment_use()?.into_keys().collect();
-    let newest = found.segments.last().copied().max(live.last().copied());
-    let log = Log::start(dir, newest.map_or(1, |id| id + 1), found.newest_len).map_err(io_err)?;
-    let mut on_disk = BTreeSet::from([log.segment()]);
-    for id in found.segments {
-        if live.contains(&id) {
-            on_disk.insert(id);
-        } else if let Err(e) = log.remove(id) {
-            tracing::warn!(segment = id, error = %e, "could not delete a log segment");
-            on_disk.insert(id);
-        }
-    }
-    Ok(Recovered {
+    Ok(Replayed {
         store,
-        log,
-        on_disk,
+        segments: found.segments,
+        newest_len: found.newest_len,
         next_lsn: last + 1,
         replayed,
     })
+}
+
+impl Replayed {
+    /// The second half of [`recover`]: begins the writer's segment and
+    /// deletes the segments no stored message needs.
+    pub fn start_log(self, dir: &Path) -> Result<Recovered, StoreError> {
+        let io_err = |e: std::io::Error| StoreError::Log(e.to_string());
+        let Replayed {
+            store,
+            segments,
+            newest_len,
+            next_lsn,
+            replayed,
+        } = self;
+        let storage = store.storage().clone();
+        let live: BTreeSet<u64> = store.segment_use()?.into_keys().collect();
+        let newest = segments.last().copied().max(live.last().copied());
+        let first = newest.map_or(1, |id| id + 1);
+        let log = Log::start(&storage, dir, first, newest_len).map_err(io_err)?;
+        let mut on_disk = BTreeSet::from([log.segment()]);
+        for id in segments {
+            if live.contains(&id) {
+                on_disk.insert(id);
+            } else if let Err(e) = log.remove(id) {
+                tracing::warn!(segment = id, error = %e, "could not delete a log segment");
+                on_disk.insert(id);
+            }
+        }
+        Ok(Recovered {
+            store,
+            log,
+            on_disk,
+            next_lsn,
+            replayed,
+        })
+    }
 }
 
 #[cfg(test)]
@@ -527,7 +679,7 @@ mod tests {
         for change in put_message(4, "from the old log") {
             log_record::encode(&change, &mut record);
         }
-        let mut scratch = Log::create(&dir.path().join("scratch"), 1).unwrap();
+        let mut scratch = Log::create(&wal::os(), &dir.path().join("scratch"), 1).unwrap();
         scratch.write(1, &mut record).unwrap();
         let mut legacy = b"SLUICEW1".to_vec();
         legacy.extend_from_slice(&record);

@@ -23,8 +23,9 @@
 //!
 //! 1. Leaves: `message` (a message's data and delivery state),
 //!    `seq_hash`, `groups`, `fifo`, `fair`, `dedup`, `ids`,
-//!    `body_cache`, and `wal` (log segments, which know nothing of
-//!    what records hold).
+//!    `body_cache`, `storage` (the file system under the log and redb, and
+//!    its fault-injecting double for tests), and `wal` (log segments,
+//!    which know nothing of what records hold).
 //! 2. Record formats: `codec` (message and state records), `change`
 //!    (the change vocabulary operations hand to the journal), `log_record`.
 //! 3. The index and the disk: `queue_state` (one queue's index);
@@ -32,7 +33,8 @@
 //!    `journal` (submissions, tickets, recovery).
 //! 4. The engine's state: `engine` (handle, registry, queue cells, the
 //!    queue lock brought up to date), `bodies`, `open` (start-up),
-//!    `sweep`.
+//!    `reopen` (the storage reopened after a failed write, and the
+//!    submissions that start it), `sweep`.
 //! 5. Operations, in the order listed above: `nack` uses `visibility`'s
 //!    receipt check, `redrive` uses `peek`'s snapshots and `dead_letter`.
 //! 6. This file: the public types' re-exports and the `Broker` impl.
@@ -66,9 +68,11 @@ mod queue_state;
 mod queues;
 mod receive;
 mod redrive;
+mod reopen;
 mod send;
 mod seq_hash;
 mod stats;
+mod storage;
 mod store;
 mod sweep;
 mod visibility;
@@ -86,6 +90,7 @@ pub use engine::{EmbeddedBroker, EmbeddedOptions, RecoveryStats};
 #[cfg(feature = "fuzzing")]
 pub use fuzzing::decode_stored_bytes;
 pub use open::DATA_FILE;
+pub use storage::{DatabaseBackend, FaultStorage, OsStorage, Storage, StorageFile};
 pub use store::StoreError;
 
 /// The write-ahead log's segments inside the data directory: changes not
@@ -253,7 +258,14 @@ mod tests {
     async fn a_receive_right_after_an_acknowledged_send_finds_its_body() {
         let dir = tempfile::tempdir().unwrap();
         let b = uncached_with_queue(dir.path(), EmbeddedOptions::default()).await;
-        let held = b.inner.store.as_ref().unwrap().hold_writes().unwrap();
+        let held = b
+            .inner
+            .journal
+            .store()
+            .unwrap()
+            .unwrap()
+            .hold_writes()
+            .unwrap();
         let body = NewMessage {
             body: "on disk".into(),
             ..Default::default()
@@ -298,7 +310,14 @@ mod tests {
         };
         b.send_messages("q", vec![message("old")]).await.unwrap();
         b.inner.journal.readable().wait().await.unwrap();
-        let held = b.inner.store.as_ref().unwrap().hold_writes().unwrap();
+        let held = b
+            .inner
+            .journal
+            .store()
+            .unwrap()
+            .unwrap()
+            .hold_writes()
+            .unwrap();
         b.send_messages("q", vec![message("new")]).await.unwrap();
         let options = ReceiveOptions {
             max_messages: 1,

@@ -27,7 +27,7 @@ pub(crate) async fn save_move_task(
             Some(existing) => *existing = task,
             None => tasks.push(task),
         }
-        inner.journal.submit(changes)
+        inner.submit(changes)
     };
     ticket.wait().await
 }

@@ -77,7 +77,7 @@ pub(crate) async fn nack_message(
                 (None, retry == 0)
             }
         };
-        (inner.journal.submit(changes), dead, visible_now)
+        (inner.submit(changes), dead, visible_now)
     };
     // Move before any wait: the message is out of its queue already.
     if let Some((source_arn, dlq, dead)) = dead {

@@ -1,5 +1,6 @@
 //! Start-up: opening the data directory and reading every queue's index
-//! back from the store after the log's replay.
+//! back from the store after the log's replay. A reopen after a failed
+//! write (`crate::reopen`) goes through the same steps.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -7,18 +8,124 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicU64;
 
 use parking_lot::{Mutex, RwLock};
-use sluice_broker::QueueMeta;
-use sluice_core::clock::Clock;
+use sluice_broker::{HandleSecret, MoveTask, QueueMeta};
+use sluice_core::clock::{Clock, Millis};
 use sluice_core::limits::RECREATE_AFTER_DELETE_SECS;
 
 use crate::body_cache::BodyBudget;
-use crate::engine::{EmbeddedBroker, EmbeddedOptions, Inner, QueueCell, RecoveryStats};
-use crate::journal::{self, Journal};
+use crate::engine::{EmbeddedBroker, EmbeddedOptions, Inner, QueueCell, RecoveryStats, Reopener};
+use crate::journal::{self, Core, Journal};
 use crate::queue_state::QueueState;
+use crate::storage::{OsStorage, Storage};
 use crate::store::{Store, StoreError};
 
 /// The file that holds the durable records inside the data directory.
 pub const DATA_FILE: &str = "sluice.redb";
+
+/// The engine's state as read back from the store.
+pub(crate) struct Index {
+    /// Each queue by name: its id and index.
+    pub(crate) queues: HashMap<String, (u64, QueueState)>,
+    pub(crate) next_seq: u64,
+    pub(crate) next_queue_id: u64,
+    pub(crate) tasks: Vec<MoveTask>,
+}
+
+/// The storage opened: its store and writer, and what it holds.
+pub(crate) struct Opened {
+    pub(crate) core: Core,
+    pub(crate) index: Index,
+    pub(crate) stats: RecoveryStats,
+    pub(crate) handle_secret: HandleSecret,
+}
+
+/// Opens the store in `dir`, replays the log into it, starts a new log
+/// segment and reads the index back; messages' bodies stay on disk.
+pub(crate) fn open_storage(
+    storage: &Arc<dyn Storage>,
+    dir: &Path,
+    options: &EmbeddedOptions,
+    budget: &Arc<BodyBudget>,
+    now: Millis,
+) -> Result<Opened, StoreError> {
+    storage
+        .create_dir_all(dir)
+        .map_err(|e| StoreError::Redb(e.to_string()))?;
+    let store = Store::open_on(
+        storage.clone(),
+        &dir.join(DATA_FILE),
+        options.storage_cache_bytes,
+    )?;
+    let replayed = journal::replay(store.clone(), dir)?;
+    let mut stats = RecoveryStats {
+        log_records: replayed.replayed,
+        store_repaired: store.repaired_on_open(),
+        ..RecoveryStats::default()
+    };
+    let index = load_index(&store, budget, now, &mut stats)?;
+    let handle_secret = store.handle_secret()?;
+    let core = match replayed.start_log(dir) {
+        Ok(recovered) => Core::open(recovered, options.checkpoint_interval),
+        // Everything is read back: the engine serves reads, and refuses
+        // writes until the storage takes them (rule D6).
+        Err(e) => {
+            tracing::warn!(error = %e, "the log could not be begun: serving reads, refusing writes until the storage takes them");
+            Core::closed(&e.to_string(), Some(store))
+        }
+    };
+    Ok(Opened {
+        core,
+        index,
+        stats,
+        handle_secret,
+    })
+}
+
+/// Reads every queue's index, its dedup windows and failure reasons, and
+/// the move tasks back from `store`.
+fn load_index(
+    store: &Store,
+    budget: &Arc<BodyBudget>,
+    now: Millis,
+    stats: &mut RecoveryStats,
+) -> Result<Index, StoreError> {
+    let recovered = store.load()?;
+    let mut queues = HashMap::new();
+    let mut next_queue_id = recovered.next_queue_id;
+    for q in recovered.queues {
+        next_queue_id = next_queue_id.max(q.id + 1);
+        let record = q.record;
+        let mut state = QueueState::new(
+            QueueMeta {
+                name: record.name.clone(),
+                config: record.config,
+                tags: record.tags,
+                created_at: record.created_at,
+                modified_at: record.modified_at,
+            },
+            Some(budget.clone()),
+        );
+        state.last_purge = record.last_purge;
+        stats.queues += 1;
+        stats.messages += store.for_each_message(q.id, |seq, enqueued_at, group, ms| {
+            state.insert(seq, None, enqueued_at, group, ms, now);
+        })?;
+        for (key, seen) in q.dedup {
+            state.dedup.insert(key, seen);
+        }
+        for (seq, reason) in q.failures {
+            state.set_failure(seq, reason.into());
+        }
+        state.compact();
+        queues.insert(record.name, (q.id, state));
+    }
+    Ok(Index {
+        queues,
+        next_seq: recovered.next_seq,
+        next_queue_id,
+        tasks: recovered.tasks,
+    })
+}
 
 impl EmbeddedBroker {
     /// An engine that keeps everything in memory only: not durable.
@@ -41,57 +148,40 @@ impl EmbeddedBroker {
         clock: Arc<dyn Clock>,
         options: EmbeddedOptions,
     ) -> Result<(Self, RecoveryStats), StoreError> {
-        std::fs::create_dir_all(dir).map_err(|e| StoreError::Redb(e.to_string()))?;
-        let store = Store::open(&dir.join(DATA_FILE), options.storage_cache_bytes)?;
-        let journal = journal::recover(store.clone(), dir)?;
+        Self::open_on(Arc::new(OsStorage), dir, clock, options)
+    }
+
+    /// [`EmbeddedBroker::open_with`] on the files of `storage` (a
+    /// [`crate::FaultStorage`] in fault-injection tests).
+    pub fn open_on(
+        storage: Arc<dyn Storage>,
+        dir: &Path,
+        clock: Arc<dyn Clock>,
+        options: EmbeddedOptions,
+    ) -> Result<(Self, RecoveryStats), StoreError> {
         let budget = Arc::new(BodyBudget::new(options.body_cache_bytes));
-        let recovered = store.load()?;
-        let handle_secret = store.handle_secret()?;
-        let now = clock.now();
-        let mut stats = RecoveryStats {
-            log_records: journal.replayed,
-            store_repaired: store.repaired_on_open(),
-            ..RecoveryStats::default()
-        };
-        let mut queues = HashMap::new();
-        let mut next_queue_id = recovered.next_queue_id;
-        for q in recovered.queues {
-            next_queue_id = next_queue_id.max(q.id + 1);
-            let record = q.record;
-            let mut state = QueueState::new(
-                QueueMeta {
-                    name: record.name.clone(),
-                    config: record.config,
-                    tags: record.tags,
-                    created_at: record.created_at,
-                    modified_at: record.modified_at,
-                },
-                Some(budget.clone()),
-            );
-            state.last_purge = record.last_purge;
-            stats.queues += 1;
-            stats.messages += store.for_each_message(q.id, |seq, enqueued_at, group, ms| {
-                state.insert(seq, None, enqueued_at, group, ms, now);
-            })?;
-            for (key, seen) in q.dedup {
-                state.dedup.insert(key, seen);
-            }
-            for (seq, reason) in q.failures {
-                state.set_failure(seq, reason.into());
-            }
-            state.compact();
-            queues.insert(record.name, Arc::new(QueueCell::new(q.id, state)));
-        }
+        let opened = open_storage(&storage, dir, &options, &budget, clock.now())?;
+        let Opened {
+            core,
+            index,
+            stats,
+            handle_secret,
+        } = opened;
+        let reopener = Reopener::new(storage, dir.to_path_buf(), options);
         let broker = Self::with_journal(
             clock,
-            Journal::durable(journal, options.checkpoint_interval),
-            Some(store),
+            Journal::over(core),
             Some(budget),
-            recovered.next_seq,
-            next_queue_id,
+            Some(reopener),
+            index.next_seq,
+            index.next_queue_id,
         );
-        *broker.inner.queues.write() = queues;
-        *broker.inner.tasks.lock() = recovered.tasks;
+        *broker.inner.queues.write() = index
+            .queues
+            .into_iter()
+            .map(|(name, (id, state))| (name, Arc::new(QueueCell::new(id, state))))
+            .collect();
+        *broker.inner.tasks.lock() = index.tasks;
         *broker.inner.handle_secret.lock() = Some(handle_secret);
         Ok((broker, stats))
     }
@@ -99,17 +189,18 @@ impl EmbeddedBroker {
     pub(crate) fn with_journal(
         clock: Arc<dyn Clock>,
         journal: Journal,
-        store: Option<Store>,
         budget: Option<Arc<BodyBudget>>,
+        reopener: Option<Reopener>,
         next_seq: u64,
         next_queue_id: u64,
     ) -> Self {
         Self {
-            inner: Arc::new(Inner {
+            inner: Arc::new_cyclic(|me| Inner {
+                me: me.clone(),
                 clock,
                 queues: RwLock::new(HashMap::new()),
                 journal,
-                store,
+                reopener,
                 budget,
                 next_seq: AtomicU64::new(next_seq),
                 next_queue_id: AtomicU64::new(next_queue_id),

@@ -65,7 +65,7 @@ pub(crate) async fn create_queue(
         let st = QueueState::new(meta.clone(), inner.budget.clone());
         let mut changes = Vec::new();
         inner.put_queue(id, &st, &mut changes);
-        let ticket = inner.journal.submit(changes);
+        let ticket = inner.submit(changes);
         queues.insert(spec.name, Arc::new(QueueCell::new(id, st)));
         (meta, ticket)
     };
@@ -96,14 +96,12 @@ pub(crate) async fn list_queues(broker: &EmbeddedBroker) -> Result<Vec<String>, 
 /// DeleteQueue: the queue, its messages, and its name held for a minute (rule V19).
 pub(crate) async fn delete_queue(broker: &EmbeddedBroker, name: &str) -> Result<(), EngineError> {
     let inner = &broker.inner;
-    let cell = inner
-        .queues
-        .write()
-        .remove(name)
-        .ok_or(EngineError::QueueDoesNotExist)?;
-    inner.deleted.lock().insert(name.to_string(), inner.now());
+    let cell = broker.queue(name)?;
     let ticket = {
         let mut st = cell.state.lock();
+        if st.deleted {
+            return Err(EngineError::QueueDoesNotExist);
+        }
         st.deleted = true;
         st.clear();
         let changes = if inner.journal.is_durable() {
@@ -111,7 +109,16 @@ pub(crate) async fn delete_queue(broker: &EmbeddedBroker, name: &str) -> Result<
         } else {
             Vec::new()
         };
-        inner.journal.submit(changes)
+        let ticket = inner.submit(changes);
+        // Unregistered under the queue's lock, after the submission: a
+        // reopen of the storage (which takes every queue's lock) sees the
+        // queue and its delete together, or neither.
+        let mut queues = inner.queues.write();
+        if queues.get(name).is_some_and(|c| Arc::ptr_eq(c, &cell)) {
+            queues.remove(name);
+        }
+        inner.deleted.lock().insert(name.to_string(), inner.now());
+        ticket
     };
     cell.arrivals.notify_waiters();
     ticket.wait().await
@@ -146,7 +153,7 @@ pub(crate) async fn update_queue(
         change.apply(name, &mut st.meta, inner.now())?;
         let mut changes = Vec::new();
         inner.put_queue(cell.id, &st, &mut changes);
-        (st.meta.clone(), inner.journal.submit(changes))
+        (st.meta.clone(), inner.submit(changes))
     };
     ticket.wait().await?;
     Ok(meta)
@@ -186,7 +193,7 @@ pub(crate) async fn purge_queue(broker: &EmbeddedBroker, name: &str) -> Result<(
             }));
         }
         inner.put_queue(cell.id, &st, &mut changes);
-        inner.journal.submit(changes)
+        inner.submit(changes)
     };
     ticket.wait().await
 }

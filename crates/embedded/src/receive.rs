@@ -39,7 +39,7 @@ pub(crate) async fn receive_messages(
             let mut changes = Vec::new();
             inner.tick(&cell, &mut st, now, &mut changes);
             if st.has_ready() && st.in_flight() >= MAX_INFLIGHT {
-                drop(inner.journal.submit(changes));
+                drop(inner.submit(changes));
                 return Err(EngineError::OverLimit);
             }
             let fifo = st.meta.config.fifo;
@@ -53,7 +53,7 @@ pub(crate) async fn receive_messages(
                 })
             {
                 let replay = attempt.messages.clone();
-                drop(inner.journal.submit(changes));
+                drop(inner.submit(changes));
                 return Ok(replay);
             }
             // Without its dead-letter queue a policy moves nothing: the
@@ -100,13 +100,7 @@ pub(crate) async fn receive_messages(
                 )),
                 _ => None,
             };
-            (
-                delivered,
-                inner.journal.submit(changes),
-                st.next_due(),
-                dead,
-                fifo,
-            )
+            (delivered, inner.submit(changes), st.next_due(), dead, fifo)
         };
         if let Some((source_arn, dlq, dead)) = dead {
             broker

@@ -131,7 +131,7 @@ pub(crate) async fn send_messages(
                 now,
             );
         }
-        inner.journal.submit(changes)
+        inner.submit(changes)
     };
     ticket.wait().await?;
     cell.arrivals.notify_waiters();

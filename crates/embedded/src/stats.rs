@@ -7,8 +7,10 @@ use crate::engine::EmbeddedBroker;
 
 /// The log's disk use and the body cache's size; `None` when the log cannot be listed.
 pub(crate) fn storage_stats(broker: &EmbeddedBroker) -> Option<StorageStats> {
-    let (log_segments, log_bytes) = match &broker.inner.store {
-        Some(store) => match store.segments().disk_use() {
+    let (log_segments, log_bytes) = match broker.inner.journal.store() {
+        // Closed for a reopen.
+        Err(_) => return None,
+        Ok(Some(store)) => match store.segments().disk_use() {
             Ok(used) => used,
             // Better no sample than a wrong one.
             Err(e) => {
@@ -16,7 +18,7 @@ pub(crate) fn storage_stats(broker: &EmbeddedBroker) -> Option<StorageStats> {
                 return None;
             }
         },
-        None => (0, 0),
+        Ok(None) => (0, 0),
     };
     Some(StorageStats {
         log_segments,

@@ -46,6 +46,9 @@ pub(crate) fn start(inner: &Arc<Inner>) -> tokio::task::JoinHandle<()> {
 
 impl Inner {
     pub(crate) fn sweep(&self) {
+        // A failed write is followed by attempts to reopen the storage
+        // even when no write comes to start one.
+        self.reopen_if_due();
         let now = self.now();
         let cells: Vec<Arc<QueueCell>> = self.queues.read().values().cloned().collect();
         for cell in cells {
@@ -57,7 +60,7 @@ impl Inner {
                 // Retention deletes need no waiter: nobody answers from them.
                 // An idle queue sends the writer nothing.
                 if !changes.is_empty() {
-                    drop(self.journal.submit(changes));
+                    drop(self.submit(changes));
                 }
                 woke
             };

@@ -40,7 +40,7 @@ pub(crate) async fn change_visibility(
                 Ok(())
             })
             .collect::<Vec<_>>();
-        (results, inner.journal.submit(changes))
+        (results, inner.submit(changes))
     };
     ticket.wait().await?;
     if woke {

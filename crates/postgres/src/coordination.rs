@@ -1,13 +1,16 @@
 //! Cluster coordination on the shared database: every node sees the same
-//! alarms and move task records, and a background job (a move task, alarm
-//! evaluation) runs on the node holding its advisory lock.
+//! alarms, move task records and run-time consumers, a background job (a
+//! move task, alarm evaluation) runs on the node holding its advisory
+//! lock, and consumers' delivery slots are leased here.
 
 use sluice_broker::EngineError;
-use sluice_broker::{Coordination, JobClaim, MoveTask, QueueStats, StoredAlarm};
+use sluice_broker::{
+    Coordination, JobClaim, MoveTask, QueueStats, SlotLease, StoredAlarm, StoredConsumer,
+};
 use tokio_postgres::types::Json;
 
 use crate::engine::{PostgresBroker, execute, query};
-use crate::{alarm_store, error};
+use crate::{alarm_store, consumer_store, error};
 
 impl Coordination for PostgresBroker {
     fn is_shared(&self) -> bool {
@@ -45,6 +48,43 @@ impl Coordination for PostgresBroker {
         expected_updated_at: u64,
     ) -> Result<bool, EngineError> {
         alarm_store::save_state(&self.inner, &alarm, &expected_state, expected_updated_at).await
+    }
+
+    async fn stored_consumers(&self) -> Result<Vec<StoredConsumer>, EngineError> {
+        consumer_store::all(&self.inner).await
+    }
+
+    async fn insert_stored_consumer(&self, consumer: StoredConsumer) -> Result<bool, EngineError> {
+        consumer_store::insert(&self.inner, &consumer).await
+    }
+
+    async fn update_stored_consumer(&self, consumer: StoredConsumer) -> Result<bool, EngineError> {
+        consumer_store::update(&self.inner, &consumer).await
+    }
+
+    async fn delete_stored_consumer(&self, name: String) -> Result<bool, EngineError> {
+        consumer_store::delete(&self.inner, &name).await
+    }
+
+    async fn claim_consumer_slot(
+        &self,
+        consumer: String,
+        slots: u32,
+        lease_ms: u64,
+    ) -> Result<Option<SlotLease>, EngineError> {
+        consumer_store::claim_slot(&self.inner, &consumer, slots, lease_ms).await
+    }
+
+    async fn renew_consumer_slot(
+        &self,
+        lease: SlotLease,
+        lease_ms: u64,
+    ) -> Result<bool, EngineError> {
+        consumer_store::renew_slot(&self.inner, &lease, lease_ms).await
+    }
+
+    async fn release_consumer_slot(&self, lease: SlotLease) -> Result<(), EngineError> {
+        consumer_store::release_slot(&self.inner, &lease).await
     }
 
     async fn claim_job(&self, name: &str) -> Result<Option<JobClaim>, EngineError> {

@@ -14,6 +14,7 @@ mod alarm_store;
 mod broker;
 mod cache;
 mod combine;
+mod consumer_store;
 mod coordination;
 mod dead_letter;
 mod delete;

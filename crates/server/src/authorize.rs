@@ -7,7 +7,9 @@
 //! other check: `RequestThrottled`.
 //!
 //! ListQueues is not refused: it lists only the queues the key may see
-//! (`actions::queues::list_queues`).
+//! (`actions::queues::list_queues`). DeleteAlarms is checked on the queues
+//! of the alarms it names; PutAlarm also on the queues its `Actions` send
+//! to, as `sqs:SendMessage` (rule A9).
 
 use serde::Deserialize;
 use serde_json::Value;
@@ -39,6 +41,10 @@ struct Named {
     attributes: Option<Value>,
     /// A push consumer's name (UpdateConsumer, DeleteConsumer, ...).
     name: Option<Value>,
+    /// The alarms DeleteAlarms deletes.
+    alarm_names: Option<Value>,
+    /// PutAlarm's webhook URLs and queue ARNs.
+    actions: Option<Value>,
 }
 
 /// A member's text, when it is a string.
@@ -82,59 +88,113 @@ pub async fn authorize<B: Broker>(
     }
     let access = &principal.access;
     let own = principal.account_id.as_str();
-    let keys = if access.is_unlimited() && !names_queues(action) {
-        Vec::new()
+    let named: Option<Named> = if access.is_unlimited() && !names_queues(action) {
+        None
     } else {
         // An input that does not parse is refused here, as the action
         // would: never let it through unchecked.
-        let named: Named = parse(request.input.clone())?;
-        named_keys(svc, ctx, own, action, &named)
+        Some(parse(request.input.clone())?)
+    };
+    if action == "DeleteAlarms" {
+        // The alarms named are looked up by name: on shared storage, as
+        // the node evaluating them last saved them.
+        svc.alarms.refresh_shared().await?;
+    }
+    let keys = match &named {
+        Some(named) => named_keys(svc, ctx, own, action, named),
+        None => Vec::new(),
+    };
+    let check = Check {
+        svc,
+        ctx,
+        principal,
+        action,
     };
     let iam = iam_action(action);
-    let deny = |key: Option<&str>, reason: &'static str| {
+    if !access.allows_action(&iam) {
+        let first = keys.first().map(String::as_str);
+        return Err(check.deny(&iam, first, "action not allowed"));
+    }
+    for key in &keys {
+        check.queue(&iam, key).await?;
+    }
+    // An alarm's action that sends to a queue sends for the key that set
+    // it: the key must be one that may send there (rule A9).
+    if action == "PutAlarm" {
+        let send = iam_action("SendMessage");
+        let targets = named
+            .as_ref()
+            .map(|n| alarm_targets(&svc.config.account, n));
+        for key in targets.unwrap_or_default() {
+            if !access.allows_action(&send) {
+                return Err(check.deny(&send, Some(&key), "alarm action: sending not allowed"));
+            }
+            check.queue(&send, &key).await?;
+        }
+    }
+    Ok(())
+}
+
+/// One request's access check, queue by queue.
+struct Check<'a, B: Broker> {
+    svc: &'a Service<B>,
+    ctx: &'a RequestContext,
+    principal: &'a Principal,
+    /// The request's action, for the log.
+    action: &'a str,
+}
+
+impl<B: Broker> Check<'_, B> {
+    /// AccessDenied for `iam` on the queue stored under `key` (or on no
+    /// queue), logged once.
+    fn deny(&self, iam: &str, key: Option<&str>, reason: &'static str) -> SqsError {
+        let own = self.principal.account_id.as_str();
         let resource = match key {
-            Some(key) => svc.queue_arn(key),
-            None => format!("arn:aws:sqs:{}:{own}:", svc.request_region(ctx)),
+            Some(key) => self.svc.queue_arn(key),
+            None => format!("arn:aws:sqs:{}:{own}:", self.svc.request_region(self.ctx)),
         };
         tracing::warn!(
-            access_key = principal.access_key_id.as_str(),
-            action,
+            access_key = self.principal.access_key_id.as_str(),
+            action = self.action,
             queue = key.unwrap_or("-"),
             reason,
             "request refused: access denied"
         );
-        access_denied(own, &principal.access_key_id, &iam, &resource)
-    };
-    if !access.allows_action(&iam) {
-        return Err(deny(keys.first().map(String::as_str), "action not allowed"));
+        access_denied(own, &self.principal.access_key_id, iam, &resource)
     }
-    for key in &keys {
-        if !access.allows_queue(name_of_key(key)) {
-            return Err(deny(Some(key), "queue not allowed"));
+
+    /// Refuses `iam` on the queue stored under `key` when the key's
+    /// `queues` do not match it, its policy denies it, or it is another
+    /// account's that its policy does not grant it to. A queue that does
+    /// not exist is the action's to answer (NonExistentQueue), whoever
+    /// owns it.
+    async fn queue(&self, iam: &str, key: &str) -> Result<(), SqsError> {
+        let (svc, principal) = (self.svc, self.principal);
+        let own = principal.account_id.as_str();
+        if !principal.access.allows_queue(name_of_key(key)) {
+            return Err(self.deny(iam, Some(key), "queue not allowed"));
         }
         let foreign = svc.config.account.owner_of(key) != own;
-        // A queue that does not exist is the action's to answer
-        // (NonExistentQueue), whoever owns it.
         let Ok(meta) = svc.broker.get_queue(key).await else {
-            continue;
+            return Ok(());
         };
         let resource = svc.queue_arn(key);
         let facts = RequestFacts {
             account: own,
-            action: &iam,
+            action: iam,
             resource: &resource,
             // Clients' own requests carry no source: only a service
             // acting for a resource would.
             source_arn: None,
             source_account: None,
-            secure_transport: ctx.scheme == "https",
+            secure_transport: self.ctx.scheme == "https",
         };
         let decision = match meta.config.policy.as_deref().map(Policy::parse) {
             None => Decision::NotNamed,
             Some(Ok(policy)) => policy.evaluate(&facts),
             // Kept from before authentication was on: it grants nothing.
             Some(Err(reason)) => {
-                tracing::warn!(queue = key.as_str(), reason, "queue policy not enforceable");
+                tracing::warn!(queue = key, reason, "queue policy not enforceable");
                 Decision::NotNamed
             }
         };
@@ -142,32 +202,40 @@ pub async fn authorize<B: Broker>(
             Decision::Deny => {
                 tracing::warn!(
                     access_key = principal.access_key_id.as_str(),
-                    action,
-                    queue = key.as_str(),
+                    action = self.action,
+                    queue = key,
                     reason = "denied by the queue's policy",
                     "request refused: access denied"
                 );
-                return Err(explicit_deny(
-                    own,
-                    &principal.access_key_id,
-                    &iam,
-                    &resource,
-                ));
+                Err(explicit_deny(own, &principal.access_key_id, iam, &resource))
             }
             Decision::NotNamed if foreign => {
-                return Err(deny(Some(key), "queue of another account"));
+                Err(self.deny(iam, Some(key), "queue of another account"))
             }
-            Decision::Allow | Decision::NotNamed => {}
+            Decision::Allow | Decision::NotNamed => Ok(()),
         }
     }
-    Ok(())
+}
+
+/// The keys of the queues a PutAlarm's `Actions` send to (its queue
+/// ARNs, of any account: the action refuses those of another).
+fn alarm_targets(account: &Account, named: &Named) -> Vec<String> {
+    let Some(Value::Array(actions)) = &named.actions else {
+        return Vec::new();
+    };
+    actions
+        .iter()
+        .filter_map(Value::as_str)
+        .filter(|a| a.starts_with("arn:"))
+        .filter_map(|arn| account.key_from_any_arn(arn))
+        .collect()
 }
 
 /// True for the actions that may name a queue of another account: an
-/// unlimited key still needs the account check on them. All but the
-/// queue-less ones.
+/// unlimited key still needs the account check on them. All but
+/// ListQueues (DeleteAlarms names its alarms' queues).
 fn names_queues(action: &str) -> bool {
-    !matches!(action, "ListQueues" | "DeleteAlarms")
+    action != "ListQueues"
 }
 
 /// The keys of the queues a request names: the requested name (CreateQueue,
@@ -195,6 +263,19 @@ fn named_keys<B: Broker>(
     }
     if let Some(key) = text(&named.queue_url).and_then(|u| url_key(account, u)) {
         keys.push(key);
+    }
+    // An alarm is reached through the queue it watches (rule A9).
+    if action == "DeleteAlarms"
+        && let Some(Value::Array(names)) = &named.alarm_names
+    {
+        let store = svc.alarms.store();
+        keys.extend(
+            names
+                .iter()
+                .filter_map(Value::as_str)
+                .filter_map(|n| store.get(n))
+                .map(|e| e.def.queue.clone()),
+        );
     }
     // A consumer is reached through the queue it reads: a key may change
     // only the consumers of queues it may reach.

@@ -57,17 +57,33 @@ pub async fn serve_with<B: Broker>(
     let plain = Endpoint {
         listener,
         tls: None,
+        serves: Serves::Everything,
     };
     serve_endpoints(vec![plain], service, limits, shutdown).await
 }
 
-/// A listening socket, and whether it speaks HTTPS.
+/// A listening socket, whether it speaks HTTPS, and what it serves.
 pub struct Endpoint {
     /// The socket.
     pub listener: TcpListener,
     /// The certificate its connections are served with; `None`: plain
     /// HTTP.
     pub tls: Option<Arc<ServerTls>>,
+    /// What is served on it.
+    pub serves: Serves,
+}
+
+/// What a listener serves. `GET /health` is served on every listener, for
+/// load balancers; `GET /metrics` names every account's queues, so an
+/// operator can keep it to a listener of its own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Serves {
+    /// The SQS API, the console, `/health` and `/metrics` (the default).
+    Everything,
+    /// The SQS API, the console and `/health`; `/metrics` is 404.
+    Api,
+    /// `/metrics` and `/health` only; anything else is 404.
+    Metrics,
 }
 
 /// Serves `service` on every endpoint until `shutdown` resolves, as
@@ -152,10 +168,15 @@ async fn accept_loop<B: Broker>(
         let _ = stream.set_nodelay(true);
         let service = service.clone();
         let stopping = stopping.clone();
+        let serves = endpoint.serves;
         match &endpoint.tls {
             None => {
+                let via = Via {
+                    secure: false,
+                    serves,
+                };
                 tokio::spawn(serve_connection(
-                    stream, false, service, limits, stopping, slot,
+                    stream, via, service, limits, stopping, slot,
                 ));
             }
             Some(tls) => {
@@ -167,7 +188,11 @@ async fn accept_loop<B: Broker>(
                     if let Some(stream) =
                         tls::handshake(stream, acceptor, limits.header_timeout).await
                     {
-                        serve_connection(stream, true, service, limits, stopping, slot).await;
+                        let via = Via {
+                            secure: true,
+                            serves,
+                        };
+                        serve_connection(stream, via, service, limits, stopping, slot).await;
                     }
                 });
             }
@@ -175,12 +200,21 @@ async fn accept_loop<B: Broker>(
     }
 }
 
+/// How a request arrived: over TLS or not, on a listener serving what.
+#[derive(Debug, Clone, Copy)]
+pub struct Via {
+    /// It came over TLS (its queue URLs are `https://`, and
+    /// `aws:SecureTransport` is true for it).
+    pub secure: bool,
+    /// What its listener serves.
+    pub serves: Serves,
+}
+
 /// Serves one connection until it ends, its headers or idleness outlast
-/// their limits (it is then closed), or the server stops. `secure`: it
-/// came over TLS.
+/// their limits (it is then closed), or the server stops.
 async fn serve_connection<B: Broker, S>(
     stream: S,
-    secure: bool,
+    via: Via,
     service: Arc<Service<B>>,
     limits: ConnectionLimits,
     mut stopping: tokio::sync::watch::Receiver<()>,
@@ -199,7 +233,7 @@ async fn serve_connection<B: Broker, S>(
                 let activity = watched.clone();
                 async move {
                     activity.request_started();
-                    let resp = handle(&svc, req, limits.body_timeout, secure).await;
+                    let resp = handle(&svc, req, limits.body_timeout, via).await;
                     activity.request_ended();
                     Ok::<_, Infallible>(resp)
                 }
@@ -234,14 +268,12 @@ async fn serve_connection<B: Broker, S>(
 /// name the request id themselves.
 ///
 /// The body must arrive within `body_timeout`; a body that does not is
-/// answered with an error and its connection is closed. `secure`: the
-/// request came over TLS (its queue URLs are `https://`, and
-/// `aws:SecureTransport` is true for it).
+/// answered with an error and its connection is closed.
 pub async fn handle<B: Broker>(
     svc: &Service<B>,
     req: Request<Incoming>,
     body_timeout: Duration,
-    secure: bool,
+    via: Via,
 ) -> Response<Full<Bytes>> {
     let mut id = [0u8; uuid::fmt::Hyphenated::LENGTH];
     let request_id = uuid::Uuid::new_v4()
@@ -254,7 +286,7 @@ pub async fn handle<B: Broker>(
         action = tracing::field::Empty,
         queue = tracing::field::Empty,
     );
-    handle_in_span(svc, req, request_id, body_timeout, secure)
+    handle_in_span(svc, req, request_id, body_timeout, via)
         .instrument(span)
         .await
 }
@@ -264,11 +296,22 @@ async fn handle_in_span<B: Broker>(
     req: Request<Incoming>,
     request_id: String,
     body_timeout: Duration,
-    secure: bool,
+    via: Via,
 ) -> Response<Full<Bytes>> {
-    if req.method() == Method::GET {
-        match req.uri().path() {
-            "/health" => return plain(StatusCode::OK, "ok\n"),
+    let secure = via.secure;
+    let is_get = req.method() == Method::GET;
+    let path = req.uri().path();
+    if is_get && path == "/health" {
+        return plain(StatusCode::OK, "ok\n");
+    }
+    // A metrics listener serves nothing else; the others do not serve
+    // /metrics when it has its own.
+    let metrics = is_get && path == "/metrics";
+    if (via.serves == Serves::Metrics && !metrics) || (via.serves == Serves::Api && metrics) {
+        return plain(StatusCode::NOT_FOUND, "not found\n");
+    }
+    if is_get {
+        match path {
             path if crate::console::is_console_path(path) => return crate::console::serve(path),
             "/metrics" => {
                 let body = svc.metrics.render(&svc.broker, &svc.alarms).await;
@@ -364,7 +407,12 @@ async fn handle_in_span<B: Broker>(
             Ok(principal) => ctx.principal = Some(principal),
             Err(refusal) => {
                 let action = crate::auth::action_hint(target.as_deref(), &url_query, &body);
-                return refuse(svc, protocol, refusal, &action, started, &request_id);
+                let queue = crate::auth::queue_hint(is_json, &path, &url_query, &body);
+                let hints = Hints {
+                    action: &action,
+                    queue: &queue,
+                };
+                return refuse(svc, protocol, refusal, hints, started, &request_id);
             }
         }
     }
@@ -431,23 +479,34 @@ async fn handle_in_span<B: Broker>(
     }
 }
 
+/// What a refused request said it asked for, read without decoding it
+/// (bounded, for the log only).
+struct Hints<'a> {
+    action: &'a str,
+    queue: &'a str,
+}
+
 /// Answers a request that failed authentication, and logs it once: the
-/// key it named, the action it asked for, why (never a secret or a
-/// signature).
+/// key it named, the action it asked for, the queue it named, why (never
+/// a secret or a signature).
 fn refuse<B: Broker>(
     svc: &Service<B>,
     protocol: Protocol,
     refusal: crate::auth::Refusal,
-    action: &str,
+    hints: Hints<'_>,
     started: std::time::Instant,
     request_id: &str,
 ) -> Response<Full<Bytes>> {
+    let Hints { action, queue } = hints;
     let code = refusal.error.code.query_code();
+    let queue = if queue.is_empty() { "-" } else { queue };
     tracing::Span::current().record("action", action);
+    tracing::Span::current().record("queue", queue);
     tracing::warn!(
         request_id,
         access_key = refusal.access_key_id.as_deref().unwrap_or("-"),
         action,
+        queue,
         code,
         reason = refusal.reason,
         "request refused: authentication failed"

@@ -22,7 +22,8 @@
 //!    (reads the alarms), [`consumers`] (push delivery to HTTP handlers;
 //!    counts into the metrics, seals its handles with [`receipts`]),
 //!    [`auth`] (SigV4, access patterns), [`policy`] (queue policies; uses
-//!    `auth`'s wildcards). They do not import the service or the actions.
+//!    `auth`'s wildcards), [`depth_history`] (every queue's depth over
+//!    the last hour). They do not import the service or the actions.
 //! 5. Leaves that import nothing of the crate's: `params` (range checks,
 //!    pagination), `signing_region`, [`console`] (the web console's static
 //!    files, served at `/console/`).
@@ -33,6 +34,7 @@ pub mod auth;
 mod authorize;
 pub mod console;
 pub mod consumers;
+pub mod depth_history;
 pub mod http;
 pub mod metrics;
 pub mod move_tasks;

@@ -10,6 +10,7 @@ use crate::alarms::definition::{AlarmDefinition, AlarmSource};
 use crate::alarms::store::Transition;
 use crate::alarms::{AlarmSettings, Alarms};
 use crate::auth::{Authenticator, Principal};
+use crate::depth_history::DepthHistory;
 use crate::metrics::Metrics;
 use crate::move_tasks::MoveTasks;
 use crate::receipts::HandleSealer;
@@ -32,8 +33,8 @@ pub struct ServiceConfig {
     /// `None`: requests are not authenticated (docs/security.md).
     pub auth: Option<Arc<Authenticator>>,
     /// Where consumers created at run time are saved (`consumers.json` in
-    /// the data directory), or `None`: they last until the server stops
-    /// (always so on shared storage, rule C9).
+    /// the data directory), or `None`: they last until the server stops.
+    /// Unused on shared storage, which keeps them for every node (rule C9).
     pub consumers_file: Option<std::path::PathBuf>,
 }
 
@@ -58,6 +59,36 @@ pub struct Service<B> {
     /// Seals receipt handles (rule A3), keyed at the first use with the
     /// engine's secret.
     sealer: tokio::sync::OnceCell<HandleSealer>,
+    /// Every queue's depth over the last hour (rule M5).
+    pub depth_history: Arc<DepthHistory>,
+}
+
+/// How often a node on shared storage looks for consumers created,
+/// changed, paused or deleted through other nodes (rule C9).
+pub const CONSUMER_SYNC_INTERVAL: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// With storage shared by several nodes: keeps this node running the
+/// run-time consumers the storage keeps, looking every
+/// [`CONSUMER_SYNC_INTERVAL`]. Runs until the service is dropped.
+pub fn spawn_consumer_sync<B: Broker>(service: &Arc<Service<B>>) -> tokio::task::JoinHandle<()> {
+    let weak = Arc::downgrade(service);
+    tokio::spawn(async move {
+        let mut ticks = tokio::time::interval(CONSUMER_SYNC_INTERVAL);
+        ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let mut failing = false;
+        loop {
+            ticks.tick().await;
+            let Some(service) = weak.upgrade() else { break };
+            match service.sync_consumers().await {
+                Ok(()) => failing = false,
+                Err(e) if !failing => {
+                    failing = true;
+                    tracing::warn!(error = %e, "cannot read the stored consumers; retrying");
+                }
+                Err(_) => {}
+            }
+        }
+    })
 }
 
 /// Per-request facts actions may need.
@@ -106,10 +137,10 @@ impl<B: Broker> Service<B> {
             clock.clone(),
             alarm_settings,
         ));
-        let consumers_file = config
-            .consumers_file
-            .clone()
-            .filter(|_| !broker.is_shared());
+        let runtime_consumers = crate::consumers::runtime::RuntimeConsumers::new(
+            config.consumers_file.clone(),
+            broker.is_shared(),
+        );
         let move_tasks = Arc::new(MoveTasks::new(
             broker.clone(),
             config.account.clone(),
@@ -123,8 +154,9 @@ impl<B: Broker> Service<B> {
             move_tasks,
             metrics: Metrics::default(),
             consumers: Default::default(),
-            runtime_consumers: crate::consumers::runtime::RuntimeConsumers::new(consumers_file),
+            runtime_consumers,
             sealer: tokio::sync::OnceCell::new(),
+            depth_history: Arc::default(),
         }
     }
 
@@ -140,8 +172,20 @@ impl<B: Broker> Service<B> {
 
     /// Starts the consumers saved by CreateConsumer (after the config
     /// file's); returns how many started.
-    pub async fn restore_consumers(&self) -> std::io::Result<usize> {
+    pub async fn restore_consumers(
+        &self,
+    ) -> Result<usize, crate::consumers::runtime::ConsumerChangeError> {
         self.runtime_consumers.restore(self.consumer_host()).await
+    }
+
+    /// On shared storage, runs the run-time consumers as the storage now
+    /// keeps them (rule C9): those created, changed, paused or deleted
+    /// through other nodes too.
+    pub async fn sync_consumers(&self) -> Result<(), SqsError> {
+        self.runtime_consumers
+            .sync(self.consumer_host())
+            .await
+            .map_err(|e| SqsError::new(sluice_core::ErrorCode::InternalFailure, e.to_string()))
     }
 
     /// The sealer of receipt handles (rule A3), keyed with the engine's
@@ -171,6 +215,23 @@ impl<B: Broker> Service<B> {
     /// notifies each state change; returns the changes.
     pub async fn alarm_tick(&self) -> Vec<(AlarmDefinition, Transition)> {
         self.alarms.tick().await
+    }
+
+    /// Samples every queue's depth each 30 s in the background (rule M5).
+    pub fn spawn_depth_sampler(&self) -> tokio::task::JoinHandle<()> {
+        crate::depth_history::spawn_depth_sampler(
+            self.depth_history.clone(),
+            self.broker.clone(),
+            self.clock.clone(),
+        )
+    }
+
+    /// Samples every queue's depth once, at the clock's time (rule M5);
+    /// what the background sampler does every 30 s.
+    pub async fn depth_tick(&self) {
+        self.depth_history
+            .tick(&self.broker, self.clock.as_ref())
+            .await;
     }
 
     /// The current time.

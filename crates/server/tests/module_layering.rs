@@ -556,6 +556,15 @@ const KNOWN_CIRCLES: &[(&str, &[&str])] = &[
     ),
     ("cli", &["doctor::checks", "doctor::checks::consumers"]),
     (
+        "embedded",
+        &[
+            "storage",
+            "storage::fault",
+            "storage::os",
+            "storage::redb_backend",
+        ],
+    ),
+    (
         "postgres",
         &[
             "activity_sync",

@@ -3,7 +3,9 @@
 // command run through npx. Run by scripts/package-smoke.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { createInterface } from 'node:readline';
 import {
   SQSClient,
   CreateQueueCommand,
@@ -46,4 +48,27 @@ test('a bad argument rejects with the reason', async () => {
 test('npx sluice runs the bundled binary', () => {
   const out = execFileSync('npx', ['--no-install', 'sluice', '--version'], { encoding: 'utf8' });
   assert.match(out, /^sluice /);
+});
+
+test('npx sluice serve runs a server', async () => {
+  // In a process group of its own: npm does not pass SIGTERM on to what
+  // it runs, so the test stops the whole group, as a terminal's Ctrl-C does.
+  const server = spawn('npx', ['--no-install', 'sluice', 'serve', '--bind', '127.0.0.1:0', '--in-memory'], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+    detached: true,
+  });
+  try {
+    const [line] = await once(createInterface({ input: server.stdout }), 'line');
+    const endpoint = line.match(/^sluice listening on (http:\/\/127\.0\.0\.1:\d+)$/)?.[1];
+    assert.ok(endpoint, line);
+    const health = await fetch(`${endpoint}/health`);
+    assert.equal(health.status, 200);
+    const sqs = new SQSClient({ endpoint, region: 'us-east-1', credentials: { accessKeyId: 'test', secretAccessKey: 'test' } });
+    const { QueueUrl } = await sqs.send(new CreateQueueCommand({ QueueName: 'npx' }));
+    assert.match(QueueUrl, /\/npx$/);
+  } finally {
+    const exited = once(server, 'exit');
+    process.kill(-server.pid, 'SIGTERM');
+    await exited;
+  }
 });

@@ -3,12 +3,14 @@
 //! the rules; any divergence is a bug in one of them.
 //!
 //! [`standard`] covers standard queues (rules V1–V5, V7, V10, V20, D1),
-//! [`fifo`] group order (F1, F13). Each engine's test file holds the
+//! [`fifo`] group order (F1, F13), [`crash`] crashes of the storage at a
+//! chosen point of a standard-queue sequence (D1, D3, D4). Each engine's test file holds the
 //! `proptest!` blocks (so its case counts and its
 //! `*.proptest-regressions` file stay next to it) and calls the runners
 //! here with an [`EngineUnderTest`]. Compiled only with the `model-tests`
 //! feature, which engines enable for their tests alone.
 
+pub mod crash;
 pub mod fifo;
 pub mod standard;
 

@@ -11,7 +11,7 @@ use super::{EngineUnderTest, create_queue};
 use crate::{Broker, NewMessage, QueueCounts, ReceiveOptions, VisibilityChange};
 
 /// The retention period of the queue under test (rule V7), seconds.
-const RETENTION_SECS: u64 = 120;
+pub(super) const RETENTION_SECS: u64 = 120;
 
 /// One step of a sequence.
 #[derive(Debug, Clone)]
@@ -68,23 +68,23 @@ pub fn op(restarts: bool) -> impl Strategy<Value = Op> {
 /// The reference: a list of messages and the rules, written as plainly as
 /// possible.
 #[derive(Debug, Default)]
-struct Model {
-    messages: Vec<ModelMessage>,
+pub(super) struct Model {
+    pub(super) messages: Vec<ModelMessage>,
     /// (message index, receive count when issued), in issue order.
-    handles: Vec<(usize, u32)>,
+    pub(super) handles: Vec<(usize, u32)>,
 }
 
 #[derive(Debug)]
-struct ModelMessage {
-    body: String,
-    enqueued_at: u64,
-    visible_at: u64,
-    receive_count: u32,
-    deleted: bool,
+pub(super) struct ModelMessage {
+    pub(super) body: String,
+    pub(super) enqueued_at: u64,
+    pub(super) visible_at: u64,
+    pub(super) receive_count: u32,
+    pub(super) deleted: bool,
 }
 
 impl Model {
-    fn expire(&mut self, now: u64) {
+    pub(super) fn expire(&mut self, now: u64) {
         for m in &mut self.messages {
             if m.enqueued_at + RETENTION_SECS * 1000 <= now {
                 m.deleted = true;
@@ -92,7 +92,7 @@ impl Model {
         }
     }
 
-    fn counts(&mut self, now: u64) -> QueueCounts {
+    pub(super) fn counts(&mut self, now: u64) -> QueueCounts {
         self.expire(now);
         let mut c = QueueCounts::default();
         for m in self.messages.iter().filter(|m| !m.deleted) {
@@ -108,7 +108,7 @@ impl Model {
     }
 
     /// Indexes of the messages a receive may return at `now`.
-    fn ready(&mut self, now: u64) -> Vec<usize> {
+    pub(super) fn ready(&mut self, now: u64) -> Vec<usize> {
         self.expire(now);
         (0..self.messages.len())
             .filter(|&i| !self.messages[i].deleted && self.messages[i].visible_at <= now)

@@ -140,16 +140,16 @@ fn secret(key: &str) -> String {
 }
 
 /// `sluice serve` with a config file, its log in a file.
-struct Binary {
+pub(crate) struct Binary {
     child: std::process::Child,
-    endpoint: String,
+    pub(crate) endpoint: String,
     config: std::path::PathBuf,
     log: std::path::PathBuf,
     _dir: tempfile::TempDir,
 }
 
 impl Binary {
-    fn start(config: &str) -> Self {
+    pub(crate) fn start(config: &str) -> Self {
         use std::io::BufRead;
         let dir = tempfile::tempdir().expect("tempdir");
         let path = dir.path().join("sluice.toml");
@@ -182,7 +182,7 @@ impl Binary {
         }
     }
 
-    fn log(&self) -> String {
+    pub(crate) fn log(&self) -> String {
         std::fs::read_to_string(&self.log).unwrap_or_default()
     }
 

@@ -132,7 +132,7 @@ async fn a9_dead_letter_sources_are_only_those_the_key_may_see() {
 }
 
 /// A `Sluice.<action>` JSON request signed with `key`, off the runtime.
-async fn signed_sluice(
+pub(crate) async fn signed_sluice(
     server: &Server,
     key: &str,
     action: &str,

@@ -337,3 +337,76 @@ async fn storage_gauges_show_the_log_on_disk_and_the_cached_bodies() {
     assert_eq!(plain(&text, "sluice_storage_log_segments"), 0.0);
     assert_eq!(plain(&text, "sluice_storage_log_bytes"), 0.0);
 }
+
+/// `sluice serve` with `args`, until dropped; the addresses of its
+/// stdout lines, in order.
+struct Listeners {
+    child: std::process::Child,
+    addrs: Vec<String>,
+}
+
+impl Listeners {
+    fn start(args: &[&str], lines: usize) -> Self {
+        use std::io::BufRead;
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_sluice"))
+            .args(["serve", "--bind", "127.0.0.1:0", "--in-memory"])
+            .args(args)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("start sluice");
+        let mut out = std::io::BufReader::new(child.stdout.take().expect("stdout")).lines();
+        let addrs = (0..lines)
+            .map(|_| {
+                let line = out.next().expect("a line").expect("stdout");
+                let rest = line
+                    .strip_prefix("sluice listening on http://")
+                    .unwrap_or_else(|| panic!("unexpected line {line:?}"));
+                rest.split(' ').next().unwrap_or_default().to_string()
+            })
+            .collect();
+        Self { child, addrs }
+    }
+}
+
+impl Drop for Listeners {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// M4: with a metrics listener (`metrics_bind` in the config file, or
+/// `--metrics-bind`), `/metrics` is served there and only there, `/health`
+/// everywhere, and the metrics listener serves no SQS request.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn m4_metrics_can_have_a_listener_of_their_own() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = dir.path().join("sluice.toml");
+    std::fs::write(&config, "metrics_bind = \"127.0.0.1:0\"\n").expect("config");
+    let from_file = Listeners::start(&["--config", config.to_str().expect("path")], 2);
+    let from_flag = Listeners::start(&["--metrics-bind", "127.0.0.1:0"], 2);
+    for server in [&from_file, &from_flag] {
+        let api = crate::common::RawClient::at(&format!("http://{}", server.addrs[0]));
+        let metrics = crate::common::RawClient::at(&format!("http://{}", server.addrs[1]));
+        let created = api.json("CreateQueue", r#"{"QueueName":"named-in-metrics"}"#);
+        assert_eq!(created.status, 200, "{}", created.body);
+        assert_eq!(api.request("GET", "/metrics", &[], b"").status, 404);
+        assert_eq!(api.request("GET", "/health", &[], b"").status, 200);
+        let scraped = metrics.request("GET", "/metrics", &[], b"");
+        assert_eq!(scraped.status, 200);
+        assert!(
+            scraped.body.contains("queue=\"named-in-metrics\""),
+            "{}",
+            scraped.body
+        );
+        assert_eq!(metrics.request("GET", "/health", &[], b"").status, 200);
+        let sqs = metrics.json("ListQueues", "{}");
+        assert_eq!(sqs.status, 404, "{}", sqs.body);
+        assert_eq!(metrics.request("GET", "/console/", &[], b"").status, 404);
+    }
+    // Without one, /metrics is served on the main listener, as before.
+    let default = Listeners::start(&[], 1);
+    let api = crate::common::RawClient::at(&format!("http://{}", default.addrs[0]));
+    assert_eq!(api.request("GET", "/metrics", &[], b"").status, 200);
+}

@@ -512,3 +512,96 @@ async fn a10_operator_commands_and_bench_speak_https() {
     assert_eq!(count("/sent"), Some(40), "{report}");
     assert_eq!(count("/end_to_end"), Some(40), "{report}");
 }
+
+/// A6, A10: a queue policy that denies SendMessage when
+/// `aws:SecureTransport` is false refuses it on the plain listener, with
+/// IAM's explicit-deny words, and lets it through over HTTPS (the queue's
+/// owner included: an explicit Deny binds every key). The refusal is
+/// logged once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a6_a10_a_secure_transport_deny_refuses_plain_http_only() {
+    let config = config_text(KEY, SECRET, "server.pem", "server-key.pem");
+    let server = TlsServer::start(&config, &["--plain-bind", "127.0.0.1:0"]);
+    let https = https_sdk(&server.endpoint(), KEY, SECRET);
+    let plain = sdk_signing(
+        &format!("http://{}", server.plain.expect("plain listener")),
+        KEY,
+        SECRET,
+        None,
+    );
+    let url = https
+        .create_queue()
+        .queue_name("tls-only")
+        .send()
+        .await
+        .expect("create over https")
+        .queue_url
+        .expect("url");
+    let arn = "arn:aws:sqs:us-east-1:000000000000:tls-only";
+    let policy = serde_json::json!({
+        "Version": "2012-10-17",
+        "Statement": [{
+            "Effect": "Deny", "Principal": "*", "Action": "sqs:SendMessage", "Resource": arn,
+            "Condition": {"Bool": {"aws:SecureTransport": "false"}},
+        }],
+    });
+    https
+        .set_queue_attributes()
+        .queue_url(&url)
+        .attributes(
+            aws_sdk_sqs::types::QueueAttributeName::Policy,
+            policy.to_string(),
+        )
+        .send()
+        .await
+        .expect("set the policy");
+    let e = plain
+        .send_message()
+        .queue_url(&url)
+        .message_body("in the clear")
+        .send()
+        .await
+        .expect_err("denied over plain HTTP");
+    assert_eq!(code(&e), "AccessDenied", "{e:?}");
+    let message = aws_sdk_sqs::error::ProvideErrorMetadata::message(&e).unwrap_or_default();
+    assert!(
+        message.ends_with("with an explicit deny in a resource-based policy")
+            && message.contains(arn),
+        "{message}"
+    );
+    https
+        .send_message()
+        .queue_url(&url)
+        .message_body("sealed")
+        .send()
+        .await
+        .expect("allowed over HTTPS");
+    // Actions the policy does not name are not affected on either listener.
+    let attrs = plain
+        .get_queue_attributes()
+        .queue_url(&url)
+        .attribute_names(aws_sdk_sqs::types::QueueAttributeName::ApproximateNumberOfMessages)
+        .send()
+        .await
+        .expect("not denied");
+    assert_eq!(
+        attrs
+            .attributes()
+            .and_then(
+                |a| a.get(&aws_sdk_sqs::types::QueueAttributeName::ApproximateNumberOfMessages)
+            )
+            .map(String::as_str),
+        Some("1")
+    );
+    let log = server.log();
+    let refusals: Vec<&str> = log
+        .lines()
+        .filter(|l| l.contains("request refused"))
+        .collect();
+    assert_eq!(refusals.len(), 1, "{log}");
+    assert!(
+        refusals[0].contains("denied by the queue's policy") && refusals[0].contains("tls-only"),
+        "{}",
+        refusals[0]
+    );
+}

@@ -3,14 +3,14 @@
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
 use std::sync::mpsc::{Receiver, TryRecvError};
 use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
 
 use super::gate::Gate;
-use super::handoff::{Checkpointed, MAX_CHANGES_PER_COMMIT, ToApplier, fail};
+use super::handoff::Failure;
+use super::handoff::{Checkpointed, MAX_CHANGES_PER_COMMIT, ToApplier};
 use crate::change::Change;
 use crate::store::{Store, StoreError};
 use crate::wal::Log;
@@ -34,7 +34,7 @@ pub(super) const COMPACT_STEP: usize = 500;
 pub(super) struct Applier {
     pub(super) store: Store,
     pub(super) gate: Arc<Mutex<Gate>>,
-    pub(super) failed: Arc<AtomicBool>,
+    pub(super) failed: Arc<Failure>,
     /// The first failed apply: nothing is applied, nor made durable, after it.
     pub(super) broken: Option<String>,
     /// Segments mostly dead whose remaining messages' data is being copied
@@ -195,7 +195,7 @@ impl Applier {
             }
             Err(e) => {
                 let e = e.to_string();
-                fail(&self.failed, &e);
+                self.failed.fail(&e);
                 Gate::apply_failed(&self.gate, &e);
                 self.broken = Some(e);
             }
@@ -220,7 +220,7 @@ impl Applier {
             }
             Err(e) => {
                 let e = e.to_string();
-                fail(&self.failed, &e);
+                self.failed.fail(&e);
                 Gate::apply_failed(&self.gate, &e);
                 self.broken = Some(e.clone());
                 Err(e)

@@ -6,6 +6,7 @@ use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::SyncSender;
 
+use parking_lot::Mutex;
 use tokio::sync::oneshot;
 
 use crate::change::Change;
@@ -59,10 +60,49 @@ pub(super) fn resolve(done: impl IntoIterator<Item = oneshot::Sender<Outcome>>, 
     }
 }
 
-/// After a failed write the index is ahead of the disk; refuse further
-/// writes rather than answer from state that may vanish.
-pub(super) fn fail(failed: &AtomicBool, error: &str) {
-    if !failed.swap(true, Ordering::AcqRel) {
-        tracing::error!(error = %error, "commit failed; refusing further writes");
+/// Whether a write to storage failed, and the first failure's cause.
+///
+/// After a failed write or sync the index is ahead of the disk, and after
+/// a failed `fdatasync` what the log holds is unknown: the kernel may have
+/// dropped the pages it could not write and will report the next sync as
+/// a success without them. So the log is never synced again to carry on
+/// (that would acknowledge records after a hole): every later write is
+/// refused, and the log is read back from what is on disk when the engine
+/// reopens its storage (`crate::reopen`).
+#[derive(Debug, Default)]
+pub(crate) struct Failure {
+    failed: AtomicBool,
+    why: Mutex<Option<String>>,
+}
+
+impl Failure {
+    /// Records that a write failed with `error` (the first one counts).
+    pub(crate) fn fail(&self, error: &str) {
+        let mut why = self.why.lock();
+        if why.is_none() {
+            tracing::error!(error = %error, "commit failed; refusing further writes");
+            *why = Some(error.to_string());
+        }
+        self.failed.store(true, Ordering::Release);
+    }
+
+    /// Whether a write failed.
+    pub(crate) fn is_set(&self) -> bool {
+        self.failed.load(Ordering::Acquire)
+    }
+
+    /// The first failure's cause, once a write failed.
+    pub(crate) fn cause(&self) -> Option<String> {
+        if self.is_set() {
+            self.why.lock().clone()
+        } else {
+            None
+        }
+    }
+
+    /// The answer to a write refused after the failure.
+    pub(crate) fn refusal(&self) -> String {
+        let why = self.why.lock().clone().unwrap_or_default();
+        crate::store::StoreError::Failed(why).to_string()
     }
 }

@@ -3,7 +3,6 @@
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::time::{Duration, Instant};
 
@@ -12,11 +11,10 @@ use tokio::sync::oneshot;
 
 use super::gate::Gate;
 use super::handoff::{
-    Checkpointed, MAX_CHANGES_PER_COMMIT, Outcome, Pending, ToApplier, fail, resolve,
+    Checkpointed, Failure, MAX_CHANGES_PER_COMMIT, Outcome, Pending, ToApplier, resolve,
 };
 use crate::change::Change;
 use crate::log_record;
-use crate::store::StoreError;
 use crate::wal::{BodyAt, Log, Segments};
 
 /// Most bytes of log between checkpoints: with the interval, bounds how
@@ -39,7 +37,7 @@ pub(super) struct LogWriter {
     pub(super) log_bytes: u64,
     /// Longest time between a change and its checkpoint.
     pub(super) interval: Duration,
-    pub(super) failed: Arc<AtomicBool>,
+    pub(super) failed: Arc<Failure>,
 }
 
 impl LogWriter {
@@ -92,8 +90,8 @@ impl LogWriter {
     pub(super) fn commit(&mut self, batch: &mut Vec<Pending>, count: usize) {
         let (changes, done): (Vec<_>, Vec<_>) =
             batch.drain(..).map(|p| (p.changes, p.done)).unzip();
-        if self.failed.load(Ordering::Acquire) {
-            return resolve(done, Err(StoreError::Failed.to_string()));
+        if self.failed.is_set() {
+            return resolve(done, Err(self.failed.refusal()));
         }
         if count == 0 {
             return resolve(done, Ok(()));
@@ -168,7 +166,7 @@ impl LogWriter {
     /// write.
     pub(super) fn log_failed(&self, e: std::io::Error, done: Vec<oneshot::Sender<Outcome>>) {
         let e = format!("write-ahead log: {e}");
-        fail(&self.failed, &e);
+        self.failed.fail(&e);
         resolve(done, Err(e));
     }
 
@@ -176,7 +174,7 @@ impl LogWriter {
     /// reader waiting for an apply.
     pub(super) fn stopped(&self, done: Vec<oneshot::Sender<Outcome>>) {
         let e = "the store's applier stopped".to_string();
-        fail(&self.failed, &e);
+        self.failed.fail(&e);
         Gate::apply_failed(&self.gate, &e);
         resolve(done, Err(e));
     }
@@ -192,13 +190,13 @@ impl LogWriter {
     /// message needs any more. Nothing more is made durable after a
     /// failure.
     pub(super) fn checkpoint(&mut self) {
-        if self.failed.load(Ordering::Acquire) {
+        if self.failed.is_set() {
             return;
         }
         // The applier reads the segment's length: without the zeros made
         // ready ahead.
         if let Err(e) = self.log.finish() {
-            return fail(&self.failed, &format!("write-ahead log: {e}"));
+            return self.failed.fail(&format!("write-ahead log: {e}"));
         }
         let (reply, rx) = mpsc::sync_channel(1);
         let stopped = || "the store's applier stopped".to_string();
@@ -218,7 +216,7 @@ impl LogWriter {
         });
         let Checkpointed { live, compacting } = match rolled {
             Ok(done) => done,
-            Err(e) => return fail(&self.failed, &e),
+            Err(e) => return self.failed.fail(&e),
         };
         // An idle writer checkpoints again after the interval when
         // compaction has work.

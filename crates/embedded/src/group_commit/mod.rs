@@ -34,5 +34,5 @@ mod spawn;
 mod tests;
 
 pub(crate) use gate::Gate;
-pub(crate) use handoff::{MAX_CHANGES_PER_COMMIT, Outcome, Pending};
+pub(crate) use handoff::{Failure, MAX_CHANGES_PER_COMMIT, Outcome, Pending};
 pub(crate) use spawn::spawn;

@@ -2,7 +2,6 @@
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
 use std::sync::mpsc::{self, Receiver};
 use std::thread::JoinHandle;
 use std::time::Duration;
@@ -11,7 +10,7 @@ use parking_lot::Mutex;
 
 use super::applier::Applier;
 use super::gate::Gate;
-use super::handoff::Pending;
+use super::handoff::{Failure, Pending};
 use super::log_writer::LogWriter;
 use crate::store::Store;
 use crate::wal::Log;
@@ -25,7 +24,7 @@ pub(crate) fn spawn(
     next_lsn: u64,
     interval: Duration,
     rx: Receiver<Pending>,
-    failed: Arc<AtomicBool>,
+    failed: Arc<Failure>,
     gate: Arc<Mutex<Gate>>,
 ) -> Option<JoinHandle<()>> {
     let (to_applier, from_writer) = mpsc::channel();

@@ -10,17 +10,22 @@ use redb::{Database, Durability, ReadableDatabase, ReadableTable};
 use sluice_broker::HandleSecret;
 
 use super::error::StoreError;
-use super::heads::build_heads;
+use super::heads::{build_heads, set_up};
 use super::tables::{
     APPLIED_LSN, DEDUP, FAILURES, HANDLE_SECRET, MESSAGES, META, QUEUES, SECRETS, SEGMENTS, STATES,
     TASKS,
 };
+#[cfg(test)]
+use crate::storage::OsStorage;
+use crate::storage::{Storage, parent};
 use crate::wal::Segments;
 
 /// The redb database.
 #[derive(Clone)]
 pub struct Store {
     pub(super) db: Arc<Database>,
+    /// The files under the store and the log.
+    pub(super) storage: Arc<dyn Storage>,
     /// The log's segments, where most messages' data lies.
     pub(super) segments: Arc<Segments>,
     /// Whether opening had to rebuild redb's allocator state by reading
@@ -31,7 +36,17 @@ pub struct Store {
 impl Store {
     /// Opens or creates the database file; `cache_bytes` bounds redb's
     /// page cache (redb's own default, 1 GiB, when `None`).
+    #[cfg(test)]
     pub fn open(path: &Path, cache_bytes: Option<usize>) -> Result<Self, StoreError> {
+        Self::open_on(Arc::new(OsStorage), path, cache_bytes)
+    }
+
+    /// [`Store::open`] on `storage`.
+    pub fn open_on(
+        storage: Arc<dyn Storage>,
+        path: &Path,
+        cache_bytes: Option<usize>,
+    ) -> Result<Self, StoreError> {
         let mut builder = Database::builder();
         if let Some(bytes) = cache_bytes {
             builder.set_cache_size(bytes);
@@ -44,15 +59,26 @@ impl Store {
             }
         });
         let began = Instant::now();
-        let db = Arc::new(builder.create(path)?);
-        let dir = path.parent().unwrap_or(Path::new("."));
-        let segments = Arc::new(Segments::new(dir));
+        let db = match storage.database(path)? {
+            Some(backend) => builder.create_with_backend(backend)?,
+            None => builder.create(path)?,
+        };
+        let db = Arc::new(db);
+        let segments = Arc::new(Segments::new(storage.clone(), parent(path)));
         let repaired = repairing.load(Ordering::Relaxed);
         if repaired {
             tracing::warn!(
                 elapsed_ms = began.elapsed().as_millis() as u64,
                 "store repaired"
             );
+        }
+        if set_up(&db)? {
+            return Ok(Self {
+                db,
+                storage,
+                segments,
+                repaired,
+            });
         }
         let mut txn = db.begin_write()?;
         // Like every durable commit here (see `checkpoint`): a commit
@@ -72,9 +98,15 @@ impl Store {
         txn.commit()?;
         Ok(Self {
             db,
+            storage,
             segments,
             repaired,
         })
+    }
+
+    /// The files under the store and the log.
+    pub fn storage(&self) -> &Arc<dyn Storage> {
+        &self.storage
     }
 
     /// The log's segments, shared with the log writer, which closes one

@@ -17,9 +17,13 @@ pub enum StoreError {
     /// The write-ahead log failed, or could not be read back.
     #[error("write-ahead log: {0}")]
     Log(String),
-    /// An earlier write failed; the engine accepts no more writes.
-    #[error("an earlier write to storage failed; restart the server")]
-    Failed,
+    /// An earlier write failed (the cause given); the engine accepts no
+    /// more writes until it has reopened its storage (rule D5).
+    #[error(
+        "writes are refused since an earlier write to storage failed ({0}); \
+         what was acknowledged is safe, and the storage is reopened once it takes writes again"
+    )]
+    Failed(String),
 }
 
 /// The store's own file errors are those of the log's segments.

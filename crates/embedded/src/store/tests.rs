@@ -182,7 +182,7 @@ fn puts_in_log(dir: &Path, layout: &[(u64, Vec<QueueSeqs>)]) -> Vec<Change> {
         })
         .collect();
     for (segment, queues) in layout {
-        let mut log = crate::wal::Log::create(dir, *segment).unwrap();
+        let mut log = crate::wal::Log::create(&crate::wal::os(), dir, *segment).unwrap();
         let mut buf = Vec::new();
         crate::wal::Log::start_record(&mut buf);
         let base = log.end();

@@ -1,9 +1,10 @@
 //! The log's files: the segment directory, segment and `.ready` paths,
 //! listing segments, the pre-segment log file, syncing the directory.
 
-use std::fs::File;
 use std::io;
 use std::path::{Path, PathBuf};
+
+use crate::storage::{OsStorage, Storage, parent};
 
 /// The directory of the log's segments, inside the data directory.
 pub const LOG_DIR: &str = "log";
@@ -19,13 +20,11 @@ pub(super) const READY_SUFFIX: &str = ".ready";
 pub(super) const PREPARING_SUFFIX: &str = ".preparing";
 
 /// The segment ids in `log_dir`, oldest first.
-pub(super) fn list_segments(log_dir: &Path) -> io::Result<Vec<u64>> {
+pub(super) fn list_segments(storage: &dyn Storage, log_dir: &Path) -> io::Result<Vec<u64>> {
     let mut ids = Vec::new();
-    for entry in std::fs::read_dir(log_dir)? {
-        let name = entry?.file_name();
+    for name in storage.list(log_dir)? {
         if let Some(id) = name
-            .to_str()
-            .and_then(|n| n.strip_suffix(".wal"))
+            .strip_suffix(".wal")
             .and_then(|n| n.parse::<u64>().ok())
         {
             ids.push(id);
@@ -38,7 +37,7 @@ pub(super) fn list_segments(log_dir: &Path) -> io::Result<Vec<u64>> {
 /// The segments in data directory `dir`, oldest first.
 #[cfg(test)]
 pub fn segment_ids(dir: &Path) -> io::Result<Vec<u64>> {
-    list_segments(&dir.join(LOG_DIR))
+    list_segments(&OsStorage, &dir.join(LOG_DIR))
 }
 
 /// The file of segment `id`.
@@ -54,13 +53,10 @@ pub(super) fn unready_path(log_dir: &Path, id: u64, suffix: &str) -> PathBuf {
 
 /// Deletes the segments made ready by an earlier run: their ids may be
 /// taken by now, and the next is made ready again.
-pub(super) fn remove_unready(log_dir: &Path) -> io::Result<()> {
-    for entry in std::fs::read_dir(log_dir)? {
-        let entry = entry?;
-        let name = entry.file_name();
-        let name = name.to_string_lossy();
+pub(super) fn remove_unready(storage: &dyn Storage, log_dir: &Path) -> io::Result<()> {
+    for name in storage.list(log_dir)? {
         if name.ends_with(READY_SUFFIX) || name.ends_with(PREPARING_SUFFIX) {
-            std::fs::remove_file(entry.path())?;
+            storage.remove(&log_dir.join(name))?;
         }
     }
     Ok(())
@@ -70,29 +66,18 @@ pub(super) fn remove_unready(log_dir: &Path) -> io::Result<()> {
 /// tamper with the log).
 pub fn newest_segment(dir: &Path) -> io::Result<Option<PathBuf>> {
     let log_dir = dir.join(LOG_DIR);
-    Ok(list_segments(&log_dir)?
+    Ok(list_segments(&OsStorage, &log_dir)?
         .last()
         .map(|&id| segment_path(&log_dir, id)))
 }
 
 /// Deletes the legacy log file once what it held is durable in the store.
-pub fn remove_legacy(dir: &Path) -> io::Result<()> {
-    std::fs::remove_file(dir.join(LEGACY_LOG_FILE))?;
-    sync_dir(&dir.join(LEGACY_LOG_FILE))
+pub fn remove_legacy(storage: &dyn Storage, dir: &Path) -> io::Result<()> {
+    storage.remove(&dir.join(LEGACY_LOG_FILE))?;
+    storage.sync_dir(dir)
 }
 
 /// Makes a new or removed file's directory entry durable.
-pub(super) fn sync_dir(path: &Path) -> io::Result<()> {
-    #[cfg(unix)]
-    if let Some(dir) = path.parent() {
-        let dir = if dir.as_os_str().is_empty() {
-            Path::new(".")
-        } else {
-            dir
-        };
-        File::open(dir)?.sync_all()?;
-    }
-    #[cfg(not(unix))]
-    let _ = path;
-    Ok(())
+pub(super) fn sync_dir(storage: &dyn Storage, path: &Path) -> io::Result<()> {
+    storage.sync_dir(parent(path))
 }

@@ -49,5 +49,11 @@ pub use files::{LOG_DIR, newest_segment, remove_legacy};
 pub use reader::Segments;
 pub use record::BodyAt;
 pub(crate) use record::read_records;
-pub use recovery::open;
+pub use recovery::{open, rewrite_records};
 pub use writer::Log;
+
+/// The operating system's storage, for tests.
+#[cfg(test)]
+pub fn os() -> std::sync::Arc<dyn crate::storage::Storage> {
+    std::sync::Arc::new(crate::storage::OsStorage)
+}

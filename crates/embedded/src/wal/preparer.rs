@@ -1,14 +1,14 @@
 //! Zero-filling ahead: the thread that writes the next segment as a
 //! `.ready` file while the writer fills the current one.
 
-use std::fs::OpenOptions;
-use std::io::{self, Write};
+use std::io;
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::files::{LOG_DIR, PREPARING_SUFFIX, READY_SUFFIX, unready_path};
 use super::record::{MAGIC, START};
+use crate::storage::Storage;
 
 /// Fewest and most bytes a segment is made ready with: a trickle of
 /// changes needs a page or so a checkpoint, a segment ends at
@@ -34,25 +34,33 @@ pub(super) const READY_CHUNK: usize = 64 << 10;
 /// Writes segment `id` ahead, `len` bytes long (magic, then zeros), synced,
 /// as a `.ready` file: it becomes the log's when the log moves to `id`.
 /// Leaves nothing when it fails, or stops once `stop` is set.
-pub(super) fn prepare(log_dir: &Path, id: u64, len: u64, stop: &AtomicBool) -> io::Result<()> {
+pub(super) fn prepare(
+    storage: &dyn Storage,
+    log_dir: &Path,
+    id: u64,
+    len: u64,
+    stop: &AtomicBool,
+) -> io::Result<()> {
     let preparing = unready_path(log_dir, id, PREPARING_SUFFIX);
-    let prepared = write_zeros(&preparing, len, stop)
-        .and_then(|()| std::fs::rename(&preparing, unready_path(log_dir, id, READY_SUFFIX)));
+    let prepared = write_zeros(storage, &preparing, len, stop)
+        .and_then(|()| storage.rename(&preparing, &unready_path(log_dir, id, READY_SUFFIX)));
     if prepared.is_err() {
-        let _ = std::fs::remove_file(&preparing);
+        let _ = storage.remove(&preparing);
     }
     prepared
 }
 
 /// Writes the magic then zeros to `path`, `len` bytes in all, synced.
-pub(super) fn write_zeros(path: &Path, len: u64, stop: &AtomicBool) -> io::Result<()> {
-    let mut file = OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .open(path)?;
-    file.write_all(MAGIC)?;
+pub(super) fn write_zeros(
+    storage: &dyn Storage,
+    path: &Path,
+    len: u64,
+    stop: &AtomicBool,
+) -> io::Result<()> {
+    let file = storage.create(path)?;
+    file.write_all_at(MAGIC, 0)?;
     let zeros = vec![0u8; READY_CHUNK];
+    let mut at = START;
     let mut left = len.saturating_sub(START);
     while left > 0 {
         if stop.load(Ordering::Relaxed) {
@@ -60,7 +68,8 @@ pub(super) fn write_zeros(path: &Path, len: u64, stop: &AtomicBool) -> io::Resul
             return Err(io::Error::new(io::ErrorKind::Interrupted, "stopping"));
         }
         let n = left.min(READY_CHUNK as u64) as usize;
-        file.write_all(&zeros[..n])?;
+        file.write_all_at(&zeros[..n], at)?;
+        at += n as u64;
         left -= n as u64;
         file.sync_data()?;
     }
@@ -89,7 +98,7 @@ pub struct Preparer {
 impl Preparer {
     /// Starts the thread for the segments of data directory `dir`; without
     /// one (the thread could not start) segments are created when needed.
-    pub fn spawn(dir: &Path) -> Self {
+    pub fn spawn(storage: Arc<dyn Storage>, dir: &Path) -> Self {
         let log_dir = dir.join(LOG_DIR);
         let (tx, rx) = std::sync::mpsc::channel::<(u64, u64)>();
         let stop = Arc::new(AtomicBool::new(false));
@@ -101,10 +110,10 @@ impl Preparer {
                 while let Ok((id, len)) = rx.recv() {
                     // One the log passed by before it was ready is stale.
                     if let Some(stale) = last.filter(|&stale| stale != id) {
-                        let _ = std::fs::remove_file(unready_path(&log_dir, stale, READY_SUFFIX));
+                        let _ = storage.remove(&unready_path(&log_dir, stale, READY_SUFFIX));
                     }
                     last = Some(id);
-                    if let Err(e) = prepare(&log_dir, id, len, &stopping) {
+                    if let Err(e) = prepare(&*storage, &log_dir, id, len, &stopping) {
                         // The log creates the segment itself, as before.
                         if e.kind() != io::ErrorKind::Interrupted {
                             tracing::warn!(segment = id, error = %e, "could not make a log segment ready");

@@ -2,7 +2,6 @@
 //! bounded set of open segment files.
 
 use std::collections::HashMap;
-use std::fs::File;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -11,6 +10,7 @@ use parking_lot::Mutex;
 
 use super::files::{LOG_DIR, list_segments, segment_path};
 use super::record::BodyAt;
+use crate::storage::{Storage, StorageFile};
 
 /// Most segment files kept open for reads: a backlog can span thousands
 /// of segments, more than a process may have files open.
@@ -26,14 +26,16 @@ pub(super) const READ_SPAN: u64 = 256 << 10;
 /// message data.
 #[derive(Debug)]
 pub struct Segments {
+    storage: Arc<dyn Storage>,
     log_dir: PathBuf,
-    open: Mutex<HashMap<u64, Arc<File>>>,
+    open: Mutex<HashMap<u64, Arc<dyn StorageFile>>>,
 }
 
 impl Segments {
     /// The segments of data directory `dir`.
-    pub fn new(dir: &Path) -> Self {
+    pub fn new(storage: Arc<dyn Storage>, dir: &Path) -> Self {
         Self {
+            storage,
             log_dir: dir.join(LOG_DIR),
             open: Mutex::new(HashMap::new()),
         }
@@ -42,11 +44,11 @@ impl Segments {
     /// How many segment files are on disk, and their bytes.
     pub fn disk_use(&self) -> io::Result<(u64, u64)> {
         let (mut files, mut bytes) = (0, 0);
-        for id in list_segments(&self.log_dir)? {
+        for id in list_segments(&*self.storage, &self.log_dir)? {
             // A segment deleted since the listing is no longer on disk.
-            if let Ok(meta) = std::fs::metadata(segment_path(&self.log_dir, id)) {
+            if let Ok(len) = self.storage.len(&segment_path(&self.log_dir, id)) {
                 files += 1;
-                bytes += meta.len();
+                bytes += len;
             }
         }
         Ok((files, bytes))
@@ -54,18 +56,17 @@ impl Segments {
 
     /// Segment `id`'s file, opened on first use; `None` when it is gone
     /// (deleted once no stored message lies in it).
-    fn file(&self, id: u64) -> io::Result<Option<Arc<File>>> {
+    fn file(&self, id: u64) -> io::Result<Option<Arc<dyn StorageFile>>> {
         let mut open = self.open.lock();
         if let Some(file) = open.get(&id) {
             return Ok(Some(file.clone()));
         }
-        match File::open(segment_path(&self.log_dir, id)) {
+        match self.storage.open(&segment_path(&self.log_dir, id), false) {
             Ok(file) => {
                 if open.len() >= MAX_OPEN_SEGMENTS {
                     // Readers keep the handles they hold.
                     open.clear();
                 }
-                let file = Arc::new(file);
                 open.insert(id, file.clone());
                 Ok(Some(file))
             }
@@ -80,7 +81,7 @@ impl Segments {
             return Ok(None);
         };
         let mut out = vec![0; at.len as usize];
-        read_exact_at(&file, &mut out, at.offset)?;
+        file.read_exact_at(&mut out, at.offset)?;
         Ok(Some(out))
     }
 
@@ -119,7 +120,7 @@ impl Segments {
                 continue;
             };
             let mut span = vec![0; (end - start) as usize];
-            read_exact_at(&file, &mut span, start)?;
+            file.read_exact_at(&mut span, start)?;
             for &i in run {
                 let from = (ats[i].offset - start) as usize;
                 each(i, &span[from..from + ats[i].len as usize])?;
@@ -130,31 +131,13 @@ impl Segments {
 
     /// The length of segment `id`'s file (0 when it is gone).
     pub fn len(&self, id: u64) -> u64 {
-        std::fs::metadata(segment_path(&self.log_dir, id)).map_or(0, |m| m.len())
+        self.storage
+            .len(&segment_path(&self.log_dir, id))
+            .unwrap_or(0)
     }
 
     /// Closes segment `id` before it is deleted.
     pub fn forget(&self, id: u64) {
         self.open.lock().remove(&id);
     }
-}
-
-#[cfg(unix)]
-pub(super) fn read_exact_at(file: &File, buf: &mut [u8], offset: u64) -> io::Result<()> {
-    std::os::unix::fs::FileExt::read_exact_at(file, buf, offset)
-}
-
-#[cfg(windows)]
-pub(super) fn read_exact_at(file: &File, mut buf: &mut [u8], mut offset: u64) -> io::Result<()> {
-    use std::os::windows::fs::FileExt;
-    while !buf.is_empty() {
-        match file.seek_read(buf, offset)? {
-            0 => return Err(io::ErrorKind::UnexpectedEof.into()),
-            n => {
-                buf = &mut buf[n..];
-                offset += n as u64;
-            }
-        }
-    }
-    Ok(())
 }

@@ -1,13 +1,13 @@
 //! Start-up: finding the segments and reading back the records after
 //! the last one the store holds.
 
-use std::fs::{File, OpenOptions};
-use std::io::Read;
+use std::io;
 use std::path::Path;
 
 use super::error::LogError;
 use super::files::{LEGACY_LOG_FILE, LOG_DIR, list_segments, remove_unready, segment_path};
-use super::record::{MAGIC, Recovered, read_records};
+use super::record::{MAGIC, Recovered, START, read_records};
+use crate::storage::Storage;
 
 /// What [`open`] found in the data directory.
 #[derive(Debug)]
@@ -26,26 +26,26 @@ pub struct Found {
 /// Reads the log in data directory `dir`: the records after `applied`,
 /// the last LSN the store holds durably, from the legacy file if any and
 /// the newest segment.
-pub fn open(dir: &Path, applied: u64) -> Result<Found, LogError> {
+pub fn open(storage: &dyn Storage, dir: &Path, applied: u64) -> Result<Found, LogError> {
     let log_dir = dir.join(LOG_DIR);
-    std::fs::create_dir_all(&log_dir)?;
+    storage.create_dir_all(&log_dir)?;
     let legacy_path = dir.join(LEGACY_LOG_FILE);
-    let legacy = legacy_path.exists();
+    let legacy = storage.exists(&legacy_path)?;
     let mut records = if legacy {
-        read_file(&legacy_path, applied, None)?
+        read_file(storage, &legacy_path, applied, None)?
     } else {
         Vec::new()
     };
-    let segments = list_segments(&log_dir)?;
+    let segments = list_segments(storage, &log_dir)?;
     let mut newest_len = 0;
     if let Some(&newest) = segments.last() {
         let after = records.last().map_or(applied, |r| r.lsn);
         let path = segment_path(&log_dir, newest);
-        let (read, end) = read_segment(&path, after, newest)?;
+        let (read, end) = read_segment(storage, &path, after, newest)?;
         records.extend(read);
         newest_len = end;
     }
-    remove_unready(&log_dir)?;
+    remove_unready(storage, &log_dir)?;
     Ok(Found {
         records,
         segments,
@@ -54,15 +54,35 @@ pub fn open(dir: &Path, applied: u64) -> Result<Found, LogError> {
     })
 }
 
+/// Writes the records of segment `id`, which end at `end`, again and
+/// syncs them. After a failed `fdatasync` the kernel may still serve bytes
+/// it never wrote (it clears the dirty state of the pages it could not
+/// write, so a later sync skips them), and so may redb, reopened in place,
+/// with positions in them from commits that were never durable: without
+/// this the next checkpoint would make those positions durable while the
+/// bytes are missing from the disk. Overwriting needs no new space, and a
+/// start after a clean stop finds an empty segment.
+pub fn rewrite_records(storage: &dyn Storage, dir: &Path, id: u64, end: u64) -> io::Result<()> {
+    if end <= START {
+        return Ok(());
+    }
+    let file = storage.open(&segment_path(&dir.join(LOG_DIR), id), true)?;
+    let mut records = vec![0; (end - START) as usize];
+    file.read_exact_at(&mut records, START)?;
+    file.write_all_at(&records, START)?;
+    file.sync_data()
+}
+
 /// The records after `applied` in segment `id` at `path`, and where they
 /// end; zeros after them (made ready, not written yet when the process
 /// stopped) are cut off.
 pub(super) fn read_segment(
+    storage: &dyn Storage,
     path: &Path,
     applied: u64,
     id: u64,
 ) -> Result<(Vec<Recovered>, u64), LogError> {
-    let bytes = read_log_file(path)?;
+    let bytes = read_log_file(storage, path)?;
     if bytes.is_empty() {
         return Ok((Vec::new(), 0));
     }
@@ -70,7 +90,7 @@ pub(super) fn read_segment(
     let tail = &bytes[end as usize..];
     if !tail.is_empty() && tail.iter().all(|&b| b == 0) {
         // Only zeros go: a torn record stays for whoever looks into it.
-        OpenOptions::new().write(true).open(path)?.set_len(end)?;
+        storage.open(path, true)?.set_len(end)?;
     }
     Ok((records, end))
 }
@@ -78,11 +98,12 @@ pub(super) fn read_segment(
 /// The records after `applied` in the log file at `path`, which is
 /// `segment` (`None`: the legacy file).
 pub(super) fn read_file(
+    storage: &dyn Storage,
     path: &Path,
     applied: u64,
     segment: Option<u64>,
 ) -> Result<Vec<Recovered>, LogError> {
-    let bytes = read_log_file(path)?;
+    let bytes = read_log_file(storage, path)?;
     if bytes.is_empty() {
         return Ok(Vec::new());
     }
@@ -91,9 +112,8 @@ pub(super) fn read_file(
 
 /// The bytes of the log file at `path`, magic included; empty for a file
 /// whose magic a crash cut short.
-pub(super) fn read_log_file(path: &Path) -> Result<Vec<u8>, LogError> {
-    let mut bytes = Vec::new();
-    File::open(path)?.read_to_end(&mut bytes)?;
+pub(super) fn read_log_file(storage: &dyn Storage, path: &Path) -> Result<Vec<u8>, LogError> {
+    let bytes = storage.open(path, false)?.read_all()?;
     if bytes.len() < MAGIC.len() && MAGIC.starts_with(&bytes) {
         // Created by a run that died before its magic was synced, which
         // came before any record could be acknowledged.

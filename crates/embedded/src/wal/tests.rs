@@ -5,7 +5,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 
-use super::{error::*, files::*, preparer::*, reader::*, record::*, recovery::*, writer::*};
+use super::{error::*, files::*, os, preparer::*, reader::*, record::*, recovery::*, writer::*};
 
 fn append(log: &mut Log, lsn: u64, payload: &[u8]) {
     let mut buf = Vec::new();
@@ -19,15 +19,15 @@ fn lsns(records: &[Recovered]) -> Vec<u64> {
 }
 
 fn read(dir: &Path, applied: u64) -> Vec<Recovered> {
-    open(dir, applied).unwrap().records
+    open(&*os(), dir, applied).unwrap().records
 }
 
 /// A data directory whose segment 1 holds records 1..=n, each with a
 /// 10-byte payload; returns it with the segment's path.
 fn written(n: u64) -> (tempfile::TempDir, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
-    assert!(open(dir.path(), 0).unwrap().records.is_empty());
-    let mut log = Log::create(dir.path(), 1).unwrap();
+    assert!(open(&*os(), dir.path(), 0).unwrap().records.is_empty());
+    let mut log = Log::create(&os(), dir.path(), 1).unwrap();
     for lsn in 1..=n {
         append(&mut log, lsn, &[lsn as u8; 10]);
     }
@@ -53,18 +53,18 @@ fn segments_read_what_a_position_names_and_nothing_once_gone() {
     let (dir, _) = written(3);
     let records = read(dir.path(), 0);
     let (segment, offset) = records[1].at.unwrap();
-    let segments = Segments::new(dir.path());
+    let segments = Segments::new(os(), dir.path());
     let at = BodyAt {
         segment,
         offset: offset + 2,
         len: 5,
     };
     assert_eq!(segments.read(at).unwrap(), Some(vec![2; 5]));
-    let log = Log::create(dir.path(), 2).unwrap();
+    let log = Log::create(&os(), dir.path(), 2).unwrap();
     segments.forget(1);
     log.remove(1).unwrap();
     assert_eq!(segments.read(at).unwrap(), None);
-    assert_eq!(open(dir.path(), 3).unwrap().segments, [2]);
+    assert_eq!(open(&*os(), dir.path(), 3).unwrap().segments, [2]);
 }
 
 /// Only the newest segment holds records after the last checkpoint: an
@@ -73,15 +73,15 @@ fn segments_read_what_a_position_names_and_nothing_once_gone() {
 #[test]
 fn only_the_newest_segment_is_read() {
     let (dir, _) = written(3);
-    let mut log = Log::create(dir.path(), 2).unwrap();
+    let mut log = Log::create(&os(), dir.path(), 2).unwrap();
     append(&mut log, 4, b"four");
-    let found = open(dir.path(), 3).unwrap();
+    let found = open(&*os(), dir.path(), 3).unwrap();
     assert_eq!(lsns(&found.records), [4]);
     assert_eq!(found.records[0].at, Some((2, START + HEADER as u64)));
     assert_eq!(found.segments, [1, 2]);
     // A segment created and cut before its magic was synced.
     std::fs::write(segment_path(&dir.path().join(LOG_DIR), 3), &MAGIC[..3]).unwrap();
-    let found = open(dir.path(), 4).unwrap();
+    let found = open(&*os(), dir.path(), 4).unwrap();
     assert!(found.records.is_empty());
     assert_eq!(found.segments, [1, 2, 3]);
 }
@@ -100,12 +100,12 @@ fn the_legacy_log_file_is_read() {
         bytes.extend_from_slice(&buf);
     }
     std::fs::write(dir.path().join(LEGACY_LOG_FILE), &bytes).unwrap();
-    let found = open(dir.path(), 1).unwrap();
+    let found = open(&*os(), dir.path(), 1).unwrap();
     assert!(found.legacy);
     assert_eq!(lsns(&found.records), [2]);
     assert_eq!(found.records[0].at, None);
-    remove_legacy(dir.path()).unwrap();
-    assert!(!open(dir.path(), 1).unwrap().legacy);
+    remove_legacy(&*os(), dir.path()).unwrap();
+    assert!(!open(&*os(), dir.path(), 1).unwrap().legacy);
 }
 
 #[test]
@@ -142,7 +142,7 @@ fn garbage_after_the_last_record_is_ignored() {
 #[test]
 fn a_record_that_breaks_the_sequence_ends_the_log() {
     let dir = tempfile::tempdir().unwrap();
-    let mut log = Log::create(dir.path(), 1).unwrap();
+    let mut log = Log::create(&os(), dir.path(), 1).unwrap();
     for lsn in [1, 2, 4] {
         append(&mut log, lsn, b"x");
     }
@@ -152,10 +152,10 @@ fn a_record_that_breaks_the_sequence_ends_the_log() {
 #[test]
 fn a_log_starting_after_the_store_is_refused() {
     let dir = tempfile::tempdir().unwrap();
-    let mut log = Log::create(dir.path(), 1).unwrap();
+    let mut log = Log::create(&os(), dir.path(), 1).unwrap();
     append(&mut log, 7, b"x");
     assert!(matches!(
-        open(dir.path(), 5),
+        open(&*os(), dir.path(), 5),
         Err(LogError::Gap {
             first: 7,
             applied: 5
@@ -170,7 +170,10 @@ fn a_file_that_is_not_a_log_is_refused() {
     std::fs::create_dir_all(dir.path().join(LOG_DIR)).unwrap();
     let path = segment_path(&dir.path().join(LOG_DIR), 1);
     std::fs::write(&path, b"something else entirely").unwrap();
-    assert!(matches!(open(dir.path(), 0), Err(LogError::NotALog(_))));
+    assert!(matches!(
+        open(&*os(), dir.path(), 0),
+        Err(LogError::NotALog(_))
+    ));
 }
 
 /// Waits (bounded) until segment `id` of `dir` is ready.
@@ -193,8 +196,8 @@ fn zeros_after_the_last_record_end_the_log_and_are_cut_off() {
     let dir = tempfile::tempdir().unwrap();
     let log_dir = dir.path().join(LOG_DIR);
     std::fs::create_dir_all(&log_dir).unwrap();
-    prepare(&log_dir, 1, 64 << 10, &AtomicBool::new(false)).unwrap();
-    let mut log = Log::take_ready(dir.path(), 1).unwrap().unwrap();
+    prepare(&*os(), &log_dir, 1, 64 << 10, &AtomicBool::new(false)).unwrap();
+    let mut log = Log::take_ready(&os(), dir.path(), 1).unwrap().unwrap();
     for lsn in 1..=3 {
         append(&mut log, lsn, &[lsn as u8; 10]);
     }
@@ -202,7 +205,7 @@ fn zeros_after_the_last_record_end_the_log_and_are_cut_off() {
     assert_eq!(std::fs::metadata(&path).unwrap().len(), 64 << 10);
     // As a kill -9 leaves it: no finish.
     drop(log);
-    let found = open(dir.path(), 0).unwrap();
+    let found = open(&*os(), dir.path(), 0).unwrap();
     assert_eq!(lsns(&found.records), [1, 2, 3]);
     assert_eq!(
         found.records[2].at,
@@ -236,7 +239,9 @@ fn a_torn_record_before_zeros_is_not_cut_off() {
 fn the_log_moves_to_the_segment_made_ready_ahead() {
     let dir = tempfile::tempdir().unwrap();
     let log_dir = dir.path().join(LOG_DIR);
-    let mut log = Log::create(dir.path(), 1).unwrap().ready_ahead(100 << 10);
+    let mut log = Log::create(&os(), dir.path(), 1)
+        .unwrap()
+        .ready_ahead(100 << 10);
     let ready = await_ready(dir.path(), 2);
     assert_eq!(
         std::fs::metadata(&ready).unwrap().len(),
@@ -259,7 +264,7 @@ fn the_log_moves_to_the_segment_made_ready_ahead() {
     // Sized after the segment just finished.
     let next = await_ready(dir.path(), 3);
     assert_eq!(std::fs::metadata(&next).unwrap().len(), READY_MIN);
-    let found = open(dir.path(), 1).unwrap();
+    let found = open(&*os(), dir.path(), 1).unwrap();
     assert_eq!(lsns(&found.records), [2]);
     assert_eq!(found.records[0].at, Some((2, START + HEADER as u64)));
     // A start removes what an earlier run made ready.
@@ -274,14 +279,14 @@ fn the_log_moves_to_the_segment_made_ready_ahead() {
 fn a_segment_not_ready_in_time_is_created_and_the_late_one_removed() {
     let dir = tempfile::tempdir().unwrap();
     let log_dir = dir.path().join(LOG_DIR);
-    let mut log = Log::create(dir.path(), 1).unwrap();
+    let mut log = Log::create(&os(), dir.path(), 1).unwrap();
     log.next_segment().unwrap();
     assert_eq!(log.segment(), 2);
     assert_eq!(
         std::fs::metadata(segment_path(&log_dir, 2)).unwrap().len(),
         START
     );
-    let preparer = Preparer::spawn(dir.path());
+    let preparer = Preparer::spawn(os(), dir.path());
     preparer.prepare(3, 0);
     let late = await_ready(dir.path(), 3);
     preparer.prepare(4, 0);
@@ -295,13 +300,13 @@ fn a_segment_outgrowing_its_zeros_goes_on_appending() {
     let dir = tempfile::tempdir().unwrap();
     let log_dir = dir.path().join(LOG_DIR);
     std::fs::create_dir_all(&log_dir).unwrap();
-    prepare(&log_dir, 1, READY_MIN, &AtomicBool::new(false)).unwrap();
-    let mut log = Log::take_ready(dir.path(), 1).unwrap().unwrap();
+    prepare(&*os(), &log_dir, 1, READY_MIN, &AtomicBool::new(false)).unwrap();
+    let mut log = Log::take_ready(&os(), dir.path(), 1).unwrap().unwrap();
     let payload = vec![9u8; 1000];
     for lsn in 1..=40 {
         append(&mut log, lsn, &payload);
     }
-    let found = open(dir.path(), 0).unwrap();
+    let found = open(&*os(), dir.path(), 0).unwrap();
     assert_eq!(found.records.len(), 40);
     assert!(found.records.iter().all(|r| r.payload == payload));
     assert_eq!(found.newest_len, START + 40 * 1016);
@@ -322,9 +327,9 @@ fn a_stopping_preparer_drops_the_segment_it_was_making_ready() {
     let dir = tempfile::tempdir().unwrap();
     let log_dir = dir.path().join(LOG_DIR);
     std::fs::create_dir_all(&log_dir).unwrap();
-    let stopped = prepare(&log_dir, 1, READY_MAX, &AtomicBool::new(true));
+    let stopped = prepare(&*os(), &log_dir, 1, READY_MAX, &AtomicBool::new(true));
     assert_eq!(stopped.unwrap_err().kind(), io::ErrorKind::Interrupted);
-    let preparer = Preparer::spawn(dir.path());
+    let preparer = Preparer::spawn(os(), dir.path());
     preparer.prepare(2, READY_MAX);
     drop(preparer);
     let left: Vec<_> = std::fs::read_dir(&log_dir)
@@ -341,7 +346,7 @@ fn a_stopping_preparer_drops_the_segment_it_was_making_ready() {
 fn a_start_zero_fills_its_first_segment() {
     let dir = tempfile::tempdir().unwrap();
     let log_dir = dir.path().join(LOG_DIR);
-    let mut log = Log::start(dir.path(), 1, 0).unwrap();
+    let mut log = Log::start(&os(), dir.path(), 1, 0).unwrap();
     let len = |id| std::fs::metadata(segment_path(&log_dir, id)).unwrap().len();
     assert_eq!(len(1), START_READY);
     append(&mut log, 1, b"one");
@@ -349,9 +354,9 @@ fn a_start_zero_fills_its_first_segment() {
     let next = await_ready(dir.path(), 2);
     assert_eq!(std::fs::metadata(next).unwrap().len(), READY_MIN);
     drop(log);
-    let found = open(dir.path(), 0).unwrap();
+    let found = open(&*os(), dir.path(), 0).unwrap();
     assert_eq!(lsns(&found.records), [1]);
-    let log = Log::start(dir.path(), 2, 100 << 20).unwrap();
+    let log = Log::start(&os(), dir.path(), 2, 100 << 20).unwrap();
     assert_eq!(len(2), START_READY);
     drop(log);
 }
@@ -362,12 +367,12 @@ fn a_start_zero_fills_its_first_segment() {
 #[test]
 fn reads_of_many_match_reads_of_each() {
     let dir = tempfile::tempdir().unwrap();
-    let mut log = Log::create(dir.path(), 1).unwrap();
+    let mut log = Log::create(&os(), dir.path(), 1).unwrap();
     let payload: Vec<u8> = (0..20_000u32).map(|i| (i % 251) as u8).collect();
     append(&mut log, 1, &payload);
-    let mut log = Log::create(dir.path(), 2).unwrap();
+    let mut log = Log::create(&os(), dir.path(), 2).unwrap();
     append(&mut log, 2, &payload);
-    let mut log = Log::create(dir.path(), 3).unwrap();
+    let mut log = Log::create(&os(), dir.path(), 3).unwrap();
     append(&mut log, 3, b"gone");
     let at = |segment, offset, len| BodyAt {
         segment,
@@ -384,7 +389,7 @@ fn reads_of_many_match_reads_of_each() {
         at(1, 19_990, 10), // the record's last bytes
         at(2, 10, 5),      // asked twice
     ];
-    let segments = Segments::new(dir.path());
+    let segments = Segments::new(os(), dir.path());
     drop(log);
     std::fs::remove_file(segment_path(&dir.path().join(LOG_DIR), 3)).unwrap();
     let mut many = vec![None; ats.len()];

@@ -1,20 +1,22 @@
 //! The log writer's side: appending records to the newest segment,
 //! syncing them, moving to the next segment.
 
-use std::fs::{File, OpenOptions};
-use std::io::{self, Write};
+use std::io;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
 use super::files::{LOG_DIR, READY_SUFFIX, segment_path, sync_dir, unready_path};
 use super::preparer::{Preparer, START_READY, prepare};
 use super::record::{HEADER, MAGIC, START, seal};
+use crate::storage::{Storage, StorageFile};
 
 /// The newest segment, open for appending.
 pub struct Log {
+    storage: Arc<dyn Storage>,
     dir: PathBuf,
     segment: u64,
-    file: File,
+    file: Arc<dyn StorageFile>,
     /// Where the next record goes.
     end: u64,
     /// The file's length: past `end`, zeros made ready ahead.
@@ -27,20 +29,16 @@ impl Log {
     /// Creates segment `id` in data directory `dir` and opens it for
     /// appending: call only once the store holds every earlier record
     /// durably (a start reads only the newest segment).
-    pub fn create(dir: &Path, id: u64) -> io::Result<Self> {
+    pub fn create(storage: &Arc<dyn Storage>, dir: &Path, id: u64) -> io::Result<Self> {
         let log_dir = dir.join(LOG_DIR);
-        std::fs::create_dir_all(&log_dir)?;
+        storage.create_dir_all(&log_dir)?;
         let path = segment_path(&log_dir, id);
-        let mut file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .open(&path)?;
-        file.write_all(MAGIC)?;
+        let file = storage.create(&path)?;
+        file.write_all_at(MAGIC, 0)?;
         file.sync_all()?;
-        sync_dir(&path)?;
+        sync_dir(&**storage, &path)?;
         Ok(Self {
+            storage: storage.clone(),
             dir: dir.to_path_buf(),
             segment: id,
             file,
@@ -53,19 +51,19 @@ impl Log {
     /// Segment `id` of data directory `dir`, if it was made ready ahead
     /// (see [`Preparer`]): renamed into the log and open for writing after
     /// its magic. Same condition as [`Log::create`].
-    pub fn take_ready(dir: &Path, id: u64) -> io::Result<Option<Self>> {
+    pub fn take_ready(storage: &Arc<dyn Storage>, dir: &Path, id: u64) -> io::Result<Option<Self>> {
         let log_dir = dir.join(LOG_DIR);
         let ready = unready_path(&log_dir, id, READY_SUFFIX);
         let path = segment_path(&log_dir, id);
-        match std::fs::rename(&ready, &path) {
+        match storage.rename(&ready, &path) {
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
             other => other?,
         }
-        sync_dir(&path)?;
-        let mut file = OpenOptions::new().read(true).write(true).open(&path)?;
-        let len = file.metadata()?.len();
-        io::Seek::seek(&mut file, io::SeekFrom::Start(START))?;
+        sync_dir(&**storage, &path)?;
+        let file = storage.open(&path, true)?;
+        let len = file.len()?;
         Ok(Some(Self {
+            storage: storage.clone(),
             dir: dir.to_path_buf(),
             segment: id,
             file,
@@ -78,10 +76,12 @@ impl Log {
     /// A log on `path` whose every write fails, as on a failing disk.
     #[cfg(test)]
     pub fn failing(dir: &Path) -> io::Result<Self> {
+        let storage: Arc<dyn Storage> = Arc::new(crate::storage::OsStorage);
         let path = dir.join("failing.wal");
         std::fs::write(&path, MAGIC)?;
-        let file = OpenOptions::new().read(true).open(&path)?;
+        let file = storage.open(&path, false)?;
         Ok(Self {
+            storage,
             dir: dir.to_path_buf(),
             segment: u64::MAX,
             file,
@@ -95,7 +95,10 @@ impl Log {
     /// close it in [`Segments`] first.
     pub fn remove(&self, id: u64) -> io::Result<()> {
         debug_assert_ne!(id, self.segment);
-        match std::fs::remove_file(segment_path(&self.dir.join(LOG_DIR), id)) {
+        match self
+            .storage
+            .remove(&segment_path(&self.dir.join(LOG_DIR), id))
+        {
             Err(e) if e.kind() != io::ErrorKind::NotFound => Err(e),
             _ => Ok(()),
         }
@@ -122,9 +125,8 @@ impl Log {
     /// `buf` (see [`Log::start_record`]) at [`Log::end`], without syncing.
     pub fn write(&mut self, lsn: u64, buf: &mut [u8]) -> io::Result<()> {
         seal(lsn, buf)?;
-        // The cursor is at `end`: after a failed write nothing more is
-        // written (the engine stops).
-        self.file.write_all(buf)?;
+        // After a failed write nothing more is written (the engine stops).
+        self.file.write_all_at(buf, self.end)?;
         self.end += buf.len() as u64;
         self.len = self.len.max(self.end);
         Ok(())
@@ -158,9 +160,9 @@ impl Log {
     pub fn next_segment(&mut self) -> io::Result<()> {
         self.finish()?;
         let (id, last) = (self.segment + 1, self.end);
-        let mut next = match Self::take_ready(&self.dir, id)? {
+        let mut next = match Self::take_ready(&self.storage, &self.dir, id)? {
             Some(ready) => ready,
-            None => Self::create(&self.dir, id)?,
+            None => Self::create(&self.storage, &self.dir, id)?,
         };
         next.ahead = self.ahead.take();
         if let Some(ahead) = &next.ahead {
@@ -175,11 +177,20 @@ impl Log {
     /// milliseconds' writing), with a [`Preparer`] for the ones after, the
     /// first sized after a segment `last` bytes long. Same condition as
     /// [`Log::create`].
-    pub fn start(dir: &Path, id: u64, last: u64) -> io::Result<Self> {
+    pub fn start(storage: &Arc<dyn Storage>, dir: &Path, id: u64, last: u64) -> io::Result<Self> {
         let log_dir = dir.join(LOG_DIR);
-        std::fs::create_dir_all(&log_dir)?;
-        let log = match prepare(&log_dir, id, START_READY, &AtomicBool::new(false)) {
-            Ok(()) => Self::take_ready(dir, id)?,
+        storage.create_dir_all(&log_dir)?;
+        // The store's file and the log's directory are entries of the data
+        // directory: durable once it is synced.
+        storage.sync_dir(dir)?;
+        let log = match prepare(
+            &**storage,
+            &log_dir,
+            id,
+            START_READY,
+            &AtomicBool::new(false),
+        ) {
+            Ok(()) => Self::take_ready(storage, dir, id)?,
             Err(e) => {
                 tracing::warn!(segment = id, error = %e, "could not make a log segment ready");
                 None
@@ -187,7 +198,7 @@ impl Log {
         };
         let log = match log {
             Some(log) => log,
-            None => Self::create(dir, id)?,
+            None => Self::create(storage, dir, id)?,
         };
         Ok(log.ready_ahead(last))
     }
@@ -195,7 +206,7 @@ impl Log {
     /// Has a [`Preparer`] make each next segment ready ahead, the first
     /// sized after a segment `last` bytes long.
     pub fn ready_ahead(mut self, last: u64) -> Self {
-        let ahead = Preparer::spawn(&self.dir);
+        let ahead = Preparer::spawn(self.storage.clone(), &self.dir);
         ahead.prepare(self.segment + 1, last);
         self.ahead = Some(ahead);
         self

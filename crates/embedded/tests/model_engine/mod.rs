@@ -1,14 +1,18 @@
 //! The embedded engine as an engine under test of the model-based tests:
-//! in memory (no restarts) and durable (a restart reopens the directory).
+//! in memory (no restarts), durable (a restart reopens the directory), and
+//! on injected storage that dies at a chosen sync.
 
 #![allow(dead_code)] // Each test binary uses one or both.
 
+use std::path::Path;
 use std::sync::Arc;
+use std::time::Duration;
 
 use sluice_broker::conformance::Harness;
 use sluice_broker::model_tests::EngineUnderTest;
+use sluice_broker::model_tests::crash::CrashingEngine;
 use sluice_core::ManualClock;
-use sluice_embedded::EmbeddedBroker;
+use sluice_embedded::{EmbeddedBroker, EmbeddedOptions, FaultStorage};
 
 /// The engine in memory.
 pub struct Memory {
@@ -81,5 +85,71 @@ impl EngineUnderTest for Durable {
         let (broker, _) =
             EmbeddedBroker::open(self.dir.path(), Arc::new(self.clock.clone())).expect("reopen");
         self.broker = Some(broker);
+    }
+}
+
+/// The engine on a [`FaultStorage`] that dies at a chosen sync, with
+/// checkpoints every few milliseconds so that crashes land in the store's
+/// commits and the log's segment changes too, not only in the log's syncs.
+pub struct Crashing {
+    broker: Option<EmbeddedBroker>,
+    clock: ManualClock,
+    storage: FaultStorage,
+}
+
+const CRASH_DIR: &str = "/data";
+
+impl Crashing {
+    pub fn new() -> Self {
+        let clock = ManualClock::default();
+        let storage = FaultStorage::new();
+        let broker = Some(Self::open(&storage, &clock));
+        Self {
+            broker,
+            clock,
+            storage,
+        }
+    }
+
+    fn open(storage: &FaultStorage, clock: &ManualClock) -> EmbeddedBroker {
+        let options = EmbeddedOptions {
+            checkpoint_interval: Duration::from_millis(5),
+            ..Default::default()
+        };
+        let storage = Arc::new(storage.clone());
+        let clock = Arc::new(clock.clone());
+        EmbeddedBroker::open_on(storage, Path::new(CRASH_DIR), clock, options)
+            .expect("open")
+            .0
+    }
+}
+
+impl Harness for Crashing {
+    type B = EmbeddedBroker;
+    fn broker(&self) -> &EmbeddedBroker {
+        self.broker.as_ref().expect("engine open")
+    }
+    fn clock(&self) -> &ManualClock {
+        &self.clock
+    }
+}
+
+impl CrashingEngine for Crashing {
+    fn crash_at_sync(&self, n: u64) {
+        self.storage.crash_at_sync(n);
+    }
+
+    fn crashed(&self) -> bool {
+        self.storage.crashed()
+    }
+
+    async fn reopen_after_crash(&mut self) {
+        // What survives is taken before the engine stops: a clean stop's
+        // checkpoint would make more durable than the crash left.
+        let survived = self.storage.after_crash();
+        self.storage.crash_at_sync(1);
+        drop(self.broker.take());
+        self.storage = survived;
+        self.broker = Some(Self::open(&self.storage, &self.clock));
     }
 }

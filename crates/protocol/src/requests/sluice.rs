@@ -1,5 +1,5 @@
 //! The inputs of sluice's own actions (`Sluice.<Action>`): nack, peek,
-//! redrive, alarms.
+//! redrive, alarms, depth history.
 
 use serde::{Deserialize, Serialize};
 
@@ -159,4 +159,13 @@ pub struct DeleteAlarmsInput {
     /// Required: the alarms to delete; unknown names are ignored.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub alarm_names: Option<Vec<String>>,
+}
+
+/// GetDepthHistory's input: optionally one queue only.
+#[derive(Debug, Default, Clone, Deserialize, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct GetDepthHistoryInput {
+    /// The queue's URL; without it, every queue the request may list.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub queue_url: Option<String>,
 }

@@ -1,8 +1,8 @@
-// A queue: its depths (refreshed), attributes, redrive policy, tags and
-// dead-letter sources; send a test message; purge and delete behind a
-// typed confirmation of the queue's name.
+// A queue: its depths (refreshed), attributes, redrive policy, tags,
+// dead-letter sources and push consumers; send a test message; purge and
+// delete behind a typed confirmation of the queue's name.
 
-import { queueAttributes, queueUrl, sqs } from '../api.js';
+import { queueAttributes, queueUrl, sluice, sqs } from '../api.js';
 import { editSection } from './queue-edit.js';
 import { count, el, prettyJson, queueHref, queueName, replace, setText, statusLine, time, typedConfirmation } from '../ui.js';
 
@@ -12,10 +12,11 @@ const POLICIES = new Set(['RedrivePolicy', 'RedriveAllowPolicy', 'Policy', 'Slui
 
 export async function render(root, { name }, ctx) {
   const url = await queueUrl(name);
-  const [attrs, tags, sources] = await Promise.all([
+  const [attrs, tags, sources, consumers] = await Promise.all([
     queueAttributes(url),
     sqs('ListQueueTags', { QueueUrl: url }),
     sqs('ListDeadLetterSourceQueues', { QueueUrl: url, MaxResults: 1000 }),
+    listConsumers(url),
   ]);
   const sourceNames = (sources.queueUrls || sources.QueueUrls || []).map(queueName).sort();
   const isDlq = sourceNames.length > 0;
@@ -67,6 +68,8 @@ export async function render(root, { name }, ctx) {
     }
   };
   let redrive = redriveText(attrs);
+  const consumerList = consumerSection();
+  consumerList.show(consumers);
   const attributesBody = el('tbody', {}, attributeRows(attrs));
   const saved = (fresh) => {
     const next = redriveText(fresh);
@@ -92,6 +95,7 @@ export async function render(root, { name }, ctx) {
         el('h2', { id: 'h-sources' }, 'Dead-letter queue of'),
         el('ul', { id: 'sources' }, sourceNames.map((s) => el('li', {}, el('a', { href: queueHref(s) }, s))))),
     el('section', { 'aria-labelledby': 'h-redrive' }, el('h2', { id: 'h-redrive' }, 'Redrive policy'), redrive),
+    consumerList.node,
     editSection(url, attrs, saved),
     sendForm(url, fifo, attrs.ContentBasedDeduplication === 'true'),
     el('section', { 'aria-labelledby': 'h-attributes' },
@@ -125,7 +129,57 @@ export async function render(root, { name }, ctx) {
       })),
   );
 
-  ctx.every(REFRESH_MS, async () => showDepths(await queueAttributes(url)));
+  ctx.every(REFRESH_MS, async () => {
+    const [fresh, readers] = await Promise.all([queueAttributes(url), listConsumers(url)]);
+    showDepths(fresh);
+    consumerList.show(readers);
+  });
+}
+
+/** The push consumers reading `url` (ListConsumers), or null if they cannot be read. */
+async function listConsumers(url) {
+  try {
+    return (await sluice('ListConsumers', { QueueUrl: url })).Consumers || [];
+  } catch {
+    return null;
+  }
+}
+
+const CONSUMER_COLUMNS = [
+  ['name', 'Name', (c) => c.Name],
+  ['url', 'Handler', (c) => c.Url],
+  ['state', 'State', (c) => c.State],
+  ['in-flight', 'Batches in flight', (c) => `${count(c.InFlightBatches)} of ${count(c.ConcurrencyLimit)} (max ${count(c.MaxConcurrency)})`],
+  ['batch', 'Batch size', (c) => (c.BatchingWindowSeconds ? `${count(c.BatchSize)}, window ${c.BatchingWindowSeconds} s` : count(c.BatchSize))],
+  ['timeout', 'Timeout', (c) => `${c.TimeoutSeconds} s`],
+  ['failures', 'Item failures', (c) => (c.ReportBatchItemFailures ? 'reported' : 'whole batch')],
+  ['source', 'Defined in', (c) => c.Source],
+];
+
+/**
+ * The push consumers that read this queue (docs/consumers.md):
+ * `{node, show(consumers)}`, `show` redrawing only what changed.
+ */
+function consumerSection() {
+  const holder = el('div');
+  let shown;
+  const show = (consumers) => {
+    const key = JSON.stringify(consumers);
+    if (key === shown) return;
+    shown = key;
+    if (consumers === null) {
+      replace(holder, el('p', { class: 'muted' }, 'The push consumers cannot be read with these credentials.'));
+    } else if (!consumers.length) {
+      replace(holder, el('p', { class: 'muted' }, 'No push consumer reads this queue.'));
+    } else {
+      replace(holder, el('div', { class: 'scroll' }, el('table', { id: 'consumers' },
+        el('thead', {}, el('tr', {}, CONSUMER_COLUMNS.map(([, label]) => el('th', { scope: 'col' }, label)))),
+        el('tbody', {}, consumers.map((c) => el('tr', { dataset: { consumer: c.Name } },
+          CONSUMER_COLUMNS.map(([col, , value], i) => el(i ? 'td' : 'th', { scope: i ? null : 'row', dataset: { col } }, String(value(c))))))))));
+    }
+  };
+  const node = el('section', { 'aria-labelledby': 'h-consumers' }, el('h2', { id: 'h-consumers' }, 'Push consumers'), holder);
+  return { node, show };
 }
 
 function sendForm(url, fifo, contentDedup) {

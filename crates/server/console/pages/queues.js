@@ -1,26 +1,31 @@
-// Queues: every queue with its depths, rates and a sparkline of its depth
-// since the page opened, DLQs marked with their sources; search, sort, and
-// a refresh every few seconds that updates the cells in place (no flicker,
-// focus and selection kept).
+// Queues: every queue with its depths, rates, a sparkline of its depth over
+// the last hour (the server's samples, then the page's own), the state of
+// its alarms, DLQs marked with their sources; search, sort, and a refresh
+// every few seconds that updates the cells in place (no flicker, focus and
+// selection kept).
 
-import { listQueueUrls, queueAttributes, queueMetrics } from '../api.js';
+import { listQueueUrls, queueAttributes, queueMetrics, sluice } from '../api.js';
 import { sparkline } from '../sparkline.js';
 import { count, duration, el, queueHref, queueName, replace, setText } from '../ui.js';
 
 const REFRESH_MS = 3000;
-/** How much depth history a sparkline shows: the last hour the page was open. */
+/** How much depth history a sparkline shows: the last hour. */
 const HISTORY_MS = 3600 * 1000;
+/** Alarm states, worst first: a queue shows its worst alarm's. */
+const ALARM_STATES = ['ALARM', 'INSUFFICIENT_DATA', 'OK'];
+const STATE_CLASS = { ALARM: 'state alarm', OK: 'state ok', INSUFFICIENT_DATA: 'state unknown' };
 
 const COLUMNS = [
   { key: 'name', label: 'Queue', numeric: false },
   { key: 'visible', label: 'Visible', numeric: true },
-  { key: 'trend', label: 'Visible since opened', numeric: false, sortable: false },
+  { key: 'trend', label: 'Visible, last hour', numeric: false, sortable: false },
   { key: 'inFlight', label: 'In flight', numeric: true },
   { key: 'delayed', label: 'Delayed', numeric: true },
   { key: 'oldest', label: 'Oldest message', numeric: true },
   { key: 'sent', label: 'Sent/s', numeric: true },
   { key: 'received', label: 'Received/s', numeric: true },
   { key: 'deleted', label: 'Deleted/s', numeric: true },
+  { key: 'alarm', label: 'Alarms', numeric: false },
   { key: 'role', label: 'Dead-letter', numeric: false },
 ];
 
@@ -45,7 +50,7 @@ function perSecond(r) {
  */
 async function readQueues(previous) {
   const urls = await listQueueUrls();
-  const [attrs, metrics] = await Promise.all([
+  const [attrs, metrics, alarms] = await Promise.all([
     Promise.all(
       urls.map((url) =>
         queueAttributes(url).catch((err) => {
@@ -56,6 +61,7 @@ async function readQueues(previous) {
       ),
     ),
     queueMetrics(),
+    alarmStates(),
   ]);
   const seconds = previous ? (metrics.at - previous.at) / 1000 : 0;
   const queues = [];
@@ -83,6 +89,7 @@ async function readQueues(previous) {
       deleted: rate(m, before, 'deleted', seconds),
       target,
       sources: [],
+      alarm: alarms.get(name) || null,
     });
   });
   const byName = new Map(queues.map((q) => [q.name, q]));
@@ -94,6 +101,42 @@ async function readQueues(previous) {
     q.role = q.sources.length ? `DLQ of ${q.sources.join(', ')}` : q.target ? `→ ${q.target}` : '';
   }
   return { queues, metrics };
+}
+
+/**
+ * By queue name, the worst state of its alarms and how many it has:
+ * {state, count}; an empty map when the alarms cannot be read (a key that
+ * may not call DescribeAlarms still sees its queues).
+ */
+async function alarmStates() {
+  const byQueue = new Map();
+  let out;
+  try {
+    out = await sluice('DescribeAlarms', {});
+  } catch {
+    return byQueue;
+  }
+  for (const a of out.Alarms || []) {
+    const now = byQueue.get(a.QueueName) || { state: 'OK', count: 0 };
+    now.count++;
+    if (ALARM_STATES.indexOf(a.StateValue) < ALARM_STATES.indexOf(now.state)) now.state = a.StateValue;
+    byQueue.set(a.QueueName, now);
+  }
+  return byQueue;
+}
+
+/** url → [{t, v}]: the visible messages the server sampled over the last hour. */
+async function serverHistory() {
+  const byUrl = new Map();
+  try {
+    const out = await sluice('GetDepthHistory', {});
+    for (const q of out.Queues || []) {
+      byUrl.set(q.QueueUrl, (q.Samples || []).map((s) => ({ t: Number(s.Timestamp), v: Number(s.Visible) })));
+    }
+  } catch {
+    // The page's own samples still draw a line.
+  }
+  return byUrl;
 }
 
 export async function render(root, _params, ctx) {
@@ -138,13 +181,16 @@ export async function render(root, _params, ctx) {
     return th;
   });
 
-  /** url → {row, cells, queue, spark} */
+  /** url → {row, cells, queue, spark, alarm} */
   const rows = new Map();
   let latest = [];
   /** The last scrape of /metrics, for the rates. */
   let scrape = null;
-  /** queue url → [{t, v}]: visible messages at each refresh since the page opened. */
-  const history = new Map();
+  /**
+   * queue url → [{t, v}]: visible messages over the last hour, the
+   * server's samples (every 30 s) then the page's own at each refresh.
+   */
+  const history = await serverHistory();
 
   function rowFor(q) {
     let entry = rows.get(q.url);
@@ -163,7 +209,7 @@ export async function render(root, _params, ctx) {
       cells.name.append(el('a', { href: queueHref(q.name) }, q.name));
       const spark = sparkline();
       cells.trend.append(spark.node);
-      entry = { row, cells, role: null, spark };
+      entry = { row, cells, role: null, alarm: undefined, spark };
       rows.set(q.url, entry);
     }
     entry.queue = q;
@@ -183,7 +229,18 @@ export async function render(root, _params, ctx) {
       entry.role = q.role;
       replace(entry.cells.role, roleCell(q));
     }
+    const alarm = q.alarm ? `${q.alarm.state} ${q.alarm.count}` : '';
+    if (entry.alarm !== alarm) {
+      entry.alarm = alarm;
+      replace(entry.cells.alarm, alarmCell(q.alarm));
+    }
     return entry;
+  }
+
+  function alarmCell(alarm) {
+    if (!alarm) return [];
+    const label = alarm.count === 1 ? 'its alarm' : `the worst of its ${alarm.count} alarms`;
+    return el('a', { href: '#/alarms', class: STATE_CLASS[alarm.state] || 'state', title: `State of ${label}` }, alarm.state);
   }
 
   function roleCell(q) {
@@ -203,7 +260,11 @@ export async function render(root, _params, ctx) {
   function arrange() {
     const needle = search.value.trim().toLowerCase();
     const shown = latest.filter((q) => q.name.toLowerCase().includes(needle));
-    const value = (q) => (sort.key === 'role' ? q.role : q[sort.key]);
+    const value = (q) => {
+      if (sort.key === 'role') return q.role;
+      if (sort.key === 'alarm') return q.alarm ? ALARM_STATES.length - ALARM_STATES.indexOf(q.alarm.state) : -1;
+      return q[sort.key];
+    };
     shown.sort((a, b) => {
       const x = value(a);
       const y = value(b);

@@ -1,5 +1,6 @@
 // Message move tasks of a DLQ: start one (to each message's source or a
-// destination, at a rate), follow its progress until it ends, cancel it.
+// destination, at a rate), follow its progress and the rate it moves at
+// until it ends, cancel it.
 
 import { queueAttributes, queueUrl, sqs } from '../api.js';
 import { count, el, queueHref, queueName, replace, setText, statusLine, time } from '../ui.js';
@@ -73,7 +74,7 @@ export async function render(root, { name }, ctx) {
       });
       cells.action.append(cancel);
       const row = el('tr', { dataset: { started: key } }, el('td', {}, time(t.StartedTimestamp)), cells.status, cells.progress, cells.destination, cells.rate, cells.action);
-      entry = { row, cells, bar, figures, cancel, handle: null };
+      entry = { row, cells, bar, figures, cancel, handle: null, seen: null };
       rows.set(key, entry);
     }
     entry.handle = t.TaskHandle || null;
@@ -85,7 +86,19 @@ export async function render(root, { name }, ctx) {
     entry.bar.value = total ? Math.min(moved, total) : t.Status === 'COMPLETED' ? 1 : 0;
     setText(entry.figures, `${count(moved)} of ${count(total)}`);
     setText(entry.cells.destination, t.DestinationArn ? queueName(t.DestinationArn) : "each message's source");
-    setText(entry.cells.rate, t.MaxNumberOfMessagesPerSecond ? `${t.MaxNumberOfMessagesPerSecond}/s` : 'unbounded');
+    // The rate it moved at while this page followed it: from the first
+    // time the page saw it running to the last.
+    if (t.Status === 'RUNNING' || (entry.seen && entry.seen.running)) {
+      const at = Date.now();
+      if (!entry.seen) entry.seen = { at, moved, running: true };
+      entry.seen.last = { at, moved };
+      if (t.Status !== 'RUNNING') entry.seen.running = false;
+    }
+    const limit = t.MaxNumberOfMessagesPerSecond ? `limit ${t.MaxNumberOfMessagesPerSecond}/s` : 'no limit';
+    const seen = entry.seen;
+    const seconds = seen ? (seen.last.at - seen.at) / 1000 : 0;
+    const measured = seconds >= 1 ? `${((seen.last.moved - seen.moved) / seconds).toFixed(1)}/s · ` : '';
+    setText(entry.cells.rate, `${measured}${limit}`);
     entry.cancel.hidden = !(t.Status === 'RUNNING' && t.TaskHandle);
     return entry.row;
   }

@@ -23,6 +23,10 @@ pub async fn list_consumers<B: Broker>(
         .queue_url
         .map(|url| svc.queue_name(&url).map(|n| n.to_string()))
         .transpose()?;
+    if svc.runtime_consumers.is_shared() {
+        // Those created or deleted through other nodes are listed too.
+        svc.sync_consumers().await?;
+    }
     let consumers: Vec<Value> = svc
         .consumers
         .list()
@@ -109,7 +113,7 @@ pub async fn delete_consumer<B: Broker>(
 ) -> Result<Value, SqsError> {
     let name = required(input.name, "Name")?;
     svc.runtime_consumers
-        .delete(&svc.consumers, &name)
+        .delete(svc.consumer_host(), &name)
         .await
         .map_err(change_error)?;
     Ok(json!({}))
@@ -123,7 +127,7 @@ pub async fn set_consumer_stopped<B: Broker>(
 ) -> Result<Value, SqsError> {
     let name = required(input.name, "Name")?;
     svc.runtime_consumers
-        .set_stopped(&svc.consumers, &name, stopped)
+        .set_stopped(svc.consumer_host(), &name, stopped)
         .await
         .map_err(change_error)?;
     Ok(json!({}))
@@ -157,12 +161,12 @@ fn apply(input: &ConsumerInput, mut spec: ConsumerSpec, queue: Option<String>) -
 
 fn change_error(e: ConsumerChangeError) -> SqsError {
     let code = match &e {
-        ConsumerChangeError::Queue(e) => return e.clone(),
+        ConsumerChangeError::Queue(e) | ConsumerChangeError::Storage(e) => return e.clone(),
         ConsumerChangeError::Invalid(_)
         | ConsumerChangeError::Exists(_)
         | ConsumerChangeError::FromConfig(_) => ErrorCode::InvalidParameterValue,
         ConsumerChangeError::NotFound(_) => ErrorCode::ResourceNotFoundException,
-        ConsumerChangeError::Save(_) => ErrorCode::InternalFailure,
+        ConsumerChangeError::Save(_) | ConsumerChangeError::Read(_) => ErrorCode::InternalFailure,
     };
     SqsError::new(code, e.to_string())
 }

@@ -15,6 +15,7 @@
 //! | NackMessage, PeekMessages, RedriveMessages (sluice's own) | `extensions.rs` |
 //! | PutAlarm, DescribeAlarms, DeleteAlarms (sluice's own) | `alarms.rs` |
 //! | ListConsumers, CreateConsumer, UpdateConsumer, DeleteConsumer, PauseConsumer, ResumeConsumer (sluice's own) | `consumers.rs` |
+//! | GetDepthHistory (sluice's own) | `depth_history.rs` |
 //!
 //! `batch.rs` holds the rules every batch action shares (rule L2).
 
@@ -24,6 +25,7 @@ mod batch;
 mod consumers;
 mod dead_letter;
 mod delete;
+mod depth_history;
 mod extensions;
 mod move_tasks;
 mod permissions;
@@ -112,6 +114,7 @@ pub async fn dispatch<B: Broker>(
         "DeleteConsumer" => consumers::delete_consumer(svc, parse(input)?).await,
         "PauseConsumer" => consumers::set_consumer_stopped(svc, parse(input)?, true).await,
         "ResumeConsumer" => consumers::set_consumer_stopped(svc, parse(input)?, false).await,
+        "GetDepthHistory" => depth_history::get_depth_history(svc, ctx, parse(input)?).await,
         other => Err(SqsError::new(
             ErrorCode::UnsupportedOperation,
             format!("{other} is not supported by this server yet."),

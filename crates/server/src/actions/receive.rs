@@ -115,7 +115,11 @@ fn render<B>(
             continue;
         }
         let value = match name {
-            "SenderId" => Some(svc.config.account.id.clone()),
+            // The signing key's, kept at send with authentication on;
+            // the server's account otherwise.
+            "SenderId" => {
+                Some(kept_string(&m, name).unwrap_or_else(|| svc.config.account.id.clone()))
+            }
             "SentTimestamp" => Some(m.sent_at.to_string()),
             "ApproximateReceiveCount" => Some(m.receive_count.to_string()),
             "ApproximateFirstReceiveTimestamp" => Some(m.first_receive_at.to_string()),
@@ -124,12 +128,7 @@ fn render<B>(
             "MessageGroupId" => m.group_id.clone(),
             // Kept with the message: the sender's trace header, and the
             // source of a dead-lettered message (rule R4).
-            "AWSTraceHeader" | "DeadLetterQueueSourceArn" => {
-                m.system_attributes.get(name).and_then(|v| match &v.value {
-                    AttributeValue::String(s) => Some(s.clone()),
-                    AttributeValue::Binary(_) => None,
-                })
-            }
+            "AWSTraceHeader" | "DeadLetterQueueSourceArn" => kept_string(&m, name),
             _ => None,
         };
         if let Some(v) = value {
@@ -163,4 +162,13 @@ fn render<B>(
         md5_of_message_attributes,
         message_attributes,
     }
+}
+
+/// A system attribute kept with the message (trace header, sender,
+/// dead-letter source).
+fn kept_string(m: &ReceivedMessage, name: &str) -> Option<String> {
+    m.system_attributes.get(name).and_then(|v| match &v.value {
+        AttributeValue::String(s) => Some(s.clone()),
+        AttributeValue::Binary(_) => None,
+    })
 }

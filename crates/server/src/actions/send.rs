@@ -26,6 +26,19 @@ const SENDABLE_SYSTEM_ATTRIBUTES: &[&str] = &[TRACE_HEADER];
 /// The system attribute that keeps a send's trace header.
 const TRACE_HEADER: &str = "AWSTraceHeader";
 
+/// The system attribute that keeps who sent a message, with
+/// authentication on: the access key id that signed the send.
+pub const SENDER_ID: &str = "SenderId";
+
+/// Who sends, for the message's `SenderId`: the signing key's access key
+/// id with authentication on (the SQS API reference: "For a user, returns
+/// the user ID"; sluice's users are named by their access key ids, as in
+/// AccessDenied), `None` with it off (receives then give the server's
+/// account).
+fn sender(ctx: &RequestContext) -> Option<&str> {
+    ctx.principal.as_ref().map(|p| p.access_key_id.as_str())
+}
+
 /// A checked message and the digests its response carries.
 struct Checked {
     message: NewMessage,
@@ -46,7 +59,7 @@ pub async fn send_message<B: Broker>(
     let checked = check_message(
         input.message,
         &meta.config,
-        ctx.trace_header.as_deref(),
+        (ctx.trace_header.as_deref(), sender(ctx)),
         false,
     )?;
     let mut sent = svc
@@ -107,7 +120,8 @@ pub async fn send_message_batch<B: Broker>(
     let mut failed = Vec::new();
     let mut accepted: Vec<(String, Checked)> = Vec::new();
     for (id, entry) in ids.into_iter().zip(entries) {
-        match check_message(entry, &meta.config, ctx.trace_header.as_deref(), true) {
+        let from = (ctx.trace_header.as_deref(), sender(ctx));
+        match check_message(entry, &meta.config, from, true) {
             Ok(c) => accepted.push((id, c)),
             Err(e) => failed.push(batch::failed(&id, &e)),
         }
@@ -178,7 +192,7 @@ fn wire_attributes_size(attrs: Option<&WireAttributes>) -> usize {
 fn check_message(
     mut input: MessageInput,
     config: &QueueConfig,
-    trace: Option<&str>,
+    (trace, sender): (Option<&str>, Option<&str>),
     in_batch: bool,
 ) -> Result<Checked, SqsError> {
     let body = required(input.message_body.take(), "MessageBody")?;
@@ -232,6 +246,16 @@ fn check_message(
                 data_type: "String".into(),
                 value: AttributeValue::String(trace.to_string()),
             });
+    }
+    if let Some(sender) = sender {
+        // Not sendable (refused above): the server's to set.
+        system_attributes.insert(
+            SENDER_ID.to_string(),
+            MessageAttributeValue {
+                data_type: "String".into(),
+                value: AttributeValue::String(sender.to_string()),
+            },
+        );
     }
     Ok(Checked {
         md5_body: digest_hex(&body_md5),

@@ -572,3 +572,328 @@ fn a1_fuzz_seeds_are_signed_requests() {
     }
     assert!(seen >= 5, "{seen} seeds");
 }
+
+// ---- each remaining check, with a request that would verify without it ----
+
+/// What [`sign_custom`] varies from an SDK's JSON ListQueues.
+struct Custom<'a> {
+    /// The signed headers, in order.
+    names: Vec<&'a str>,
+    /// `x-amz-content-sha256`, sent (and signed) when set.
+    content_sha256: Option<String>,
+    /// The payload hash the client signs with; the body's by default.
+    signed_payload: Option<String>,
+    /// The credential scope's date, region and terminator.
+    scope_date: Option<&'a str>,
+    region: &'a str,
+    terminator: &'a str,
+    /// `X-Amz-Date` as sent; the signing time's by default.
+    amz_date: Option<&'a str>,
+}
+
+impl Default for Custom<'_> {
+    fn default() -> Self {
+        Self {
+            names: vec!["host", "x-amz-date", "x-amz-target"],
+            content_sha256: None,
+            signed_payload: None,
+            scope_date: None,
+            region: "eu-west-1",
+            terminator: "aws4_request",
+            amz_date: None,
+        }
+    }
+}
+
+/// Signs as a client would, with `custom`'s changes, computing the
+/// signature the server computes (it always rebuilds the scope with
+/// `aws4_request`): so every request here verifies unless a check
+/// refuses it.
+fn sign_custom(at: u64, custom: Custom<'_>) -> RawRequest {
+    let real_date = super::verify::amz_date_for_tests(at);
+    let date = custom.amz_date.unwrap_or(&real_date);
+    let scope_date = custom.scope_date.unwrap_or_else(|| &date[..8]);
+    let body = b"{}".to_vec();
+    let mut headers = HeaderMap::new();
+    headers.insert("host", HeaderValue::from_static("127.0.0.1:9324"));
+    headers.insert("x-amz-date", HeaderValue::from_str(date).unwrap());
+    headers.insert(
+        "x-amz-target",
+        HeaderValue::from_static("AmazonSQS.ListQueues"),
+    );
+    let mut names = custom.names.clone();
+    if let Some(claimed) = &custom.content_sha256 {
+        headers.insert(
+            "x-amz-content-sha256",
+            HeaderValue::from_str(claimed).unwrap(),
+        );
+        names.push("x-amz-content-sha256");
+        names.sort_unstable();
+    }
+    let signed_headers = names.join(";");
+    let payload = custom
+        .signed_payload
+        .unwrap_or_else(|| sigv4::sha256_hex(&body));
+    let canonical = sigv4::canonical_request(
+        "POST",
+        "/",
+        "",
+        &sigv4::canonical_headers(&headers, &names),
+        &signed_headers,
+        &payload,
+    );
+    let region = custom.region;
+    let scope = format!("{scope_date}/{region}/sqs/aws4_request");
+    let to_sign = sigv4::string_to_sign(date, &scope, &canonical);
+    let signature = sigv4::signature(
+        &sigv4::signing_key(SECRET, scope_date, region, "sqs"),
+        &to_sign,
+    );
+    let credential = format!("{KEY}/{scope_date}/{region}/sqs/{}", custom.terminator);
+    let auth = format!(
+        "AWS4-HMAC-SHA256 Credential={credential}, SignedHeaders={signed_headers}, Signature={signature}"
+    );
+    headers.insert("authorization", HeaderValue::from_str(&auth).unwrap());
+    RawRequest {
+        method: "POST".into(),
+        path: "/".into(),
+        query: String::new(),
+        headers,
+        body,
+    }
+}
+
+/// A presigned GET of ListQueues dated `at`, valid `expires` seconds,
+/// signed correctly.
+fn presign(at: u64, expires: u64) -> RawRequest {
+    let date = super::verify::amz_date_for_tests(at);
+    let scope = format!("{}/eu-west-1/sqs/aws4_request", &date[..8]);
+    let mut query: String = form_urlencoded::Serializer::new(String::new())
+        .append_pair("Action", "ListQueues")
+        .append_pair("X-Amz-Algorithm", "AWS4-HMAC-SHA256")
+        .append_pair("X-Amz-Credential", &format!("{KEY}/{scope}"))
+        .append_pair("X-Amz-Date", &date)
+        .append_pair("X-Amz-Expires", &expires.to_string())
+        .append_pair("X-Amz-SignedHeaders", "host")
+        .finish();
+    let mut headers = HeaderMap::new();
+    headers.insert("host", HeaderValue::from_static("127.0.0.1:9324"));
+    let canonical = sigv4::canonical_request(
+        "GET",
+        "/",
+        &sigv4::canonical_query(&query, true),
+        &sigv4::canonical_headers(&headers, &["host"]),
+        "host",
+        &sigv4::sha256_hex(b""),
+    );
+    let to_sign = sigv4::string_to_sign(&date, &scope, &canonical);
+    let signature = sigv4::signature(
+        &sigv4::signing_key(SECRET, &date[..8], "eu-west-1", "sqs"),
+        &to_sign,
+    );
+    query.push_str(&format!("&X-Amz-Signature={signature}"));
+    RawRequest {
+        method: "GET".into(),
+        path: "/".into(),
+        query,
+        headers,
+        body: Vec::new(),
+    }
+}
+
+fn refusal(req: &RawRequest, now: u64) -> super::Refusal {
+    sqs_verifier(None).verify(&req.parts(), now).unwrap_err()
+}
+
+/// The helpers sign what verifies: each test below changes one thing.
+#[test]
+fn a1_custom_signatures_verify_unchanged() {
+    let v = sqs_verifier(None);
+    assert!(
+        v.verify(&sign_custom(NOW, Custom::default()).parts(), NOW)
+            .is_ok()
+    );
+    let body_hash = Custom {
+        content_sha256: Some(sigv4::sha256_hex(b"{}")),
+        ..Custom::default()
+    };
+    assert!(v.verify(&sign_custom(NOW, body_hash).parts(), NOW).is_ok());
+    assert!(v.verify(&presign(NOW, 604_800).parts(), NOW).is_ok());
+}
+
+/// A1: a signature that leaves out `host` is IncompleteSignature, AWS's
+/// words (recorded: NetSPI/AWSSigner#3, babbel/okhttp-aws-signer#10).
+#[test]
+fn a1_host_must_be_signed() {
+    let req = sign_custom(
+        NOW,
+        Custom {
+            names: vec!["x-amz-date", "x-amz-target"],
+            ..Custom::default()
+        },
+    );
+    let refused = refusal(&req, NOW);
+    assert_eq!(refused.error.code, ErrorCode::IncompleteSignature);
+    assert_eq!(
+        refused.error.message,
+        "'Host' must be a 'SignedHeader' in the AWS Authorization."
+    );
+    assert_eq!(refused.access_key_id.as_deref(), Some(KEY));
+}
+
+/// A1: an `x-amz-content-sha256` that is not the body's hash is refused
+/// even when the signature over the real body is right; SigV4 services
+/// other than S3 answer SignatureDoesNotMatch to it (apache/opendal-reqsign#346).
+#[test]
+fn a1_content_sha256_must_be_the_bodys() {
+    let req = sign_custom(
+        NOW,
+        Custom {
+            content_sha256: Some(sigv4::sha256_hex(b"another body")),
+            ..Custom::default()
+        },
+    );
+    let refused = refusal(&req, NOW);
+    assert_eq!(refused.error.code, ErrorCode::SignatureDoesNotMatch);
+    assert_eq!(
+        refused.error.message,
+        "The provided 'x-amz-content-sha256' header does not match what was computed."
+    );
+}
+
+/// A1: `UNSIGNED-PAYLOAD` (an S3 mode) is refused: every SQS body is
+/// signed; services other than S3 answer SignatureDoesNotMatch
+/// (apache/opendal-reqsign#346, aws-sdk-go's signer signs it for S3 only).
+#[test]
+fn a1_unsigned_payload_is_refused() {
+    for signed_payload in [None, Some("UNSIGNED-PAYLOAD".to_string())] {
+        let req = sign_custom(
+            NOW,
+            Custom {
+                content_sha256: Some("UNSIGNED-PAYLOAD".into()),
+                signed_payload,
+                ..Custom::default()
+            },
+        );
+        let refused = refusal(&req, NOW);
+        assert_eq!(refused.error.code, ErrorCode::SignatureDoesNotMatch);
+        assert_eq!(refused.reason, "payload hash does not match the body");
+    }
+}
+
+/// A1: a scope dated another day than X-Amz-Date, in AWS's words (the IAM
+/// guide, "Troubleshoot signed requests for AWS APIs": "Date in
+/// Credential scope does not match YYYYMMDD from ISO-8601 version of date
+/// from HTTP").
+#[test]
+fn a1_scope_date_must_be_the_requests() {
+    let req = sign_custom(
+        NOW,
+        Custom {
+            scope_date: Some("20251231"),
+            ..Custom::default()
+        },
+    );
+    let refused = refusal(&req, NOW);
+    assert_eq!(refused.error.code, ErrorCode::SignatureDoesNotMatch);
+    assert_eq!(
+        refused.error.message,
+        "Date in Credential scope does not match YYYYMMDD from ISO-8601 version of date from HTTP: '20251231' != '20260101', from '20260101T000000Z'."
+    );
+}
+
+/// A1: a scope whose region is no region name, or whose terminator is not
+/// `aws4_request`, in AWS's words (region: boto/boto#3690 and the IAM
+/// guide's "Credential should be scoped to a valid Region, not …").
+#[test]
+fn a1_scope_region_and_terminator_must_be_valid() {
+    let bad_region = sign_custom(
+        NOW,
+        Custom {
+            region: "EU_WEST",
+            ..Custom::default()
+        },
+    );
+    let refused = refusal(&bad_region, NOW);
+    assert_eq!(refused.error.code, ErrorCode::SignatureDoesNotMatch);
+    assert_eq!(
+        refused.error.message,
+        "Credential should be scoped to a valid region, not 'EU_WEST'. "
+    );
+    let bad_terminator = sign_custom(
+        NOW,
+        Custom {
+            terminator: "aws5_request",
+            ..Custom::default()
+        },
+    );
+    let refused = refusal(&bad_terminator, NOW);
+    assert_eq!(refused.error.code, ErrorCode::SignatureDoesNotMatch);
+    assert_eq!(
+        refused.error.message,
+        "Credential should be scoped with a valid terminator: 'aws4_request', not 'aws5_request'. "
+    );
+}
+
+/// A1: a malformed X-Amz-Date is IncompleteSignature, AWS's words
+/// ("Date must be in ISO-8601 'basic format'. Got '…'. See
+/// http://en.wikipedia.org/wiki/ISO_8601", as AWS's coral services
+/// answer: scratchstack-aws-signature's and versitygw's recordings).
+#[test]
+fn a1_x_amz_date_must_be_iso_8601_basic() {
+    for bad in [
+        "2026-01-01T00:00:00Z",
+        "20260101T000000",
+        "20260101T00000aZ",
+    ] {
+        let req = sign_custom(
+            NOW,
+            Custom {
+                amz_date: Some(bad),
+                scope_date: Some("20260101"),
+                ..Custom::default()
+            },
+        );
+        let refused = refusal(&req, NOW);
+        assert_eq!(refused.error.code, ErrorCode::IncompleteSignature, "{bad}");
+        assert_eq!(
+            refused.error.message,
+            format!(
+                "Date must be in ISO-8601 'basic format'. Got '{bad}'. See http://en.wikipedia.org/wiki/ISO_8601"
+            )
+        );
+    }
+}
+
+/// A1: X-Amz-Expires over 7 days (604800 s) is refused whatever the
+/// signature, in AWS's words (recorded from S3, the one service that
+/// documents the limit: aws/aws-cli#5464, bryanjos/aws_auth#31); 604800
+/// itself is good.
+#[test]
+fn a1_presigned_expiry_is_at_most_seven_days() {
+    let v = sqs_verifier(None);
+    assert!(v.verify(&presign(NOW, 604_800).parts(), NOW).is_ok());
+    let refused = refusal(&presign(NOW, 604_801), NOW);
+    assert_eq!(refused.error.code, ErrorCode::IncompleteSignature);
+    assert_eq!(
+        refused.error.message,
+        "X-Amz-Expires must be less than a week (in seconds); that is, the given X-Amz-Expires must be less than 604800 seconds"
+    );
+}
+
+/// A1: a presigned URL dated more than 15 minutes ahead of the server's
+/// clock is not yet good, in AWS's words ("Signature not yet current: …",
+/// the IAM guide and the SQS recordings above); within the skew it is.
+#[test]
+fn a1_presigned_url_from_the_future_is_refused() {
+    let v = sqs_verifier(None);
+    let ahead = presign(NOW + 14 * 60_000, 300);
+    assert!(v.verify(&ahead.parts(), NOW).is_ok());
+    let future = presign(NOW + 16 * 60_000, 300);
+    let refused = refusal(&future, NOW);
+    assert_eq!(refused.error.code, ErrorCode::SignatureDoesNotMatch);
+    assert_eq!(
+        refused.error.message,
+        "Signature not yet current: 20260101T001600Z is still later than 20260101T001500Z (20260101T000000Z + 15 min.)"
+    );
+}

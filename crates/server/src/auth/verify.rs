@@ -38,6 +38,11 @@ pub const SIGNATURE_MISMATCH: &str = "The request signature we calculated does n
 /// AWS's message for an unknown access key or a wrong session token.
 pub const INVALID_TOKEN: &str = "The security token included in the request is invalid.";
 
+/// AWS's message for a signature that does not cover the `Host` header
+/// (recorded from AWS's services: NetSPI/AWSSigner#3,
+/// babbel/okhttp-aws-signer#10).
+pub const HOST_NOT_SIGNED: &str = "'Host' must be a 'SignedHeader' in the AWS Authorization.";
+
 /// AWS's message for a request without a signature.
 pub const MISSING_TOKEN: &str = "Request is missing Authentication Token";
 
@@ -141,7 +146,7 @@ impl Authenticator {
         if !names.contains(&"host") {
             return Err(Refusal::new(
                 ErrorCode::IncompleteSignature,
-                "'Host' or ':authority' must be a 'SignedHeader' in the AWS Authorization.",
+                HOST_NOT_SIGNED,
                 "host header not signed",
             )
             .by(key_id));
@@ -327,6 +332,18 @@ fn presigned_parts<'a>(params: Vec<(Cow<'a, str>, Cow<'a, str>)>) -> Result<Sign
         None => None,
         Some(text) => match text.parse::<u64>() {
             Ok(secs) if (1..=MAX_EXPIRES_SECS).contains(&secs) => Some(secs),
+            // AWS's words for it (recorded from S3: aws/aws-cli#5464,
+            // bryanjos/aws_auth#31); SigV4 keys last 7 days in every
+            // service.
+            Ok(secs) if secs > MAX_EXPIRES_SECS => {
+                return Err(Refusal::new(
+                    ErrorCode::IncompleteSignature,
+                    format!(
+                        "X-Amz-Expires must be less than a week (in seconds); that is, the given X-Amz-Expires must be less than {MAX_EXPIRES_SECS} seconds"
+                    ),
+                    "X-Amz-Expires over 7 days",
+                ));
+            }
             _ => {
                 return Err(Refusal::new(
                     ErrorCode::IncompleteSignature,

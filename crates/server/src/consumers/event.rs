@@ -16,7 +16,8 @@ pub struct EventSource {
     pub queue_arn: String,
     /// The region (`awsRegion`).
     pub region: String,
-    /// The `SenderId` attribute: the account, as the receive action gives it.
+    /// The `SenderId` of a message sent without authentication: the
+    /// account, as the receive action gives it.
     pub sender_id: String,
 }
 
@@ -82,7 +83,10 @@ fn system_attributes(source: &EventSource, m: &ReceivedMessage) -> Map<String, V
     };
     put("ApproximateReceiveCount", m.receive_count.to_string());
     put("SentTimestamp", m.sent_at.to_string());
-    put("SenderId", source.sender_id.clone());
+    put(
+        "SenderId",
+        kept_string(m, "SenderId").unwrap_or_else(|| source.sender_id.clone()),
+    );
     put(
         "ApproximateFirstReceiveTimestamp",
         m.first_receive_at.to_string(),
@@ -255,5 +259,26 @@ mod tests {
             "Root=1-5759e988-bd862e3fe1be46a994272793"
         );
         assert!(r["attributes"].get("DeadLetterQueueSourceArn").is_none());
+    }
+
+    /// A12: a message sent with authentication on carries its sender's
+    /// access key id as SenderId in the event, as a receive gives it.
+    #[test]
+    fn a12_sender_id_is_the_messages_sender() {
+        let mut m = message();
+        m.system_attributes.insert(
+            "SenderId".into(),
+            MessageAttributeValue {
+                data_type: "String".into(),
+                value: AttributeValue::String("AKIDSENDER".into()),
+            },
+        );
+        let event = build_event(&source(), &[m]);
+        assert_eq!(event["Records"][0]["attributes"]["SenderId"], "AKIDSENDER");
+        let unsigned = build_event(&source(), &[message()]);
+        assert_eq!(
+            unsigned["Records"][0]["attributes"]["SenderId"],
+            source().sender_id
+        );
     }
 }

@@ -9,13 +9,15 @@
 //!
 //! [`config`] holds a consumer's settings and their checks; [`gather`]
 //! receives a batch (over a batching window); [`scaling`] decides how many
-//! batches may be in flight; [`event`] builds the event; [`outcome`] reads the handler's answer; [`deliver`]
+//! batches may be in flight; [`cluster_slots`] holds that limit across
+//! nodes sharing one storage; [`event`] builds the event; [`outcome`] reads the handler's answer; [`deliver`]
 //! posts one batch, keeps its messages invisible while it runs and applies
 //! the answer; [`registry`] lists every consumer with its state;
 //! [`runtime`] creates, changes and deletes consumers at run time, saved
 //! by [`store`]. This file holds the poll loop. Everything goes through the
 //! [`Broker`] trait, so every engine serves consumers.
 
+pub mod cluster_slots;
 pub mod config;
 pub mod deliver;
 pub mod event;
@@ -36,6 +38,7 @@ use tokio::task::{JoinHandle, JoinSet};
 use tokio::time::Instant;
 
 use crate::metrics::ConsumerMetrics;
+use cluster_slots::ClusterSlots;
 pub use config::{ConsumerConfigError, ConsumerSpec};
 use deliver::{Delivery, handler_client};
 use event::EventSource;
@@ -131,7 +134,6 @@ pub fn spawn_consumers<B: Broker>(
 }
 
 /// What a consumer's poll loop is started with.
-#[derive(Clone, Copy)]
 pub struct ConsumerHost<'a, B> {
     /// The engine.
     pub broker: &'a B,
@@ -142,6 +144,16 @@ pub struct ConsumerHost<'a, B> {
     /// Where its state is listed (it must be registered already).
     pub registry: &'a ConsumerRegistry,
 }
+
+// Copied whatever the engine: it holds only references (a derive would
+// ask `B: Copy`).
+impl<B> Clone for ConsumerHost<'_, B> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<B> Copy for ConsumerHost<'_, B> {}
 
 impl<B: Broker> ConsumerHost<'_, B> {
     /// Starts the poll loop of `spec`, already registered.
@@ -167,6 +179,7 @@ async fn poll<B: Broker>(delivery: Arc<Delivery<B>>, registry: ConsumerRegistry)
     // Shared with the deliveries, which report their answers as they come,
     // so that a Retry-After holds back even a batch already received.
     let scaling = Arc::new(Mutex::new(Scaling::new(spec.max_concurrency)));
+    let slots = ClusterSlots::new(&delivery.broker, spec);
     // Dropped with this task: deliveries in flight stop with it.
     let mut in_flight = JoinSet::new();
     let mut failing = false;
@@ -195,6 +208,14 @@ async fn poll<B: Broker>(delivery: Arc<Delivery<B>>, registry: ConsumerRegistry)
             in_flight.join_next().await;
             continue;
         }
+        // Held from the receive to the end of the delivery (rule C14).
+        let Some(slot) = slots.claim().await else {
+            tokio::select! {
+                _ = in_flight.join_next(), if !in_flight.is_empty() => {}
+                _ = tokio::time::sleep(cluster_slots::RETRY) => {}
+            }
+            continue;
+        };
         let received = async {
             let meta = delivery.broker.get_queue(&spec.queue).await?;
             let visibility = meta.config.visibility_timeout;
@@ -202,6 +223,7 @@ async fn poll<B: Broker>(delivery: Arc<Delivery<B>>, registry: ConsumerRegistry)
         };
         match received.await {
             Err(e) => {
+                drop(slot);
                 if !failing {
                     tracing::warn!(consumer = %spec.name, queue = %spec.queue, error = %e, "cannot receive; retrying");
                 }
@@ -215,6 +237,7 @@ async fn poll<B: Broker>(delivery: Arc<Delivery<B>>, registry: ConsumerRegistry)
                 let (delivery, scaling) = (delivery.clone(), scaling.clone());
                 let registry = registry.clone();
                 in_flight.spawn(async move {
+                    let _slot = slot;
                     // A pause that began while this batch was received (a
                     // Retry-After, or PauseConsumer during the long poll)
                     // holds it, invisible, until the pause ends.

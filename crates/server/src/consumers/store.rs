@@ -1,6 +1,7 @@
 //! The consumers created at run time, saved in `consumers.json` in the data
 //! directory so that they survive a restart (rule C9), as `alarms.json`
-//! keeps the alarms defined through the API.
+//! keeps the alarms defined through the API; on storage several nodes
+//! share, the same record is kept there as JSON instead.
 
 use std::path::Path;
 use std::time::Duration;
@@ -64,6 +65,28 @@ impl SavedConsumer {
     }
 }
 
+/// The record shared storage keeps of `saved`.
+pub fn to_stored(
+    saved: &SavedConsumer,
+) -> Result<sluice_broker::StoredConsumer, serde_json::Error> {
+    Ok(sluice_broker::StoredConsumer {
+        name: saved.name.clone(),
+        definition: serde_json::to_string(saved)?,
+    })
+}
+
+/// The consumer a shared storage's record holds; `None` (logged) when it
+/// cannot be read, e.g. written by a newer server.
+pub fn from_stored(stored: sluice_broker::StoredConsumer) -> Option<SavedConsumer> {
+    match serde_json::from_str::<SavedConsumer>(&stored.definition) {
+        Ok(saved) if saved.name == stored.name => Some(saved),
+        Ok(_) | Err(_) => {
+            tracing::warn!(consumer = %stored.name, "a stored consumer cannot be read; skipped");
+            None
+        }
+    }
+}
+
 #[derive(Debug, Default, Serialize, Deserialize)]
 struct SavedConsumers {
     consumers: Vec<SavedConsumer>,
@@ -121,5 +144,14 @@ mod tests {
         assert_eq!(back.len(), 1);
         assert_eq!(back[0].spec(), spec);
         assert!(back[0].stopped);
+        // C9: the shared storage's record reads back the same.
+        let stored = to_stored(&back[0]).unwrap();
+        assert_eq!(stored.name, "w");
+        assert_eq!(from_stored(stored.clone()), Some(back[0].clone()));
+        let renamed = sluice_broker::StoredConsumer {
+            name: "other".into(),
+            ..stored
+        };
+        assert_eq!(from_stored(renamed), None, "a record under another name");
     }
 }

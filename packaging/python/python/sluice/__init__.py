@@ -9,17 +9,21 @@
 `Server` runs the `sluice` binary that this package installs (or the one
 named by ``SLUICE_BINARY``) on a free loopback port, in memory, and stops
 it on exit. The pytest plugin (`sluice.pytest_plugin`) gives the
-``sluice_server`` fixture: a fresh server, so fresh queues, for each test.
+``sluice_server`` fixture: fresh queues for each test, on a server of the
+test's own or on one shared by the session (``sluice_scope = session``).
 """
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
 import sys
 import sysconfig
 import threading
+import urllib.error
+import urllib.request
 from typing import Iterable, Optional
 
 __all__ = ["Server", "ServerError", "binary_path"]
@@ -153,6 +157,36 @@ class Server:
             "AWS_ACCESS_KEY_ID": "test",
             "AWS_SECRET_ACCESS_KEY": "test",
         }
+
+    def reset(self) -> None:
+        """Deletes every queue of the server (and with them their messages,
+        tags and alarms), so that it looks freshly started; the pytest
+        plugin calls it before each test at session scope. Needs a server
+        without authentication (the requests are not signed)."""
+        while True:
+            urls = self._call("ListQueues", {"MaxResults": 1000}).get("QueueUrls", [])
+            if not urls:
+                return
+            for url in urls:
+                self._call("DeleteQueue", {"QueueUrl": url})
+
+    def _call(self, action: str, payload: dict) -> dict:
+        # One AWS JSON 1.0 request; the package needs no SDK.
+        if self.endpoint_url is None:
+            raise ServerError("the server is not running")
+        request = urllib.request.Request(
+            self.endpoint_url + "/",
+            data=json.dumps(payload).encode(),
+            headers={
+                "Content-Type": "application/x-amz-json-1.0",
+                "X-Amz-Target": f"AmazonSQS.{action}",
+            },
+        )
+        try:
+            with urllib.request.urlopen(request, timeout=30) as answer:
+                return json.loads(answer.read() or b"{}")
+        except urllib.error.HTTPError as error:
+            raise ServerError(f"{action}: {error.read().decode(errors='replace')}") from error
 
     def __enter__(self) -> "Server":
         return self.start()

@@ -2,10 +2,14 @@
 entry point, so installing the package is enough).
 
 Fixtures:
-  ``sluice_server``          a fresh in-memory server for each test, so each
-                             test starts with no queues;
-  ``sluice_session_server``  one server for the whole session (faster when
-                             tests name their queues apart);
+  ``sluice_server``          a server whose queues are fresh for each test:
+                             by default a new in-memory server per test;
+                             with ``sluice_scope = session`` (an ini option,
+                             or ``-o sluice_scope=session``) the session's
+                             one server, every queue deleted before each
+                             test (faster: one start for the whole run);
+  ``sluice_session_server``  the server shared by the whole session, as
+                             it is (no queue deleted between tests);
   ``sqs_client``             a boto3 SQS client of ``sluice_server`` (needs
                              boto3 installed).
 """
@@ -16,17 +20,36 @@ import pytest
 
 from sluice import Server
 
+_SCOPES = ("function", "session")
 
-@pytest.fixture
-def sluice_server():
-    """A sluice server for this test alone: no queues at its start."""
-    with Server() as server:
-        yield server
+
+def pytest_addoption(parser):
+    parser.addini(
+        "sluice_scope",
+        "sluice_server's server: 'function' (a new server per test, the "
+        "default) or 'session' (one server, its queues deleted before each test)",
+        default="function",
+    )
 
 
 @pytest.fixture(scope="session")
 def sluice_session_server():
     """One sluice server shared by every test of the session."""
+    with Server() as server:
+        yield server
+
+
+@pytest.fixture
+def sluice_server(request):
+    """A sluice server with no queues at the test's start."""
+    scope = request.config.getini("sluice_scope") or "function"
+    if scope not in _SCOPES:
+        raise pytest.UsageError(f"sluice_scope is 'function' or 'session', not {scope!r}")
+    if scope == "session":
+        server = request.getfixturevalue("sluice_session_server")
+        server.reset()
+        yield server
+        return
     with Server() as server:
         yield server
 
