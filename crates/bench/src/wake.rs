@@ -1,5 +1,5 @@
 //! `--wake-probes N`: how soon a waiting long poll returns a message sent
-//! while it waits (issue target: < 5 ms).
+//! while it waits (the aim: under 5 ms).
 //!
 //! Each probe parks one ReceiveMessage (WaitTimeSeconds 20) on an empty
 //! queue, lets it reach the server, then sends one message (through the

@@ -1,4 +1,4 @@
--- Background work shared by every node (issue 6).
+-- Background work shared by every node.
 
 -- Alarms: every node shows the same ones; the node evaluating them saves
 -- each state change here (compare-and-set on state and updated_at, so a

@@ -1,5 +1,5 @@
-//! `sluice dlq`: inspect and operate dead-letter queues of a running server
-//! (issue 4): list, peek, show, redrive, move tasks, export and import.
+//! `sluice dlq`: inspect and operate dead-letter queues of a running
+//! server: list, peek, show, redrive, move tasks, export and import.
 
 pub mod browse;
 mod filter;

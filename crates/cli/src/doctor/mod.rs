@@ -1,4 +1,4 @@
-//! `sluice doctor` (issue 5, rule X5): checks every queue of a running
+//! `sluice doctor` (rule X5): checks every queue of a running
 //! server, or of a config file, against the pitfalls of the seed documents.
 
 mod checks;

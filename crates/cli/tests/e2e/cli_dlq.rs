@@ -1,4 +1,4 @@
-//! `sluice dlq …` (issue 4) run as the real binary against a server:
+//! `sluice dlq …` run as the real binary against a server:
 //! list, peek, show (X1, X2), redrive (X3, R7), tasks, cancel, export and
 //! import (X4), and the errors of bad input.
 

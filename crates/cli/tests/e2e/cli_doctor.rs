@@ -1,4 +1,4 @@
-//! `sluice doctor` (issue 5, rule X5) run as the real binary: a config with
+//! `sluice doctor` (rule X5) run as the real binary: a config with
 //! every pitfall gets every finding, live and offline; a clean config gets
 //! none and exit 0.
 

@@ -1,4 +1,4 @@
-//! Several `sluice serve --postgres` nodes over one database (issue 6):
+//! Several `sluice serve --postgres` nodes over one database:
 //! any node serves any queue, a long poll on one node wakes on a send
 //! through another, work spread over both loses nothing, and a message
 //! move task survives kill -9 of the node that ran it. Each test runs two

@@ -1,7 +1,7 @@
-//! Background work shared by several `sluice serve --postgres` nodes
-//! (issue 6): the alarms live in the database (every node shows the same
-//! ones), one node evaluates and notifies and another takes over when it
-//! is killed, alarms on counters see every node's activity, and a source
+//! Background work shared by several `sluice serve --postgres` nodes:
+//! the alarms live in the database (every node shows the same ones),
+//! one node evaluates and notifies and another takes over when it is
+//! killed, alarms on counters see every node's activity, and a source
 //! queue gets one active move task whichever nodes start them. Real
 //! binaries on a fresh database of a throwaway PostgreSQL, in real time
 //! (alarm periods of 10 s); without PostgreSQL's binaries each test says

@@ -361,7 +361,7 @@ async fn x_retry_backoff_policy_through_real_clients() {
     assert_eq!(receive().await, 1);
 }
 
-/// Audit (issue: "every move to a DLQ and every redrive is recorded"): the
+/// Audit (every move to a DLQ and every redrive is recorded): the
 /// real binary logs each move with its message id, queues, trigger and
 /// reason, and each redrive with the ids it moved, under the
 /// `sluice::audit` target that `RUST_LOG=sluice::audit=info` selects.
