@@ -1,0 +1,127 @@
+//! docs/actions.md maps every action to its code: this checks that its
+//! tables list exactly the actions the router dispatches
+//! (`src/actions/mod.rs`), each once, and that every file and every
+//! `Broker::`/`Coordination::` method they name exists, so the page
+//! cannot fall behind a new action, a moved file or a renamed method.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+/// The workspace's `crates/` directory.
+fn crates() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn read(path: &Path) -> String {
+    std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// The action names of `dispatch`'s match arms: `"Name" =>`.
+fn dispatched(source: &str) -> BTreeSet<String> {
+    let body = source
+        .split_once("pub async fn dispatch")
+        .expect("actions/mod.rs has dispatch")
+        .1;
+    body.lines()
+        .filter_map(|line| {
+            let rest = line.trim().strip_prefix('"')?;
+            let (name, after) = rest.split_once('"')?;
+            after.trim_start().starts_with("=>").then(|| name.to_string())
+        })
+        .collect()
+}
+
+/// The rows of the page's action tables, as cells: the rows after a
+/// header whose first cell is `Action`.
+fn rows(page: &str) -> Vec<Vec<String>> {
+    let mut rows = Vec::new();
+    let mut in_table = false;
+    for line in page.lines() {
+        let Some(inner) = line.trim().strip_prefix('|') else {
+            in_table = false;
+            continue;
+        };
+        let cells: Vec<String> = inner
+            .trim_end_matches('|')
+            .split('|')
+            .map(|c| c.trim().to_string())
+            .collect();
+        if cells[0] == "Action" {
+            in_table = true;
+        } else if in_table && !cells[0].starts_with("---") {
+            rows.push(cells);
+        }
+    }
+    rows
+}
+
+/// The `backticked` spans of a cell.
+fn code_spans(cell: &str) -> impl Iterator<Item = &str> {
+    cell.split('`').skip(1).step_by(2)
+}
+
+#[test]
+fn the_page_lists_every_dispatched_action_once() {
+    let crates = crates();
+    let router = dispatched(&read(&crates.join("server/src/actions/mod.rs")));
+    assert!(router.len() > 30, "dispatch was not read: {router:?}");
+    let page = read(&crates.join("../docs/actions.md"));
+    let listed: Vec<String> = rows(&page).into_iter().map(|r| r[0].clone()).collect();
+    let unique: BTreeSet<String> = listed.iter().cloned().collect();
+    assert_eq!(unique.len(), listed.len(), "an action listed twice");
+    let missing: Vec<_> = router.difference(&unique).collect();
+    let unknown: Vec<_> = unique.difference(&router).collect();
+    assert!(missing.is_empty(), "docs/actions.md lacks {missing:?}");
+    assert!(unknown.is_empty(), "the router knows no {unknown:?}");
+}
+
+#[test]
+fn every_file_and_method_the_page_names_exists() {
+    let crates = crates();
+    let page = read(&crates.join("../docs/actions.md"));
+    let broker = read(&crates.join("broker/src/lib.rs"));
+    let coordination = read(&crates.join("broker/src/coordination.rs"));
+    let mut checked = 0;
+    for row in rows(&page) {
+        assert_eq!(row.len(), 6, "row of 6 cells: {row:?}");
+        for cell in &row[1..] {
+            for span in code_spans(cell) {
+                let trait_source = if let Some(m) = span.strip_prefix("Broker::") {
+                    Some((m, &broker))
+                } else {
+                    span.strip_prefix("Coordination::")
+                        .map(|m| (m, &coordination))
+                };
+                if let Some((method, source)) = trait_source {
+                    assert!(
+                        source.contains(&format!("fn {method}(")),
+                        "{}: no method {span}",
+                        row[0]
+                    );
+                    checked += 1;
+                } else if span.contains("/src/") {
+                    assert!(
+                        crates.join(span).exists(),
+                        "{}: no file {span} under crates/",
+                        row[0]
+                    );
+                    checked += 1;
+                }
+            }
+        }
+    }
+    assert!(checked > 100, "only {checked} names checked");
+}
+
+#[test]
+fn reads_dispatch_arms_and_table_rows() {
+    let source = "fn other() { \"NotThis\" => x }\npub async fn dispatch() {\n    match a {\n        \"SendMessage\" => send(),\n        \"Long\" => {\n        other => err,\n";
+    assert_eq!(
+        dispatched(source),
+        BTreeSet::from(["SendMessage".to_string(), "Long".to_string()])
+    );
+    let page = "| Action | Server |\n|---|---|\n| A | `x.rs` |\n\ntext\n| other | table |\n| B | y |\n";
+    let names: Vec<_> = rows(page).into_iter().map(|r| r[0].clone()).collect();
+    assert_eq!(names, ["A"]);
+    assert_eq!(code_spans("`a`, `b` and c").collect::<Vec<_>>(), ["a", "b"]);
+}
