@@ -14,6 +14,7 @@ pub mod activity;
 pub mod conformance;
 pub mod coordination;
 mod error;
+pub mod handles;
 pub mod metadata;
 #[cfg(feature = "model-tests")]
 pub mod model_tests;

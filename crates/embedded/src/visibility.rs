@@ -1,9 +1,8 @@
 //! ChangeMessageVisibility (and its batch): which receipt handles may
 //! change a message's visibility (rules V5, V20), and the change.
 
-use sluice_broker::EngineError;
-use sluice_broker::VisibilityChange;
-use sluice_core::receipt::ReceiptHandle;
+use sluice_broker::handles::{self, Delivery};
+use sluice_broker::{EngineError, VisibilityChange};
 
 use crate::engine::EmbeddedBroker;
 use crate::engine::deleted_error;
@@ -50,40 +49,19 @@ pub(crate) async fn change_visibility(
 }
 
 /// The sequence of the message `handle` holds in flight, with the errors
-/// ChangeMessageVisibility gives (rule V5). `standard`: the rules of a
-/// standard queue's ChangeMessageVisibility (rule V20), where any handle of
-/// a message in flight counts, and so does the latest handle once its
-/// visibility ended.
+/// ChangeMessageVisibility gives (rules V5, V20: `handles.rs` in
+/// sluice-broker).
 pub(crate) fn in_flight_seq(
     st: &QueueState,
     queue_id: u64,
     handle: &str,
     standard: bool,
 ) -> Result<u64, EngineError> {
-    let rh = ReceiptHandle::decode(handle)
-        .filter(|rh| rh.queue_id == queue_id && rh.receive > 0)
-        .ok_or_else(|| EngineError::ReceiptHandleIsInvalid {
-            handle: handle.to_owned(),
-        })?;
-    let Some(entry) = st.get(rh.seq) else {
-        return Err(EngineError::MessageGone {
-            handle: handle.to_owned(),
-        });
-    };
-    if rh.receive > entry.receive_count {
-        return Err(EngineError::ReceiptHandleIsInvalid {
-            handle: handle.to_owned(),
-        });
-    }
-    let in_flight = entry.phase == Phase::InFlight;
-    let latest = rh.receive == entry.receive_count;
-    let allowed = if standard {
-        in_flight || latest
-    } else {
-        in_flight && latest
-    };
-    if !allowed {
-        return Err(EngineError::MessageNotInflight);
-    }
+    let rh = handles::decode_for_queue(handle, queue_id)?;
+    let message = st.get(rh.seq).map(|entry| Delivery {
+        receive_count: entry.receive_count,
+        in_flight: entry.phase == Phase::InFlight,
+    });
+    handles::check_visibility_change(handle, &rh, message, standard)?;
     Ok(rh.seq)
 }

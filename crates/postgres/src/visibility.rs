@@ -1,19 +1,16 @@
 //! ChangeMessageVisibility(Batch) and the in-flight lookup NackMessage and
 //! moves share (rules V5, V20, X2).
 
-use sluice_broker::EngineError;
-use sluice_broker::VisibilityChange;
-use sluice_core::receipt::ReceiptHandle;
+use sluice_broker::handles::{self, Delivery};
+use sluice_broker::{EngineError, VisibilityChange};
 
 use crate::engine::{PostgresBroker, announce, execute, query, queue_row};
 use crate::error;
 use crate::rows::{QueueRow, col};
 
 /// The message a handle holds in flight, locked, with the errors
-/// ChangeMessageVisibility and NackMessage give (rules V5, X2).
-/// `standard`: the rules of a standard queue's ChangeMessageVisibility
-/// (rule V20), where any handle of a message in flight counts, and so does
-/// the latest handle once its visibility ended.
+/// ChangeMessageVisibility and NackMessage give (rules V5, V20, X2:
+/// `handles.rs` in sluice-broker).
 pub(crate) async fn in_flight(
     tx: &deadpool_postgres::Transaction<'_>,
     q: &QueueRow,
@@ -21,11 +18,7 @@ pub(crate) async fn in_flight(
     now: i64,
     standard: bool,
 ) -> Result<i64, EngineError> {
-    let rh = ReceiptHandle::decode(handle)
-        .filter(|rh| rh.queue_id == q.id as u64 && rh.receive > 0)
-        .ok_or_else(|| EngineError::ReceiptHandleIsInvalid {
-            handle: handle.to_owned(),
-        })?;
+    let rh = handles::decode_for_queue(handle, q.id as u64)?;
     let rows = query(
         tx,
         "SELECT receive_count, visible_at FROM sluice_messages
@@ -33,28 +26,14 @@ pub(crate) async fn in_flight(
         &[&q.id, &(rh.seq as i64)],
     )
     .await?;
-    let Some(row) = rows.first() else {
-        return Err(EngineError::MessageGone {
-            handle: handle.to_owned(),
-        });
+    let message = match rows.first() {
+        Some(row) => Some(Delivery {
+            receive_count: col::<i32>(row, 0)? as u32,
+            in_flight: col::<i64>(row, 1)? > now,
+        }),
+        None => None,
     };
-    let count = col::<i32>(row, 0)? as u32;
-    let visible_at: i64 = col(row, 1)?;
-    if rh.receive > count {
-        return Err(EngineError::ReceiptHandleIsInvalid {
-            handle: handle.to_owned(),
-        });
-    }
-    let in_flight = visible_at > now;
-    let latest = rh.receive == count;
-    let allowed = if standard {
-        in_flight || latest
-    } else {
-        in_flight && latest
-    };
-    if !allowed {
-        return Err(EngineError::MessageNotInflight);
-    }
+    handles::check_visibility_change(handle, &rh, message, standard)?;
     Ok(rh.seq as i64)
 }
 

@@ -25,7 +25,7 @@
 //!    `auth`'s wildcards), [`depth_history`] (every queue's depth over
 //!    the last hour). They do not import the service or the actions.
 //! 5. Leaves that import nothing of the crate's: `params` (range checks,
-//!    pagination), `signing_region`, [`console`] (the web console's static
+//!    pagination), `json_file` (the data directory's JSON files), `signing_region`, [`console`] (the web console's static
 //!    files, served at `/console/`).
 
 pub mod actions;
@@ -36,6 +36,7 @@ pub mod console;
 pub mod consumers;
 pub mod depth_history;
 pub mod http;
+mod json_file;
 pub mod metrics;
 pub mod move_tasks;
 mod params;

@@ -26,7 +26,10 @@ fn dispatched(source: &str) -> BTreeSet<String> {
         .filter_map(|line| {
             let rest = line.trim().strip_prefix('"')?;
             let (name, after) = rest.split_once('"')?;
-            after.trim_start().starts_with("=>").then(|| name.to_string())
+            after
+                .trim_start()
+                .starts_with("=>")
+                .then(|| name.to_string())
         })
         .collect()
 }
@@ -120,7 +123,8 @@ fn reads_dispatch_arms_and_table_rows() {
         dispatched(source),
         BTreeSet::from(["SendMessage".to_string(), "Long".to_string()])
     );
-    let page = "| Action | Server |\n|---|---|\n| A | `x.rs` |\n\ntext\n| other | table |\n| B | y |\n";
+    let page =
+        "| Action | Server |\n|---|---|\n| A | `x.rs` |\n\ntext\n| other | table |\n| B | y |\n";
     let names: Vec<_> = rows(page).into_iter().map(|r| r[0].clone()).collect();
     assert_eq!(names, ["A"]);
     assert_eq!(code_spans("`a`, `b` and c").collect::<Vec<_>>(), ["a", "b"]);

@@ -15,6 +15,7 @@ use sluice_protocol::requests::{
     FilterInput, NackMessageInput, PeekMessagesInput, RedriveMessagesInput, required,
 };
 
+use super::by_handle;
 use crate::params::in_range;
 use crate::service::Service;
 
@@ -47,20 +48,15 @@ pub async fn nack_message<B: Broker>(
             "Permanent and RetryAfterSeconds cannot be given together.",
         ));
     }
-    let name = &*svc.queue_name(&url)?;
-    let inner = svc.handle_sealer().await?.unseal(name, &handle)?;
-    svc.broker
-        .nack_message(
-            name,
-            &inner,
-            Nack {
-                reason: input.reason,
-                permanent,
-                retry_after_seconds: retry,
-            },
-        )
-        .await
-        .map_err(|e| crate::receipts::in_client_terms(e, &inner, &handle))?;
+    let nack = Nack {
+        reason: input.reason,
+        permanent,
+        retry_after_seconds: retry,
+    };
+    by_handle::one(svc, &url, &handle, async |name, inner| {
+        svc.broker.nack_message(name, inner, nack).await
+    })
+    .await?;
     Ok(json!({}))
 }
 

@@ -17,11 +17,14 @@
 //! | ListConsumers, CreateConsumer, UpdateConsumer, DeleteConsumer, PauseConsumer, ResumeConsumer (sluice's own) | `consumers.rs` |
 //! | GetDepthHistory (sluice's own) | `depth_history.rs` |
 //!
-//! `batch.rs` holds the rules every batch action shares (rule L2).
+//! `batch.rs` holds the rules every batch action shares (rule L2),
+//! `by_handle.rs` the steps of the actions that name messages by receipt
+//! handle.
 
 mod alarms;
 mod attributes;
 mod batch;
+mod by_handle;
 mod consumers;
 mod dead_letter;
 mod delete;

@@ -7,9 +7,8 @@ use sluice_core::limits::MAX_VISIBILITY_TIMEOUT;
 use sluice_protocol::batch_result::BatchResult;
 use sluice_protocol::requests::{ChangeMessageVisibilityInput, HandleBatchInput, required};
 
-use super::batch;
+use super::by_handle;
 use crate::params::in_range;
-use crate::receipts::in_client_terms;
 use crate::service::Service;
 
 fn timeout(value: Option<i64>) -> Result<u32, SqsError> {
@@ -29,22 +28,14 @@ pub async fn change_message_visibility<B: Broker>(
     let url = required(input.queue_url, "QueueUrl")?;
     let handle = required(input.receipt_handle, "ReceiptHandle")?;
     let visibility_timeout = timeout(input.visibility_timeout)?;
-    let name = &*svc.queue_name(&url)?;
-    let inner = svc.handle_sealer().await?.unseal(name, &handle)?;
-    let mut results = svc
-        .broker
-        .change_visibility(
-            name,
-            vec![VisibilityChange {
-                receipt_handle: inner.clone(),
-                visibility_timeout,
-            }],
-        )
-        .await?;
-    results
-        .pop()
-        .unwrap_or(Ok(()))
-        .map_err(|e| in_client_terms(e, &inner, &handle))?;
+    by_handle::one(svc, &url, &handle, async |name, inner| {
+        let change = VisibilityChange {
+            receipt_handle: inner.into(),
+            visibility_timeout,
+        };
+        by_handle::only(svc.broker.change_visibility(name, vec![change]).await?)
+    })
+    .await?;
     Ok(json!({}))
 }
 
@@ -53,37 +44,20 @@ pub async fn change_message_visibility_batch<B: Broker>(
     svc: &Service<B>,
     input: HandleBatchInput,
 ) -> Result<BatchResult, SqsError> {
-    let url = required(input.queue_url, "QueueUrl")?;
-    // The Query protocol sends an empty list as no parameters at all.
-    let entries = input.entries.unwrap_or_default();
-    let ids = batch::check_ids(
-        entries.iter().map(|e| e.id.as_deref()),
+    by_handle::batch(
+        svc,
+        input,
         "ChangeMessageVisibilityBatchRequestEntry",
-    )?;
-    let name = &*svc.queue_name(&url)?;
-    let sealer = svc.handle_sealer().await?;
-    batch::run_entries(
-        &ids,
-        &entries,
-        |e| {
-            let sealed = required(e.receipt_handle.clone(), "ReceiptHandle")?;
-            let visibility_timeout = timeout(e.visibility_timeout)?;
-            Ok((sealer.unseal(name, &sealed)?, sealed, visibility_timeout))
-        },
-        async |changes: Vec<(String, String, u32)>| {
+        |e| timeout(e.visibility_timeout),
+        async |name, changes: Vec<(String, u32)>| {
             let requested = changes
-                .iter()
-                .map(|(inner, _, visibility_timeout)| VisibilityChange {
-                    receipt_handle: inner.clone(),
-                    visibility_timeout: *visibility_timeout,
+                .into_iter()
+                .map(|(receipt_handle, visibility_timeout)| VisibilityChange {
+                    receipt_handle,
+                    visibility_timeout,
                 })
                 .collect();
-            let results = svc.broker.change_visibility(name, requested).await?;
-            let handles: Vec<(String, String)> = changes
-                .into_iter()
-                .map(|(inner, sealed, _)| (inner, sealed))
-                .collect();
-            Ok(batch::in_client_terms(results, &handles))
+            svc.broker.change_visibility(name, requested).await
         },
     )
     .await

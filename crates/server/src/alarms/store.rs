@@ -6,12 +6,13 @@
 //! without a file.
 
 use std::collections::{BTreeMap, VecDeque};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 use sluice_core::clock::Millis;
 
 use super::definition::{AlarmDefinition, AlarmSource, AlarmState};
+use crate::json_file;
 
 /// State changes kept per alarm, newest first.
 pub const HISTORY_LIMIT: usize = 100;
@@ -113,7 +114,7 @@ impl AlarmStore {
             file,
         };
         if let Some(path) = &store.file {
-            match read_saved(path) {
+            match json_file::read::<SavedAlarms>(path) {
                 Ok(saved) => {
                     for def in saved.alarms {
                         let name = def.name.clone();
@@ -238,30 +239,8 @@ impl AlarmStore {
                 .map(|e| e.def.clone())
                 .collect(),
         };
-        write_saved(path, &saved).map_err(|e| StoreError::Save(e.to_string()))
+        json_file::write(path, &saved).map_err(|e| StoreError::Save(e.to_string()))
     }
-}
-
-fn read_saved(path: &Path) -> std::io::Result<SavedAlarms> {
-    match std::fs::read(path) {
-        Ok(bytes) => serde_json::from_slice(&bytes).map_err(std::io::Error::other),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(SavedAlarms::default()),
-        Err(e) => Err(e),
-    }
-}
-
-/// Writes a temporary file and renames it over the old one, so a crash
-/// leaves either the old list or the new one.
-fn write_saved(path: &Path, saved: &SavedAlarms) -> std::io::Result<()> {
-    let bytes = serde_json::to_vec_pretty(saved).map_err(std::io::Error::other)?;
-    let tmp = path.with_extension("json.tmp");
-    {
-        use std::io::Write;
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(&bytes)?;
-        f.sync_all()?;
-    }
-    std::fs::rename(&tmp, path)
 }
 
 #[cfg(test)]

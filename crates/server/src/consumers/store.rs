@@ -94,28 +94,12 @@ struct SavedConsumers {
 
 /// The saved consumers; none when the file does not exist yet.
 pub fn read(path: &Path) -> std::io::Result<Vec<SavedConsumer>> {
-    match std::fs::read(path) {
-        Ok(bytes) => serde_json::from_slice::<SavedConsumers>(&bytes)
-            .map(|s| s.consumers)
-            .map_err(std::io::Error::other),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Vec::new()),
-        Err(e) => Err(e),
-    }
+    crate::json_file::read::<SavedConsumers>(path).map(|s| s.consumers)
 }
 
-/// Writes a temporary file and renames it over the old one, so that a
-/// crash leaves either the old list or the new one.
+/// Writes the list so that a crash leaves either the old one or the new.
 pub fn write(path: &Path, consumers: Vec<SavedConsumer>) -> std::io::Result<()> {
-    let bytes =
-        serde_json::to_vec_pretty(&SavedConsumers { consumers }).map_err(std::io::Error::other)?;
-    let tmp = path.with_extension("json.tmp");
-    {
-        use std::io::Write;
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(&bytes)?;
-        f.sync_all()?;
-    }
-    std::fs::rename(&tmp, path)
+    crate::json_file::write(path, &SavedConsumers { consumers })
 }
 
 #[cfg(test)]
