@@ -545,17 +545,6 @@ fn follows_crate_super_self_and_child_paths() {
 const KNOWN_CIRCLES: &[(&str, &[&str])] = &[
     ("broker", &["crate", "coordination", "metadata"]),
     (
-        "cli",
-        &[
-            "dlq",
-            "dlq::browse",
-            "dlq::list",
-            "dlq::redrive",
-            "dlq::transfer",
-        ],
-    ),
-    ("cli", &["doctor::checks", "doctor::checks::consumers"]),
-    (
         "embedded",
         &[
             "storage",

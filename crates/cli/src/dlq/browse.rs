@@ -3,7 +3,7 @@
 
 use serde_json::{Value, json};
 
-use super::{PeekArgs, ShowArgs};
+use super::args::{PeekArgs, ShowArgs};
 use crate::admin::{out, outln, print_json};
 use crate::inventory::name_of;
 use crate::table::{Table, duration, shorten};

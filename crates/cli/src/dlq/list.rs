@@ -2,7 +2,7 @@
 
 use serde_json::{Value, json};
 
-use super::ListArgs;
+use super::args::ListArgs;
 use crate::admin::{out, outln, print_json};
 use crate::exposition;
 use crate::inventory::{self, QueueInfo};

@@ -6,8 +6,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 
+use super::args::{CancelArgs, RedriveArgs, TasksArgs};
 use super::browse::{peek_page, replay_count};
-use super::{CancelArgs, RedriveArgs, TasksArgs};
 use crate::admin::{out, outln, print_json};
 use crate::inventory::{self, name_of};
 use crate::table::Table;

@@ -12,8 +12,8 @@ use std::io::{BufRead, BufReader, BufWriter, Write};
 
 use serde_json::{Value, json};
 
+use super::args::{ExportArgs, ImportArgs};
 use super::browse::peek_page;
-use super::{ExportArgs, ImportArgs};
 use crate::admin::{outln, print_json};
 use crate::inventory::name_of;
 use sluice_client::Client;

@@ -3,17 +3,14 @@
 //! says what is wrong, why (with the arithmetic where there is some) and
 //! the fix. docs/doctor.md lists them.
 
-use std::collections::BTreeMap;
-use std::fmt;
-
-use serde::Serialize;
 use sluice_core::limits::{MAX_INFLIGHT, MAX_RETENTION};
 
+use super::report::{Report, Severity};
+use super::setup::{AlarmInfo, Alarms, QueueSnapshot, Setup};
 use crate::table::{duration, signed_duration};
+use crate::timefmt::rfc3339;
 
 mod consumers;
-use crate::timefmt::rfc3339;
-pub use consumers::{ConsumerInfo, Consumers};
 
 /// The queue tag that declares how long a consumer may take on one message,
 /// in seconds (e.g. a Lambda function's timeout).
@@ -21,161 +18,6 @@ pub const CONSUMER_TIMEOUT_TAG: &str = "sluice:consumer-timeout-seconds";
 
 /// Seconds in a day: DLQ messages closer than this to expiry are reported.
 const DAY: u64 = 86_400;
-
-/// How bad a finding is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Severity {
-    /// Worth knowing; a trade-off, not a fault.
-    Info,
-    /// Will hurt on a bad day.
-    Warning,
-    /// Loses messages or is about to.
-    Critical,
-}
-
-impl fmt::Display for Severity {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Self::Info => "info",
-            Self::Warning => "warning",
-            Self::Critical => "critical",
-        })
-    }
-}
-
-/// One queue as the checks see it.
-#[derive(Debug, Clone, Default)]
-pub struct QueueSnapshot {
-    /// Queue name.
-    pub name: String,
-    /// Queue ARN.
-    pub arn: String,
-    /// A FIFO queue.
-    pub fifo: bool,
-    /// MessageRetentionPeriod, seconds.
-    pub retention_secs: u64,
-    /// VisibilityTimeout, seconds.
-    pub visibility_timeout_secs: u64,
-    /// The RedrivePolicy: DLQ ARN and maxReceiveCount.
-    pub redrive: Option<(String, u32)>,
-    /// Tags.
-    pub tags: BTreeMap<String, String>,
-    /// What only a running server knows.
-    pub live: Option<LiveState>,
-}
-
-/// A queue's live state.
-#[derive(Debug, Clone, Default)]
-pub struct LiveState {
-    /// ApproximateNumberOfMessagesNotVisible.
-    pub in_flight: u64,
-    /// For a DLQ: the start of the retention clock (ms since the epoch) of
-    /// the message that expires first, among those looked at.
-    pub first_expiry_start_ms: Option<u64>,
-}
-
-/// An alarm the server knows (Sluice.DescribeAlarms).
-#[derive(Debug, Clone)]
-pub struct AlarmInfo {
-    /// Alarm name.
-    pub name: String,
-    /// The queue it watches (name).
-    pub queue: String,
-    /// The metric it watches.
-    pub metric: String,
-    /// Whether it notifies anyone.
-    pub has_actions: bool,
-}
-
-/// What is known of alarms.
-#[derive(Debug, Clone)]
-pub enum Alarms {
-    /// Nothing can be known: the alarm check is skipped, with this reason.
-    Unknown(String),
-    /// Every alarm of the server.
-    Known(Vec<AlarmInfo>),
-}
-
-/// Everything the checks look at.
-#[derive(Debug, Clone)]
-pub struct Setup {
-    /// Every queue.
-    pub queues: Vec<QueueSnapshot>,
-    /// The alarms.
-    pub alarms: Alarms,
-    /// The push consumers.
-    pub consumers: Consumers,
-    /// Now, ms since the epoch (for expiry).
-    pub now_ms: u64,
-}
-
-/// Something wrong (or worth knowing) about a queue.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "PascalCase")]
-pub struct Finding {
-    /// The check's id, e.g. `dlq-retention`.
-    pub check: &'static str,
-    /// How bad.
-    pub severity: Severity,
-    /// The queue concerned.
-    pub queue: String,
-    /// What is wrong and why.
-    pub problem: String,
-    /// What to do.
-    pub fix: String,
-}
-
-/// A check that could not run, and why.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "PascalCase")]
-pub struct Skipped {
-    /// The check's id.
-    pub check: &'static str,
-    /// Why it did not run.
-    pub reason: String,
-}
-
-/// The outcome of every check.
-#[derive(Debug, Default, Serialize)]
-#[serde(rename_all = "PascalCase")]
-pub struct Report {
-    /// Findings, worst first.
-    pub findings: Vec<Finding>,
-    /// Checks that could not run.
-    pub skipped: Vec<Skipped>,
-}
-
-impl Report {
-    fn add(
-        &mut self,
-        check: &'static str,
-        severity: Severity,
-        queue: &str,
-        problem: String,
-        fix: String,
-    ) {
-        self.findings.push(Finding {
-            check,
-            severity,
-            queue: queue.to_string(),
-            problem,
-            fix,
-        });
-    }
-
-    fn skip(&mut self, check: &'static str, reason: &str) {
-        self.skipped.push(Skipped {
-            check,
-            reason: reason.to_string(),
-        });
-    }
-
-    /// The worst severity found, if any.
-    pub fn worst(&self) -> Option<Severity> {
-        self.findings.iter().map(|f| f.severity).max()
-    }
-}
 
 /// Runs every check.
 pub fn check(setup: &Setup) -> Report {
@@ -556,7 +398,10 @@ fn tail(arn: &str) -> &str {
 
 #[cfg(test)]
 mod tests {
+    use std::collections::BTreeMap;
+
     use super::*;
+    use crate::doctor::setup::{ConsumerInfo, Consumers, LiveState};
 
     const NOW: u64 = 1_767_225_600_000;
 

@@ -2,6 +2,8 @@
 //! server, or of a config file, against the pitfalls of the seed documents.
 
 mod checks;
+mod report;
+mod setup;
 mod snapshot;
 
 use std::path::PathBuf;
@@ -10,7 +12,7 @@ use clap::{Args, ValueEnum};
 use serde_json::json;
 
 use crate::admin::{Connection, out, print_json};
-use checks::{Report, Severity};
+use report::{Report, Severity};
 
 /// Exit code when a finding reaches `--fail-on`.
 const EXIT_FINDINGS: u8 = 1;

@@ -7,7 +7,7 @@ use serde_json::Value;
 use sluice_core::attributes::QueueConfig;
 use sluice_core::queue_name::Account;
 
-use super::checks::{AlarmInfo, Alarms, ConsumerInfo, Consumers, LiveState, QueueSnapshot, Setup};
+use super::setup::{AlarmInfo, Alarms, ConsumerInfo, Consumers, LiveState, QueueSnapshot, Setup};
 use crate::config;
 use crate::dlq::browse::peek_page;
 use crate::inventory::{self, QueueInfo, name_of};

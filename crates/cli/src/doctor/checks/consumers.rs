@@ -3,34 +3,8 @@
 //! batches without item failures reported, and a consumer's queue without
 //! a dead-letter queue.
 
-use super::{Report, Setup, Severity};
-
-/// A push consumer as the checks see it (ListConsumers, or the config
-/// file's `[[consumers]]`).
-#[derive(Debug, Clone, Default)]
-pub struct ConsumerInfo {
-    /// Its name.
-    pub name: String,
-    /// The queue it reads (name).
-    pub queue: String,
-    /// Most messages per batch.
-    pub batch_size: u64,
-    /// Its batching window, seconds.
-    pub batching_window_secs: u64,
-    /// The handler's time limit, seconds.
-    pub timeout_secs: u64,
-    /// Whether `batchItemFailures` is read.
-    pub report_batch_item_failures: bool,
-}
-
-/// What is known of consumers.
-#[derive(Debug, Clone)]
-pub enum Consumers {
-    /// Nothing can be known: the consumer checks are skipped, with this reason.
-    Unknown(String),
-    /// Every consumer.
-    Known(Vec<ConsumerInfo>),
-}
+use crate::doctor::report::{Report, Severity};
+use crate::doctor::setup::{ConsumerInfo, Consumers, Setup};
 
 /// The checks' ids, for skipping them together.
 const CHECKS: [&str; 3] = [
