@@ -4,7 +4,7 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use crate::{QueueCounts, QueueStats};
+use crate::types::{QueueCounts, QueueStats};
 
 /// Counters of one queue.
 #[derive(Debug, Default)]

@@ -15,7 +15,8 @@ use std::future::Future;
 
 use sluice_core::clock::Millis;
 
-use crate::{EngineError, MoveTask, QueueStats};
+use crate::error::EngineError;
+use crate::types::{MoveTask, QueueStats};
 
 /// Cluster storage and background-job claims, atomic per call. Clones
 /// share the same engine (background tasks hold one).

@@ -5,7 +5,7 @@
 
 use sluice_core::receipt::ReceiptHandle;
 
-use crate::EngineError;
+use crate::error::EngineError;
 
 /// A message's delivery state as its engine holds it now.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

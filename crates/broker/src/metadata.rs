@@ -8,8 +8,8 @@ use std::collections::BTreeMap;
 use sluice_core::SqsError;
 use sluice_core::clock::Millis;
 
-use crate::QueueMeta;
 use crate::tags;
+use crate::types::QueueMeta;
 
 /// One change to a queue's metadata, all or nothing.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -5,7 +5,7 @@
 use sluice_core::clock::Millis;
 use sluice_core::message::{AttributeValue, MessageAttributeValue, MessageAttributes};
 
-use crate::{REPLAY_COUNT_ATTRIBUTE, Redrive};
+use crate::types::{REPLAY_COUNT_ATTRIBUTE, Redrive};
 
 /// The system attribute that names a dead-lettered message's source (rule R4).
 pub const DEAD_LETTER_SOURCE_ARN: &str = "DeadLetterQueueSourceArn";

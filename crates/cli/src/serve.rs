@@ -386,7 +386,7 @@ async fn run_node<B: Broker>(
         shared.then(|| sluice_server::move_tasks::spawn_move_task_adopter(&service.move_tasks));
     declare::declare_queues(&service, file).await?;
     declare::declare_alarms(&service, file).await?;
-    let _alarm_monitor = sluice_server::alarms::spawn_alarm_monitor(service.alarms.clone());
+    let _alarm_monitor = sluice_server::alarms::tick::spawn_alarm_monitor(service.alarms.clone());
     let _depth_sampler = service.spawn_depth_sampler();
     let _consumers = start_consumers(&service, file).await?;
     service

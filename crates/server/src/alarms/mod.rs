@@ -14,7 +14,7 @@
 //! ([`Alarms::tick`], in `tick.rs`) samples every queue that has an alarm,
 //! evaluates every alarm at the service clock's time and notifies each
 //! state change. `sluice serve` ticks every `sample_interval`
-//! ([`spawn_alarm_monitor`]); tests tick by hand with a manual clock. On
+//! ([`tick::spawn_alarm_monitor`]); tests tick by hand with a manual clock. On
 //! shared storage every node samples, one node evaluates and notifies
 //! (see [`shared`]).
 
@@ -24,10 +24,8 @@ pub mod notify;
 pub mod series;
 pub mod shared;
 pub mod store;
-mod tick;
+pub mod tick;
 pub mod tls;
-
-pub use tick::spawn_alarm_monitor;
 
 use std::collections::HashMap;
 use std::path::PathBuf;

@@ -2,9 +2,9 @@
 //! to their sources, or to a destination, at a bounded rate, in the
 //! background.
 //!
-//! - this file: [`MoveTasks`], the component the service holds: it starts,
-//!   lists and cancels tasks, and keeps the cancel flags of the tasks this
-//!   process runs;
+//! - `state.rs`: [`MoveTasks`], the component the service holds: the
+//!   broker and the cancel flags of the tasks this process runs;
+//! - this file: its operations: it starts, lists and cancels tasks;
 //! - [`runner`]: the loop that moves a task's messages, the adopter that
 //!   resumes tasks whose node died (shared storage), and the failing of
 //!   tasks a previous run left active.
@@ -13,20 +13,19 @@
 //! this component does not know about requests.
 
 pub mod runner;
+mod state;
 
-use std::collections::HashMap;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
 
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 use serde_json::{Value, json};
 use sluice_broker::{Broker, Coordination, MoveTask, MoveTaskStatus};
-use sluice_core::clock::Clock;
-use sluice_core::queue_name::Account;
 use sluice_core::{ErrorCode, SqsError};
 
 pub use runner::{fail_interrupted_tasks, spawn_move_task_adopter};
+pub use state::MoveTasks;
 
 /// A task to start, its queues resolved and checked by the caller.
 #[derive(Debug, Clone)]
@@ -43,41 +42,12 @@ pub struct NewMoveTask {
     pub max_per_second: Option<u32>,
 }
 
-/// The move tasks of a service: the broker they are stored in, and the
-/// cancel flags of those this process runs.
-pub struct MoveTasks<B> {
-    broker: B,
-    account: Account,
-    /// The clock tasks stamp their start with.
-    clock: Arc<dyn Clock>,
-    /// Cancel flags of the tasks this process runs, by handle.
-    cancels: Mutex<HashMap<String, Arc<AtomicBool>>>,
-}
-
 /// `ResourceNotFoundException` for the queue parameter `what`.
 pub fn not_found(what: &str) -> SqsError {
     SqsError::new(
         ErrorCode::ResourceNotFoundException,
         format!("The resource that you specified for the {what} parameter doesn't exist."),
     )
-}
-
-impl<B> MoveTasks<B> {
-    /// The move tasks stored in `broker`.
-    pub fn new(broker: B, account: Account, clock: Arc<dyn Clock>) -> Self {
-        Self {
-            broker,
-            account,
-            clock,
-            cancels: Mutex::new(HashMap::new()),
-        }
-    }
-
-    /// The cancel flags of running tasks.
-    fn cancels(&self) -> MutexGuard<'_, HashMap<String, Arc<AtomicBool>>> {
-        // A panic elsewhere cannot leave this map half-written: recover it.
-        self.cancels.lock().unwrap_or_else(|e| e.into_inner())
-    }
 }
 
 impl<B: Coordination> MoveTasks<B> {

@@ -9,7 +9,7 @@ use std::time::Duration;
 use sluice_broker::{Broker, Coordination, JobClaim, MoveTask, MoveTaskStatus, Redrive};
 use sluice_core::SqsError;
 
-use super::MoveTasks;
+use super::state::MoveTasks;
 
 /// Messages moved per second when the task sets no rate.
 const DEFAULT_RATE: u32 = 1_000;
