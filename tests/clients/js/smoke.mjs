@@ -60,9 +60,10 @@ const {
 
 // The HTTP handler of the SDK's own dependency tree (an old client cannot
 // take a newer handler, nor, before 3.5xx, a plain options object).
-const sdkRequire = createRequire(import.meta.resolve(SDK_MODULE));
+const localRequire = createRequire(import.meta.url);
+const sdkRequire = createRequire(localRequire.resolve(SDK_MODULE));
 const { NodeHttpHandler } = sdkRequire("@smithy/node-http-handler");
-const sdkVersion = createRequire(import.meta.url)(`${SDK_MODULE}/package.json`).version;
+const sdkVersion = localRequire(`${SDK_MODULE}/package.json`).version;
 console.log(`${SDK_MODULE} = @aws-sdk/client-sqs ${sdkVersion}, expected protocol ${PROTOCOL}`);
 
 const sqs = new SQSClient({
