@@ -76,7 +76,7 @@ pub struct RequestContext {
     pub trace_header: Option<String>,
     /// Who signed the request, when authentication is on (`None` when it
     /// is off, and for the server's own requests).
-    pub principal: Option<Principal>,
+    pub principal: Option<Arc<Principal>>,
 }
 
 impl RequestContext {
