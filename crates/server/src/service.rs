@@ -58,6 +58,8 @@ pub struct Service<B> {
     /// Seals receipt handles (rule A3), keyed at the first use with the
     /// engine's secret.
     sealer: tokio::sync::OnceCell<HandleSealer>,
+    /// Queue policies as the access check last parsed them (rule A6).
+    pub policies: crate::policy::cache::PolicyCache,
 }
 
 /// Per-request facts actions may need.
@@ -125,6 +127,7 @@ impl<B: Broker> Service<B> {
             consumers: Default::default(),
             runtime_consumers: crate::consumers::runtime::RuntimeConsumers::new(consumers_file),
             sealer: tokio::sync::OnceCell::new(),
+            policies: Default::default(),
         }
     }
 

@@ -9,42 +9,21 @@
 //! ListQueues is not refused: it lists only the queues the key may see
 //! (`actions::queues::list_queues`).
 
-use serde::Deserialize;
-use serde_json::Value;
+mod named;
+
 use sluice_broker::Broker;
 use sluice_core::SqsError;
 use sluice_core::queue_name::{Account, key_parts, name_of_key, parse_queue_url};
 use sluice_protocol::Request;
-use sluice_protocol::requests::parse;
+use sluice_protocol::requests::parse_borrowed;
 
 use crate::auth::Principal;
 use crate::auth::access::{access_denied, explicit_deny, iam_action};
 use crate::auth::rate::throttled;
-use crate::policy::{Decision, Policy, RequestFacts};
+use crate::policy::{Decision, RequestFacts};
 use crate::service::{RequestContext, Service};
 
-/// The members of an input that name queues, whatever the action. Any
-/// JSON value parses (a member of another type is the action's to refuse),
-/// so that no input the action accepts escapes the check.
-#[derive(Debug, Default, Deserialize)]
-#[serde(rename_all = "PascalCase")]
-struct Named {
-    queue_url: Option<Value>,
-    queue_name: Option<Value>,
-    #[serde(rename = "QueueOwnerAWSAccountId")]
-    queue_owner_aws_account_id: Option<Value>,
-    source_arn: Option<Value>,
-    destination_arn: Option<Value>,
-    task_handle: Option<Value>,
-    attributes: Option<Value>,
-    /// A push consumer's name (UpdateConsumer, DeleteConsumer, ...).
-    name: Option<Value>,
-}
-
-/// A member's text, when it is a string.
-fn text(member: &Option<Value>) -> Option<&str> {
-    member.as_ref().and_then(Value::as_str)
-}
+use named::Named;
 
 /// Refuses, with `AccessDenied`, a request `principal` may not make: an
 /// action outside its `allow` patterns, a queue outside its `queues`
@@ -65,8 +44,8 @@ pub async fn authorize<B: Broker>(
     if let Some(bucket) = &principal.bucket
         && !bucket.try_take()
     {
-        let named: Named = parse(request.input.clone()).unwrap_or_default();
-        let queue = text(&named.queue_url).or(text(&named.queue_name));
+        let named: Named = parse_borrowed(&request.input).unwrap_or_default();
+        let queue = named.queue_url.text().or(named.queue_name.text());
         tracing::warn!(
             access_key = principal.access_key_id.as_str(),
             action,
@@ -87,7 +66,7 @@ pub async fn authorize<B: Broker>(
     } else {
         // An input that does not parse is refused here, as the action
         // would: never let it through unchecked.
-        let named: Named = parse(request.input.clone())?;
+        let named: Named = parse_borrowed(&request.input)?;
         named_keys(svc, ctx, own, action, &named)
     };
     let iam = iam_action(action);
@@ -129,14 +108,20 @@ pub async fn authorize<B: Broker>(
             source_account: None,
             secure_transport: ctx.scheme == "https",
         };
-        let decision = match meta.config.policy.as_deref().map(Policy::parse) {
+        let decision = match meta.config.policy.as_deref() {
             None => Decision::NotNamed,
-            Some(Ok(policy)) => policy.evaluate(&facts),
-            // Kept from before authentication was on: it grants nothing.
-            Some(Err(reason)) => {
-                tracing::warn!(queue = key.as_str(), reason, "queue policy not enforceable");
-                Decision::NotNamed
-            }
+            Some(document) => match &*svc.policies.parsed(key, document) {
+                Ok(policy) => policy.evaluate(&facts),
+                // Kept from before authentication was on: it grants nothing.
+                Err(reason) => {
+                    tracing::warn!(
+                        queue = key.as_str(),
+                        reason = reason.as_str(),
+                        "queue policy not enforceable"
+                    );
+                    Decision::NotNamed
+                }
+            },
         };
         match decision {
             Decision::Deny => {
@@ -181,19 +166,19 @@ fn named_keys<B: Broker>(
     ctx: &RequestContext,
     own: &str,
     action: &str,
-    named: &Named,
+    named: &Named<'_>,
 ) -> Vec<String> {
     let account = &svc.config.account;
     let mut keys = Vec::new();
     if matches!(action, "CreateQueue" | "GetQueueUrl") {
-        if let Some(name) = text(&named.queue_name) {
-            let owner = text(&named.queue_owner_aws_account_id).unwrap_or(own);
+        if let Some(name) = named.queue_name.text() {
+            let owner = named.queue_owner_aws_account_id.text().unwrap_or(own);
             keys.push(account.key(svc.request_region(ctx), owner, name));
         }
         keys.extend(redrive_target(named).and_then(|arn| account.key_from_any_arn(&arn)));
         return keys;
     }
-    if let Some(key) = text(&named.queue_url).and_then(|u| url_key(account, u)) {
+    if let Some(key) = named.queue_url.text().and_then(|u| url_key(account, u)) {
         keys.push(key);
     }
     // A consumer is reached through the queue it reads: a key may change
@@ -201,11 +186,13 @@ fn named_keys<B: Broker>(
     if matches!(
         action,
         "UpdateConsumer" | "DeleteConsumer" | "PauseConsumer" | "ResumeConsumer"
-    ) && let Some(status) = text(&named.name).and_then(|n| svc.consumers.get(n))
+    ) && let Some(status) = named.name.text().and_then(|n| svc.consumers.get(n))
     {
         keys.push(account.key("", &account.id, &status.spec.queue));
     }
-    let handle_source = text(&named.task_handle)
+    let handle_source = named
+        .task_handle
+        .text()
         .and_then(crate::move_tasks::decode_handle)
         .map(|(_, arn)| arn);
     let target = if action == "SetQueueAttributes" {
@@ -214,8 +201,8 @@ fn named_keys<B: Broker>(
         None
     };
     let arns = [
-        text(&named.source_arn),
-        text(&named.destination_arn),
+        named.source_arn.text(),
+        named.destination_arn.text(),
         handle_source.as_deref(),
         target.as_deref(),
     ];
@@ -229,9 +216,9 @@ fn named_keys<B: Broker>(
 
 /// The `deadLetterTargetArn` of the RedrivePolicy an input sets, when
 /// it reads as one; a policy that does not is the action's to refuse.
-fn redrive_target(named: &Named) -> Option<String> {
-    let doc = named.attributes.as_ref()?.get("RedrivePolicy")?.as_str()?;
-    let policy: Value = serde_json::from_str(doc).ok()?;
+fn redrive_target(named: &Named<'_>) -> Option<String> {
+    let doc = named.attributes.redrive_policy()?;
+    let policy: serde_json::Value = serde_json::from_str(doc).ok()?;
     Some(policy.get("deadLetterTargetArn")?.as_str()?.to_string())
 }
 
@@ -247,6 +234,7 @@ fn url_key(account: &Account, url: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use sluice_protocol::Input;
 
     /// A2: a URL names its account's queue, in either URL form.
     #[test]
@@ -271,20 +259,134 @@ mod tests {
     }
 
     /// A2: a member of an unexpected type does not hide the queue the
-    /// input names (the check never skips an input the action accepts).
+    /// input names (the check never skips an input the action accepts),
+    /// in either form of input.
     #[test]
     fn a2_any_member_type_parses() {
         let input = serde_json::json!({
             "QueueUrl": "http://h/000000000000/payments",
             "QueueName": 5,
-            "TaskHandle": ["x"],
+            "TaskHandle": ["x", {"y": [1.5, null]}],
+            "SourceArn": {"a": "b"},
+            "DestinationArn": null,
+            "Attributes": {"RedrivePolicy": "{\"deadLetterTargetArn\":\"arn:aws:sqs:us-east-1:000000000000:dlq\"}", "Policy": {}},
+            "Name": true,
         });
-        let named: Named = parse(input.into()).unwrap();
-        assert_eq!(
-            text(&named.queue_url),
-            Some("http://h/000000000000/payments")
+        let from_value = Input::Value(input.clone());
+        let from_json = Input::Json(serde_json::to_vec(&input).unwrap().into());
+        for input in [&from_value, &from_json] {
+            let named: Named = parse_borrowed(input).unwrap();
+            assert_eq!(
+                named.queue_url.text(),
+                Some("http://h/000000000000/payments")
+            );
+            assert_eq!(named.queue_name.text(), None);
+            assert_eq!(named.task_handle.text(), None);
+            assert_eq!(named.source_arn.text(), None);
+            assert_eq!(named.destination_arn.text(), None);
+            assert_eq!(named.name.text(), None);
+            assert_eq!(
+                redrive_target(&named).as_deref(),
+                Some("arn:aws:sqs:us-east-1:000000000000:dlq")
+            );
+        }
+    }
+
+    /// A2: an input the check cannot read is refused with the words the
+    /// action's own parse uses; escaped text is read unescaped; the last of
+    /// a repeated attribute counts, as a JSON object keeps it.
+    #[test]
+    fn a2_inputs_read_as_the_actions_read_them() {
+        let json = |text: &str| Input::Json(bytes::Bytes::copy_from_slice(text.as_bytes()));
+        let refused = |text: &str| parse_borrowed::<Named>(&json(text)).unwrap_err();
+        let e = refused("[1]");
+        assert_eq!(e.code, sluice_core::ErrorCode::SerializationException);
+        assert!(e.message.contains("expected struct Named"), "{}", e.message);
+        assert!(
+            refused("{\"QueueUrl\": 1e400}")
+                .message
+                .contains("number out of range")
         );
-        assert_eq!(text(&named.queue_name), None);
-        assert_eq!(text(&named.task_handle), None);
+        assert!(
+            refused("{\"QueueUrl\": \"a\", \"QueueUrl\": \"b\"}")
+                .message
+                .contains("duplicate field")
+        );
+        assert!(
+            refused("{\"QueueUrl\": \"a\"")
+                .message
+                .starts_with("The request body is not valid JSON")
+        );
+        let escaped = json(r#"{"QueueUrl": "http:\/\/h\/000000000000\/q"}"#);
+        let named: Named = parse_borrowed(&escaped).unwrap();
+        assert_eq!(named.queue_url.text(), Some("http://h/000000000000/q"));
+        let twice = json(
+            r#"{"Attributes": {"RedrivePolicy": "{\"deadLetterTargetArn\":\"x\"}", "RedrivePolicy": 1}}"#,
+        );
+        assert_eq!(redrive_target(&parse_borrowed(&twice).unwrap()), None);
+        let value = Input::Value(serde_json::json!({"Attributes": "none", "Name": "c"}));
+        let named: Named = parse_borrowed(&value).unwrap();
+        assert_eq!(
+            (named.name.text(), redrive_target(&named)),
+            (Some("c"), None)
+        );
+    }
+
+    /// The members as a `serde_json::Value` reads them: the reference the
+    /// borrowed view must agree with (the same name, for the same words).
+    mod reference {
+        use serde::Deserialize;
+        use serde_json::Value;
+
+        #[derive(Debug, Deserialize)]
+        #[serde(rename_all = "PascalCase")]
+        #[allow(dead_code)]
+        pub struct Named {
+            queue_url: Option<Value>,
+            queue_name: Option<Value>,
+            #[serde(rename = "QueueOwnerAWSAccountId")]
+            queue_owner_aws_account_id: Option<Value>,
+            source_arn: Option<Value>,
+            destination_arn: Option<Value>,
+            task_handle: Option<Value>,
+            attributes: Option<Value>,
+            name: Option<Value>,
+        }
+    }
+
+    /// A2: every input the check reads is accepted or refused exactly as
+    /// reading its members into `Value`s accepts or refuses it.
+    #[test]
+    fn a2_the_view_refuses_what_values_refuse() {
+        let inputs = [
+            "{}",
+            "[]",
+            "5",
+            "null",
+            "\"text\"",
+            "{\"QueueUrl\": 1e400}",
+            "{\"Attributes\": {\"A\": 1e400}}",
+            "{\"Other\": 1e400}",
+            "{\"QueueUrl\": \"a\", \"QueueUrl\": \"b\"}",
+            "{\"Attributes\": {\"RedrivePolicy\": \"a\", \"RedrivePolicy\": \"b\"}}",
+            "{\"QueueUrl\": \"a\"",
+            "{\"QueueUrl\": \"a\"} x",
+            "{\"QueueUrl\": \"\\ud800\"}",
+            "{\"Name\": [[[[1]]]], \"TaskHandle\": {\"a\": {\"b\": null}}}",
+            "{\"QueueName\": -0.0, \"SourceArn\": 18446744073709551616}",
+        ];
+        for text in inputs {
+            let input = Input::Json(bytes::Bytes::copy_from_slice(text.as_bytes()));
+            let view = parse_borrowed::<Named>(&input).map(|_| ());
+            let values =
+                sluice_protocol::requests::parse::<reference::Named>(input.clone()).map(|_| ());
+            assert_eq!(view, values, "{text}");
+        }
+        let deep = format!("{{\"Name\": {}1{}}}", "[".repeat(200), "]".repeat(200));
+        let input = Input::Json(deep.into_bytes().into());
+        assert_eq!(
+            parse_borrowed::<Named>(&input).map(|_| ()),
+            sluice_protocol::requests::parse::<reference::Named>(input.clone()).map(|_| ())
+        );
     }
 }
