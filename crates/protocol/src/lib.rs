@@ -122,6 +122,11 @@ pub fn is_known_action(action: &str) -> bool {
     model::operation(action).is_some()
 }
 
+/// Every action [`is_known_action`] knows, SQS's and sluice's own.
+pub fn known_actions() -> impl Iterator<Item = &'static str> {
+    model::operation_names()
+}
+
 /// True for one of sluice's own actions (NackMessage, PeekMessages, …),
 /// which access rules name `sluice:<Action>`.
 pub fn is_sluice_action(action: &str) -> bool {

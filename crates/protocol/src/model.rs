@@ -26,6 +26,14 @@ pub fn operation(action: &str) -> Option<&'static Value> {
         .or_else(|| extension_operation(action))
 }
 
+/// The name of every operation, SQS's and sluice's own.
+pub fn operation_names() -> impl Iterator<Item = &'static str> {
+    [model(), extensions()]
+        .into_iter()
+        .filter_map(|m| m.get("operations")?.as_object())
+        .flat_map(|operations| operations.keys().map(String::as_str))
+}
+
 /// The definition of one of sluice's own actions.
 pub fn extension_operation(action: &str) -> Option<&'static Value> {
     extensions().get("operations")?.get(action)

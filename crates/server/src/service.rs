@@ -61,6 +61,8 @@ pub struct Service<B> {
     sealer: tokio::sync::OnceCell<HandleSealer>,
     /// Every queue's depth over the last hour (rule M5).
     pub depth_history: Arc<DepthHistory>,
+    /// Queue policies as the access check last parsed them (rule A6).
+    pub policies: crate::policy::cache::PolicyCache,
 }
 
 /// How often a node on shared storage looks for consumers created,
@@ -107,7 +109,7 @@ pub struct RequestContext {
     pub trace_header: Option<String>,
     /// Who signed the request, when authentication is on (`None` when it
     /// is off, and for the server's own requests).
-    pub principal: Option<Principal>,
+    pub principal: Option<Arc<Principal>>,
 }
 
 impl RequestContext {
@@ -157,6 +159,7 @@ impl<B: Broker> Service<B> {
             runtime_consumers,
             sealer: tokio::sync::OnceCell::new(),
             depth_history: Arc::default(),
+            policies: Default::default(),
         }
     }
 
