@@ -15,7 +15,7 @@ use crate::body_cache::BodyBudget;
 use crate::engine::{EmbeddedBroker, EmbeddedOptions, Inner, QueueCell, RecoveryStats};
 use crate::journal::{self, Journal};
 use crate::queue_state::QueueState;
-use crate::store::{Store, StoreError};
+use crate::store::{INCOMPLETE_BACKUP_MARKER, Store, StoreError};
 
 /// The file that holds the durable records inside the data directory.
 pub const DATA_FILE: &str = "sluice.redb";
@@ -42,6 +42,9 @@ impl EmbeddedBroker {
         options: EmbeddedOptions,
     ) -> Result<(Self, RecoveryStats), StoreError> {
         std::fs::create_dir_all(dir).map_err(|e| StoreError::Redb(e.to_string()))?;
+        if dir.join(INCOMPLETE_BACKUP_MARKER).exists() {
+            return Err(StoreError::IncompleteBackup(dir.display().to_string()));
+        }
         let store = Store::open(&dir.join(DATA_FILE), options.storage_cache_bytes)?;
         let journal = journal::recover(store.clone(), dir)?;
         let budget = Arc::new(BodyBudget::new(options.body_cache_bytes));

@@ -1,7 +1,7 @@
 //! The store: the redb database, opening it, and checkpoints that make
 //! what the applier wrote durable.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
@@ -26,6 +26,8 @@ pub struct Store {
     /// Whether opening had to rebuild redb's allocator state by reading
     /// the whole file (a crash before any quick-repair commit).
     pub(super) repaired: bool,
+    /// The data directory the database file is in.
+    pub(super) dir: PathBuf,
 }
 
 impl Store {
@@ -74,7 +76,13 @@ impl Store {
             db,
             segments,
             repaired,
+            dir: dir.to_path_buf(),
         })
+    }
+
+    /// The data directory the store and its log are in.
+    pub fn dir(&self) -> &Path {
+        &self.dir
     }
 
     /// The log's segments, shared with the log writer, which closes one
