@@ -3,6 +3,7 @@
 mod admin;
 mod alarms_cmd;
 mod auth_config;
+mod backup_cmd;
 mod config;
 mod consumers_cmd;
 mod dlq;
@@ -77,6 +78,9 @@ enum Command {
     /// A server's push consumers: list them with their state, create,
     /// update, pause, resume and delete them (see docs/consumers.md).
     Consumers(consumers_cmd::ConsumersArgs),
+    /// Back up a running embedded server's data directory, online, into a
+    /// new directory a server can start on (see docs/reliability.md).
+    Backup(backup_cmd::BackupArgs),
 }
 
 fn main() -> anyhow::Result<()> {
@@ -96,5 +100,6 @@ fn main() -> anyhow::Result<()> {
         Command::Stats(args) => admin::finish(stats::run(args), admin::EXIT_ERROR),
         Command::Alarms(args) => admin::finish(alarms_cmd::run(args), admin::EXIT_ERROR),
         Command::Consumers(args) => admin::finish(consumers_cmd::run(args), admin::EXIT_ERROR),
+        Command::Backup(args) => admin::finish(backup_cmd::run(args), admin::EXIT_ERROR),
     }
 }

@@ -167,7 +167,7 @@ pub async fn authorize<B: Broker>(
 /// unlimited key still needs the account check on them. All but the
 /// queue-less ones.
 fn names_queues(action: &str) -> bool {
-    !matches!(action, "ListQueues" | "DeleteAlarms")
+    !matches!(action, "ListQueues" | "DeleteAlarms" | "CreateBackup")
 }
 
 /// The keys of the queues a request names: the requested name (CreateQueue,

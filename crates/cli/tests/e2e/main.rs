@@ -10,6 +10,7 @@ mod auth_access;
 mod auth_policies;
 mod auth_rates;
 mod auth_redrive;
+mod backup;
 mod bad_input;
 mod cli_dlq;
 mod cli_doctor;
