@@ -41,6 +41,8 @@ pub struct FileConfig {
     pub idle_timeout_secs: Option<u64>,
     /// Most connections served at once (default 900).
     pub max_connections: Option<u64>,
+    /// Most ReceiveMessage long polls waiting at once (default: no cap).
+    pub max_long_polls: Option<u64>,
     /// Public base URL of queue URLs, e.g. `https://sqs.example.com`.
     pub base_url: Option<String>,
     /// Queues to create at start-up.

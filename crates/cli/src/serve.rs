@@ -101,6 +101,11 @@ pub struct ServeArgs {
     /// (`ulimit -n`) [default: 900].
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
     max_connections: Option<u64>,
+    /// Most ReceiveMessage long polls waiting at once, server-wide; a
+    /// receive beyond it answers at once with what is visible (possibly
+    /// nothing) instead of waiting. See docs/reliability.md [default: no cap].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    max_long_polls: Option<u64>,
     /// Serve HTTPS (HTTP/1.1) on --bind with this PEM certificate chain,
     /// the server's certificate first; needs --tls-key. Reloaded on
     /// SIGHUP. See docs/security.md.
@@ -113,6 +118,16 @@ pub struct ServeArgs {
     /// local clients).
     #[arg(long, value_name = "ADDR:PORT")]
     plain_bind: Option<SocketAddr>,
+}
+
+/// The cap on waiting long polls of the flag, else of the config file
+/// (checked like the flag), else none.
+fn max_long_polls(flag: Option<u64>, file: &FileConfig) -> anyhow::Result<Option<usize>> {
+    match flag.or(file.max_long_polls) {
+        None => Ok(None),
+        Some(n @ 1..=1_000_000) => Ok(Some(n as usize)),
+        Some(n) => anyhow::bail!("max_long_polls must be between 1 and 1000000, not {n}"),
+    }
 }
 
 /// Longest header, body or idle timeout accepted: an hour.
@@ -234,6 +249,7 @@ async fn serve(args: ServeArgs, file: FileConfig) -> anyhow::Result<()> {
         account,
         base_url: file.base_url.clone(),
         auth,
+        max_long_polls: max_long_polls(args.max_long_polls, &file)?,
     };
 
     let name_hold = Duration::from_secs(

@@ -18,8 +18,9 @@
 //!    queue URLs are written and read.
 //! 4. Components, each owning one job and its state: [`receipts`] (sealed
 //!    receipt handles), [`alarms`] (evaluation, notification, storage),
-//!    [`move_tasks`] (the task runner and its cancel flags), [`metrics`]
-//!    (reads the alarms), [`consumers`] (push delivery to HTTP handlers;
+//!    [`move_tasks`] (the task runner and its cancel flags), [`long_polls`]
+//!    (the cap on waiting receives), [`metrics`] (reads the alarms and
+//!    the long polls), [`consumers`] (push delivery to HTTP handlers;
 //!    counts into the metrics, seals its handles with [`receipts`]),
 //!    [`auth`] (SigV4, access patterns), [`policy`] (queue policies; uses
 //!    `auth`'s wildcards). They do not import the service or the actions.
@@ -34,6 +35,7 @@ mod authorize;
 pub mod console;
 pub mod consumers;
 pub mod http;
+pub mod long_polls;
 pub mod metrics;
 pub mod move_tasks;
 mod params;

@@ -35,6 +35,9 @@ pub struct ServiceConfig {
     /// the data directory), or `None`: they last until the server stops
     /// (always so on shared storage, rule C9).
     pub consumers_file: Option<std::path::PathBuf>,
+    /// Most ReceiveMessage long polls waiting at once, server-wide (rule
+    /// H5); `None`: no cap.
+    pub max_long_polls: Option<usize>,
 }
 
 /// The SQS service over one broker.
@@ -115,13 +118,15 @@ impl<B: Broker> Service<B> {
             config.account.clone(),
             clock.clone(),
         ));
+        let metrics = Metrics::default();
+        metrics.long_polls.set_limit(config.max_long_polls);
         Self {
             broker,
             config,
             alarms,
             clock,
             move_tasks,
-            metrics: Metrics::default(),
+            metrics,
             consumers: Default::default(),
             runtime_consumers: crate::consumers::runtime::RuntimeConsumers::new(consumers_file),
             sealer: tokio::sync::OnceCell::new(),

@@ -31,6 +31,7 @@ mod extensions;
 mod fidelity_messages;
 mod hostile_clients;
 mod logging;
+mod long_polls;
 mod metrics;
 mod postgres_nodes;
 mod postgres_shared;
