@@ -155,6 +155,10 @@ pub trait Broker: Coordination {
         directory: &std::path::Path,
     ) -> impl Future<Output = Result<BackupReport, EngineError>> + Send {
         let _ = directory;
-        async { Err(backup_unsupported("This storage engine has no online backup.")) }
+        async {
+            Err(backup_unsupported(
+                "This storage engine has no online backup.",
+            ))
+        }
     }
 }

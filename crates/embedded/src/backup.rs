@@ -90,7 +90,9 @@ impl Target {
             ))
         };
         if !dest.is_absolute() {
-            return Err(invalid("The backup directory must be an absolute path.".into()));
+            return Err(invalid(
+                "The backup directory must be an absolute path.".into(),
+            ));
         }
         let (Some(parent), Some(name)) = (dest.parent(), dest.file_name()) else {
             return Err(invalid("The backup directory needs a name.".into()));

@@ -78,9 +78,9 @@ mod wal;
 
 use sluice_broker::EngineError;
 use sluice_broker::{
-    BackupReport, Broker, Coordination, CreateQueue, HandleSecret, MessageFilter, MetaChange, MoveTask, Nack,
-    NewMessage, PeekPage, QueueCounts, QueueMeta, QueueStats, ReceiveOptions, ReceivedMessage,
-    Redrive, RedriveOutcome, SentMessage, StorageStats, VisibilityChange,
+    BackupReport, Broker, Coordination, CreateQueue, HandleSecret, MessageFilter, MetaChange,
+    MoveTask, Nack, NewMessage, PeekPage, QueueCounts, QueueMeta, QueueStats, ReceiveOptions,
+    ReceivedMessage, Redrive, RedriveOutcome, SentMessage, StorageStats, VisibilityChange,
 };
 
 pub use engine::{EmbeddedBroker, EmbeddedOptions, RecoveryStats};

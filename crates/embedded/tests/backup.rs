@@ -72,14 +72,20 @@ async fn d3_a_backup_taken_under_load_holds_everything_acknowledged_before_it() 
     // The oldest 100 are deleted, the next 50 in flight.
     let mut deleted = BTreeSet::new();
     while deleted.len() < 100 {
-        let got = b.receive_messages("q", receive(10, 0)).await.expect("receive");
+        let got = b
+            .receive_messages("q", receive(10, 0))
+            .await
+            .expect("receive");
         let handles = got.iter().map(|m| m.receipt_handle.clone()).collect();
         for m in &got {
             deleted.insert(m.body.clone());
         }
         b.delete_messages("q", handles).await.expect("delete");
     }
-    let inflight = b.receive_messages("q", receive(10, 600)).await.expect("receive");
+    let inflight = b
+        .receive_messages("q", receive(10, 600))
+        .await
+        .expect("receive");
     assert_eq!(inflight.len(), 10);
 
     let sender = {
@@ -90,7 +96,10 @@ async fn d3_a_backup_taken_under_load_holds_everything_acknowledged_before_it() 
     let report = b.backup(&dest).await.expect("backup");
     sender.await.expect("sender");
     assert_eq!(report.directory, dest.display().to_string());
-    assert!(report.files >= 3, "the store, a segment, the empty newest: {report:?}");
+    assert!(
+        report.files >= 3,
+        "the store, a segment, the empty newest: {report:?}"
+    );
     assert!(!dir.path().join(".backup.partial").exists());
     assert!(!dest.join("BACKUP-INCOMPLETE").exists());
     drop(b);
@@ -102,7 +111,10 @@ async fn d3_a_backup_taken_under_load_holds_everything_acknowledged_before_it() 
     assert!(done.iter().all(Result::is_ok), "{done:?}");
     let mut bodies = BTreeSet::new();
     loop {
-        let got = copy.receive_messages("q", receive(10, 600)).await.expect("receive");
+        let got = copy
+            .receive_messages("q", receive(10, 600))
+            .await
+            .expect("receive");
         if got.is_empty() {
             break;
         }
@@ -117,12 +129,17 @@ async fn d3_a_backup_taken_under_load_holds_everything_acknowledged_before_it() 
         if deleted.contains(&b) || inflight.contains(&b) {
             assert!(!bodies.contains(&b), "message {n} was deleted or in flight");
         } else {
-            assert!(bodies.contains(&b), "message {n} is missing from the backup");
+            assert!(
+                bodies.contains(&b),
+                "message {n} is missing from the backup"
+            );
         }
     }
     // Some of the sends that ran beside the backup may be in it: never
     // one out of order, never one twice.
-    let later: Vec<usize> = (3000..6000).filter(|n| bodies.contains(&body(*n))).collect();
+    let later: Vec<usize> = (3000..6000)
+        .filter(|n| bodies.contains(&body(*n)))
+        .collect();
     assert_eq!(later, (3000..3000 + later.len()).collect::<Vec<_>>());
 }
 

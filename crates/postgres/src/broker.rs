@@ -7,9 +7,9 @@ use deadpool_postgres::GenericClient;
 use sluice_broker::EngineError;
 use sluice_broker::tags;
 use sluice_broker::{
-    BackupReport, Broker, CreateQueue, MessageFilter, MetaChange, Nack, NewMessage, PeekPage, QueueCounts,
-    QueueMeta, QueueStats, ReceiveOptions, ReceivedMessage, Redrive, RedriveOutcome, SentMessage,
-    VisibilityChange,
+    BackupReport, Broker, CreateQueue, MessageFilter, MetaChange, Nack, NewMessage, PeekPage,
+    QueueCounts, QueueMeta, QueueStats, ReceiveOptions, ReceivedMessage, Redrive, RedriveOutcome,
+    SentMessage, VisibilityChange,
 };
 
 use crate::rows::{self, MessageRow, QUEUE_COLUMNS, QueueRow, col};
