@@ -93,6 +93,18 @@ pub struct ConsumerDecl {
     pub report_batch_item_failures: Option<bool>,
 }
 
+impl FileConfig {
+    /// The cap on waiting long polls of the flag, else of the file
+    /// (checked like the flag), else none.
+    pub fn max_long_polls(&self, flag: Option<u64>) -> anyhow::Result<Option<usize>> {
+        match flag.or(self.max_long_polls) {
+            None => Ok(None),
+            Some(n @ 1..=1_000_000) => Ok(Some(n as usize)),
+            Some(n) => anyhow::bail!("max_long_polls must be between 1 and 1000000, not {n}"),
+        }
+    }
+}
+
 impl ConsumerDecl {
     /// The server's settings of this consumer, defaults filled in.
     pub fn spec(&self) -> sluice_server::consumers::ConsumerSpec {

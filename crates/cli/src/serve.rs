@@ -120,16 +120,6 @@ pub struct ServeArgs {
     plain_bind: Option<SocketAddr>,
 }
 
-/// The cap on waiting long polls of the flag, else of the config file
-/// (checked like the flag), else none.
-fn max_long_polls(flag: Option<u64>, file: &FileConfig) -> anyhow::Result<Option<usize>> {
-    match flag.or(file.max_long_polls) {
-        None => Ok(None),
-        Some(n @ 1..=1_000_000) => Ok(Some(n as usize)),
-        Some(n) => anyhow::bail!("max_long_polls must be between 1 and 1000000, not {n}"),
-    }
-}
-
 /// Longest header, body or idle timeout accepted: an hour.
 const MAX_TIMEOUT_SECS: u64 = 3600;
 
@@ -249,7 +239,7 @@ async fn serve(args: ServeArgs, file: FileConfig) -> anyhow::Result<()> {
         account,
         base_url: file.base_url.clone(),
         auth,
-        max_long_polls: max_long_polls(args.max_long_polls, &file)?,
+        max_long_polls: file.max_long_polls(args.max_long_polls)?,
     };
 
     let name_hold = Duration::from_secs(
