@@ -43,6 +43,9 @@ pub struct FileConfig {
     pub max_connections: Option<u64>,
     /// Most ReceiveMessage long polls waiting at once (default: no cap).
     pub max_long_polls: Option<u64>,
+    /// Directory online backups are written under (rule D4); without it
+    /// CreateBackup is refused.
+    pub backup_dir: Option<PathBuf>,
     /// Public base URL of queue URLs, e.g. `https://sqs.example.com`.
     pub base_url: Option<String>,
     /// Queues to create at start-up.
@@ -102,6 +105,25 @@ impl FileConfig {
             Some(n @ 1..=1_000_000) => Ok(Some(n as usize)),
             Some(n) => anyhow::bail!("max_long_polls must be between 1 and 1000000, not {n}"),
         }
+    }
+}
+
+/// Longest checkpoint interval `--checkpoint-interval-ms` accepts: a
+/// minute of log is already a long replay after a crash.
+pub const MAX_CHECKPOINT_MS: u64 = 60_000;
+
+/// The checkpoint interval given (flag or config file), checked, or the
+/// engine's default.
+pub fn checkpoint_interval(
+    given_ms: Option<u64>,
+    default: std::time::Duration,
+) -> anyhow::Result<std::time::Duration> {
+    match given_ms {
+        None => Ok(default),
+        Some(ms @ 1..=MAX_CHECKPOINT_MS) => Ok(std::time::Duration::from_millis(ms)),
+        Some(ms) => anyhow::bail!(
+            "checkpoint_interval_ms must be between 1 and {MAX_CHECKPOINT_MS}, not {ms}"
+        ),
     }
 }
 
@@ -347,6 +369,21 @@ mod tests {
             )
             .is_err()
         );
+    }
+
+    /// The checkpoint interval: the default when none is given, the given
+    /// one within 1 ms to a minute, refused outside.
+    #[test]
+    fn checkpoint_interval_is_checked() {
+        use std::time::Duration;
+        let default = Duration::from_secs(1);
+        assert_eq!(checkpoint_interval(None, default).unwrap(), default);
+        assert_eq!(
+            checkpoint_interval(Some(250), default).unwrap(),
+            Duration::from_millis(250)
+        );
+        assert!(checkpoint_interval(Some(0), default).is_err());
+        assert!(checkpoint_interval(Some(MAX_CHECKPOINT_MS + 1), default).is_err());
     }
 
     #[test]

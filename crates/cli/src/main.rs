@@ -4,6 +4,7 @@ mod admin;
 mod alarms_cmd;
 mod auth_config;
 mod backup_cmd;
+mod backup_dir;
 mod config;
 mod consumers_cmd;
 mod dlq;
@@ -79,7 +80,8 @@ enum Command {
     /// update, pause, resume and delete them (see docs/consumers.md).
     Consumers(consumers_cmd::ConsumersArgs),
     /// Back up a running embedded server's data directory, online, into a
-    /// new directory a server can start on (see docs/reliability.md).
+    /// new directory under the server's --backup-dir that a server can
+    /// start on (see docs/reliability.md).
     Backup(backup_cmd::BackupArgs),
 }
 

@@ -31,8 +31,10 @@ use crate::open::DATA_FILE;
 use crate::store::{INCOMPLETE_BACKUP_MARKER, Store, StoreError};
 use crate::wal::{HeldSegments, LOG_DIR, write_empty_segment};
 
-/// Test hook: a pause after each step of the copy, so that a test can kill
-/// the server in the middle of a backup. Not for production use.
+/// Test hook of debug builds only (the end-to-end tests run the debug
+/// binary): a pause after each step of the copy, so that a test can kill
+/// the server in the middle of a backup. Release builds do not read it.
+#[cfg(debug_assertions)]
 const PAUSE_ENV: &str = "SLUICE_BACKUP_TEST_PAUSE_MS";
 
 impl EmbeddedBroker {
@@ -109,10 +111,13 @@ impl Target {
             )));
         }
         let partial = parent.join(format!(".{}.partial", name.to_string_lossy()));
+        #[cfg(debug_assertions)]
         let pause = std::env::var(PAUSE_ENV)
             .ok()
             .and_then(|v| v.parse().ok())
             .map(Duration::from_millis);
+        #[cfg(not(debug_assertions))]
+        let pause = None;
         Ok(Self {
             final_dir: dest.to_path_buf(),
             partial,
@@ -163,7 +168,7 @@ impl Target {
         if self.partial.join(INCOMPLETE_BACKUP_MARKER).exists() {
             std::fs::remove_dir_all(&self.partial)?;
         }
-        std::fs::create_dir(&self.partial)?;
+        private_dir(&self.partial)?;
         std::fs::create_dir(self.partial.join(LOG_DIR))?;
         File::create(self.partial.join(INCOMPLETE_BACKUP_MARKER))?.sync_all()?;
         sync_dir(&self.partial)?;
@@ -203,6 +208,15 @@ fn copy_server_files(from: &Path, to: &Path) -> io::Result<(u64, u64)> {
         files += 1;
     }
     Ok((files, bytes))
+}
+
+/// Makes `dir` readable by the server's user only: a backup holds every
+/// message and the receipt handles' key.
+fn private_dir(dir: &Path) -> io::Result<()> {
+    let mut builder = std::fs::DirBuilder::new();
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+    builder.create(dir)
 }
 
 fn sync_dir(dir: &Path) -> io::Result<()> {

@@ -25,13 +25,15 @@
 //!    [`auth`] (SigV4, access patterns), [`policy`] (queue policies; uses
 //!    `auth`'s wildcards). They do not import the service or the actions.
 //! 5. Leaves that import nothing of the crate's: `params` (range checks,
-//!    pagination), `signing_region`, [`console`] (the web console's static
-//!    files, served at `/console/`).
+//!    pagination), `signing_region`, [`backup_root`] (where backups may be
+//!    written), [`console`] (the web console's static files, served at
+//!    `/console/`).
 
 pub mod actions;
 pub mod alarms;
 pub mod auth;
 mod authorize;
+pub mod backup_root;
 pub mod console;
 pub mod consumers;
 pub mod http;

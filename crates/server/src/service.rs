@@ -38,6 +38,9 @@ pub struct ServiceConfig {
     /// Most ReceiveMessage long polls waiting at once, server-wide (rule
     /// H5); `None`: no cap.
     pub max_long_polls: Option<usize>,
+    /// The directory CreateBackup writes under (rule D4); `None`: backups
+    /// are refused.
+    pub backup_root: Option<crate::backup_root::BackupRoot>,
 }
 
 /// The SQS service over one broker.

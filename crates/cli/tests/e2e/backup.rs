@@ -1,6 +1,7 @@
-//! `sluice backup` against the real binary (rule D3): a backup taken while
-//! a sender goes on restores every message acknowledged before it began;
-//! a kill -9 in the middle of one leaves nothing that passes for a backup.
+//! `sluice backup` against the real binary (rules D3, D4): a backup taken
+//! while a sender goes on restores every message acknowledged before it
+//! began; a kill -9 in the middle of one leaves nothing that passes for a
+//! backup; backups go only under the server's `--backup-dir`.
 
 use std::collections::{BTreeSet, HashSet};
 use std::process::{Command, Output};
@@ -84,12 +85,15 @@ async fn drain(sqs: &aws_sdk_sqs::Client, url: &str) -> HashSet<String> {
 async fn d3_a_backup_under_load_restores_everything_acknowledged_before_it() {
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("data");
-    let backup = dir.path().join("backup");
+    let root = dir.path().join("backups");
+    let backup = root.join("backup");
     let server = SluiceProcess::start(&[
         "--data-dir",
         data.to_str().unwrap(),
         "--checkpoint-interval-ms",
         "20",
+        "--backup-dir",
+        root.to_str().unwrap(),
     ]);
     let sqs = server.sdk();
     let url = crate::common::create_queue(&sqs, "orders").await;
@@ -112,12 +116,10 @@ async fn d3_a_backup_under_load_restores_everything_acknowledged_before_it() {
     tokio::time::sleep(Duration::from_millis(300)).await;
     let began = Instant::now();
     let out = {
-        let (endpoint, backup) = (server.endpoint.clone(), backup.clone());
-        tokio::task::spawn_blocking(move || {
-            sluice(&["backup", "--endpoint", &endpoint, backup.to_str().unwrap()])
-        })
-        .await
-        .unwrap()
+        let endpoint = server.endpoint.clone();
+        tokio::task::spawn_blocking(move || sluice(&["backup", "--endpoint", &endpoint, "backup"]))
+            .await
+            .unwrap()
     };
     assert!(out.status.success(), "{}", text(&out));
     assert!(
@@ -146,7 +148,7 @@ async fn d3_a_backup_under_load_restores_everything_acknowledged_before_it() {
     }
     assert!(before.len() > 1000, "the sender ran before the backup");
     assert!(!backup.join("BACKUP-INCOMPLETE").exists());
-    assert!(!dir.path().join(".backup.partial").exists());
+    assert!(!root.join(".backup.partial").exists());
     // The source goes on; the backup is served by a server of its own.
     server.terminate();
 
@@ -176,24 +178,31 @@ async fn d3_a_backup_under_load_restores_everything_acknowledged_before_it() {
 /// and a server refuses to start on it. The source restarts with all its
 /// messages, and the next backup to that name succeeds.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+// The pause that lets the kill land inside the copy is a hook of debug
+// builds only.
+#[cfg_attr(
+    not(debug_assertions),
+    ignore = "needs the debug binary's backup pause hook"
+)]
 async fn d3_a_backup_killed_midway_is_not_taken_for_one() {
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("data");
-    let backup = dir.path().join("backup");
-    let partial = dir.path().join(".backup.partial");
+    let root = dir.path().join("nightly");
+    let backup = root.join("backup");
+    let partial = root.join(".backup.partial");
     let data_arg = data.to_str().unwrap();
+    let root_arg = root.to_str().unwrap();
     // The test hook pauses the copy after each step, so the kill lands
     // inside it.
     let server = SluiceProcess::start_with_env(
-        &["--data-dir", data_arg],
+        &["--data-dir", data_arg, "--backup-dir", root_arg],
         &[("SLUICE_BACKUP_TEST_PAUSE_MS", "2000")],
     );
     let sqs = server.sdk();
     let url = crate::common::create_queue(&sqs, "orders").await;
     let sent: HashSet<String> = send(&sqs, &url, 0, 300).await.into_iter().collect();
     let mut child = Command::new(env!("CARGO_BIN_EXE_sluice"))
-        .args(["backup", "--endpoint", &server.endpoint])
-        .arg(&backup)
+        .args(["backup", "--endpoint", &server.endpoint, "backup"])
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn()
@@ -223,25 +232,20 @@ async fn d3_a_backup_killed_midway_is_not_taken_for_one() {
         text(&refused)
     );
 
-    let server = SluiceProcess::start(&["--data-dir", data_arg]);
+    let server = SluiceProcess::start(&["--data-dir", data_arg, "--backup-dir", root_arg]);
     let sqs = server.sdk();
     let out = {
-        let (endpoint, backup) = (server.endpoint.clone(), backup.clone());
+        let endpoint = server.endpoint.clone();
         tokio::task::spawn_blocking(move || {
-            sluice(&[
-                "backup",
-                "--endpoint",
-                &endpoint,
-                "--json",
-                backup.to_str().unwrap(),
-            ])
+            sluice(&["backup", "--endpoint", &endpoint, "--json", "backup"])
         })
         .await
         .unwrap()
     };
     assert!(out.status.success(), "{}", text(&out));
     let answer: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
-    assert_eq!(answer["Directory"], backup.to_str().unwrap());
+    let canonical = std::fs::canonicalize(&root).unwrap().join("backup");
+    assert_eq!(answer["Directory"], canonical.to_str().unwrap());
     assert!(!partial.exists(), "the unfinished one was replaced");
     assert_eq!(drain(&sqs, &url).await, sent, "the source restarted whole");
     server.terminate();
@@ -253,7 +257,25 @@ async fn d3_a_backup_killed_midway_is_not_taken_for_one() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn d3_an_in_memory_server_refuses_a_backup() {
     let dir = tempfile::tempdir().unwrap();
-    let server = SluiceProcess::start(&["--in-memory"]);
+    let server =
+        SluiceProcess::start(&["--in-memory", "--backup-dir", dir.path().to_str().unwrap()]);
+    let target = dir.path().join("b");
+    let out = sluice(&["backup", "--endpoint", &server.endpoint, "b"]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("UnsupportedOperation"), "{}", text(&out));
+    assert!(stderr.contains("in memory"), "{}", text(&out));
+    assert!(!target.exists());
+}
+
+/// D4: a server started without a backup directory refuses every backup,
+/// saying how to allow them, and writes nothing (the path asked for is
+/// one it could write).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn d4_without_a_backup_directory_backups_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let server = SluiceProcess::start(&["--data-dir", data.to_str().unwrap()]);
     let target = dir.path().join("b");
     let out = sluice(&[
         "backup",
@@ -264,6 +286,75 @@ async fn d3_an_in_memory_server_refuses_a_backup() {
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("UnsupportedOperation"), "{}", text(&out));
-    assert!(stderr.contains("in memory"), "{}", text(&out));
+    assert!(stderr.contains("--backup-dir"), "{}", text(&out));
+    assert!(stderr.contains("backup_dir"), "{}", text(&out));
     assert!(!target.exists());
+    assert!(!dir.path().join(".b.partial").exists());
+}
+
+/// D4: paths that leave the backup directory are refused with
+/// InvalidParameterValue and write nothing: an absolute path elsewhere,
+/// `..`, and a symbolic link inside the directory pointing out of it.
+/// A name inside it, absolute or relative to it, is taken.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn d4_backups_outside_the_backup_directory_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let root = dir.path().join("backups");
+    let elsewhere = dir.path().join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    let server = SluiceProcess::start(&[
+        "--data-dir",
+        data.to_str().unwrap(),
+        "--backup-dir",
+        root.to_str().unwrap(),
+    ]);
+    #[cfg(unix)]
+    std::os::unix::fs::symlink(&elsewhere, root.join("link")).unwrap();
+    let outside = elsewhere.join("b");
+    let mut refused = vec![
+        outside.to_str().unwrap().to_string(),
+        "../elsewhere/b".to_string(),
+        "../data/b".to_string(),
+    ];
+    if cfg!(unix) {
+        refused.push("link/b".to_string());
+    }
+    for name in &refused {
+        let out = sluice(&["backup", "--endpoint", &server.endpoint, name]);
+        assert_eq!(out.status.code(), Some(1), "{name}: {}", text(&out));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains("InvalidParameterValue"),
+            "{name}: {}",
+            text(&out)
+        );
+    }
+    assert_eq!(
+        std::fs::read_dir(&elsewhere).unwrap().count(),
+        0,
+        "nothing written outside"
+    );
+    assert!(!data.join("b").exists() && !data.join(".b.partial").exists());
+
+    // Inside: absolute, and relative to the backup directory.
+    let absolute = root.join("first");
+    let out = sluice(&[
+        "backup",
+        "--endpoint",
+        &server.endpoint,
+        absolute.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", text(&out));
+    std::fs::create_dir(root.join("nightly")).unwrap();
+    let out = sluice(&["backup", "--endpoint", &server.endpoint, "nightly/second"]);
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(absolute.join("sluice.redb").is_file());
+    assert!(root.join("nightly/second/sluice.redb").is_file());
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&absolute).unwrap().permissions().mode();
+        assert_eq!(mode & 0o077, 0, "a backup is private to the server's user");
+    }
 }
