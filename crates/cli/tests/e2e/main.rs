@@ -34,6 +34,7 @@ mod logging;
 mod long_polls;
 mod metrics;
 mod postgres_nodes;
+mod postgres_restart;
 mod postgres_shared;
 mod query_protocol;
 mod receipt_handles;
