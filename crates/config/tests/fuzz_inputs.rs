@@ -4,6 +4,10 @@
 //! fixed without libFuzzer. The targets' own sources are compiled here,
 //! their `fuzz_target!` bodies turned into plain functions.
 
+// json_request and query_request each declare the shared typed_inputs
+// module, as the fuzz crate builds them as separate binaries.
+#![allow(clippy::duplicate_mod)]
+
 use std::path::{Path, PathBuf};
 
 // The targets' `use libfuzzer_sys::fuzz_target;` finds this crate's macro.
@@ -36,8 +40,11 @@ mod sigv4_request;
 #[path = "../../../fuzz/fuzz_targets/stored_bytes.rs"]
 mod stored_bytes;
 
+/// A target's name and entry point.
+type Target = (&'static str, fn(&[u8]));
+
 /// Every target with its entry point.
-const TARGETS: &[(&str, fn(&[u8]))] = &[
+const TARGETS: &[Target] = &[
     ("json_request", json_request::run),
     ("query_request", query_request::run),
     ("message_attributes", message_attributes::run),
