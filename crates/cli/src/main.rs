@@ -3,6 +3,8 @@
 mod admin;
 mod alarms_cmd;
 mod auth_config;
+mod backup_cmd;
+mod backup_dir;
 mod config;
 mod consumers_cmd;
 mod dlq;
@@ -78,6 +80,10 @@ enum Command {
     /// A server's push consumers: list them with their state, create,
     /// update, pause, resume and delete them (see docs/consumers.md).
     Consumers(consumers_cmd::ConsumersArgs),
+    /// Back up a running embedded server's data directory, online, into a
+    /// new directory under the server's --backup-dir that a server can
+    /// start on (see docs/reliability.md).
+    Backup(backup_cmd::BackupArgs),
 }
 
 fn main() -> anyhow::Result<()> {
@@ -97,5 +103,6 @@ fn main() -> anyhow::Result<()> {
         Command::Stats(args) => admin::finish(stats::run(args), admin::EXIT_ERROR),
         Command::Alarms(args) => admin::finish(alarms_cmd::run(args), admin::EXIT_ERROR),
         Command::Consumers(args) => admin::finish(consumers_cmd::run(args), admin::EXIT_ERROR),
+        Command::Backup(args) => admin::finish(backup_cmd::run(args), admin::EXIT_ERROR),
     }
 }

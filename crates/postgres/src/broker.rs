@@ -7,9 +7,9 @@ use deadpool_postgres::GenericClient;
 use sluice_broker::EngineError;
 use sluice_broker::tags;
 use sluice_broker::{
-    Broker, CreateQueue, MessageFilter, MetaChange, Nack, NewMessage, PeekPage, QueueCounts,
-    QueueMeta, QueueStats, ReceiveOptions, ReceivedMessage, Redrive, RedriveOutcome, SentMessage,
-    VisibilityChange,
+    BackupReport, Broker, CreateQueue, MessageFilter, MetaChange, Nack, NewMessage, PeekPage,
+    QueueCounts, QueueMeta, QueueStats, ReceiveOptions, ReceivedMessage, Redrive, RedriveOutcome,
+    SentMessage, VisibilityChange,
 };
 
 use crate::rows::{self, MessageRow, QUEUE_COLUMNS, QueueRow, col};
@@ -296,5 +296,12 @@ impl Broker for PostgresBroker {
         }
         tx.commit().await.map_err(error::db)?;
         Ok(page)
+    }
+
+    async fn backup(&self, _directory: &std::path::Path) -> Result<BackupReport, EngineError> {
+        Err(sluice_broker::backup_unsupported(
+            "The PostgreSQL engine keeps its data in the database: back it up with pg_dump \
+             (or pg_basebackup); sluice backup copies the embedded engine's data directory.",
+        ))
     }
 }

@@ -16,6 +16,7 @@ use sluice_broker::{Broker, QueueStats, StorageStats};
 
 use crate::alarms::Alarms;
 use crate::alarms::definition::AlarmState;
+use crate::long_polls::LongPolls;
 
 /// The content type of the exposition.
 pub const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
@@ -67,6 +68,8 @@ pub struct Metrics {
     latency: Family<LatencyLabels, Histogram>,
     /// Counted by the push consumers, exported with the rest.
     pub consumers: ConsumerMetrics,
+    /// The long polls waiting now, and their cap (rule H5).
+    pub long_polls: LongPolls,
 }
 
 /// Per push consumer: batches POSTed, messages in them, messages deleted,
@@ -159,6 +162,7 @@ impl Default for Metrics {
                 Histogram::new(exponential_buckets(0.0001, 2.0, 16))
             }),
             consumers: ConsumerMetrics::default(),
+            long_polls: LongPolls::default(),
         }
     }
 }
@@ -198,6 +202,20 @@ impl Metrics {
             self.latency.clone(),
         );
         self.consumers.register(&mut registry);
+        let waiting = Gauge::<i64>::default();
+        waiting.set(i64::try_from(self.long_polls.waiting()).unwrap_or(i64::MAX));
+        registry.register(
+            "sluice_long_polls_waiting",
+            "ReceiveMessage long polls waiting now (capped by --max-long-polls)",
+            waiting,
+        );
+        let capped = Counter::<u64>::default();
+        capped.inc_by(self.long_polls.capped());
+        registry.register(
+            "sluice_long_polls_capped",
+            "Receives that would have waited but answered at once: --max-long-polls were waiting",
+            capped,
+        );
         let mut stats = Vec::new();
         let mut sources: HashMap<String, i64> = HashMap::new();
         for name in broker.list_queues().await.unwrap_or_default() {

@@ -36,6 +36,12 @@ pub struct ServiceConfig {
     /// the data directory), or `None`: they last until the server stops.
     /// Unused on shared storage, which keeps them for every node (rule C9).
     pub consumers_file: Option<std::path::PathBuf>,
+    /// Most ReceiveMessage long polls waiting at once, server-wide (rule
+    /// H5); `None`: no cap.
+    pub max_long_polls: Option<usize>,
+    /// The directory CreateBackup writes under (rule D8); `None`: backups
+    /// are refused.
+    pub backup_root: Option<crate::backup_root::BackupRoot>,
 }
 
 /// The SQS service over one broker.
@@ -148,13 +154,15 @@ impl<B: Broker> Service<B> {
             config.account.clone(),
             clock.clone(),
         ));
+        let metrics = Metrics::default();
+        metrics.long_polls.set_limit(config.max_long_polls);
         Self {
             broker,
             config,
             alarms,
             clock,
             move_tasks,
-            metrics: Metrics::default(),
+            metrics,
             consumers: Default::default(),
             runtime_consumers,
             sealer: tokio::sync::OnceCell::new(),

@@ -355,10 +355,16 @@ impl SluiceProcess {
     /// Starts `sluice serve --bind 127.0.0.1:0` with extra arguments and
     /// waits for it to listen.
     pub fn start(extra: &[&str]) -> Self {
+        Self::start_with_env(extra, &[])
+    }
+
+    /// [`SluiceProcess::start`] with extra environment variables.
+    pub fn start_with_env(extra: &[&str], env: &[(&str, &str)]) -> Self {
         let mut child = Command::new(env!("CARGO_BIN_EXE_sluice"))
             .args(["serve", "--bind", "127.0.0.1:0"])
             .args(extra)
             .env("RUST_LOG", "warn")
+            .envs(env.iter().copied())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .spawn()

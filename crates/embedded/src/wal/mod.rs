@@ -32,6 +32,7 @@
 //! segment is cut to its records, and a start cuts a zero tail a crash
 //! left. A segment that outgrows its zeros goes on by appending.
 
+mod backup;
 mod error;
 mod files;
 mod preparer;
@@ -42,6 +43,7 @@ mod recovery;
 mod tests;
 mod writer;
 
+pub use backup::{HeldSegments, write_empty_segment};
 pub use error::LogError;
 #[cfg(test)]
 pub use files::{LEGACY_LOG_FILE, segment_ids};

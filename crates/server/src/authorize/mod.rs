@@ -211,9 +211,9 @@ fn alarm_targets(account: &Account, named: &Named<'_>) -> Vec<String> {
 
 /// True for the actions that may name a queue of another account: an
 /// unlimited key still needs the account check on them. All but
-/// ListQueues (DeleteAlarms names its alarms' queues).
+/// ListQueues and CreateBackup (DeleteAlarms names its alarms' queues).
 fn names_queues(action: &str) -> bool {
-    action != "ListQueues"
+    !matches!(action, "ListQueues" | "CreateBackup")
 }
 
 /// The keys of the queues a request names: the requested name (CreateQueue,
