@@ -51,7 +51,12 @@ pub(crate) struct Handler {
 
 impl Handler {
     pub(crate) async fn start(behaviour: Behaviour) -> Self {
-        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        Self::start_at("127.0.0.1:0".parse().unwrap(), behaviour).await
+    }
+
+    /// A handler listening on `addr` (a port given up earlier, say).
+    pub(crate) async fn start_at(addr: std::net::SocketAddr, behaviour: Behaviour) -> Self {
+        let listener = TcpListener::bind(addr).await.unwrap();
         let url = format!(
             "http://{}/2015-03-31/functions/function/invocations",
             listener.local_addr().unwrap()

@@ -20,6 +20,7 @@ mod common;
 mod config_file;
 mod console;
 mod consumers;
+mod consumers_backoff;
 mod consumers_batching;
 mod consumers_doctor;
 mod consumers_fifo;

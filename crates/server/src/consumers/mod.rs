@@ -39,6 +39,7 @@ use crate::metrics::ConsumerMetrics;
 pub use config::{ConsumerConfigError, ConsumerSpec};
 use deliver::{Delivery, handler_client};
 use event::EventSource;
+use outcome::Outcome;
 use registry::ConsumerRegistry;
 use scaling::Scaling;
 
@@ -172,12 +173,18 @@ async fn poll<B: Broker>(delivery: Arc<Delivery<B>>, registry: ConsumerRegistry)
     let mut failing = false;
     loop {
         while in_flight.try_join_next().is_some() {}
-        let (limit, paused_until) = {
+        let (limit, paused_until, throttled, backing_off) = {
             let s = lock(&scaling);
-            (s.limit(), s.paused_until(Instant::now()))
+            let now = Instant::now();
+            (
+                s.limit(),
+                s.paused_until(now),
+                s.throttled(now),
+                s.backing_off(now),
+            )
         };
         let in_flight_now = u32::try_from(in_flight.len()).unwrap_or(u32::MAX);
-        registry.update(&spec.name, in_flight_now, limit, paused_until.is_some());
+        registry.update(&spec.name, in_flight_now, limit, throttled, backing_off);
         if registry.is_stopped(&spec.name) {
             // PauseConsumer (rule C10): nothing new is received; batches
             // in flight finish.
@@ -215,29 +222,50 @@ async fn poll<B: Broker>(delivery: Arc<Delivery<B>>, registry: ConsumerRegistry)
                 let (delivery, scaling) = (delivery.clone(), scaling.clone());
                 let registry = registry.clone();
                 in_flight.spawn(async move {
-                    // A pause that began while this batch was received (a
-                    // Retry-After, or PauseConsumer during the long poll)
-                    // holds it, invisible, until the pause ends.
                     loop {
-                        let paused_until = lock(&scaling).paused_until(Instant::now());
-                        if let Some(until) = paused_until {
-                            let wait = tokio::time::sleep_until(until);
-                            delivery.hold(&messages, visibility, wait).await;
-                        } else if registry.is_stopped(&delivery.spec.name) {
-                            let resumed = async {
-                                while registry.is_stopped(&delivery.spec.name) {
-                                    tokio::time::sleep(STOPPED_POLL).await;
-                                }
-                            };
-                            delivery.hold(&messages, visibility, resumed).await;
-                        } else {
+                        wait_for_pauses(&delivery, &scaling, &registry, &messages, visibility)
+                            .await;
+                        let outcome = delivery.deliver(&messages, visibility).await;
+                        let unreached = outcome == Outcome::Unreached;
+                        lock(&scaling).answered(&outcome, Instant::now());
+                        // The handler was never reached (rule C12): the
+                        // same batch, still in flight on its one receive,
+                        // is posted again once the back-off pause ends,
+                        // unless its messages could not be kept.
+                        if !unreached || !delivery.keep(&messages, visibility).await {
                             break;
                         }
                     }
-                    let outcome = delivery.deliver(messages, visibility).await;
-                    lock(&scaling).answered(&outcome, Instant::now());
                 });
             }
+        }
+    }
+}
+
+/// Holds a received batch, invisible, while a pause holds it back: one
+/// that began while it was received (a Retry-After, a back-off, or
+/// PauseConsumer during the long poll) or after its handler was found down.
+async fn wait_for_pauses<B: Broker>(
+    delivery: &Delivery<B>,
+    scaling: &Mutex<Scaling>,
+    registry: &ConsumerRegistry,
+    messages: &[sluice_broker::ReceivedMessage],
+    visibility: u32,
+) {
+    loop {
+        let paused_until = lock(scaling).paused_until(Instant::now());
+        if let Some(until) = paused_until {
+            let wait = tokio::time::sleep_until(until);
+            delivery.hold(messages, visibility, wait).await;
+        } else if registry.is_stopped(&delivery.spec.name) {
+            let resumed = async {
+                while registry.is_stopped(&delivery.spec.name) {
+                    tokio::time::sleep(STOPPED_POLL).await;
+                }
+            };
+            delivery.hold(messages, visibility, resumed).await;
+        } else {
+            return;
         }
     }
 }

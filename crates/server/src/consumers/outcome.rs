@@ -9,8 +9,8 @@ use serde_json::Value;
 /// Why a whole batch failed, as counted in the metrics.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FailureKind {
-    /// The handler answered with a status outside 2xx.
-    Status,
+    /// The handler answered with this status, outside 2xx.
+    Status(u16),
     /// The handler answered with the `X-Amz-Function-Error` header.
     FunctionError,
     /// No full answer within the consumer's timeout.
@@ -27,7 +27,7 @@ impl FailureKind {
     /// The metric label.
     pub fn as_str(self) -> &'static str {
         match self {
-            FailureKind::Status => "status",
+            FailureKind::Status(_) => "status",
             FailureKind::FunctionError => "function_error",
             FailureKind::Timeout => "timeout",
             FailureKind::Connection => "connection",
@@ -36,15 +36,18 @@ impl FailureKind {
         }
     }
 
-    /// Every kind, for the metrics.
-    pub const ALL: [FailureKind; 6] = [
-        FailureKind::Status,
-        FailureKind::FunctionError,
-        FailureKind::Timeout,
-        FailureKind::Connection,
-        FailureKind::BadResponse,
-        FailureKind::Throttled,
-    ];
+    /// Whether the failure says the handler is down or overloaded rather
+    /// than that it refused these messages: no answer in time, a broken
+    /// connection, or a 5xx. Further receives back off (rule C12); a 4xx,
+    /// a function error or an unreadable answer come from a handler that
+    /// runs, and the next batch may well succeed.
+    pub fn handler_down(self) -> bool {
+        match self {
+            FailureKind::Timeout | FailureKind::Connection => true,
+            FailureKind::Status(code) => code >= 500,
+            FailureKind::FunctionError | FailureKind::BadResponse | FailureKind::Throttled => false,
+        }
+    }
 }
 
 /// Longest failure reason kept, as NackMessage's `Reason`.
@@ -94,6 +97,10 @@ pub enum Outcome {
     /// Delete nothing, and send no new batch for this long: the handler
     /// answered 429 or 503 with `Retry-After` (rule C7).
     Throttled(std::time::Duration),
+    /// No connection could be made: nothing was posted, the batch is kept
+    /// in flight with its receive and posted again once the back-off
+    /// pause ends (rule C12).
+    Unreached,
 }
 
 /// The wait a 429 or 503 answer asks for in its `Retry-After` header, in
@@ -337,15 +344,19 @@ mod tests {
             "function error (HTTP 200): ValueError: boom"
         );
         assert_eq!(
-            answer_failure_reason(FailureKind::Status, 502, b"<html>"),
+            answer_failure_reason(FailureKind::Status(502), 502, b"<html>"),
             "HTTP 502"
         );
         assert_eq!(
-            answer_failure_reason(FailureKind::Status, 500, br#"{"errorMessage":"db down"}"#),
+            answer_failure_reason(
+                FailureKind::Status(500),
+                500,
+                br#"{"errorMessage":"db down"}"#
+            ),
             "HTTP 500: db down"
         );
         let long = format!(r#"{{"errorMessage":"{}"}}"#, "x".repeat(2000));
-        let cut = answer_failure_reason(FailureKind::Status, 500, long.as_bytes());
+        let cut = answer_failure_reason(FailureKind::Status(500), 500, long.as_bytes());
         assert_eq!(cut.chars().count(), MAX_REASON_CHARS);
     }
 
