@@ -77,6 +77,7 @@ pub struct ConsumerMetrics {
     messages: Family<ConsumerLabels, Counter>,
     deleted: Family<ConsumerLabels, Counter>,
     dead_lettered: Family<ConsumerLabels, Counter>,
+    filtered: Family<ConsumerLabels, Counter>,
     failures: Family<ConsumerFailureLabels, Counter>,
 }
 
@@ -110,6 +111,16 @@ impl ConsumerMetrics {
             .inc();
     }
 
+    /// `messages` matched none of `consumer`'s filter patterns and were
+    /// deleted without delivery.
+    pub fn filtered(&self, consumer: &str, messages: usize) {
+        self.filtered
+            .get_or_create(&ConsumerLabels {
+                consumer: consumer.to_string(),
+            })
+            .inc_by(u64::try_from(messages).unwrap_or(u64::MAX));
+    }
+
     /// A batch of `consumer` failed: `kind` is `partial` (some items) or
     /// why the whole batch failed.
     pub fn failed(&self, consumer: &str, kind: &str) {
@@ -141,6 +152,11 @@ impl ConsumerMetrics {
             "sluice_consumer_dead_lettered_messages",
             "Messages each push consumer's handler marked permanent, moved to the dead-letter queue",
             self.dead_lettered.clone(),
+        );
+        registry.register(
+            "sluice_consumer_filtered_messages",
+            "Messages each push consumer deleted without delivery: they matched none of its filter patterns",
+            self.filtered.clone(),
         );
         registry.register(
             "sluice_consumer_failures",

@@ -193,6 +193,7 @@ pub(crate) fn spec(name: &str, queue: &str, url: &str) -> ConsumerSpec {
         max_concurrency: 2,
         timeout: Duration::from_secs(1),
         report_batch_item_failures: true,
+        filter: Vec::new(),
     }
 }
 

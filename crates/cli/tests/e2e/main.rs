@@ -24,6 +24,7 @@ mod consumers_backoff;
 mod consumers_batching;
 mod consumers_doctor;
 mod consumers_fifo;
+mod consumers_filter;
 mod consumers_runtime;
 mod consumers_scaling;
 mod crash;

@@ -54,6 +54,8 @@ pub struct Delivery<B> {
     /// Seals the handles of the event (rule A3), keyed at the first
     /// delivery with the engine's secret.
     pub sealer: tokio::sync::OnceCell<HandleSealer>,
+    /// The messages delivered; the others are deleted (rule C13).
+    pub filter: super::filter::Filter,
 }
 
 impl<B: Broker> Delivery<B> {

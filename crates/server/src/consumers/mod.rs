@@ -8,7 +8,8 @@
 //! delivery keeps its whole batch in flight until it is answered.
 //!
 //! [`config`] holds a consumer's settings and their checks; [`gather`]
-//! receives a batch (over a batching window); [`scaling`] decides how many
+//! receives a batch (over a batching window), dropping what [`filter`]
+//! does not admit; [`scaling`] decides how many
 //! batches may be in flight; [`event`] builds the event; [`outcome`] reads the handler's answer; [`deliver`]
 //! posts one batch, keeps its messages invisible while it runs and applies
 //! the answer; [`registry`] lists every consumer with its state;
@@ -19,6 +20,7 @@
 pub mod config;
 pub mod deliver;
 pub mod event;
+pub mod filter;
 pub mod gather;
 pub mod outcome;
 pub mod registry;
@@ -147,7 +149,14 @@ pub struct ConsumerHost<'a, B> {
 impl<B: Broker> ConsumerHost<'_, B> {
     /// Starts the poll loop of `spec`, already registered.
     pub fn spawn(&self, spec: ConsumerSpec, client: deliver::HandlerClient) -> JoinHandle<()> {
+        // Checked when the consumer was: a pattern that does not compile
+        // now cannot happen, and is logged rather than panicked on.
+        let filter = filter::Filter::compile(&spec.filter).unwrap_or_else(|e| {
+            tracing::error!(consumer = %spec.name, error = %e, "filter refused; running without it");
+            filter::Filter::default()
+        });
         let delivery = Delivery {
+            filter,
             fifo: sluice_core::queue_name::is_fifo_name(&spec.queue),
             broker: self.broker.clone(),
             source: EventSource::new(self.account, &spec.queue),
