@@ -86,9 +86,11 @@ impl<B: Broker> Delivery<B> {
         let ids: BTreeSet<&str> = messages.iter().map(|m| m.message_id.as_str()).collect();
         let handles: Vec<String> = messages.iter().map(|m| m.receipt_handle.clone()).collect();
         let invoked = self.invoke(body, &ids);
+        let posted = tokio::time::Instant::now();
         let (outcome, reason) = self.keeping_invisible(&handles, visibility, invoked).await;
         if outcome != Outcome::Unreached {
-            self.metrics.delivered(&self.spec.name, messages.len());
+            self.metrics
+                .delivered(&self.spec.name, messages.len(), posted.elapsed());
         }
         let keep = match &outcome {
             Outcome::AllSucceeded => BTreeMap::new(),

@@ -155,6 +155,7 @@ impl<B: Broker> ConsumerHost<'_, B> {
             tracing::error!(consumer = %spec.name, error = %e, "filter refused; running without it");
             filter::Filter::default()
         });
+        self.metrics.started(&spec.name);
         let delivery = Delivery {
             filter,
             fifo: sluice_core::queue_name::is_fifo_name(&spec.queue),
@@ -194,6 +195,7 @@ async fn poll<B: Broker>(delivery: Arc<Delivery<B>>, registry: ConsumerRegistry)
         };
         let in_flight_now = u32::try_from(in_flight.len()).unwrap_or(u32::MAX);
         registry.update(&spec.name, in_flight_now, limit, throttled, backing_off);
+        delivery.metrics.set_limit(&spec.name, limit);
         if registry.is_stopped(&spec.name) {
             // PauseConsumer (rule C10): nothing new is received; batches
             // in flight finish.
@@ -230,7 +232,9 @@ async fn poll<B: Broker>(delivery: Arc<Delivery<B>>, registry: ConsumerRegistry)
                 lock(&scaling).received(messages.len(), spec.batch_size);
                 let (delivery, scaling) = (delivery.clone(), scaling.clone());
                 let registry = registry.clone();
+                let counted = delivery.metrics.batch_in_flight(&spec.name);
                 in_flight.spawn(async move {
+                    let _counted = counted;
                     loop {
                         wait_for_pauses(&delivery, &scaling, &registry, &messages, visibility)
                             .await;
