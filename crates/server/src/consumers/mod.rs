@@ -14,7 +14,8 @@
 //! posts one batch, keeps its messages invisible while it runs and applies
 //! the answer; [`registry`] lists every consumer with its state;
 //! [`runtime`] creates, changes and deletes consumers at run time, saved
-//! by [`store`]. This file holds the poll loop. Everything goes through the
+//! by [`store`]. This file holds the poll loop, which runs each batch's
+//! receive and delivery in a task of its own. Everything goes through the
 //! [`Broker`] trait, so every engine serves consumers.
 
 pub mod config;
@@ -34,6 +35,8 @@ use std::time::Duration;
 use sluice_broker::Broker;
 use sluice_core::queue_name::Account;
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
+use tokio::sync::Notify;
 use tokio::task::{JoinHandle, JoinSet};
 use tokio::time::Instant;
 
@@ -170,21 +173,30 @@ impl<B: Broker> ConsumerHost<'_, B> {
     }
 }
 
-/// Receives batches while fewer than the current limit are in flight
-/// (rule C7) and hands each to its own delivery task. Errors reading the
-/// queue (deleted, say) are logged once per streak and retried.
+/// Keeps as many batches in flight as the current limit allows (rule C7),
+/// each received and delivered by its own task. The receives of those
+/// batches run side by side, as do the deletes after their deliveries, so
+/// that a durable engine commits them together (one `fdatasync` for many)
+/// rather than one after the other. Errors reading the queue (deleted,
+/// say) are logged once per streak and retried.
 async fn poll<B: Broker>(delivery: Arc<Delivery<B>>, registry: ConsumerRegistry) {
     let spec = &delivery.spec;
-    // Shared with the deliveries, which report their answers as they come,
-    // so that a Retry-After holds back even a batch already received.
-    let scaling = Arc::new(Mutex::new(Scaling::new(spec.max_concurrency)));
-    // Dropped with this task: deliveries in flight stop with it.
+    let slot = Slot {
+        delivery: delivery.clone(),
+        // Shared with the deliveries, which report their answers as they
+        // come, so that a Retry-After holds back even a batch already
+        // received.
+        scaling: Arc::new(Mutex::new(Scaling::new(spec.max_concurrency))),
+        registry: registry.clone(),
+        received: Arc::new(Notify::new()),
+        failing: Arc::new(AtomicBool::new(false)),
+    };
+    // Dropped with this task: receives and deliveries in flight stop with it.
     let mut in_flight = JoinSet::new();
-    let mut failing = false;
     loop {
         while in_flight.try_join_next().is_some() {}
         let (limit, paused_until, throttled, backing_off) = {
-            let s = lock(&scaling);
+            let s = lock(&slot.scaling);
             let now = Instant::now();
             (
                 s.limit(),
@@ -193,8 +205,8 @@ async fn poll<B: Broker>(delivery: Arc<Delivery<B>>, registry: ConsumerRegistry)
                 s.backing_off(now),
             )
         };
-        let in_flight_now = u32::try_from(in_flight.len()).unwrap_or(u32::MAX);
-        registry.update(&spec.name, in_flight_now, limit, throttled, backing_off);
+        let batches = delivery.metrics.in_flight(&spec.name);
+        registry.update(&spec.name, batches, limit, throttled, backing_off);
         delivery.metrics.set_limit(&spec.name, limit);
         if registry.is_stopped(&spec.name) {
             // PauseConsumer (rule C10): nothing new is received; batches
@@ -210,46 +222,72 @@ async fn poll<B: Broker>(delivery: Arc<Delivery<B>>, registry: ConsumerRegistry)
             continue;
         }
         if in_flight.len() >= limit as usize {
-            in_flight.join_next().await;
+            // A batch finished, or one was received (a full one may have
+            // raised the limit).
+            tokio::select! {
+                _ = in_flight.join_next() => {}
+                () = slot.received.notified() => {}
+            }
             continue;
         }
+        in_flight.spawn(slot.clone().run());
+    }
+}
+
+/// One batch's turn: receive it, then deliver it.
+#[derive(Clone)]
+struct Slot<B> {
+    delivery: Arc<Delivery<B>>,
+    scaling: Arc<Mutex<Scaling>>,
+    registry: ConsumerRegistry,
+    /// Told whenever a batch is received.
+    received: Arc<Notify>,
+    /// Receives are failing: logged at the first failure of a streak.
+    failing: Arc<AtomicBool>,
+}
+
+impl<B: Broker> Slot<B> {
+    async fn run(self) {
+        let (delivery, spec) = (&self.delivery, &self.delivery.spec);
         let received = async {
             let meta = delivery.broker.get_queue(&spec.queue).await?;
             let visibility = meta.config.visibility_timeout;
             Ok::<_, sluice_core::SqsError>((visibility, delivery.gather(visibility).await?))
         };
-        match received.await {
+        let (visibility, messages) = match received.await {
             Err(e) => {
-                if !failing {
+                if !self.failing.swap(true, Ordering::Relaxed) {
                     tracing::warn!(consumer = %spec.name, queue = %spec.queue, error = %e, "cannot receive; retrying");
                 }
-                failing = true;
                 tokio::time::sleep(RETRY_AFTER_ERROR).await;
+                return;
             }
-            Ok((_, messages)) if messages.is_empty() => failing = false,
-            Ok((visibility, messages)) => {
-                failing = false;
-                lock(&scaling).received(messages.len(), spec.batch_size);
-                let (delivery, scaling) = (delivery.clone(), scaling.clone());
-                let registry = registry.clone();
-                let counted = delivery.metrics.batch_in_flight(&spec.name);
-                in_flight.spawn(async move {
-                    let _counted = counted;
-                    loop {
-                        wait_for_pauses(&delivery, &scaling, &registry, &messages, visibility)
-                            .await;
-                        let outcome = delivery.deliver(&messages, visibility).await;
-                        let unreached = outcome == Outcome::Unreached;
-                        lock(&scaling).answered(&outcome, Instant::now());
-                        // The handler was never reached (rule C12): the
-                        // same batch, still in flight on its one receive,
-                        // is posted again once the back-off pause ends,
-                        // unless its messages could not be kept.
-                        if !unreached || !delivery.keep(&messages, visibility).await {
-                            break;
-                        }
-                    }
-                });
+            Ok(received) => received,
+        };
+        self.failing.store(false, Ordering::Relaxed);
+        if messages.is_empty() {
+            return;
+        }
+        let _counted = delivery.metrics.batch_in_flight(&spec.name);
+        lock(&self.scaling).received(messages.len(), spec.batch_size);
+        self.received.notify_one();
+        loop {
+            wait_for_pauses(
+                delivery,
+                &self.scaling,
+                &self.registry,
+                &messages,
+                visibility,
+            )
+            .await;
+            let outcome = delivery.deliver(&messages, visibility).await;
+            let unreached = outcome == Outcome::Unreached;
+            lock(&self.scaling).answered(&outcome, Instant::now());
+            // The handler was never reached (rule C12): the same batch,
+            // still in flight on its one receive, is posted again once the
+            // back-off pause ends, unless its messages could not be kept.
+            if !unreached || !delivery.keep(&messages, visibility).await {
+                break;
             }
         }
     }
