@@ -21,8 +21,8 @@ pub(crate) struct Reply {
     pub(crate) function_error: bool,
     pub(crate) body: String,
     pub(crate) delay: Duration,
-    /// A `Retry-After` header, in seconds.
-    pub(crate) retry_after: Option<u32>,
+    /// A `Retry-After` header's value.
+    pub(crate) retry_after: Option<String>,
 }
 
 impl Reply {
@@ -168,8 +168,8 @@ async fn write_reply(mut stream: TcpStream, reply: &Reply) {
     if reply.function_error {
         extra.push_str("X-Amz-Function-Error: Unhandled\r\n");
     }
-    if let Some(secs) = reply.retry_after {
-        extra.push_str(&format!("Retry-After: {secs}\r\n"));
+    if let Some(value) = &reply.retry_after {
+        extra.push_str(&format!("Retry-After: {value}\r\n"));
     }
     let text = format!(
         "HTTP/1.1 {} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\n{extra}Connection: close\r\n\r\n{}",

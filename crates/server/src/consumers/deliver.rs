@@ -195,6 +195,7 @@ impl<B: Broker> Delivery<B> {
                     .headers()
                     .get(http::header::RETRY_AFTER)
                     .and_then(|v| v.to_str().ok()),
+                std::time::SystemTime::now(),
             );
             let body = response
                 .into_body()

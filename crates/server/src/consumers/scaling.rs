@@ -2,7 +2,10 @@
 //! receive again (rule C7). Like Lambda's pollers, the limit starts low,
 //! grows by one with each full batch (the queue has a backlog) up to
 //! `max_concurrency`, and halves when a whole batch fails (the handler is
-//! in trouble: sending it more would only fail more). Partial failures
+//! in trouble: sending it more would only fail more). After a whole-batch
+//! failure it grows again only once a batch succeeds: a backlog would
+//! otherwise win back at each receive what the failures took, and a
+//! failing handler would keep getting `max_concurrency` batches. Partial failures
 //! leave it alone: the handler works, some messages do not. A handler that
 //! answers 429 or 503 with `Retry-After` gets no new batch for that long.
 //!
@@ -38,6 +41,9 @@ pub struct Scaling {
     backoff: Duration,
     /// Until when the back-off pause holds.
     backoff_until: Option<Instant>,
+    /// The last answer was a whole-batch failure: no growth until a
+    /// success.
+    failing: bool,
 }
 
 impl Scaling {
@@ -49,6 +55,7 @@ impl Scaling {
             paused_until: None,
             backoff: Duration::ZERO,
             backoff_until: None,
+            failing: false,
         }
     }
 
@@ -58,9 +65,10 @@ impl Scaling {
     }
 
     /// A batch of `received` messages was received for a batch size of
-    /// `batch_size`: a full one means more are waiting.
+    /// `batch_size`: a full one means more are waiting, and allows one
+    /// more batch unless the handler is failing.
     pub fn received(&mut self, received: usize, batch_size: u32) {
-        if received >= batch_size as usize {
+        if received >= batch_size as usize && !self.failing {
             self.limit = (self.limit + 1).min(self.max);
         }
     }
@@ -69,6 +77,7 @@ impl Scaling {
     pub fn answered(&mut self, outcome: &Outcome, now: Instant) {
         match outcome {
             Outcome::AllSucceeded | Outcome::Partial(_) => {
+                self.failing = false;
                 self.backoff = Duration::ZERO;
                 self.backoff_until = None;
             }
@@ -124,6 +133,7 @@ impl Scaling {
     }
 
     fn shrink(&mut self) {
+        self.failing = true;
         self.limit = (self.limit / 2).max(1);
     }
 }
@@ -154,6 +164,11 @@ mod tests {
         s.answered(&Outcome::Failed(FailureKind::FunctionError), now);
         assert_eq!(s.limit(), 1);
         assert_eq!(s.paused_until(now), None);
+        s.received(10, 10);
+        assert_eq!(s.limit(), 1, "a backlog does not grow it while failing");
+        s.answered(&Outcome::AllSucceeded, now);
+        s.received(10, 10);
+        assert_eq!(s.limit(), 2, "a success lets it grow again");
     }
 
     /// C7: a Retry-After pauses receiving for that long (capped), and the
