@@ -112,6 +112,14 @@ struct Settings {
     /// alone: true) [default: false].
     #[arg(long, value_name = "BOOL", num_args = 0..=1, default_missing_value = "true")]
     report_batch_item_failures: Option<bool>,
+    /// A Lambda filter pattern, e.g. '{"body": {"type": ["order"]}}'; up
+    /// to 5, given once each: a message matching none is deleted without
+    /// delivery [default: none].
+    #[arg(long = "filter", value_name = "PATTERN")]
+    filters: Vec<String>,
+    /// Remove the consumer's filter patterns (update).
+    #[arg(long, conflicts_with = "filters")]
+    no_filter: bool,
 }
 
 impl Settings {
@@ -133,6 +141,9 @@ impl Settings {
             if let Some(v) = value {
                 request[name] = v;
             }
+        }
+        if !self.filters.is_empty() || self.no_filter {
+            request["Filters"] = json!(self.filters);
         }
     }
 }
@@ -215,6 +226,7 @@ fn table(consumers: &[Value]) -> String {
         "MAX CONC",
         "TIMEOUT",
         "ITEM FAILURES",
+        "FILTERS",
         "SOURCE",
         "URL",
     ]);
@@ -232,6 +244,10 @@ fn table(consumers: &[Value]) -> String {
                 "yes".into()
             } else {
                 "no".into()
+            },
+            match c["Filters"].as_array().map_or(0, Vec::len) {
+                0 => "-".into(),
+                n => n.to_string(),
             },
             text(&c["Source"]),
             text(&c["Url"]),

@@ -15,6 +15,7 @@ mod listeners;
 mod serve;
 mod signals;
 mod stats;
+mod stats_consumers;
 mod table;
 mod timefmt;
 mod tls_config;
@@ -72,7 +73,9 @@ enum Command {
     /// Exit 0: nothing at or above --fail-on; 1: findings; 2: error.
     Doctor(doctor::DoctorArgs),
     /// Queue depths, messages in flight and delayed, oldest message age,
-    /// and send/receive/delete rates of a running server; --watch redraws.
+    /// and send/receive/delete rates of a running server, then each push
+    /// consumer's state, batches in flight, throughput, failures and
+    /// handler time; --watch redraws.
     Stats(stats::StatsArgs),
     /// A server's alarms: list them with their state, show one with its
     /// state history, define (put) and delete them (see docs/alarms.md).

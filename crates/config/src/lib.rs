@@ -100,6 +100,10 @@ pub struct ConsumerDecl {
     pub timeout_seconds: Option<u64>,
     /// Read `batchItemFailures` from the answer (default false).
     pub report_batch_item_failures: Option<bool>,
+    /// Lambda's filter patterns, up to 5 JSON texts (default none): a
+    /// message matching none is deleted without delivery.
+    #[serde(default)]
+    pub filter: Vec<String>,
 }
 
 /// Why a config file is refused.
@@ -180,6 +184,7 @@ impl ConsumerDecl {
             max_concurrency: self.max_concurrency.unwrap_or(2),
             timeout: std::time::Duration::from_secs(self.timeout_seconds.unwrap_or(30)),
             report_batch_item_failures: self.report_batch_item_failures.unwrap_or(false),
+            filter: self.filter.clone(),
         }
     }
 }

@@ -44,6 +44,8 @@ pub struct ConsumerInput {
     pub timeout_seconds: Option<u64>,
     /// Read `batchItemFailures` (default false).
     pub report_batch_item_failures: Option<bool>,
+    /// Filter patterns (default none; an empty list removes them).
+    pub filters: Option<Vec<String>>,
 }
 
 /// The input of the actions that name one consumer.
@@ -91,6 +93,7 @@ pub async fn list_consumers<B: Broker>(
                 "MaxConcurrency": spec.max_concurrency,
                 "TimeoutSeconds": spec.timeout.as_secs(),
                 "ReportBatchItemFailures": spec.report_batch_item_failures,
+                "Filters": spec.filter,
                 "State": c.state(),
                 "Source": c.source.as_str(),
                 "InFlightBatches": c.in_flight,
@@ -117,6 +120,7 @@ pub async fn create_consumer<B: Broker>(
         max_concurrency: 2,
         timeout: Duration::from_secs(30),
         report_batch_item_failures: false,
+        filter: Vec::new(),
     };
     let spec = apply(&input, spec, None);
     svc.runtime_consumers
@@ -196,6 +200,9 @@ fn apply(input: &ConsumerInput, mut spec: ConsumerSpec, queue: Option<String>) -
     }
     if let Some(b) = input.report_batch_item_failures {
         spec.report_batch_item_failures = b;
+    }
+    if let Some(f) = &input.filters {
+        spec.filter = f.clone();
     }
     spec
 }
