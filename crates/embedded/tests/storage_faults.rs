@@ -11,7 +11,7 @@ use sluice_broker::{Broker, CreateQueue, EngineError, MessageFilter, NewMessage,
 use sluice_core::ErrorCode;
 use sluice_core::ManualClock;
 use sluice_core::attributes::QueueConfig;
-use sluice_embedded::{EmbeddedBroker, EmbeddedOptions, FaultStorage};
+use sluice_embedded::{EmbeddedBroker, EmbeddedOptions, FaultStorage, Storage};
 
 const DIR: &str = "/data";
 
@@ -451,5 +451,79 @@ fn d6_a_start_on_a_full_disk_serves_reads_and_takes_writes_once_space_returns() 
         assert_eq!(stored(&b).await, ["a", "after", "b"]);
         let b = open(&storage.after_crash());
         assert_eq!(stored(&b).await, ["a", "after", "b"]);
+    });
+}
+
+/// D6: a start writes nothing it does not need. On a disk with a little
+/// room (1.5 MiB, then 64 KiB) after a clean stop, the open takes none
+/// of it: the log's new segment is its 8-byte magic until the first
+/// record, which brings its zeros (1 MiB, the appends after it need no
+/// new room) or, where they do not fit, is appended without them; the
+/// next segment is made ready only after that record too. Either way
+/// sends are taken, and what was sent reads back.
+#[test]
+fn d6_a_start_on_a_nearly_full_disk_takes_none_of_its_room() {
+    runtime().block_on(async {
+        for room in [3 << 19, 64 << 10] {
+            let storage = FaultStorage::new();
+            let b = open(&storage);
+            create(&b).await;
+            for body in ["a", "b"] {
+                send(&b, body).await.unwrap();
+            }
+            drop(b);
+            let before = storage.used();
+            storage.set_space(Some(before + room));
+            let b = open(&storage);
+            // Time for a segment made ready ahead, were one asked for.
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            let taken = storage.used().saturating_sub(before);
+            assert!(taken <= 64, "the open took {taken} of {room} bytes");
+            assert_eq!(stored(&b).await, ["a", "b"]);
+            send(&b, "c").await.unwrap();
+            send(&b, "d").await.unwrap();
+            assert_eq!(stored(&b).await, ["a", "b", "c", "d"]);
+            let b = open(&storage.after_crash());
+            assert_eq!(stored(&b).await, ["a", "b", "c", "d"], "room {room}");
+        }
+    });
+}
+
+/// D6: when nothing needs recovering (a clean stop left nothing to
+/// replay), the open commits nothing to the store and makes it no
+/// longer: the one write and sync of redb's file are redb's own mark
+/// that the file is open (its header's flag, rewritten in place, which
+/// needs no room). A start after a crash, with records to replay, is
+/// what commits, and the counts see it.
+#[test]
+fn d6_an_open_with_nothing_to_recover_commits_nothing_to_the_store() {
+    const STORE: &str = "/data/sluice.redb";
+    runtime().block_on(async {
+        let storage = FaultStorage::new();
+        let b = open(&storage);
+        create(&b).await;
+        send(&b, "a").await.unwrap();
+        let crashed = storage.after_crash();
+        drop(b);
+        let (writes, syncs) = storage.counts_of("sluice.redb");
+        let len = storage.len(Path::new(STORE)).unwrap();
+        let b = open(&storage);
+        assert_eq!(stored(&b).await, ["a"]);
+        assert_eq!(
+            storage.counts_of("sluice.redb"),
+            (writes + 1, syncs + 1),
+            "(writes, syncs) of the store during the open"
+        );
+        assert_eq!(storage.len(Path::new(STORE)).unwrap(), len);
+        drop(b);
+        // The same run crashed before its checkpoint: its log replays.
+        let (writes, syncs) = crashed.counts_of("sluice.redb");
+        let b = open(&crashed);
+        assert_eq!(stored(&b).await, ["a"]);
+        let (after_writes, after_syncs) = crashed.counts_of("sluice.redb");
+        assert!(
+            after_writes > writes + 1 && after_syncs > syncs + 1,
+            "a replay that committed nothing"
+        );
     });
 }
