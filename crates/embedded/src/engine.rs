@@ -42,7 +42,8 @@ pub struct EmbeddedOptions {
     pub checkpoint_interval: Duration,
     /// Least time between two attempts to reopen the storage after a
     /// failed write (default 5 s): while the disk is full, each attempt
-    /// writes and syncs a probe file of 1 MiB first.
+    /// writes and syncs a probe file of 1 MiB first. The server keeps the
+    /// default (docs/reliability.md says why); tests shorten it.
     pub reopen_interval: Duration,
 }
 

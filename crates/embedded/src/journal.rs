@@ -91,6 +91,14 @@ impl Ticket {
     pub fn refused(&self) -> bool {
         matches!(self.0, Some(Err(_)))
     }
+
+    /// The answer to a change refused at once (an earlier write failed).
+    pub fn refusal(&self) -> Option<EngineError> {
+        match &self.0 {
+            Some(Err(why)) => Some(unavailable(why.clone())),
+            _ => None,
+        }
+    }
 }
 
 /// The retryable answer to a change the storage could not record.

@@ -52,8 +52,12 @@ async fn send(sqs: &aws_sdk_sqs::Client, url: &str, body: &str) -> bool {
             true
         }
         Err(e) => {
-            let raw = e.raw_response().map(|r| r.status().as_u16());
-            assert_eq!(raw, Some(503), "{e:?}");
+            let raw = e.raw_response().expect("an answer");
+            assert_eq!(raw.status().as_u16(), 503, "{e:?}");
+            assert_eq!(
+                raw.headers().get("x-amzn-query-error"),
+                Some("ServiceUnavailable;Receiver")
+            );
             assert_eq!(code(&e), "ServiceUnavailable", "{e:?}");
             false
         }
@@ -207,8 +211,8 @@ fn retrying_sdk(endpoint: &str) -> (aws_sdk_sqs::Client, Arc<AtomicU32>) {
 /// ServiceUnavailable (the SDK's standard strategy retries it: three
 /// attempts for one call) and is never acknowledged. Meanwhile what needs
 /// no write answers (GetQueueAttributes, ListQueues), while ReceiveMessage
-/// gets the 503 too: a receive must record its receive count and
-/// visibility deadline durably (rule D1) before it answers. Once the
+/// gets the 503 too, and takes nothing: a receive must record its receive
+/// count and visibility deadline durably (rule D1) before it answers. Once the
 /// budget is raised the engine reopens its storage by itself, the same
 /// server takes sends again, and every acknowledged message is received
 /// exactly once.
@@ -257,15 +261,23 @@ async fn d5_a_full_disk_refuses_sends_with_503_and_the_server_takes_them_again_o
         .await
         .expect("listing needs no write");
     assert_eq!(queues.queue_urls().len(), 1);
-    let e = sqs
-        .receive_message()
-        .queue_url(&url)
-        .max_number_of_messages(10)
-        .send()
-        .await
-        .expect_err("a receive must record its receive count");
-    assert_eq!(e.raw_response().map(|r| r.status().as_u16()), Some(503));
-    assert_eq!(code(&e), "ServiceUnavailable");
+    let before = visible(&sqs, &url).await;
+    for _ in 0..3 {
+        let e = sqs
+            .receive_message()
+            .queue_url(&url)
+            .max_number_of_messages(10)
+            .send()
+            .await
+            .expect_err("a receive must record its receive count");
+        assert_eq!(e.raw_response().map(|r| r.status().as_u16()), Some(503));
+        assert_eq!(code(&e), "ServiceUnavailable");
+    }
+    assert_eq!(
+        visible(&sqs, &url).await,
+        before,
+        "a refused receive took messages"
+    );
 
     storage.set_space(None);
     send_until_accepted(&sqs, &url, "after-0").await;
