@@ -147,6 +147,12 @@ impl EmbeddedBroker {
         self.inner.deleted_name_hold_ms.store(ms, Ordering::Relaxed);
     }
 
+    /// Why writes are refused now, if they are: the cause of the failed
+    /// write, until the storage is reopened (rule D5).
+    pub fn storage_failure(&self) -> Option<String> {
+        self.inner.journal.failure()
+    }
+
     /// True when changes survive a restart.
     pub fn is_durable(&self) -> bool {
         self.inner.journal.is_durable()
