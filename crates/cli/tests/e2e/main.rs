@@ -50,4 +50,5 @@ mod sdk_messages;
 mod sdk_move_tasks;
 mod sdk_queues;
 mod seed_story;
+mod storage_faults;
 mod tls;
