@@ -136,7 +136,10 @@ impl Copier<'_> {
         };
         let mut rows = from.iter()?;
         loop {
-            let txn = self.txn.as_ref().ok_or_else(|| StoreError::Failed("the backup copy lost its transaction".into()))?;
+            let txn = self
+                .txn
+                .as_ref()
+                .ok_or_else(|| StoreError::Failed("the backup copy lost its transaction".into()))?;
             {
                 let mut to = txn.open_table(def)?;
                 while self.in_txn < ROWS_PER_COMMIT {
@@ -168,7 +171,10 @@ impl Copier<'_> {
     /// The durable commit, with quick repair like every durable commit of
     /// the store (`Store::checkpoint`).
     fn finish(mut self) -> Result<(), StoreError> {
-        let mut txn = self.txn.take().ok_or_else(|| StoreError::Failed("the backup copy lost its transaction".into()))?;
+        let mut txn = self
+            .txn
+            .take()
+            .ok_or_else(|| StoreError::Failed("the backup copy lost its transaction".into()))?;
         txn.set_durability(Durability::Immediate)?;
         txn.set_quick_repair(true);
         txn.commit()?;
