@@ -11,6 +11,7 @@
 //! `model-tests`) the random sequences every engine must survive.
 
 pub mod activity;
+mod backup;
 pub mod conformance;
 pub mod coordination;
 mod error;
@@ -24,6 +25,7 @@ mod types;
 
 use std::future::Future;
 
+pub use backup::{BackupReport, backup_unsupported};
 pub use coordination::{
     ClaimGuard, Coordination, HandleSecret, JobClaim, SlotLease, StoredAlarm, StoredConsumer,
 };
@@ -145,4 +147,21 @@ pub trait Broker: Coordination {
         after: Option<u64>,
         limit: usize,
     ) -> impl Future<Output = Result<PeekPage, EngineError>> + Send;
+
+    /// Copies the engine's data, while it serves, into the new directory
+    /// `directory` (absolute, not existing yet), so that a server started
+    /// on it holds every change acknowledged before the call (rule D7).
+    /// The directory appears only once the copy is complete and synced.
+    /// Engines without a copy of their own refuse, saying what to use.
+    fn backup(
+        &self,
+        directory: &std::path::Path,
+    ) -> impl Future<Output = Result<BackupReport, EngineError>> + Send {
+        let _ = directory;
+        async {
+            Err(backup_unsupported(
+                "This storage engine has no online backup.",
+            ))
+        }
+    }
 }

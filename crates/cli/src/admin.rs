@@ -1,4 +1,5 @@
-//! What the operator commands (`dlq`, `doctor`, `stats`, `alarms`) share:
+//! What the operator commands (`dlq`, `doctor`, `stats`, `alarms`,
+//! `backup`) share:
 //! the endpoint and credential flags, the async runtime, JSON output and
 //! exit codes.
 
@@ -34,9 +35,15 @@ impl Connection {
     /// A client for the endpoint, signing with the credentials the flags,
     /// the environment or the shared AWS files give (unsigned without).
     pub fn client(&self) -> anyhow::Result<Client> {
+        self.client_with_timeout(ClientOptions::default().request_timeout)
+    }
+
+    /// [`Connection::client`] for requests that may take up to `timeout`.
+    pub fn client_with_timeout(&self, timeout: std::time::Duration) -> anyhow::Result<Client> {
         let options = ClientOptions {
             signing: self.flags.signing()?,
             ca_file: self.flags.ca_file.clone(),
+            request_timeout: timeout,
             ..ClientOptions::default()
         };
         Ok(Client::new(&self.endpoint, &options)?)

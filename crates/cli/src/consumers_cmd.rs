@@ -113,6 +113,14 @@ struct Settings {
     /// alone: true) [default: false].
     #[arg(long, value_name = "BOOL", num_args = 0..=1, default_missing_value = "true")]
     report_batch_item_failures: Option<bool>,
+    /// A Lambda filter pattern, e.g. '{"body": {"type": ["order"]}}'; up
+    /// to 5, given once each: a message matching none is deleted without
+    /// delivery [default: none].
+    #[arg(long = "filter", value_name = "PATTERN")]
+    filters: Vec<String>,
+    /// Remove the consumer's filter patterns (update).
+    #[arg(long, conflicts_with = "filters")]
+    no_filter: bool,
 }
 
 impl Settings {
@@ -127,6 +135,7 @@ impl Settings {
             max_concurrency: self.max_concurrency,
             timeout_seconds: self.timeout,
             report_batch_item_failures: self.report_batch_item_failures,
+            filters: (!self.filters.is_empty() || self.no_filter).then(|| self.filters.clone()),
         }
     }
 }
@@ -202,6 +211,7 @@ fn table(consumers: &[Value]) -> String {
         "MAX CONC",
         "TIMEOUT",
         "ITEM FAILURES",
+        "FILTERS",
         "SOURCE",
         "URL",
     ]);
@@ -219,6 +229,10 @@ fn table(consumers: &[Value]) -> String {
                 "yes".into()
             } else {
                 "no".into()
+            },
+            match c["Filters"].as_array().map_or(0, Vec::len) {
+                0 => "-".into(),
+                n => n.to_string(),
             },
             text(&c["Source"]),
             text(&c["Url"]),

@@ -3,6 +3,8 @@
 mod admin;
 mod alarms_cmd;
 mod auth_config;
+mod backup_cmd;
+mod backup_dir;
 mod config;
 mod consumers_cmd;
 mod declare;
@@ -15,6 +17,7 @@ mod memory;
 mod serve;
 mod signals;
 mod stats;
+mod stats_consumers;
 mod table;
 mod timefmt;
 mod tls_config;
@@ -54,7 +57,9 @@ enum Command {
     /// Exit 0: nothing at or above --fail-on; 1: findings; 2: error.
     Doctor(doctor::DoctorArgs),
     /// Queue depths, messages in flight and delayed, oldest message age,
-    /// and send/receive/delete rates of a running server; --watch redraws.
+    /// and send/receive/delete rates of a running server, then each push
+    /// consumer's state, batches in flight, throughput, failures and
+    /// handler time; --watch redraws.
     Stats(stats::StatsArgs),
     /// A server's alarms: list them with their state, show one with its
     /// state history, define (put) and delete them (see docs/alarms.md).
@@ -62,6 +67,10 @@ enum Command {
     /// A server's push consumers: list them with their state, create,
     /// update, pause, resume and delete them (see docs/consumers.md).
     Consumers(consumers_cmd::ConsumersArgs),
+    /// Back up a running embedded server's data directory, online, into a
+    /// new directory under the server's --backup-dir that a server can
+    /// start on (see docs/reliability.md).
+    Backup(backup_cmd::BackupArgs),
 }
 
 fn main() -> anyhow::Result<()> {
@@ -81,5 +90,6 @@ fn main() -> anyhow::Result<()> {
         Command::Stats(args) => admin::finish(stats::run(args), admin::EXIT_ERROR),
         Command::Alarms(args) => admin::finish(alarms_cmd::run(args), admin::EXIT_ERROR),
         Command::Consumers(args) => admin::finish(consumers_cmd::run(args), admin::EXIT_ERROR),
+        Command::Backup(args) => admin::finish(backup_cmd::run(args), admin::EXIT_ERROR),
     }
 }

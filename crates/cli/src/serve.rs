@@ -53,7 +53,7 @@ pub struct ServeArgs {
     /// redb's pages out and start a new write-ahead log segment. Shorter: smaller
     /// pauses while a checkpoint writes and less log to replay after a
     /// crash; longer: fewer page writes [default: 1000; 1 to 60000].
-    #[arg(long, value_name = "MS", value_parser = clap::value_parser!(u64).range(1..=MAX_CHECKPOINT_MS))]
+    #[arg(long, value_name = "MS", value_parser = clap::value_parser!(u64).range(1..=config::MAX_CHECKPOINT_MS))]
     checkpoint_interval_ms: Option<u64>,
     /// Most PostgreSQL connections this node opens for requests [default: 16].
     #[arg(long, value_name = "N")]
@@ -98,6 +98,16 @@ pub struct ServeArgs {
     /// (`ulimit -n`) [default: 900].
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
     max_connections: Option<u64>,
+    /// Most ReceiveMessage long polls waiting at once, server-wide; a
+    /// receive beyond it answers at once with what is visible (possibly
+    /// nothing) instead of waiting. See docs/reliability.md [default: no cap].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    max_long_polls: Option<u64>,
+    /// Allow online backups (`sluice backup`, CreateBackup), each into a
+    /// new directory under DIR, created if missing; without it backups are
+    /// refused. See docs/reliability.md.
+    #[arg(long, value_name = "DIR")]
+    backup_dir: Option<PathBuf>,
     /// Serve HTTPS (HTTP/1.1) on --bind with this PEM certificate chain,
     /// the server's certificate first; needs --tls-key. Reloaded on
     /// SIGHUP. See docs/security.md.
@@ -230,12 +240,15 @@ async fn serve(args: ServeArgs, file: FileConfig) -> anyhow::Result<()> {
         tls: server_tls,
         reloader,
     };
-    let config = ServiceConfig {
+    let backup_dir = args.backup_dir.clone().or(file.backup_dir.clone());
+    let mut config = ServiceConfig {
         alarms: alarm_settings(&file, (!in_memory).then(|| data_dir.join("alarms.json")))?,
         consumers_file: (!in_memory).then(|| data_dir.join("consumers.json")),
         account,
         base_url: file.base_url.clone(),
         auth,
+        max_long_polls: file.max_long_polls(args.max_long_polls)?,
+        backup_root: None,
     };
 
     let name_hold = Duration::from_secs(
@@ -260,6 +273,7 @@ async fn serve(args: ServeArgs, file: FileConfig) -> anyhow::Result<()> {
         broker.set_deleted_name_hold(name_hold);
         let _sweeper = broker.start_sweeper();
         let _activity = broker.start_activity_sync();
+        config.backup_root = crate::backup_dir::backup_root(backup_dir.as_deref(), None)?;
         return run_node(broker, config, &file, listening, "postgres").await;
     }
     let broker = if in_memory {
@@ -277,7 +291,7 @@ async fn serve(args: ServeArgs, file: FileConfig) -> anyhow::Result<()> {
                 .storage_cache_mib
                 .or(file.storage_cache_mib)
                 .map(|mib| mib << 20),
-            checkpoint_interval: checkpoint_interval(
+            checkpoint_interval: config::checkpoint_interval(
                 args.checkpoint_interval_ms.or(file.checkpoint_interval_ms),
                 defaults.checkpoint_interval,
             )?,
@@ -299,6 +313,8 @@ async fn serve(args: ServeArgs, file: FileConfig) -> anyhow::Result<()> {
     };
     broker.set_deleted_name_hold(name_hold);
     let _sweeper = broker.start_sweeper();
+    let durable_dir = (!in_memory).then_some(data_dir.as_path());
+    config.backup_root = crate::backup_dir::backup_root(backup_dir.as_deref(), durable_dir)?;
     let storage = if in_memory {
         "in-memory (not durable)"
     } else {
@@ -465,39 +481,9 @@ fn alarm_settings(
     Ok(settings)
 }
 
-/// Longest checkpoint interval `--checkpoint-interval-ms` accepts: a
-/// minute of log is already a long replay after a crash.
-const MAX_CHECKPOINT_MS: u64 = 60_000;
-
-/// The checkpoint interval given (flag or config file), checked, or the
-/// engine's default.
-fn checkpoint_interval(given_ms: Option<u64>, default: Duration) -> anyhow::Result<Duration> {
-    match given_ms {
-        None => Ok(default),
-        Some(ms @ 1..=MAX_CHECKPOINT_MS) => Ok(Duration::from_millis(ms)),
-        Some(ms) => anyhow::bail!(
-            "checkpoint_interval_ms must be between 1 and {MAX_CHECKPOINT_MS}, not {ms}"
-        ),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// The checkpoint interval: the default when none is given, the given
-    /// one within 1 ms to a minute, refused outside.
-    #[test]
-    fn checkpoint_interval_is_checked() {
-        let default = Duration::from_secs(1);
-        assert_eq!(checkpoint_interval(None, default).unwrap(), default);
-        assert_eq!(
-            checkpoint_interval(Some(250), default).unwrap(),
-            Duration::from_millis(250)
-        );
-        assert!(checkpoint_interval(Some(0), default).is_err());
-        assert!(checkpoint_interval(Some(MAX_CHECKPOINT_MS + 1), default).is_err());
-    }
 
     #[derive(clap::Parser)]
     struct Cli {

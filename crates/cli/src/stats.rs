@@ -1,6 +1,7 @@
 //! `sluice stats`: every queue's depth, messages in flight and delayed, the
 //! age of its oldest message, and its send/receive/delete rates, computed
-//! from the counters of two scrapes of `/metrics` (docs/metrics.md).
+//! from the counters of two scrapes of `/metrics` (docs/metrics.md); then
+//! the push consumers ([`crate::stats_consumers`]).
 
 use std::collections::BTreeMap;
 use std::io::IsTerminal;
@@ -11,10 +12,12 @@ use serde::Serialize;
 use serde_json::json;
 
 use crate::admin::{Connection, out, outln, print_json};
-use crate::exposition::{self, QueueSample};
+use crate::exposition::{self, ConsumerSample, QueueSample};
+use crate::stats_consumers::{self, ConsumerRow, Listed};
 use crate::table::{Table, duration};
 use crate::timefmt::{now_ms, rfc3339};
 use sluice_client::Client;
+use sluice_client::requests::ListConsumersInput;
 
 /// `sluice stats`.
 #[derive(Args, Debug)]
@@ -113,27 +116,27 @@ pub async fn run(args: StatsArgs) -> anyhow::Result<u8> {
     let Some(every) = args.watch else {
         tokio::time::sleep(Duration::from_secs(args.interval)).await;
         let current = scrape(&client).await?;
-        let elapsed = current.1 - previous.1;
+        let elapsed = current.at - previous.at;
         draw(
             &args,
-            &rows(Some((&previous.0, elapsed)), &current.0),
+            &current.rows(Some((&previous, elapsed))),
             elapsed,
             false,
         );
         return Ok(0);
     };
     let clear = !args.json && std::io::stdout().is_terminal();
-    draw(&args, &rows(None, &previous.0), Duration::ZERO, clear);
+    draw(&args, &previous.rows(None), Duration::ZERO, clear);
     loop {
         tokio::select! {
             () = tokio::time::sleep(Duration::from_secs(every)) => {}
             _ = tokio::signal::ctrl_c() => return Ok(0),
         }
         let current = scrape(&client).await?;
-        let elapsed = current.1 - previous.1;
+        let elapsed = current.at - previous.at;
         draw(
             &args,
-            &rows(Some((&previous.0, elapsed)), &current.0),
+            &current.rows(Some((&previous, elapsed))),
             elapsed,
             clear,
         );
@@ -141,17 +144,58 @@ pub async fn run(args: StatsArgs) -> anyhow::Result<u8> {
     }
 }
 
-async fn scrape(client: &Client) -> anyhow::Result<(BTreeMap<String, QueueSample>, Instant)> {
-    let text = client.metrics().await?;
-    Ok((exposition::queue_samples(&text), Instant::now()))
+/// One scrape of `/metrics`, with the ListConsumers answer beside it.
+struct Sample {
+    queues: BTreeMap<String, QueueSample>,
+    consumers: BTreeMap<String, ConsumerSample>,
+    /// None when ListConsumers did not answer.
+    listed: Option<BTreeMap<String, Listed>>,
+    at: Instant,
 }
 
-fn draw(args: &StatsArgs, rows: &[Row], elapsed: Duration, clear: bool) {
+impl Sample {
+    /// The queues' and consumers' rows, with rates against `previous`.
+    fn rows(&self, previous: Option<(&Sample, Duration)>) -> (Vec<Row>, Vec<ConsumerRow>) {
+        let queues = rows(previous.map(|(p, e)| (&p.queues, e)), &self.queues);
+        let consumers = stats_consumers::consumer_rows(
+            previous.map(|(p, e)| (&p.consumers, e)),
+            &self.consumers,
+            self.listed.as_ref(),
+        );
+        (queues, consumers)
+    }
+}
+
+async fn scrape(client: &Client) -> anyhow::Result<Sample> {
+    let text = client.metrics().await?;
+    let at = Instant::now();
+    // The consumers' states; a server that cannot list them still has
+    // its metrics shown.
+    let listed = client
+        .list_consumers(&ListConsumersInput::default())
+        .await
+        .ok()
+        .map(|answer| stats_consumers::listed(&answer.consumers));
+    Ok(Sample {
+        queues: exposition::queue_samples(&text),
+        consumers: exposition::consumer_samples(&text),
+        listed,
+        at,
+    })
+}
+
+fn draw(
+    args: &StatsArgs,
+    (rows, consumers): &(Vec<Row>, Vec<ConsumerRow>),
+    elapsed: Duration,
+    clear: bool,
+) {
     if args.json {
         let doc = json!({
             "SampledAt": rfc3339(now_ms()),
             "IntervalSeconds": elapsed.as_secs_f64(),
             "Queues": rows,
+            "Consumers": consumers,
         });
         if args.watch.is_some() {
             // One document per line, so a script can read them as they come.
@@ -191,6 +235,10 @@ fn draw(args: &StatsArgs, rows: &[Row], elapsed: Duration, clear: bool) {
         outln!("no queues");
     } else {
         out!("{}", table.render());
+    }
+    if !consumers.is_empty() {
+        outln!();
+        out!("{}", stats_consumers::table(consumers));
     }
     if elapsed.is_zero() {
         outln!("{}  rates from the next refresh", rfc3339(now_ms()));

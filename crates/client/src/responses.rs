@@ -259,3 +259,21 @@ pub struct DepthSample {
     /// Messages not yet visible.
     pub delayed: u64,
 }
+
+/// CreateBackup output (sluice's own).
+#[derive(Debug, Default, Serialize, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct CreateBackupOutput {
+    /// The backup's directory, as the server resolved it.
+    #[serde(default)]
+    pub directory: String,
+    /// Files written.
+    #[serde(default)]
+    pub files: u64,
+    /// Bytes written.
+    #[serde(default)]
+    pub bytes: u64,
+    /// The last log record the backup holds.
+    #[serde(default)]
+    pub applied_lsn: u64,
+}

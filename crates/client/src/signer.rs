@@ -9,6 +9,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use hyper::HeaderMap;
 use hyper::header::{AUTHORIZATION, HeaderName, HeaderValue};
 use sluice_sigv4 as sigv4;
+use sluice_sigv4::Mac;
 
 use crate::credentials::Credentials;
 
@@ -27,8 +28,8 @@ pub struct Signer {
     credentials: Credentials,
     region: String,
     service: String,
-    /// The day (`yyyymmdd`) and its signing key.
-    day_key: RwLock<Option<(String, [u8; 32])>>,
+    /// The day (`yyyymmdd`) and a MAC keyed with its signing key.
+    day_key: RwLock<Option<(String, sigv4::HmacSha256)>>,
 }
 
 impl Signer {
@@ -91,18 +92,24 @@ impl Signer {
         let mut names: Vec<&str> = headers.keys().map(HeaderName::as_str).collect();
         names.sort_unstable();
         let signed_headers = names.join(";");
-        let canonical = sigv4::canonical_request(
+        let payload_hash = sigv4::sha256_hex_digest(body);
+        // Hashed as it is written: the canonical request is never built.
+        let canonical_hash = sigv4::CanonicalRequest {
             method,
-            &sigv4::canonical_uri(path),
-            &sigv4::canonical_query(query, false),
-            &sigv4::canonical_headers(headers, &names),
-            &signed_headers,
-            &sigv4::sha256_hex(body),
-        );
+            raw_path: path,
+            raw_query: query,
+            presigned: false,
+            headers,
+            signed_headers: &signed_headers,
+            payload_hash: payload_hash.as_str(),
+        }
+        .hash();
         let date = amz_date.get(..8).unwrap_or(amz_date);
         let scope = format!("{date}/{}/{}/aws4_request", self.region, self.service);
-        let to_sign = sigv4::string_to_sign(amz_date, &scope, &canonical);
-        let signature = sigv4::signature(&self.key_of(date), &to_sign);
+        let mut mac = self.mac_of(date);
+        sigv4::write_string_to_sign(amz_date, &scope, &canonical_hash, &mut mac);
+        let signature = sigv4::HexDigest::of(&mac.finalize().into_bytes().into());
+        let signature = signature.as_str();
         let authorization = format!(
             "{} Credential={}/{scope}, SignedHeaders={signed_headers}, Signature={signature}",
             sigv4::ALGORITHM,
@@ -113,24 +120,24 @@ impl Signer {
         }
     }
 
-    /// The signing key of `date`, derived once per day.
-    fn key_of(&self, date: &str) -> [u8; 32] {
+    /// A MAC keyed with the signing key of `date`, derived once per day.
+    fn mac_of(&self, date: &str) -> sigv4::HmacSha256 {
         if let Ok(cached) = self.day_key.read()
-            && let Some((day, key)) = cached.as_ref()
+            && let Some((day, mac)) = cached.as_ref()
             && day == date
         {
-            return *key;
+            return mac.clone();
         }
-        let key = sigv4::signing_key(
+        let mac = sigv4::signing_mac(
             &self.credentials.secret_access_key,
             date,
             &self.region,
             &self.service,
         );
         if let Ok(mut cached) = self.day_key.write() {
-            *cached = Some((date.to_string(), key));
+            *cached = Some((date.to_string(), mac.clone()));
         }
-        key
+        mac
     }
 }
 
@@ -275,12 +282,20 @@ mod tests {
             "eu-west-1",
             SERVICE,
         );
-        let first = signer.key_of("20260101");
+        let sign = |date: &str| {
+            let mut mac = signer.mac_of(date);
+            mac.update(b"to sign");
+            sigv4::hex(&mac.finalize().into_bytes())
+        };
+        let first = sign("20260101");
         assert_eq!(
             first,
-            sigv4::signing_key("secret", "20260101", "eu-west-1", "sqs")
+            sigv4::signature(
+                &sigv4::signing_key("secret", "20260101", "eu-west-1", "sqs"),
+                "to sign"
+            )
         );
-        assert_eq!(signer.key_of("20260101"), first);
-        assert_ne!(signer.key_of("20260102"), first);
+        assert_eq!(sign("20260101"), first);
+        assert_ne!(sign("20260102"), first);
     }
 }

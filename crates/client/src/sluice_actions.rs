@@ -1,16 +1,17 @@
 //! sluice's own actions (`Sluice.<Action>`): peek and selective redrive,
-//! alarms, push consumers, depth history.
+//! alarms, push consumers, depth history, backups.
 
 use sluice_protocol::requests::{
-    ConsumerInput, ConsumerNameInput, DeleteAlarmsInput, DescribeAlarmsInput, GetDepthHistoryInput,
-    ListConsumersInput, PeekMessagesInput, PutAlarmInput, RedriveMessagesInput,
+    ConsumerInput, ConsumerNameInput, CreateBackupInput, DeleteAlarmsInput, DescribeAlarmsInput,
+    GetDepthHistoryInput, ListConsumersInput, PeekMessagesInput, PutAlarmInput,
+    RedriveMessagesInput,
 };
 
 use crate::client::Client;
 use crate::error::ClientError;
 use crate::responses::{
-    DescribeAlarmsOutput, Empty, GetDepthHistoryOutput, ListConsumersOutput, PeekMessagesOutput,
-    RedriveMessagesOutput,
+    CreateBackupOutput, DescribeAlarmsOutput, Empty, GetDepthHistoryOutput, ListConsumersOutput,
+    PeekMessagesOutput, RedriveMessagesOutput,
 };
 
 impl Client {
@@ -95,6 +96,14 @@ impl Client {
         input: &GetDepthHistoryInput,
     ) -> Result<GetDepthHistoryOutput, ClientError> {
         self.call("Sluice.GetDepthHistory", input).await
+    }
+
+    /// CreateBackup: answers once the backup is complete.
+    pub async fn create_backup(
+        &self,
+        input: &CreateBackupInput,
+    ) -> Result<CreateBackupOutput, ClientError> {
+        self.call("Sluice.CreateBackup", input).await
     }
 
     async fn named_consumer(&self, target: &'static str, name: &str) -> Result<(), ClientError> {

@@ -42,7 +42,8 @@ pub struct EmbeddedOptions {
     pub checkpoint_interval: Duration,
     /// Least time between two attempts to reopen the storage after a
     /// failed write (default 5 s): while the disk is full, each attempt
-    /// writes and syncs a probe file of 1 MiB first.
+    /// writes and syncs a probe file of 1 MiB first. The server keeps the
+    /// default (docs/reliability.md says why); tests shorten it.
     pub reopen_interval: Duration,
 }
 
@@ -144,6 +145,12 @@ impl EmbeddedBroker {
     pub fn set_deleted_name_hold(&self, hold: Duration) {
         let ms = u64::try_from(hold.as_millis()).unwrap_or(u64::MAX);
         self.inner.deleted_name_hold_ms.store(ms, Ordering::Relaxed);
+    }
+
+    /// Why writes are refused now, if they are: the cause of the failed
+    /// write, until the storage is reopened (rule D5).
+    pub fn storage_failure(&self) -> Option<String> {
+        self.inner.journal.failure()
     }
 
     /// True when changes survive a restart.

@@ -91,6 +91,14 @@ impl Ticket {
     pub fn refused(&self) -> bool {
         matches!(self.0, Some(Err(_)))
     }
+
+    /// The answer to a change refused at once (an earlier write failed).
+    pub fn refusal(&self) -> Option<EngineError> {
+        match &self.0 {
+            Some(Err(why)) => Some(unavailable(why.clone())),
+            _ => None,
+        }
+    }
 }
 
 /// The retryable answer to a change the storage could not record.
@@ -539,7 +547,8 @@ mod tests {
         )
     }
 
-    /// A start zero-fills its first segment, the writer moves to the
+    /// A start zero-fills its first segment at its first record, the
+    /// writer moves to the
     /// segment made ready ahead (records go over zeros, for a cheaper
     /// sync) and cuts the one it leaves to its records, so that the
     /// applier sizes it right.
@@ -555,13 +564,18 @@ mod tests {
         };
         let (store, journal) = open(dir.path());
         let first = segment_files(dir.path())[0];
+        assert_eq!(
+            segment_len(dir.path(), first),
+            8,
+            "the magic until a record"
+        );
+        let puts = (1..=3).flat_map(|seq| put_message(seq, &format!("m{seq}")));
+        journal.submit(puts.collect()).wait().await.unwrap();
+        assert_eq!(segment_len(dir.path(), first), 1 << 20, "zero-filled");
         until("the next segment made ready", || {
             ready(dir.path(), first + 1)
         })
         .await;
-        let puts = (1..=3).flat_map(|seq| put_message(seq, &format!("m{seq}")));
-        journal.submit(puts.collect()).wait().await.unwrap();
-        assert_eq!(segment_len(dir.path(), first), 1 << 20, "zero-filled");
         // A clean stop checkpoints, and the log moves on.
         drop(journal);
         drop(store);

@@ -14,7 +14,8 @@
 //! `impl Broker` below only calls into them: `queues` (create, get, list,
 //! delete, attributes, tags, purge), `send`, `receive`, `delete`,
 //! `visibility`, `nack`, `peek`, `dead_letter` (moves between queues)
-//! and `redrive`, `move_tasks`, `stats`.
+//! and `redrive`, `move_tasks`, `stats`; `backup` copies the data
+//! directory of a running engine (not an SQS action).
 //!
 //! # Layers
 //!
@@ -43,6 +44,7 @@
 //! same holds: `mod.rs` only declares and re-exports, each file imports
 //! the siblings it needs and none imports `mod.rs`, without a circle.
 
+mod backup;
 mod bodies;
 mod body_cache;
 mod change;
@@ -80,9 +82,9 @@ mod wal;
 
 use sluice_broker::EngineError;
 use sluice_broker::{
-    Broker, Coordination, CreateQueue, HandleSecret, MessageFilter, MetaChange, MoveTask, Nack,
-    NewMessage, PeekPage, QueueCounts, QueueMeta, QueueStats, ReceiveOptions, ReceivedMessage,
-    Redrive, RedriveOutcome, SentMessage, StorageStats, VisibilityChange,
+    BackupReport, Broker, Coordination, CreateQueue, HandleSecret, MessageFilter, MetaChange,
+    MoveTask, Nack, NewMessage, PeekPage, QueueCounts, QueueMeta, QueueStats, ReceiveOptions,
+    ReceivedMessage, Redrive, RedriveOutcome, SentMessage, StorageStats, VisibilityChange,
 };
 
 pub use engine::{EmbeddedBroker, EmbeddedOptions, RecoveryStats};
@@ -189,6 +191,10 @@ impl Broker for EmbeddedBroker {
 
     fn storage_stats(&self) -> Option<StorageStats> {
         stats::storage_stats(self)
+    }
+
+    async fn backup(&self, directory: &std::path::Path) -> Result<BackupReport, EngineError> {
+        self.backup_to(directory).await
     }
 
     async fn queue_stats(&self, name: &str) -> Result<QueueStats, EngineError> {

@@ -17,7 +17,7 @@ use crate::engine::{EmbeddedBroker, EmbeddedOptions, Inner, QueueCell, RecoveryS
 use crate::journal::{self, Core, Journal};
 use crate::queue_state::QueueState;
 use crate::storage::{OsStorage, Storage};
-use crate::store::{Store, StoreError};
+use crate::store::{INCOMPLETE_BACKUP_MARKER, Store, StoreError};
 
 /// The file that holds the durable records inside the data directory.
 pub const DATA_FILE: &str = "sluice.redb";
@@ -148,6 +148,9 @@ impl EmbeddedBroker {
         clock: Arc<dyn Clock>,
         options: EmbeddedOptions,
     ) -> Result<(Self, RecoveryStats), StoreError> {
+        if dir.join(INCOMPLETE_BACKUP_MARKER).exists() {
+            return Err(StoreError::IncompleteBackup(dir.display().to_string()));
+        }
         Self::open_on(Arc::new(OsStorage), dir, clock, options)
     }
 

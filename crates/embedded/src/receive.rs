@@ -73,6 +73,15 @@ pub(crate) async fn receive_messages(
                         .cloned()?;
                     Some((policy, dlq))
                 });
+            // While writes are refused a delivery could not be recorded
+            // (rule D1: receive counts survive): refuse it before it takes
+            // anything, so the messages stay receivable (rule D5).
+            if st.has_ready() && inner.journal.failure().is_some() {
+                let ticket = inner.submit(std::mem::take(&mut changes));
+                if let Some(refused) = ticket.refusal() {
+                    return Err(refused);
+                }
+            }
             let visibility = options
                 .visibility_timeout
                 .unwrap_or(st.meta.config.visibility_timeout);

@@ -36,7 +36,8 @@ use crate::open::{Opened, open_storage};
 use crate::storage::Storage;
 
 /// What an attempt writes and syncs to see whether the storage takes
-/// writes again: about what starting a new log segment writes.
+/// writes again: about what the first record after a start writes (its
+/// log segment's zeros).
 const PROBE_BYTES: usize = 1 << 20;
 
 /// The probe file, in the data directory.

@@ -47,3 +47,25 @@ proptest! {
         runtime().block_on(crash::run(model_engine::Crashing::new(), ops, crash_at))?;
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+    /// D3, D5: a random sync fails (the log's, a checkpoint's, a
+    /// directory's, the segment preparer's) without a crash; the engine
+    /// refuses writes, reopens its storage in place by itself, and holds
+    /// everything acknowledged, the failed change wholly or not at all;
+    /// a crash after that keeps the same.
+    #[test]
+    fn a_failed_sync_anywhere_is_recovered_in_place(
+        ops in proptest::collection::vec(standard::op(false), 1..40),
+        fail_at in 1u64..24,
+    ) {
+        runtime().block_on(crash::run_with(
+            model_engine::Crashing::new(),
+            ops,
+            fail_at,
+            crash::Fault::FailedSync,
+        ))?;
+    }
+}

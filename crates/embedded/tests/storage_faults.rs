@@ -11,7 +11,7 @@ use sluice_broker::{Broker, CreateQueue, EngineError, MessageFilter, NewMessage,
 use sluice_core::ErrorCode;
 use sluice_core::ManualClock;
 use sluice_core::attributes::QueueConfig;
-use sluice_embedded::{EmbeddedBroker, EmbeddedOptions, FaultStorage};
+use sluice_embedded::{EmbeddedBroker, EmbeddedOptions, FaultStorage, Storage};
 
 const DIR: &str = "/data";
 
@@ -360,38 +360,72 @@ fn d5_after_a_failed_log_sync_the_engine_recovers_by_itself() {
     });
 }
 
-/// D5: a long poll waiting on a queue when the storage is reopened is
-/// woken to look again at the index read back. Receives on the full disk
-/// took every message in the index but could not record it (refused);
-/// the reopen, started by the sweeper's round with no write coming, makes
-/// them receivable again, and the waiting poll gets one.
+fn receive_options(wait: u64) -> ReceiveOptions {
+    ReceiveOptions {
+        max_messages: 10,
+        visibility_timeout: Some(600),
+        wait: Duration::from_secs(wait),
+        attempt_id: None,
+    }
+}
+
+/// D5: while writes are refused, a receive that would deliver is refused
+/// before it takes anything (its receive count could not be recorded):
+/// the messages stay visible, none goes in flight, and once the storage
+/// is reopened each is received once, with its first receive count.
+#[test]
+fn d5_a_receive_while_writes_are_refused_takes_nothing() {
+    runtime().block_on(async {
+        let storage = FaultStorage::new();
+        let b = open_reopening(&storage);
+        create(&b).await;
+        let (acked, _) = fill_the_disk(&b, &storage).await;
+        let visible = b.queue_counts("q").await.unwrap().visible;
+        for _ in 0..5 {
+            let refused = b.receive_messages("q", receive_options(0)).await;
+            assert_unavailable(&refused.map(|got| got.len()).unwrap_err(), "no space left");
+        }
+        let counts = b.queue_counts("q").await.unwrap();
+        assert_eq!((counts.visible, counts.in_flight), (visible, 0));
+        storage.set_space(None);
+        send_until_accepted(&b, "after").await;
+        let mut received = Vec::new();
+        loop {
+            let got = b.receive_messages("q", receive_options(0)).await.unwrap();
+            if got.is_empty() {
+                break;
+            }
+            assert!(got.iter().all(|m| m.receive_count == 1));
+            received.extend(got.into_iter().map(|m| m.body));
+        }
+        received.sort();
+        let mut expected = acked;
+        expected.push("after".into());
+        assert_eq!(received, expected);
+    });
+}
+
+/// D5: a receive whose own record's write fails took its messages in the
+/// index (never acknowledged, and its record is not on disk); a long poll waiting on the queue then is
+/// woken by the reopen, started by the sweeper's round with no write
+/// coming, and finds them receivable again.
 #[test]
 fn d5_a_long_poll_waiting_across_a_reopen_is_woken() {
     runtime().block_on(async {
         let storage = FaultStorage::new();
         let b = open_reopening(&storage);
         create(&b).await;
-        let (acked, _) = fill_the_disk(&b, &storage).await;
-        let options = |wait: u64| ReceiveOptions {
-            max_messages: 10,
-            visibility_timeout: Some(600),
-            wait: Duration::from_secs(wait),
-            attempt_id: None,
-        };
-        let mut emptied = false;
-        for _ in 0..10 {
-            match b.receive_messages("q", options(0)).await {
-                Ok(got) => {
-                    assert!(got.is_empty(), "a receive on a full disk was answered");
-                    emptied = true;
-                    break;
-                }
-                Err(e) => assert_unavailable(&e, "no space left"),
-            }
+        for body in ["a", "b", "c"] {
+            send(&b, body).await.unwrap();
         }
-        assert!(emptied, "the refused receives did not take every message");
+        storage.set_space(Some(storage.used()));
+        storage.fail_write_of(".wal");
+        let failed = b.receive_messages("q", receive_options(0)).await;
+        assert_unavailable(&failed.map(|got| got.len()).unwrap_err(), "injected");
+        assert_eq!(b.queue_counts("q").await.unwrap().visible, 0);
         let poller = b.clone();
-        let poll = tokio::spawn(async move { poller.receive_messages("q", options(20)).await });
+        let poll =
+            tokio::spawn(async move { poller.receive_messages("q", receive_options(20)).await });
         tokio::time::sleep(Duration::from_millis(50)).await;
         assert!(!poll.is_finished(), "the long poll did not wait");
         storage.set_space(None);
@@ -407,8 +441,9 @@ fn d5_a_long_poll_waiting_across_a_reopen_is_woken() {
             .expect("the long poll was not woken by the reopen")
             .unwrap()
             .unwrap();
-        assert!(!got.is_empty());
-        assert!(got.iter().all(|m| acked.contains(&m.body)));
+        let mut bodies: Vec<String> = got.into_iter().map(|m| m.body).collect();
+        bodies.sort();
+        assert_eq!(bodies, ["a", "b", "c"]);
     });
 }
 
@@ -451,5 +486,79 @@ fn d6_a_start_on_a_full_disk_serves_reads_and_takes_writes_once_space_returns() 
         assert_eq!(stored(&b).await, ["a", "after", "b"]);
         let b = open(&storage.after_crash());
         assert_eq!(stored(&b).await, ["a", "after", "b"]);
+    });
+}
+
+/// D6: a start writes nothing it does not need. On a disk with a little
+/// room (1.5 MiB, then 64 KiB) after a clean stop, the open takes none
+/// of it: the log's new segment is its 8-byte magic until the first
+/// record, which brings its zeros (1 MiB, the appends after it need no
+/// new room) or, where they do not fit, is appended without them; the
+/// next segment is made ready only after that record too. Either way
+/// sends are taken, and what was sent reads back.
+#[test]
+fn d6_a_start_on_a_nearly_full_disk_takes_none_of_its_room() {
+    runtime().block_on(async {
+        for room in [3 << 19, 64 << 10] {
+            let storage = FaultStorage::new();
+            let b = open(&storage);
+            create(&b).await;
+            for body in ["a", "b"] {
+                send(&b, body).await.unwrap();
+            }
+            drop(b);
+            let before = storage.used();
+            storage.set_space(Some(before + room));
+            let b = open(&storage);
+            // Time for a segment made ready ahead, were one asked for.
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            let taken = storage.used().saturating_sub(before);
+            assert!(taken <= 64, "the open took {taken} of {room} bytes");
+            assert_eq!(stored(&b).await, ["a", "b"]);
+            send(&b, "c").await.unwrap();
+            send(&b, "d").await.unwrap();
+            assert_eq!(stored(&b).await, ["a", "b", "c", "d"]);
+            let b = open(&storage.after_crash());
+            assert_eq!(stored(&b).await, ["a", "b", "c", "d"], "room {room}");
+        }
+    });
+}
+
+/// D6: when nothing needs recovering (a clean stop left nothing to
+/// replay), the open commits nothing to the store and makes it no
+/// longer: the one write and sync of redb's file are redb's own mark
+/// that the file is open (its header's flag, rewritten in place, which
+/// needs no room). A start after a crash, with records to replay, is
+/// what commits, and the counts see it.
+#[test]
+fn d6_an_open_with_nothing_to_recover_commits_nothing_to_the_store() {
+    const STORE: &str = "/data/sluice.redb";
+    runtime().block_on(async {
+        let storage = FaultStorage::new();
+        let b = open(&storage);
+        create(&b).await;
+        send(&b, "a").await.unwrap();
+        let crashed = storage.after_crash();
+        drop(b);
+        let (writes, syncs) = storage.counts_of("sluice.redb");
+        let len = storage.len(Path::new(STORE)).unwrap();
+        let b = open(&storage);
+        assert_eq!(stored(&b).await, ["a"]);
+        assert_eq!(
+            storage.counts_of("sluice.redb"),
+            (writes + 1, syncs + 1),
+            "(writes, syncs) of the store during the open"
+        );
+        assert_eq!(storage.len(Path::new(STORE)).unwrap(), len);
+        drop(b);
+        // The same run crashed before its checkpoint: its log replays.
+        let (writes, syncs) = crashed.counts_of("sluice.redb");
+        let b = open(&crashed);
+        assert_eq!(stored(&b).await, ["a"]);
+        let (after_writes, after_syncs) = crashed.counts_of("sluice.redb");
+        assert!(
+            after_writes > writes + 1 && after_syncs > syncs + 1,
+            "a replay that committed nothing"
+        );
     });
 }

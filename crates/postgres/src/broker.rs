@@ -4,9 +4,9 @@
 
 use sluice_broker::EngineError;
 use sluice_broker::{
-    Broker, CreateQueue, MessageFilter, MetaChange, Nack, NewMessage, PeekPage, QueueCounts,
-    QueueMeta, QueueStats, ReceiveOptions, ReceivedMessage, Redrive, RedriveOutcome, SentMessage,
-    VisibilityChange,
+    BackupReport, Broker, CreateQueue, MessageFilter, MetaChange, Nack, NewMessage, PeekPage,
+    QueueCounts, QueueMeta, QueueStats, ReceiveOptions, ReceivedMessage, Redrive, RedriveOutcome,
+    SentMessage, VisibilityChange,
 };
 
 use crate::engine::PostgresBroker;
@@ -103,5 +103,12 @@ impl Broker for PostgresBroker {
         limit: usize,
     ) -> Result<PeekPage, EngineError> {
         peek::peek_messages(self, name, filter, after, limit).await
+    }
+
+    async fn backup(&self, _directory: &std::path::Path) -> Result<BackupReport, EngineError> {
+        Err(sluice_broker::backup_unsupported(
+            "The PostgreSQL engine keeps its data in the database: back it up with pg_dump \
+             (or pg_basebackup); sluice backup copies the embedded engine's data directory.",
+        ))
     }
 }

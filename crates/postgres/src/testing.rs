@@ -25,6 +25,11 @@ use std::sync::atomic::{AtomicU32, Ordering};
 pub struct TestCluster {
     port: u16,
     bindir: PathBuf,
+    /// The cluster's data directory, its log and `postgres` options, for
+    /// a restart.
+    data: PathBuf,
+    log: PathBuf,
+    options: String,
 }
 
 impl TestCluster {
@@ -36,6 +41,28 @@ impl TestCluster {
     /// The directory of the PostgreSQL binaries in use.
     pub fn bindir(&self) -> &Path {
         &self.bindir
+    }
+
+    /// Stops the cluster as a crash would (`pg_ctl stop -m immediate`):
+    /// every session ends at once.
+    pub fn stop(&self) {
+        let status = as_owner(&self.bindir.join("pg_ctl"))
+            .arg("-D")
+            .arg(&self.data)
+            .args(["-m", "immediate", "-w", "stop"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .expect("run pg_ctl stop");
+        assert!(status.success(), "pg_ctl stop failed");
+    }
+
+    /// Starts the stopped cluster again on its port (crash recovery
+    /// first, after [`TestCluster::stop`]); returns once it accepts
+    /// connections.
+    pub fn start(&self) {
+        run_pg_ctl_start(&self.bindir, &self.data, &self.log, &self.options);
     }
 
     /// Creates a new, empty database and returns its URL.
@@ -58,6 +85,21 @@ impl TestCluster {
         drop(client);
         let _ = driver.await;
         self.url(&name)
+    }
+}
+
+impl Drop for TestCluster {
+    // A private cluster stops with its test; the watchdog removes its
+    // directory when the process ends.
+    fn drop(&mut self) {
+        let _ = as_owner(&self.bindir.join("pg_ctl"))
+            .arg("-D")
+            .arg(&self.data)
+            .args(["-m", "immediate", "stop"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status();
     }
 }
 
@@ -85,27 +127,42 @@ pub async fn two_nodes() -> Option<(String, crate::PostgresBroker, crate::Postgr
 pub fn cluster() -> Option<&'static TestCluster> {
     static CLUSTER: OnceLock<Option<TestCluster>> = OnceLock::new();
     CLUSTER
-        .get_or_init(|| match find_bindir() {
-            Some(bindir) => Some(start(bindir)),
-            None if postgres_required() => panic!(
-                "SLUICE_REQUIRE_POSTGRES=1 but PostgreSQL's binaries (initdb, pg_ctl) \
-                 were not found: install PostgreSQL (Debian: apt-get install postgresql)"
-            ),
-            None => {
-                // Straight to the stderr stream: the test harness captures
-                // eprintln! of passing tests, and this must be seen.
-                let _ = writeln!(
-                    std::io::stderr(),
-                    "\n==============================================================\n\
-                     SKIPPED: PostgreSQL binaries not found (initdb, pg_ctl).\n\
-                     Install PostgreSQL (Debian: apt-get install postgresql) to run\n\
-                     the PostgreSQL engine's tests.\n\
-                     =============================================================="
-                );
-                None
-            }
-        })
+        .get_or_init(|| available_bindir().map(|bindir| start(bindir, false)))
         .as_ref()
+}
+
+/// The binaries' directory; `None` (after a loud message) when they are
+/// not installed, or a panic when they must be.
+fn available_bindir() -> Option<PathBuf> {
+    match find_bindir() {
+        Some(bindir) => Some(bindir),
+        None if postgres_required() => panic!(
+            "SLUICE_REQUIRE_POSTGRES=1 but PostgreSQL's binaries (initdb, pg_ctl) \
+             were not found: install PostgreSQL (Debian: apt-get install postgresql)"
+        ),
+        None => {
+            // Straight to the stderr stream: the test harness captures
+            // eprintln! of passing tests, and this must be seen.
+            let _ = writeln!(
+                std::io::stderr(),
+                "\n==============================================================\n\
+                 SKIPPED: PostgreSQL binaries not found (initdb, pg_ctl).\n\
+                 Install PostgreSQL (Debian: apt-get install postgresql) to run\n\
+                 the PostgreSQL engine's tests.\n\
+                 =============================================================="
+            );
+            None
+        }
+    }
+}
+
+/// A cluster of the caller's own, apart from the shared one, for a test
+/// that stops and restarts it ([`TestCluster::stop`], [`TestCluster::start`]);
+/// `None` without PostgreSQL's binaries, and a panic instead with
+/// `SLUICE_REQUIRE_POSTGRES=1`, as [`cluster`]. Its commits are
+/// synchronous, so that a stop loses nothing a client was told is stored.
+pub fn private_cluster() -> Option<TestCluster> {
+    Some(start(available_bindir()?, true))
 }
 
 /// True when the environment says the PostgreSQL tests must run
@@ -172,7 +229,9 @@ fn free_port() -> u16 {
         .expect("a free loopback port")
 }
 
-fn start(bindir: PathBuf) -> TestCluster {
+/// Starts a cluster; `synchronous_commit` off (the shared cluster's
+/// speed) may lose the last commits to a stop.
+fn start(bindir: PathBuf, synchronous_commit: bool) -> TestCluster {
     let dir = tempfile::Builder::new()
         .prefix("sluice-pg-")
         .tempdir()
@@ -202,9 +261,10 @@ fn start(bindir: PathBuf) -> TestCluster {
     let port = free_port();
     let mut options = format!(
         "-p {port} -c listen_addresses=127.0.0.1 -c unix_socket_directories={} \
-         -c fsync=off -c synchronous_commit=off -c full_page_writes=off \
+         -c fsync=off -c synchronous_commit={} -c full_page_writes=off \
          -c max_connections=400 -c shared_buffers=64MB",
-        dir.display()
+        dir.display(),
+        if synchronous_commit { "on" } else { "off" },
     );
     // Statement counts per action (tests/statements.rs), where installed.
     if bindir
@@ -213,24 +273,35 @@ fn start(bindir: PathBuf) -> TestCluster {
     {
         options.push_str(" -c shared_preload_libraries=pg_stat_statements");
     }
+    let log = dir.join("server.log");
+    run_pg_ctl_start(&bindir, &data, &log, &options);
+    spawn_watchdog(&bindir, &data, &dir);
+    TestCluster {
+        port,
+        bindir,
+        data,
+        log,
+        options,
+    }
+}
+
+fn run_pg_ctl_start(bindir: &Path, data: &Path, log: &Path, options: &str) {
     // No pipes: the server would inherit them and keep them open.
     let status = as_owner(&bindir.join("pg_ctl"))
         .arg("-D")
-        .arg(&data)
+        .arg(data)
         .arg("-l")
-        .arg(dir.join("server.log"))
-        .args(["-o", &options, "-w", "-t", "60", "start"])
+        .arg(log)
+        .args(["-o", options, "-w", "-t", "60", "start"])
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .status()
         .expect("run pg_ctl start");
     if !status.success() {
-        let log = std::fs::read_to_string(dir.join("server.log")).unwrap_or_default();
+        let log = std::fs::read_to_string(log).unwrap_or_default();
         panic!("PostgreSQL did not start:\n{log}");
     }
-    spawn_watchdog(&bindir, &data, &dir);
-    TestCluster { port, bindir }
 }
 
 /// Stops the cluster and removes its directory once this process is gone.

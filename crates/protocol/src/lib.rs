@@ -22,7 +22,7 @@ mod xml;
 
 pub use encode::{encode_error, encode_response};
 pub use encoded::Encoded;
-pub use model::{is_known_action, is_sluice_action};
+pub use model::{is_known_action, is_sluice_action, known_actions};
 pub use output::Output;
 pub use request::{Input, Protocol, Request};
 pub use xml::XML_NAMESPACE;

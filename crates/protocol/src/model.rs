@@ -26,6 +26,14 @@ pub fn operation(action: &str) -> Option<&'static Value> {
         .or_else(|| extension_operation(action))
 }
 
+/// The name of every operation, SQS's and sluice's own.
+pub fn operation_names() -> impl Iterator<Item = &'static str> {
+    [model(), extensions()]
+        .into_iter()
+        .filter_map(|m| m.get("operations")?.as_object())
+        .flat_map(|operations| operations.keys().map(String::as_str))
+}
+
 /// The definition of one of sluice's own actions.
 pub fn extension_operation(action: &str) -> Option<&'static Value> {
     extensions().get("operations")?.get(action)
@@ -118,6 +126,11 @@ pub fn map_parts(
 /// True when `action` is an SQS action of the API model.
 pub fn is_known_action(action: &str) -> bool {
     operation(action).is_some()
+}
+
+/// Every action [`is_known_action`] knows, SQS's and sluice's own.
+pub fn known_actions() -> impl Iterator<Item = &'static str> {
+    operation_names()
 }
 
 /// True for one of sluice's own actions (NackMessage, PeekMessages, …),

@@ -18,25 +18,30 @@
 //!    queue URLs are written and read.
 //! 4. Components, each owning one job and its state: [`receipts`] (sealed
 //!    receipt handles), [`alarms`] (evaluation, notification, storage),
-//!    [`move_tasks`] (the task runner and its cancel flags), [`metrics`]
-//!    (reads the alarms), [`consumers`] (push delivery to HTTP handlers;
+//!    [`move_tasks`] (the task runner and its cancel flags), [`long_polls`]
+//!    (the cap on waiting receives), [`metrics`] (reads the alarms and
+//!    the long polls), [`consumers`] (push delivery to HTTP handlers;
 //!    counts into the metrics, seals its handles with [`receipts`]),
 //!    [`auth`] (SigV4, access patterns), [`policy`] (queue policies; uses
 //!    `auth`'s wildcards), [`depth_history`] (every queue's depth over
 //!    the last hour). They do not import the service or the actions.
 //! 5. Leaves that import nothing of the crate's: `params` (range checks,
-//!    pagination), `json_file` (the data directory's JSON files), `signing_region`, [`console`] (the web console's static
-//!    files, served at `/console/`).
+//!    pagination), `json_file` (the data directory's JSON files),
+//!    `signing_region`, [`backup_root`] (where backups may be written),
+//!    [`console`] (the web console's static files, served at
+//!    `/console/`).
 
 pub mod actions;
 pub mod alarms;
 pub mod auth;
 mod authorize;
+pub mod backup_root;
 pub mod console;
 pub mod consumers;
 pub mod depth_history;
 pub mod http;
 mod json_file;
+pub mod long_polls;
 pub mod metrics;
 pub mod move_tasks;
 mod params;

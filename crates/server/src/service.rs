@@ -36,6 +36,12 @@ pub struct ServiceConfig {
     /// the data directory), or `None`: they last until the server stops.
     /// Unused on shared storage, which keeps them for every node (rule C9).
     pub consumers_file: Option<std::path::PathBuf>,
+    /// Most ReceiveMessage long polls waiting at once, server-wide (rule
+    /// H5); `None`: no cap.
+    pub max_long_polls: Option<usize>,
+    /// The directory CreateBackup writes under (rule D8); `None`: backups
+    /// are refused.
+    pub backup_root: Option<crate::backup_root::BackupRoot>,
 }
 
 /// The SQS service over one broker.
@@ -61,6 +67,8 @@ pub struct Service<B> {
     sealer: tokio::sync::OnceCell<HandleSealer>,
     /// Every queue's depth over the last hour (rule M5).
     pub depth_history: Arc<DepthHistory>,
+    /// Queue policies as the access check last parsed them (rule A6).
+    pub policies: crate::policy::cache::PolicyCache,
 }
 
 /// How often a node on shared storage looks for consumers created,
@@ -107,7 +115,7 @@ pub struct RequestContext {
     pub trace_header: Option<String>,
     /// Who signed the request, when authentication is on (`None` when it
     /// is off, and for the server's own requests).
-    pub principal: Option<Principal>,
+    pub principal: Option<Arc<Principal>>,
 }
 
 impl RequestContext {
@@ -146,17 +154,20 @@ impl<B: Broker> Service<B> {
             config.account.clone(),
             clock.clone(),
         ));
+        let metrics = Metrics::default();
+        metrics.long_polls.set_limit(config.max_long_polls);
         Self {
             broker,
             config,
             alarms,
             clock,
             move_tasks,
-            metrics: Metrics::default(),
+            metrics,
             consumers: Default::default(),
             runtime_consumers,
             sealer: tokio::sync::OnceCell::new(),
             depth_history: Arc::default(),
+            policies: Default::default(),
         }
     }
 

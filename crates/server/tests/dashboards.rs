@@ -143,3 +143,25 @@ fn unknown_names_are_caught() {
     );
     assert!(!balanced("sum(rate(x[5m])"));
 }
+
+/// M1: docs/metrics.md lists every metric the server exports (a
+/// histogram by its name, without the `_bucket`, `_sum` and `_count` of
+/// its series).
+#[test]
+fn m1_metrics_doc_lists_every_exported_metric() {
+    let listed = metric_refs(&doc("metrics.md"));
+    let missing: BTreeSet<String> = sluice_server::metrics::metric_names()
+        .into_iter()
+        .map(|n| {
+            ["_bucket", "_sum", "_count"]
+                .iter()
+                .find_map(|s| n.strip_suffix(s))
+                .map_or(n.clone(), str::to_string)
+        })
+        .filter(|n| !listed.contains(n))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "docs/metrics.md does not list {missing:?}"
+    );
+}

@@ -553,6 +553,17 @@ const KNOWN_CIRCLES: &[(&str, &[&str])] = &[
         ],
     ),
     (
+        "embedded",
+        &[
+            "store",
+            "store::database",
+            "store::error",
+            "store::heads",
+            "store::segment_use",
+            "store::snapshot",
+        ],
+    ),
+    (
         "postgres",
         &[
             "activity_sync",

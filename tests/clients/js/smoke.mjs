@@ -1,21 +1,48 @@
 // Client smoke test: sluice through the AWS SDK for JavaScript v3
-// (@aws-sdk/client-sqs, AWS JSON 1.0 protocol).
+// (@aws-sdk/client-sqs), in either of SQS's wire protocols:
+//
+//   * AWS JSON 1.0: the current @aws-sdk/client-sqs (the default);
+//   * AWS Query (form-encoded request, XML answer): SMOKE_SQS_MODULE=client-sqs-query,
+//     an npm alias of @aws-sdk/client-sqs 3.445.0, the last release whose SQS
+//     client speaks Query (the next published one, 3.447.0, speaks JSON).
+//
+// SMOKE_EXPECT_PROTOCOL (json or query, default json) is the protocol the
+// module must speak: every request the SDK sends must carry that protocol's
+// Content-Type, and the server's own count of requests by protocol (/metrics,
+// sluice_requests_total{protocol=...}) must grow by exactly the number of
+// requests the SDK sent, in that protocol only. So the suite needs the
+// server to itself while it runs.
 //
 // Run by scripts/client-smoke, which starts sluice and sets SLUICE_ENDPOINT.
 // By hand: SLUICE_ENDPOINT=http://127.0.0.1:PORT node --test smoke.mjs
+//   SLUICE_ENDPOINT=... SMOKE_SQS_MODULE=client-sqs-query SMOKE_EXPECT_PROTOCOL=query node --test smoke.mjs
 //
 // The SDK itself verifies MD5OfBody / MD5OfMessageBody on SendMessage,
-// SendMessageBatch and ReceiveMessage (it throws on a mismatch), and needs the
-// `x-amzn-query-error` header to report the SQS error code (W2). It does not
-// verify MD5OfMessageAttributes, so this file checks that digest itself,
-// computed independently as W4 describes.
+// SendMessageBatch and ReceiveMessage (it throws on a mismatch), and reports
+// the SQS error code from the `x-amzn-query-error` header (JSON) or the XML
+// error's <Code> (Query) (W2). It does not verify MD5OfMessageAttributes, so
+// this file checks that digest itself, computed independently as W4 describes.
 //
 // Tests run in order and share state (one queue), like a real consumer would.
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
-import {
+import { createRequire } from "node:module";
+
+const endpoint = process.env.SLUICE_ENDPOINT;
+if (!endpoint) {
+  throw new Error("SLUICE_ENDPOINT is not set (e.g. http://127.0.0.1:9324)");
+}
+const SDK_MODULE = process.env.SMOKE_SQS_MODULE ?? "@aws-sdk/client-sqs";
+const PROTOCOL = process.env.SMOKE_EXPECT_PROTOCOL ?? "json";
+// What each protocol's requests carry (the server tells them apart by it).
+const CONTENT_TYPES = { json: "application/x-amz-json-1.0", query: "application/x-www-form-urlencoded" };
+if (!(PROTOCOL in CONTENT_TYPES)) {
+  throw new Error(`SMOKE_EXPECT_PROTOCOL must be json or query, not ${PROTOCOL}`);
+}
+
+const {
   SQSClient,
   CreateQueueCommand,
   GetQueueUrlCommand,
@@ -29,12 +56,15 @@ import {
   ListQueuesCommand,
   DeleteQueueCommand,
   QueueDoesNotExist,
-} from "@aws-sdk/client-sqs";
+} = await import(SDK_MODULE);
 
-const endpoint = process.env.SLUICE_ENDPOINT;
-if (!endpoint) {
-  throw new Error("SLUICE_ENDPOINT is not set (e.g. http://127.0.0.1:9324)");
-}
+// The HTTP handler of the SDK's own dependency tree (an old client cannot
+// take a newer handler, nor, before 3.5xx, a plain options object).
+const localRequire = createRequire(import.meta.url);
+const sdkRequire = createRequire(localRequire.resolve(SDK_MODULE));
+const { NodeHttpHandler } = sdkRequire("@smithy/node-http-handler");
+const sdkVersion = localRequire(`${SDK_MODULE}/package.json`).version;
+console.log(`${SDK_MODULE} = @aws-sdk/client-sqs ${sdkVersion}, expected protocol ${PROTOCOL}`);
 
 const sqs = new SQSClient({
   endpoint,
@@ -42,12 +72,47 @@ const sqs = new SQSClient({
   credentials: { accessKeyId: "AKIDSLUICESMOKE", secretAccessKey: "sluice-smoke-secret" },
   maxAttempts: 1, // a retry would hide a server error
   // A hung server fails the test instead of hanging it.
-  requestHandler: { connectionTimeout: 5_000, requestTimeout: 30_000, throwOnRequestTimeout: true },
+  requestHandler: new NodeHttpHandler({
+    connectionTimeout: 5_000,
+    requestTimeout: 30_000,
+    throwOnRequestTimeout: true,
+  }),
 });
+
+// Every request as it goes on the wire (after signing, once per attempt):
+// its Content-Type tells the protocol the SDK chose.
+const sent = [];
+sqs.middlewareStack.add(
+  (next) => async (args) => {
+    const headers = args.request?.headers ?? {};
+    const ct = Object.entries(headers).find(([k]) => k.toLowerCase() === "content-type")?.[1];
+    sent.push(String(ct ?? "(none)"));
+    return next(args);
+  },
+  { step: "finalizeRequest", priority: "low", name: "smokeProtocolProbe" },
+);
+
+// The server's count of SQS requests by protocol, from /metrics.
+async function requestsByProtocol() {
+  const res = await fetch(new URL("/metrics", endpoint));
+  assert.equal(res.status, 200, "GET /metrics");
+  const counts = {};
+  for (const line of (await res.text()).split("\n")) {
+    const m = line.match(/^sluice_requests_total\{(.*)\} (\d+)$/);
+    const protocol = m?.[1].match(/protocol="([^"]*)"/)?.[1];
+    if (protocol) counts[protocol] = (counts[protocol] ?? 0) + Number(m[2]);
+  }
+  return counts;
+}
 
 const ACCOUNT = process.env.SLUICE_ACCOUNT ?? "000000000000"; // sluice's default account (W3)
 const suffix = `${process.pid}-${Date.now()}`;
 const queueName = `smoke-js-${suffix}`;
+
+const baseline = {};
+test("the server's request counts by protocol before the run (/metrics)", async () => {
+  Object.assign(baseline, await requestsByProtocol());
+});
 
 // ---- W4: MD5 of message attributes, computed independently -------------------
 function lengthPrefixed(buf) {
@@ -161,11 +226,17 @@ test("ReceiveMessage with a prefix filter [\"attr.*\"]: only matching attributes
   assert.equal(msg.MD5OfMessageAttributes, md5OfAttributes(want));
 });
 
-test("ReceiveMessage with [\"All\"] attributes and MessageSystemAttributeNames [\"All\"]", async () => {
+// The current SDK names system attributes MessageSystemAttributeNames; the
+// Query-era one (3.445.0) only knows the older AttributeNames and would drop
+// the newer member unsent.
+const SYSTEM_ATTRIBUTES_ALL =
+  PROTOCOL === "query" ? { AttributeNames: ["All"] } : { MessageSystemAttributeNames: ["All"] };
+
+test(`ReceiveMessage with ["All"] attributes and ${Object.keys(SYSTEM_ATTRIBUTES_ALL)[0]} ["All"]`, async () => {
   const before = Date.now();
   const msg = await receiveOne({
     MessageAttributeNames: ["All"],
-    MessageSystemAttributeNames: ["All"],
+    ...SYSTEM_ATTRIBUTES_ALL,
   });
   assert.equal(msg.MessageId, state.sent.id);
   assertSameAttrs(msg.MessageAttributes, ATTRS);
@@ -290,12 +361,17 @@ test("ReceiveMessage of a batch (10 max, attributes All) then DeleteMessageBatch
   });
 });
 
-test("GetQueueUrl of a missing queue: QueueDoesNotExist (W2, x-amzn-query-error)", async () => {
-  // What the SDK reports (checked against @aws-sdk/client-sqs 3.1175.0): the
-  // modeled exception class QueueDoesNotExist (name "QueueDoesNotExist"), and,
-  // because SQS is awsQueryCompatible, `Code` taken from the
-  // x-amzn-query-error header: "AWS.SimpleQueueService.NonExistentQueue".
-  // Without that header `Code` would be missing.
+test("GetQueueUrl of a missing queue: QueueDoesNotExist, AWS.SimpleQueueService.NonExistentQueue (W2)", async () => {
+  // What the SDK reports, read from each version's deserializer and checked
+  // against it: both map the code AWS.SimpleQueueService.NonExistentQueue to
+  // the modeled exception class QueueDoesNotExist (name "QueueDoesNotExist").
+  //  * JSON (3.1175.0): SQS is awsQueryCompatible, so `Code` and `Type` come
+  //    from the x-amzn-query-error header; without that header `Code` would
+  //    be missing.
+  //  * Query (3.445.0): the XML <ErrorResponse>'s <Error> element is copied
+  //    onto the exception as `Error` ({Type, Code, Message, Detail}) and its
+  //    <RequestId> as `RequestId`; `message` stays "UnknownError" (the SDK
+  //    looks for a top-level Message), so it is not asserted.
   let err;
   try {
     await sqs.send(new GetQueueUrlCommand({ QueueName: `missing-${suffix}` }));
@@ -307,8 +383,16 @@ test("GetQueueUrl of a missing queue: QueueDoesNotExist (W2, x-amzn-query-error)
   assert.equal(err.name, "QueueDoesNotExist");
   assert.equal(err.$metadata.httpStatusCode, 400);
   assert.equal(err.$fault, "client");
-  assert.equal(err.Code, "AWS.SimpleQueueService.NonExistentQueue", `Code=${err.Code}`);
-  assert.equal(err.Type, "Sender", `Type=${err.Type}`);
+  if (PROTOCOL === "query") {
+    const e = err.Error ?? {};
+    assert.equal(e.Code, "AWS.SimpleQueueService.NonExistentQueue", `Error=${JSON.stringify(err.Error)}`);
+    assert.equal(e.Type, "Sender", `Error=${JSON.stringify(err.Error)}`);
+    assert.match(e.Message ?? "", /queue does not exist/, `Error=${JSON.stringify(err.Error)}`);
+    assert.equal(err.RequestId, err.$metadata.requestId);
+  } else {
+    assert.equal(err.Code, "AWS.SimpleQueueService.NonExistentQueue", `Code=${err.Code}`);
+    assert.equal(err.Type, "Sender", `Type=${err.Type}`);
+  }
 });
 
 test("ListQueues with a prefix", async () => {
@@ -324,4 +408,17 @@ test("DeleteQueue, after which the queue does not exist (V9)", async () => {
     sqs.send(new GetQueueUrlCommand({ QueueName: queueName })),
     (e) => e instanceof QueueDoesNotExist,
   );
+});
+
+test(`every request went out in ${PROTOCOL}, and the server counted each as ${PROTOCOL} (W1)`, async () => {
+  assert.ok(sent.length > 10, `only ${sent.length} requests seen`);
+  const other = sent.filter((ct) => !ct.startsWith(CONTENT_TYPES[PROTOCOL]));
+  assert.deepEqual(other, [], `requests not in ${PROTOCOL}: ${JSON.stringify(other)}`);
+  const now = await requestsByProtocol();
+  const delta = {};
+  for (const p of new Set([...Object.keys(now), ...Object.keys(baseline)])) {
+    const d = (now[p] ?? 0) - (baseline[p] ?? 0);
+    if (d !== 0) delta[p] = d;
+  }
+  assert.deepEqual(delta, { [PROTOCOL]: sent.length }, `server's count of this run's requests by protocol`);
 });

@@ -1,20 +1,36 @@
 #!/usr/bin/env bash
-# Client smoke test: sluice through the AWS CLI (v1, `awscli` from PyPI; it
-# bundles its own botocore, which speaks AWS JSON 1.0 to SQS).
+# Client smoke test: sluice through the AWS CLI v1 (`awscli` from PyPI), in
+# either of SQS's wire protocols:
+#   * AWS JSON 1.0: the current awscli (it bundles its own botocore), `aws` on PATH;
+#   * AWS Query: AWS=tests/clients/python/awscli_query.sh, awscli 1.29.80 on
+#     botocore 1.31.80, the last botocore whose SQS model is `query`.
+#
+# SMOKE_EXPECT_PROTOCOL (json or query, default json) is the protocol the CLI
+# must speak: the server's own count of SQS requests by protocol (/metrics,
+# sluice_requests_total{protocol=...}) must grow by exactly the number of CLI
+# calls made, in that protocol only. So the suite needs the server to itself
+# while it runs.
 #
 # Run by scripts/client-smoke, which starts sluice, sets SLUICE_ENDPOINT and
 # puts the client venv first on PATH. By hand:
 #   SLUICE_ENDPOINT=http://127.0.0.1:PORT PATH=target/client-venv/bin:$PATH \
 #     bash tests/clients/python/smoke_awscli.sh
+#   SLUICE_ENDPOINT=... SMOKE_EXPECT_PROTOCOL=query AWS=tests/clients/python/awscli_query.sh \
+#     PY=target/client-venv/bin/python bash tests/clients/python/smoke_awscli.sh
 #
 # Output: `ok - NAME` / `not ok - NAME` per step, then
-# `smoke-result: suite=awscli passed=N failed=M`; exit 1 if any failed.
+# `smoke-result: suite=awscli-PROTOCOL passed=N failed=M`; exit 1 if any failed.
 # Outputs are parsed with python (no jq needed).
 set -euo pipefail
 
 : "${SLUICE_ENDPOINT:?SLUICE_ENDPOINT is not set}"
 AWS=${AWS:-aws}
 PY=${PY:-python3}
+PROTOCOL=${SMOKE_EXPECT_PROTOCOL:-json}
+case "$PROTOCOL" in
+  json | query) ;;
+  *) echo "SMOKE_EXPECT_PROTOCOL must be json or query, not $PROTOCOL" >&2; exit 2 ;;
+esac
 
 # Never read the host's AWS config or credentials; never ask IMDS.
 export AWS_ACCESS_KEY_ID=AKIDSLUICESMOKE
@@ -32,10 +48,29 @@ QUEUE="smoke-cli-$$-$(date +%s)"
 passed=0
 failed=0
 ERR=$(mktemp)
-trap 'rm -f "$ERR"' EXIT
+CALLS=$(mktemp) # one line per CLI call (calls run in subshells)
+trap 'rm -f "$ERR" "$CALLS"' EXIT
 
 # Over HTTPS, SLUICE_CA_BUNDLE is the server's CA (a private one in tests).
-sqs() { "$AWS" sqs --endpoint-url "$SLUICE_ENDPOINT" ${SLUICE_CA_BUNDLE:+--ca-bundle "$SLUICE_CA_BUNDLE"} --output json --cli-connect-timeout 5 --cli-read-timeout 30 "$@"; }
+# Each call is one request (AWS_MAX_ATTEMPTS=1, no list is long enough to page).
+sqs() { echo "$1" >>"$CALLS"; "$AWS" sqs --endpoint-url "$SLUICE_ENDPOINT" ${SLUICE_CA_BUNDLE:+--ca-bundle "$SLUICE_CA_BUNDLE"} --output json --cli-connect-timeout 5 --cli-read-timeout 30 "$@"; }
+
+# requests_by_protocol: the server's count of SQS requests by protocol, as
+# JSON, from /metrics (over HTTPS trusting SLUICE_CA_BUNDLE).
+requests_by_protocol() {
+  "$PY" -c '
+import json, re, ssl, sys, urllib.request
+ctx = ssl.create_default_context(cafile=sys.argv[2] or None)
+with urllib.request.urlopen(sys.argv[1].rstrip("/") + "/metrics", timeout=10, context=ctx) as r:
+    text = r.read().decode()
+counts = {}
+for m in re.finditer(r"^sluice_requests_total\{(.*)\} (\d+)$", text, re.M):
+    p = re.search(r"protocol=\"([^\"]*)\"", m.group(1))
+    if p:
+        counts[p.group(1)] = counts.get(p.group(1), 0) + int(m.group(2))
+print(json.dumps(counts))
+' "$SLUICE_ENDPOINT" "${SLUICE_CA_BUNDLE:-}"
+}
 
 ok() { passed=$((passed + 1)); echo "ok - $1"; }
 not_ok() {
@@ -74,13 +109,23 @@ for expr in sys.argv[1:]:
   fi
 }
 
+if version=$("$AWS" --version 2>&1); then
+  echo "# $version, expected protocol $PROTOCOL"
+else
+  not_ok "aws --version" "$version"
+fi
+if ! BASELINE=$(requests_by_protocol 2>"$ERR"); then
+  not_ok "request counts before the run (/metrics)" "$(cat "$ERR")"
+  BASELINE='{}'
+fi
+
 # 1. create-queue
 if out=$(sqs create-queue --queue-name "$QUEUE" --attributes VisibilityTimeout=40 2>"$ERR"); then
   assert_json create-queue "$out" "d['QueueUrl'].endswith('/$ACCOUNT/$QUEUE')"
   URL=$(printf '%s' "$out" | "$PY" -c 'import json,sys; print(json.load(sys.stdin)["QueueUrl"])')
 else
   not_ok create-queue "$(cat "$ERR")"
-  echo "smoke-result: suite=awscli passed=$passed failed=$failed"
+  echo "smoke-result: suite=awscli-$PROTOCOL passed=$passed failed=$failed"
   exit 1
 fi
 
@@ -157,5 +202,16 @@ else
   not_ok delete-queue "$(cat "$ERR")"
 fi
 
-echo "smoke-result: suite=awscli passed=$passed failed=$failed"
+# 8. the protocol: the server counted every call as $PROTOCOL, and nothing
+# else in between (W1).
+if now=$(requests_by_protocol 2>"$ERR"); then
+  calls=$(wc -l <"$CALLS")
+  assert_json "server counted all $calls calls as $PROTOCOL" \
+    "{\"before\": $BASELINE, \"after\": $now}" \
+    "{p: n - d['before'].get(p, 0) for p, n in d['after'].items() if n != d['before'].get(p, 0)} == {'$PROTOCOL': $calls}"
+else
+  not_ok "request counts after the run (/metrics)" "$(cat "$ERR")"
+fi
+
+echo "smoke-result: suite=awscli-$PROTOCOL passed=$passed failed=$failed"
 [ "$failed" -eq 0 ]

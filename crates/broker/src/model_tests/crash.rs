@@ -3,7 +3,10 @@
 //! from what survived, and what it holds is checked against the model
 //! (rules D1, D3, D4): every acknowledged change is there; the one change
 //! in flight when the storage died was never acknowledged and may be
-//! there or not, but wholly (a batch's messages all or none).
+//! there or not, but wholly (a batch's messages all or none). With
+//! [`Fault::FailedSync`] the chosen sync fails instead and the engine
+//! reopens its storage in place (rule D5): the same check holds after
+//! that reopen, and after a crash then.
 
 use std::collections::BTreeMap;
 use std::future::Future;
@@ -28,6 +31,23 @@ pub trait CrashingEngine: Harness {
     /// Drops the engine and opens a new one on what the storage had
     /// synced (a crash now, if it had not died yet), with the same clock.
     fn reopen_after_crash(&mut self) -> impl Future<Output = ()> + Send;
+    /// The storage's `n`th sync from now fails (once), without a crash:
+    /// what it covered never becomes durable, and the engine refuses
+    /// writes until it reopens its storage by itself (rule D5).
+    fn fail_sync_at(&self, n: u64);
+    /// Waits until the engine takes writes again after a failed write,
+    /// having reopened its storage in place by itself (at once when no
+    /// write failed); fails the test after a while.
+    fn reopened_in_place(&mut self) -> impl Future<Output = ()> + Send;
+}
+
+/// What happens to the storage at the chosen sync.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fault {
+    /// The machine dies: reopened from what was synced (rule D4).
+    Crash,
+    /// The sync fails and the engine recovers in place (rule D5).
+    FailedSync,
 }
 
 /// The change in flight when the storage died: never acknowledged.
@@ -56,10 +76,25 @@ fn refused(e: &crate::EngineError) -> bool {
 /// with the storage dying at its `crash_at`th sync after the queue is
 /// created, then reopens and checks what survived.
 pub async fn run<E: CrashingEngine>(
-    mut engine: E,
+    engine: E,
     ops: Vec<Op>,
     crash_at: u64,
 ) -> Result<(), TestCaseError> {
+    run_with(engine, ops, crash_at, Fault::Crash).await
+}
+
+/// [`run`] with `fault` at the `at`th sync. A failed sync stops the
+/// sequence at the first refused change; once the engine has reopened its
+/// storage in place, what it holds is checked against the model (D5: the
+/// failed change wholly or not at all), and again after a crash then (D5:
+/// what the reopen read back is durable).
+pub async fn run_with<E: CrashingEngine>(
+    mut engine: E,
+    ops: Vec<Op>,
+    at: u64,
+    fault: Fault,
+) -> Result<(), TestCaseError> {
+    let crash_at = at;
     let requested = [(
         "MessageRetentionPeriod".to_string(),
         RETENTION_SECS.to_string(),
@@ -67,7 +102,10 @@ pub async fn run<E: CrashingEngine>(
     .into_iter()
     .collect();
     create_queue(engine.broker(), "q", requested).await;
-    engine.crash_at_sync(crash_at);
+    match fault {
+        Fault::Crash => engine.crash_at_sync(crash_at),
+        Fault::FailedSync => engine.fail_sync_at(crash_at),
+    }
     let mut model = Model::default();
     let mut handles: Vec<String> = Vec::new();
     let mut in_flight = InFlight::Nothing;
@@ -190,6 +228,10 @@ pub async fn run<E: CrashingEngine>(
         }
         let actual = engine.broker().queue_counts("q").await.unwrap();
         prop_assert_eq!(actual, model.counts(engine.clock().now()));
+    }
+    if fault == Fault::FailedSync {
+        engine.reopened_in_place().await;
+        check_survivors(&engine, &mut model, &in_flight).await?;
     }
     engine.reopen_after_crash().await;
     check_survivors(&engine, &mut model, &in_flight).await?;

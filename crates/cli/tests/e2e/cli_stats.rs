@@ -142,3 +142,78 @@ impl Drop for Killed {
         let _ = self.0.wait();
     }
 }
+
+/// M6: with a push consumer running, `sluice stats` lists it below the
+/// queues: its state from ListConsumers, batches in flight over its limit,
+/// messages delivered, failures by kind and the handler's mean answer time.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn m6_stats_shows_each_consumer() {
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    use crate::consumers::{Handler, Reply, queue, send, spec, start, until};
+
+    let server = TestServer::start_real_time().await;
+    let url = queue(&server, "jobs", 1, None).await;
+    // The first batch takes 200 ms and fails with a 500; the next succeeds.
+    let handler = Handler::start(Arc::new(|_, n| Reply {
+        delay: Duration::from_millis(200),
+        ..if n == 0 {
+            Reply {
+                status: 500,
+                ..Reply::ok("")
+            }
+        } else {
+            Reply::ok("")
+        }
+    }))
+    .await;
+    let _consumers = start(&server, vec![spec("jobs-worker", "jobs", &handler.url)]).await;
+    send(&server, &url, "one").await;
+    assert!(
+        until(Duration::from_secs(10), async || handler.events().len()
+            >= 2)
+        .await
+    );
+    // The answers of the second POST are applied after it returns.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let doc = sluice(&server.endpoint, &["stats", "--json", "--interval", "1"])
+        .await
+        .expect_code(0)
+        .json();
+    let c = doc["Consumers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["Name"] == "jobs-worker")
+        .unwrap_or_else(|| panic!("jobs-worker in {doc}"));
+    assert_eq!(c["Queue"], "jobs", "{c}");
+    assert_eq!(c["State"], "running", "{c}");
+    assert_eq!(c["InFlightBatches"], 0, "{c}");
+    assert_eq!(c["ConcurrencyLimit"], 1, "{c}");
+    assert_eq!(c["Deliveries"], 2, "{c}");
+    assert_eq!(c["Messages"], 2, "{c}");
+    assert_eq!(c["Deleted"], 1, "{c}");
+    assert_eq!(c["Failures"]["status"], 1, "{c}");
+    assert_eq!(
+        c["DeliveriesPerSecond"], 0.0,
+        "nothing between the samples: {c}"
+    );
+    assert_eq!(
+        c["MeanHandlerSeconds"],
+        Value::Null,
+        "no answer between the samples: {c}"
+    );
+    let text = sluice(&server.endpoint, &["stats", "--interval", "1"])
+        .await
+        .expect_code(0);
+    let line = text
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("jobs-worker"))
+        .unwrap_or_else(|| panic!("{}", text.stdout));
+    for cell in ["jobs", "running", "0/1", "status 1"] {
+        assert!(line.contains(cell), "{cell} in {line}");
+    }
+    assert!(text.stdout.contains("\nCONSUMER"), "{}", text.stdout);
+}

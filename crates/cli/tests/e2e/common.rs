@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use aws_sdk_sqs::config::{BehaviorVersion, Credentials, Region};
 use sluice_core::ManualClock;
-use sluice_embedded::EmbeddedBroker;
+use sluice_embedded::{EmbeddedBroker, EmbeddedOptions, FaultStorage};
 use sluice_server::{Service, ServiceConfig};
 use tokio::sync::oneshot;
 
@@ -40,6 +40,21 @@ impl TestServer {
     pub async fn start_durable(dir: &Path) -> Self {
         let clock = ManualClock::default();
         let (broker, _) = EmbeddedBroker::open(dir, Arc::new(clock.clone())).expect("open store");
+        Self::with_broker(broker, clock).await
+    }
+
+    /// A durable server whose engine runs on `storage`, a file system in
+    /// memory that injects faults (full disk, failed writes and syncs),
+    /// with these engine settings and a manual clock.
+    pub async fn start_on(storage: &FaultStorage, options: EmbeddedOptions) -> Self {
+        let clock = ManualClock::default();
+        let (broker, _) = EmbeddedBroker::open_on(
+            Arc::new(storage.clone()),
+            Path::new("/data"),
+            Arc::new(clock.clone()),
+            options,
+        )
+        .expect("open store");
         Self::with_broker(broker, clock).await
     }
 
@@ -355,10 +370,16 @@ impl SluiceProcess {
     /// Starts `sluice serve --bind 127.0.0.1:0` with extra arguments and
     /// waits for it to listen.
     pub fn start(extra: &[&str]) -> Self {
+        Self::start_with_env(extra, &[])
+    }
+
+    /// [`SluiceProcess::start`] with extra environment variables.
+    pub fn start_with_env(extra: &[&str], env: &[(&str, &str)]) -> Self {
         let mut child = Command::new(env!("CARGO_BIN_EXE_sluice"))
             .args(["serve", "--bind", "127.0.0.1:0"])
             .args(extra)
             .env("RUST_LOG", "warn")
+            .envs(env.iter().copied())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .spawn()

@@ -21,8 +21,8 @@ pub(crate) struct Reply {
     pub(crate) function_error: bool,
     pub(crate) body: String,
     pub(crate) delay: Duration,
-    /// A `Retry-After` header, in seconds.
-    pub(crate) retry_after: Option<u32>,
+    /// A `Retry-After` header's value.
+    pub(crate) retry_after: Option<String>,
 }
 
 impl Reply {
@@ -51,7 +51,12 @@ pub(crate) struct Handler {
 
 impl Handler {
     pub(crate) async fn start(behaviour: Behaviour) -> Self {
-        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        Self::start_at("127.0.0.1:0".parse().unwrap(), behaviour).await
+    }
+
+    /// A handler listening on `addr` (a port given up earlier, say).
+    pub(crate) async fn start_at(addr: std::net::SocketAddr, behaviour: Behaviour) -> Self {
+        let listener = TcpListener::bind(addr).await.unwrap();
         let url = format!(
             "http://{}/2015-03-31/functions/function/invocations",
             listener.local_addr().unwrap()
@@ -163,8 +168,8 @@ async fn write_reply(mut stream: TcpStream, reply: &Reply) {
     if reply.function_error {
         extra.push_str("X-Amz-Function-Error: Unhandled\r\n");
     }
-    if let Some(secs) = reply.retry_after {
-        extra.push_str(&format!("Retry-After: {secs}\r\n"));
+    if let Some(value) = &reply.retry_after {
+        extra.push_str(&format!("Retry-After: {value}\r\n"));
     }
     let text = format!(
         "HTTP/1.1 {} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\n{extra}Connection: close\r\n\r\n{}",
@@ -188,6 +193,7 @@ pub(crate) fn spec(name: &str, queue: &str, url: &str) -> ConsumerSpec {
         max_concurrency: 2,
         timeout: Duration::from_secs(1),
         report_batch_item_failures: true,
+        filter: Vec::new(),
     }
 }
 
@@ -443,8 +449,27 @@ async fn c2_unknown_item_or_function_error_fails_the_whole_batch() {
         r#"sluice_consumer_failures_total{consumer="whole-worker",kind="function_error"} 1"#,
         r#"sluice_consumer_deliveries_total{consumer="whole-worker"} 3"#,
         r#"sluice_consumer_deleted_messages_total{consumer="whole-worker"} 2"#,
+        // Three batches of two: the histogram counts each in the bucket
+        // `le="2.0"` and every larger one, none in `le="1.0"`.
+        r#"sluice_consumer_batch_size_count{consumer="whole-worker"} 3"#,
+        r#"sluice_consumer_batch_size_sum{consumer="whole-worker"} 6.0"#,
+        r#"sluice_consumer_batch_size_bucket{le="1.0",consumer="whole-worker"} 0"#,
+        r#"sluice_consumer_batch_size_bucket{le="2.0",consumer="whole-worker"} 3"#,
+        r#"sluice_consumer_handler_duration_seconds_count{consumer="whole-worker"} 3"#,
+        // The queue is empty: nothing in flight, and after two whole-batch
+        // failures and one success the limit is back at one (rule C7).
+        r#"sluice_consumer_in_flight_batches{consumer="whole-worker"} 0"#,
+        r#"sluice_consumer_concurrency_limit{consumer="whole-worker"} 1"#,
     ] {
         assert!(metrics.contains(line), "{line} in\n{metrics}");
+    }
+    // Every series shows from the consumer's start (failures by kind, above,
+    // once one happens).
+    for name in sluice_server::metrics::consumer_metric_names() {
+        assert!(
+            metrics.contains(&format!("\n{name}")),
+            "{name} missing from\n{metrics}"
+        );
     }
 }
 
@@ -543,6 +568,17 @@ async fn c4_slow_handler_is_delivered_once() {
         vec![s],
     );
     send(&server, &url, "slow").await;
+    // While the handler works, the batch is in flight (the gauge of
+    // docs/metrics.md); the handler's 3 s show in its answer time.
+    assert!(
+        until(Duration::from_secs(2), async || !handler
+            .events()
+            .is_empty())
+        .await
+    );
+    let during = render_metrics(&server).await;
+    let line = r#"sluice_consumer_in_flight_batches{consumer="slow-worker"} 1"#;
+    assert!(during.contains(line), "{line} in\n{during}");
     assert!(
         until(Duration::from_secs(7), async || remaining(&server, &url)
             .await
@@ -551,6 +587,30 @@ async fn c4_slow_handler_is_delivered_once() {
         .await
     );
     assert_eq!(handler.events().len(), 1, "delivered once");
+    let after = render_metrics(&server).await;
+    let line = r#"sluice_consumer_in_flight_batches{consumer="slow-worker"} 0"#;
+    assert!(after.contains(line), "{line} in\n{after}");
+    let took = sample_value(
+        &after,
+        r#"sluice_consumer_handler_duration_seconds_sum{consumer="slow-worker"}"#,
+    );
+    assert!((3.0..4.0).contains(&took), "{took} s in\n{after}");
+}
+
+/// The server's /metrics exposition.
+pub(crate) async fn render_metrics(server: &TestServer) -> String {
+    server
+        .service
+        .metrics
+        .render(&server.service.broker, &server.service.alarms)
+        .await
+}
+
+/// The value of the sample line that starts with `series`.
+pub(crate) fn sample_value(text: &str, series: &str) -> f64 {
+    text.lines()
+        .find_map(|l| l.strip_prefix(series)?.trim().parse().ok())
+        .unwrap_or_else(|| panic!("{series} in\n{text}"))
 }
 
 /// A handler slower than `timeout_seconds` fails its batch (counted as a

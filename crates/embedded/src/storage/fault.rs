@@ -58,6 +58,9 @@ struct Inode {
     synced: Vec<u8>,
     /// Changes made since the last sync, in order.
     pending: Vec<Change>,
+    /// Writes (length changes included) and syncs of this file so far.
+    writes: u64,
+    syncs: u64,
 }
 
 #[derive(Debug, Clone)]
@@ -220,6 +223,17 @@ impl FaultStorage {
         (s.writes, s.syncs)
     }
 
+    /// Writes (length changes included) and syncs so far of the files
+    /// whose names end with `suffix`, as long as each has kept its name.
+    pub fn counts_of(&self, suffix: &str) -> (u64, u64) {
+        let s = self.state.lock();
+        s.names
+            .iter()
+            .filter(|(p, _)| p.to_string_lossy().ends_with(suffix))
+            .filter_map(|(_, id)| s.files.get(id))
+            .fold((0, 0), |(w, y), f| (w + f.writes, y + f.syncs))
+    }
+
     /// What a restart after a crash now finds: the synced names and bytes
     /// only, with no fault set. This storage is left as it is.
     pub fn after_crash(&self) -> FaultStorage {
@@ -232,7 +246,7 @@ impl FaultStorage {
                     Inode {
                         data: f.synced.clone(),
                         synced: f.synced.clone(),
-                        pending: Vec::new(),
+                        ..Inode::default()
                     },
                 );
             }
@@ -395,6 +409,7 @@ impl StorageFile for FaultFile {
             }
             _ => None,
         };
+        f.writes += 1;
         let buf = &buf[..fits.unwrap_or(buf.len())];
         write_into(&mut f.data, offset, buf);
         f.pending.push(Change::Write(offset, buf.to_vec()));
@@ -419,6 +434,7 @@ impl StorageFile for FaultFile {
         let mut s = self.state.lock();
         let synced = s.sync(Some(self.inode));
         let f = s.inode(self.inode)?;
+        f.syncs += 1;
         let pending = std::mem::take(&mut f.pending);
         // A failed sync drops what it was to write (see the module's doc).
         synced?;
@@ -437,6 +453,7 @@ impl StorageFile for FaultFile {
         s.alive()?;
         let (used, space) = (s.used(), s.space);
         let f = s.inode(self.inode)?;
+        f.writes += 1;
         let growth = len.saturating_sub(f.data.len() as u64);
         if growth > 0 && space.is_some_and(|space| used + growth > space) {
             return Err(full());

@@ -1,7 +1,7 @@
 //! The store: the redb database, opening it, and checkpoints that make
 //! what the applier wrote durable.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
@@ -31,6 +31,8 @@ pub struct Store {
     /// Whether opening had to rebuild redb's allocator state by reading
     /// the whole file (a crash before any quick-repair commit).
     pub(super) repaired: bool,
+    /// The data directory the database file is in.
+    pub(super) dir: PathBuf,
 }
 
 impl Store {
@@ -72,12 +74,14 @@ impl Store {
                 "store repaired"
             );
         }
+        let dir = parent(path).to_path_buf();
         if set_up(&db)? {
             return Ok(Self {
                 db,
                 storage,
                 segments,
                 repaired,
+                dir,
             });
         }
         let mut txn = db.begin_write()?;
@@ -101,12 +105,18 @@ impl Store {
             storage,
             segments,
             repaired,
+            dir,
         })
     }
 
     /// The files under the store and the log.
     pub fn storage(&self) -> &Arc<dyn Storage> {
         &self.storage
+    }
+
+    /// The data directory the store and its log are in.
+    pub fn dir(&self) -> &Path {
+        &self.dir
     }
 
     /// The log's segments, shared with the log writer, which closes one

@@ -17,6 +17,11 @@ pub enum StoreError {
     /// The write-ahead log failed, or could not be read back.
     #[error("write-ahead log: {0}")]
     Log(String),
+    /// The data directory is a backup that was never finished.
+    #[error(
+        "{0} is an unfinished backup (it holds {marker}): a backup interrupted before it was complete; take a new one"
+    , marker = crate::store::INCOMPLETE_BACKUP_MARKER)]
+    IncompleteBackup(String),
     /// An earlier write failed (the cause given); the engine accepts no
     /// more writes until it has reopened its storage (rule D5).
     #[error(

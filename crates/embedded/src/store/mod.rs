@@ -18,6 +18,7 @@ mod heads;
 mod read;
 mod recovery;
 mod segment_use;
+mod snapshot;
 mod tables;
 #[cfg(test)]
 mod test_support;
@@ -26,3 +27,4 @@ pub(crate) mod tests;
 
 pub use database::Store;
 pub use error::StoreError;
+pub use snapshot::INCOMPLETE_BACKUP_MARKER;

@@ -27,11 +27,14 @@
 //! durable server waits for one. So a [`Preparer`] thread writes the next
 //! segment (magic, then zeros, about as long as the last segment grew) as
 //! a `.ready` file, off the answers' path, and the log renames it to a
-//! `.wal` when it moves there. A reader takes zeros after the last record
+//! `.wal` when it moves there. A run's first segment gets its zeros with
+//! its first record, not at the start: a start that writes nothing (one
+//! serving reads on a nearly full disk) takes no room. A reader takes zeros after the last record
 //! as the end of the log (a zero header fails its checksum); a finished
 //! segment is cut to its records, and a start cuts a zero tail a crash
 //! left. A segment that outgrows its zeros goes on by appending.
 
+mod backup;
 mod error;
 mod files;
 mod preparer;
@@ -42,6 +45,7 @@ mod recovery;
 mod tests;
 mod writer;
 
+pub use backup::{HeldSegments, write_empty_segment};
 pub use error::LogError;
 #[cfg(test)]
 pub use files::{LEGACY_LOG_FILE, segment_ids};

@@ -3,7 +3,10 @@
 use std::fs::OpenOptions;
 use std::io;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
+
+use crate::storage::Storage;
 
 use super::{error::*, files::*, os, preparer::*, reader::*, record::*, recovery::*, writer::*};
 
@@ -339,26 +342,57 @@ fn a_stopping_preparer_drops_the_segment_it_was_making_ready() {
     assert!(left.is_empty(), "{left:?}");
 }
 
-/// A run's first segment is zero-filled before it serves, whatever the
-/// last segment's size, and the next one is made ready behind it,
-/// sized after the last.
+/// A run's first segment is zero-filled at its first record, not at the
+/// start, whatever the last segment's size, and only then is the next
+/// one made ready behind it, sized after the last: a start that writes
+/// nothing takes no room.
 #[test]
-fn a_start_zero_fills_its_first_segment() {
+fn a_start_zero_fills_its_first_segment_at_its_first_record() {
     let dir = tempfile::tempdir().unwrap();
     let log_dir = dir.path().join(LOG_DIR);
     let mut log = Log::start(&os(), dir.path(), 1, 0).unwrap();
     let len = |id| std::fs::metadata(segment_path(&log_dir, id)).unwrap().len();
-    assert_eq!(len(1), START_READY);
+    assert_eq!(len(1), START, "the magic only");
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    assert!(
+        !unready_path(&log_dir, 2, READY_SUFFIX).exists()
+            && !unready_path(&log_dir, 2, PREPARING_SUFFIX).exists(),
+        "the next segment made ready before a record"
+    );
     append(&mut log, 1, b"one");
+    assert_eq!(len(1), START_READY, "zero-filled at the first record");
+    append(&mut log, 2, b"two");
     assert_eq!(len(1), START_READY, "written over the zeros");
     let next = await_ready(dir.path(), 2);
     assert_eq!(std::fs::metadata(next).unwrap().len(), READY_MIN);
     drop(log);
     let found = open(&*os(), dir.path(), 0).unwrap();
-    assert_eq!(lsns(&found.records), [1]);
-    let log = Log::start(&os(), dir.path(), 2, 100 << 20).unwrap();
+    assert_eq!(lsns(&found.records), [1, 2]);
+    let mut log = Log::start(&os(), dir.path(), 2, 100 << 20).unwrap();
+    assert_eq!(len(2), START);
+    append(&mut log, 3, b"three");
     assert_eq!(len(2), START_READY);
     drop(log);
+}
+
+/// On a disk without room for a first segment's zeros, its records are
+/// appended as they come: the zeros that fitted are cut off again, and
+/// what was written reads back.
+#[test]
+fn a_first_segment_without_room_for_its_zeros_appends_without() {
+    let storage = crate::storage::FaultStorage::new();
+    let dir = Path::new("/d");
+    let shared: Arc<dyn Storage> = Arc::new(storage.clone());
+    let mut log = Log::start(&shared, dir, 1, 0).unwrap();
+    storage.set_space(Some(storage.used() + (64 << 10)));
+    append(&mut log, 1, b"one");
+    let seg = segment_path(&dir.join(LOG_DIR), 1);
+    assert!(storage.len(&seg).unwrap() < 4096, "the zeros were kept");
+    append(&mut log, 2, b"two");
+    drop(log);
+    storage.set_space(None);
+    let found = open(&storage, dir, 0).unwrap();
+    assert_eq!(lsns(&found.records), [1, 2]);
 }
 
 /// Data close together is read in one go, data far apart or in other

@@ -4,10 +4,9 @@
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
 
 use super::files::{LOG_DIR, READY_SUFFIX, segment_path, sync_dir, unready_path};
-use super::preparer::{Preparer, START_READY, prepare};
+use super::preparer::{Preparer, START_READY};
 use super::record::{HEADER, MAGIC, START, seal};
 use crate::storage::{Storage, StorageFile};
 
@@ -23,6 +22,10 @@ pub struct Log {
     len: u64,
     /// What makes the next segments ready, if anything.
     ahead: Option<Preparer>,
+    /// A run's first segment: the length its zeros are to reach, and the
+    /// length the next segment is to be sized after, both put off until
+    /// its first record (see [`Log::start`]).
+    at_first_record: Option<(u64, u64)>,
 }
 
 impl Log {
@@ -45,6 +48,7 @@ impl Log {
             end: START,
             len: START,
             ahead: None,
+            at_first_record: None,
         })
     }
 
@@ -70,6 +74,7 @@ impl Log {
             end: START,
             len: len.max(START),
             ahead: None,
+            at_first_record: None,
         }))
     }
 
@@ -88,6 +93,7 @@ impl Log {
             end: START,
             len: START,
             ahead: None,
+            at_first_record: None,
         })
     }
 
@@ -129,7 +135,37 @@ impl Log {
         self.file.write_all_at(buf, self.end)?;
         self.end += buf.len() as u64;
         self.len = self.len.max(self.end);
+        if let Some((zeros, last)) = self.at_first_record.take() {
+            self.fill_first(zeros, last);
+        }
         Ok(())
+    }
+
+    /// At the first record of a run: zero-fills the segment up to `zeros`
+    /// bytes and has the next one made ready, sized after a segment `last`
+    /// bytes long. The zeros become durable with the record's sync. On a
+    /// disk without room for them the records are appended as they come
+    /// (the zeros that fitted are cut off again).
+    fn fill_first(&mut self, zeros: u64, last: u64) {
+        if let Some(ahead) = &self.ahead {
+            ahead.prepare(self.segment + 1, last);
+        }
+        if self.len >= zeros {
+            return;
+        }
+        let filler = vec![0u8; (zeros - self.len) as usize];
+        match self.file.write_all_at(&filler, self.len) {
+            Ok(()) => self.len = zeros,
+            Err(e) => {
+                tracing::warn!(segment = self.segment, error = %e, "could not zero-fill the log segment: appending without");
+                let cut = self.file.set_len(self.end);
+                self.len = match cut.and_then(|()| self.file.len()) {
+                    Ok(len) => len,
+                    // Cut off at the segment's end by `finish` if not now.
+                    Err(_) => zeros,
+                };
+            }
+        }
     }
 
     /// Makes every record written so far survive a crash (`fdatasync`).
@@ -172,39 +208,27 @@ impl Log {
         Ok(())
     }
 
-    /// The first segment of a run, `id` in data directory `dir`: zero-filled
-    /// like the ones made ready ahead ([`START_READY`] bytes, a few
-    /// milliseconds' writing), with a [`Preparer`] for the ones after, the
-    /// first sized after a segment `last` bytes long. Same condition as
-    /// [`Log::create`].
+    /// The first segment of a run, `id` in data directory `dir`, with a
+    /// [`Preparer`] for the ones after. A start writes only the segment's
+    /// magic: its zeros ([`START_READY`] bytes, like the ones made ready
+    /// ahead) and the next segment (sized after a segment `last` bytes
+    /// long) wait for the first record, so that a start on a nearly full
+    /// disk, which may serve reads only, does not take what room is left.
+    /// Same condition as [`Log::create`].
     pub fn start(storage: &Arc<dyn Storage>, dir: &Path, id: u64, last: u64) -> io::Result<Self> {
-        let log_dir = dir.join(LOG_DIR);
-        storage.create_dir_all(&log_dir)?;
         // The store's file and the log's directory are entries of the data
         // directory: durable once it is synced.
+        storage.create_dir_all(&dir.join(LOG_DIR))?;
         storage.sync_dir(dir)?;
-        let log = match prepare(
-            &**storage,
-            &log_dir,
-            id,
-            START_READY,
-            &AtomicBool::new(false),
-        ) {
-            Ok(()) => Self::take_ready(storage, dir, id)?,
-            Err(e) => {
-                tracing::warn!(segment = id, error = %e, "could not make a log segment ready");
-                None
-            }
-        };
-        let log = match log {
-            Some(log) => log,
-            None => Self::create(storage, dir, id)?,
-        };
-        Ok(log.ready_ahead(last))
+        let mut log = Self::create(storage, dir, id)?;
+        log.ahead = Some(Preparer::spawn(storage.clone(), dir));
+        log.at_first_record = Some((START_READY, last));
+        Ok(log)
     }
 
     /// Has a [`Preparer`] make each next segment ready ahead, the first
     /// sized after a segment `last` bytes long.
+    #[cfg(test)]
     pub fn ready_ahead(mut self, last: u64) -> Self {
         let ahead = Preparer::spawn(self.storage.clone(), &self.dir);
         ahead.prepare(self.segment + 1, last);

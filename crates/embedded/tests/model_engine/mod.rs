@@ -114,6 +114,8 @@ impl Crashing {
     fn open(storage: &FaultStorage, clock: &ManualClock) -> EmbeddedBroker {
         let options = EmbeddedOptions {
             checkpoint_interval: Duration::from_millis(5),
+            // After a failed sync, attempts to reopen in place come fast.
+            reopen_interval: Duration::from_millis(10),
             ..Default::default()
         };
         let storage = Arc::new(storage.clone());
@@ -141,6 +143,22 @@ impl CrashingEngine for Crashing {
 
     fn crashed(&self) -> bool {
         self.storage.crashed()
+    }
+
+    fn fail_sync_at(&self, n: u64) {
+        self.storage.fail_sync(n);
+    }
+
+    async fn reopened_in_place(&mut self) {
+        let broker = self.broker();
+        for _ in 0..1000 {
+            if broker.storage_failure().is_none() {
+                return;
+            }
+            broker.sweep();
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        panic!("the engine did not reopen its storage within 10 s");
     }
 
     async fn reopen_after_crash(&mut self) {

@@ -41,6 +41,9 @@ pub struct ConsumerInput {
     /// Read `batchItemFailures` (default false).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub report_batch_item_failures: Option<bool>,
+    /// Filter patterns (default none; an empty list removes them).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub filters: Option<Vec<String>>,
 }
 
 /// The input of the actions that name one consumer.

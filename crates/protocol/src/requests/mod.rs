@@ -18,6 +18,6 @@ pub mod sluice;
 pub use consumers::*;
 pub use messages::*;
 pub use move_tasks::*;
-pub use parse::{parse, required};
+pub use parse::{parse, parse_borrowed, required};
 pub use queues::*;
 pub use sluice::*;

@@ -1,5 +1,5 @@
 //! The inputs of sluice's own actions (`Sluice.<Action>`): nack, peek,
-//! redrive, alarms, depth history.
+//! redrive, alarms, depth history, backups.
 
 use serde::{Deserialize, Serialize};
 
@@ -168,4 +168,14 @@ pub struct GetDepthHistoryInput {
     /// The queue's URL; without it, every queue the request may list.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub queue_url: Option<String>,
+}
+
+/// CreateBackup's input.
+#[derive(Debug, Default, Clone, Deserialize, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct CreateBackupInput {
+    /// Required: the new directory, relative to the server's backup
+    /// directory (or absolute inside it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub directory: Option<String>,
 }

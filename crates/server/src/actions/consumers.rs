@@ -50,6 +50,7 @@ pub async fn list_consumers<B: Broker>(
                 "MaxConcurrency": spec.max_concurrency,
                 "TimeoutSeconds": spec.timeout.as_secs(),
                 "ReportBatchItemFailures": spec.report_batch_item_failures,
+                "Filters": spec.filter,
                 "State": c.state(),
                 "Source": c.source.as_str(),
                 "InFlightBatches": c.in_flight,
@@ -76,6 +77,7 @@ pub async fn create_consumer<B: Broker>(
         max_concurrency: 2,
         timeout: Duration::from_secs(30),
         report_batch_item_failures: false,
+        filter: Vec::new(),
     };
     let spec = apply(&input, spec, None);
     svc.runtime_consumers
@@ -155,6 +157,9 @@ fn apply(input: &ConsumerInput, mut spec: ConsumerSpec, queue: Option<String>) -
     }
     if let Some(b) = input.report_batch_item_failures {
         spec.report_batch_item_failures = b;
+    }
+    if let Some(f) = &input.filters {
+        spec.filter = f.clone();
     }
     spec
 }

@@ -14,6 +14,7 @@
 //! | StartMessageMoveTask, ListMessageMoveTasks, CancelMessageMoveTask | `move_tasks.rs` |
 //! | NackMessage, PeekMessages, RedriveMessages (sluice's own) | `extensions.rs` |
 //! | PutAlarm, DescribeAlarms, DeleteAlarms (sluice's own) | `alarms.rs` |
+//! | CreateBackup (sluice's own) | `backup.rs` |
 //! | ListConsumers, CreateConsumer, UpdateConsumer, DeleteConsumer, PauseConsumer, ResumeConsumer (sluice's own) | `consumers.rs` |
 //! | GetDepthHistory (sluice's own) | `depth_history.rs` |
 //!
@@ -23,6 +24,7 @@
 
 mod alarms;
 mod attributes;
+mod backup;
 mod batch;
 mod by_handle;
 mod consumers;
@@ -111,6 +113,7 @@ pub async fn dispatch<B: Broker>(
         "PutAlarm" => alarms::put_alarm(svc, parse(input)?).await,
         "DescribeAlarms" => alarms::describe_alarms(svc, ctx, parse(input)?).await,
         "DeleteAlarms" => alarms::delete_alarms(svc, parse(input)?).await,
+        "CreateBackup" => backup::create_backup(svc, parse(input)?).await,
         "ListConsumers" => consumers::list_consumers(svc, ctx, parse(input)?).await,
         "CreateConsumer" => consumers::create_consumer(svc, parse(input)?).await,
         "UpdateConsumer" => consumers::update_consumer(svc, parse(input)?).await,

@@ -1,4 +1,4 @@
-//! ReceiveMessage (rules V2, V6, V21, L3, L7, W4).
+//! ReceiveMessage (rules V2, V6, V21, L3, L7, W4, H5).
 
 use std::time::Duration;
 
@@ -54,7 +54,18 @@ pub async fn receive_message<B: Broker>(
         super::send::check_fifo_token("ReceiveRequestAttemptId", id)?;
     }
     let meta = svc.broker.get_queue(name).await?;
-    let wait = wait.unwrap_or(meta.config.receive_message_wait_time_seconds);
+    let mut wait = wait.unwrap_or(meta.config.receive_message_wait_time_seconds);
+    // Beyond the server's cap on waiting long polls, a receive answers with
+    // what is there now instead of waiting (rule H5).
+    let place = if wait > 0 {
+        let place = svc.metrics.long_polls.take();
+        if place.is_none() {
+            wait = 0;
+        }
+        place
+    } else {
+        None
+    };
     // Before the receive: once messages are in flight, their handles must
     // reach the client.
     let sealer = svc.handle_sealer().await?;
@@ -70,6 +81,7 @@ pub async fn receive_message<B: Broker>(
             },
         )
         .await?;
+    drop(place);
     let mut system_names: Vec<String> = input.attribute_names.unwrap_or_default();
     system_names.extend(input.message_system_attribute_names.unwrap_or_default());
     let user_names = input.message_attribute_names.unwrap_or_default();

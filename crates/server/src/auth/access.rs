@@ -5,6 +5,10 @@
 //! What a request names is worked out by `crate::authorize`, the one call
 //! site in the request path; this module only holds the rules.
 
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
 use sluice_core::{ErrorCode, SqsError};
 
 /// What a credential may do; `None` is "everything" (the default).
@@ -68,7 +72,21 @@ impl Access {
 /// action, as SQS does: there is no `sqs:SendMessageBatch` permission
 /// (recorded: aws/serverless-application-model#3633, a refused
 /// SendMessageBatch names `sqs:sendmessage`).
-pub fn iam_action(action: &str) -> String {
+pub fn iam_action(action: &str) -> Cow<'static, str> {
+    // Named once per action, not per request.
+    static NAMES: OnceLock<HashMap<&'static str, String>> = OnceLock::new();
+    let names = NAMES.get_or_init(|| {
+        sluice_protocol::known_actions()
+            .map(|a| (a, iam_name(a)))
+            .collect()
+    });
+    match names.get(action) {
+        Some(name) => Cow::Borrowed(name.as_str()),
+        None => Cow::Owned(iam_name(action)),
+    }
+}
+
+fn iam_name(action: &str) -> String {
     let single = action.strip_suffix("Batch").unwrap_or(action);
     let service = if sluice_protocol::is_sluice_action(action) {
         "sluice"
@@ -219,6 +237,16 @@ mod tests {
         assert_eq!(iam_action("ListQueues"), "sqs:ListQueues");
         assert_eq!(iam_action("NackMessage"), "sluice:NackMessage");
         assert_eq!(iam_action("DescribeAlarms"), "sluice:DescribeAlarms");
+        // Every known action is named from the table, as it would be
+        // named by hand.
+        let mut named = 0;
+        for action in sluice_protocol::known_actions() {
+            assert!(matches!(iam_action(action), Cow::Borrowed(_)), "{action}");
+            assert_eq!(iam_action(action), iam_name(action));
+            named += 1;
+        }
+        assert!(named > 30, "{named}");
+        assert_eq!(iam_action("NoSuchAction"), "sqs:NoSuchAction");
     }
 
     /// A2: bad patterns are refused at start-up.

@@ -20,7 +20,7 @@ use std::collections::HashMap;
 use std::fmt;
 use std::sync::Arc;
 
-use arc_swap::ArcSwap;
+use arc_swap::{ArcSwap, ArcSwapOption};
 use sluice_core::{ErrorCode, SqsError};
 
 pub use access::Access;
@@ -70,10 +70,43 @@ pub struct Principal {
     pub bucket: Option<Arc<Bucket>>,
 }
 
-/// A configured credential and the state of its rate.
+/// A configured credential, the principal its requests act as, and the
+/// state of its rate.
 struct Key {
     credential: Credential,
-    bucket: Option<Arc<Bucket>>,
+    /// Shared by every request the key signs (and its rate's bucket).
+    principal: Arc<Principal>,
+    /// The signing key of the day and region last verified: it changes
+    /// once a day, and deriving it costs four HMACs.
+    day_key: ArcSwapOption<DayKey>,
+}
+
+/// A key's signing key for one day and region, ready to MAC with.
+struct DayKey {
+    /// `yyyymmdd`.
+    date: String,
+    region: String,
+    mac: sigv4::HmacSha256,
+}
+
+impl Key {
+    /// The MAC keyed with this key's signing key of `date` and `region`,
+    /// derived only when either changed since the last request.
+    fn signing_mac(&self, date: &str, region: &str, service: &str) -> sigv4::HmacSha256 {
+        if let Some(day) = self.day_key.load().as_deref()
+            && day.date == date
+            && day.region == region
+        {
+            return day.mac.clone();
+        }
+        let mac = sigv4::signing_mac(&self.credential.secret_access_key, date, region, service);
+        self.day_key.store(Some(Arc::new(DayKey {
+            date: date.to_string(),
+            region: region.to_string(),
+            mac: mac.clone(),
+        })));
+        mac
+    }
 }
 
 /// The credentials of a verifier, by access key id.
@@ -171,14 +204,21 @@ fn key_table(credentials: Vec<Credential>, old: &KeyTable) -> Result<KeyTable, S
         }
         let bucket = c.rate_limit.map(|limit| {
             old.get(&c.access_key_id)
-                .and_then(|k| k.bucket.clone())
+                .and_then(|k| k.principal.bucket.clone())
                 .filter(|b| b.limit() == limit)
                 .unwrap_or_else(|| Arc::new(Bucket::new(limit)))
         });
         let id = c.access_key_id.clone();
+        let principal = Arc::new(Principal {
+            access_key_id: c.access_key_id.clone(),
+            account_id: c.account_id.clone(),
+            access: c.access.clone(),
+            bucket,
+        });
         let key = Key {
             credential: c,
-            bucket,
+            principal,
+            day_key: ArcSwapOption::empty(),
         };
         if keys.insert(id.clone(), key).is_some() {
             return Err(format!("access key {id} is configured twice"));

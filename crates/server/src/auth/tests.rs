@@ -134,6 +134,23 @@ fn a1_header_signatures_match_the_aws_test_suite() {
             read(dir, "header-canonical-request.txt").unwrap(),
             "{dir}"
         );
+        // What the verifier hashes, written straight into SHA-256.
+        let body_hash = sigv4::sha256_hex_digest(&signed.body);
+        let streamed = sigv4::CanonicalRequest {
+            method: &signed.method,
+            raw_path: &signed.path,
+            raw_query: &signed.query,
+            presigned: false,
+            headers: &signed.headers,
+            signed_headers: names,
+            payload_hash: body_hash.as_str(),
+        };
+        assert_eq!(streamed.text(), canonical, "{dir}");
+        assert_eq!(
+            sigv4::hex(&streamed.hash()),
+            sigv4::sha256_hex(canonical.as_bytes()),
+            "{dir}"
+        );
         let scope = "20150830/us-east-1/service/aws4_request";
         assert_eq!(
             sigv4::string_to_sign("20150830T123600Z", scope, &canonical),
@@ -144,7 +161,7 @@ fn a1_header_signatures_match_the_aws_test_suite() {
         assert_eq!(
             verifier
                 .verify(&signed.parts(), SUITE_NOW)
-                .map(|p| p.access_key_id),
+                .map(|p| p.access_key_id.clone()),
             Ok("AKIDEXAMPLE".to_string()),
             "{dir}"
         );
@@ -210,6 +227,17 @@ fn a1_presigned_signatures_match_the_aws_test_suite() {
             read(&dir, "query-canonical-request.txt").unwrap(),
             "{dir}"
         );
+        let body_hash = sigv4::sha256_hex_digest(&signed.body);
+        let streamed = sigv4::CanonicalRequest {
+            method: &signed.method,
+            raw_path: &signed.path,
+            raw_query: &signed.query,
+            presigned: true,
+            headers: &signed.headers,
+            signed_headers: &names,
+            payload_hash: body_hash.as_str(),
+        };
+        assert_eq!(streamed.text(), canonical, "{dir}");
         let verifier = suite_verifier(&dir);
         assert!(verifier.verify(&signed.parts(), SUITE_NOW).is_ok(), "{dir}");
         let late = SUITE_NOW + 3_600_000 + 1_000;
@@ -254,6 +282,17 @@ fn sqs_verifier(token: Option<&str>) -> Authenticator {
 
 /// Signs a JSON ListQueues at `at` (ms) with `key`/`secret`, as an SDK does.
 fn signed_request(key: &str, secret: &str, at: u64, token: Option<&str>) -> RawRequest {
+    signed_request_in("eu-west-1", key, secret, at, token)
+}
+
+/// [`signed_request`] for `region`.
+fn signed_request_in(
+    region: &str,
+    key: &str,
+    secret: &str,
+    at: u64,
+    token: Option<&str>,
+) -> RawRequest {
     let date = super::verify::amz_date_for_tests(at);
     let body = b"{}".to_vec();
     let mut headers = HeaderMap::new();
@@ -278,10 +317,10 @@ fn signed_request(key: &str, secret: &str, at: u64, token: Option<&str>) -> RawR
         &signed_headers,
         &sigv4::sha256_hex(&body),
     );
-    let scope = format!("{}/eu-west-1/sqs/aws4_request", &date[..8]);
+    let scope = format!("{}/{region}/sqs/aws4_request", &date[..8]);
     let to_sign = sigv4::string_to_sign(&date, &scope, &canonical);
     let signature = sigv4::signature(
-        &sigv4::signing_key(secret, &date[..8], "eu-west-1", "sqs"),
+        &sigv4::signing_key(secret, &date[..8], region, "sqs"),
         &to_sign,
     );
     let auth = format!(
@@ -304,13 +343,37 @@ fn a1_a_signed_request_yields_its_principal() {
     let req = signed_request(KEY, SECRET, NOW, None);
     assert_eq!(
         sqs_verifier(None).verify(&req.parts(), NOW + 60_000),
-        Ok(Principal {
+        Ok(std::sync::Arc::new(Principal {
             access_key_id: KEY.into(),
             account_id: "123456789012".into(),
             access: Default::default(),
             bucket: None,
-        })
+        }))
     );
+}
+
+/// A1: the signing key a verifier keeps between requests is the one of
+/// the request's own day and region: a request of another region or the
+/// next day verifies, one signed with another secret still does not, and
+/// a request of the first day verifies again after them.
+#[test]
+fn a1_the_kept_signing_key_follows_day_and_region() {
+    let verifier = sqs_verifier(None);
+    const DAY: u64 = 86_400_000;
+    let ok = |region: &str, at: u64| {
+        let req = signed_request_in(region, KEY, SECRET, at, None);
+        verifier
+            .verify(&req.parts(), at)
+            .map(|p| p.access_key_id.clone())
+    };
+    assert_eq!(ok("eu-west-1", NOW), Ok(KEY.to_string()));
+    assert_eq!(ok("eu-west-1", NOW + 1_000), Ok(KEY.to_string()));
+    assert_eq!(ok("us-east-2", NOW + 2_000), Ok(KEY.to_string()));
+    assert_eq!(ok("us-east-2", NOW + DAY), Ok(KEY.to_string()));
+    let forged = signed_request_in("us-east-2", KEY, "another-secret", NOW + DAY, None);
+    let refused = verifier.verify(&forged.parts(), NOW + DAY).unwrap_err();
+    assert_eq!(refused.error.code, ErrorCode::SignatureDoesNotMatch);
+    assert_eq!(ok("eu-west-1", NOW + 3_000), Ok(KEY.to_string()));
 }
 
 /// A1: an unsigned request is MissingAuthenticationToken.
@@ -517,6 +580,7 @@ fn a8_reload_keeps_an_unchanged_keys_bucket() {
         auth.verify(&req.parts(), NOW)
             .unwrap()
             .bucket
+            .clone()
             .expect("a limited key has a bucket")
     };
     assert!(bucket(&auth).try_take());

@@ -13,6 +13,7 @@
 //!    included, compared in constant time (`SignatureDoesNotMatch`).
 
 use std::borrow::Cow;
+use std::sync::Arc;
 
 use http::HeaderMap;
 use sluice_core::ErrorCode;
@@ -76,10 +77,18 @@ struct Signed<'a> {
 impl Authenticator {
     /// Verifies `req`'s signature at `now`: the principal it was signed by,
     /// or why it is refused.
-    pub fn verify(&self, req: &RequestParts<'_>, now: Millis) -> Result<Principal, Refusal> {
+    pub fn verify(&self, req: &RequestParts<'_>, now: Millis) -> Result<Arc<Principal>, Refusal> {
         let signed = signed_parts(req)?;
-        let scope: Vec<&str> = signed.credential.split('/').collect();
-        let [key_id, date, region, service, terminator] = scope[..] else {
+        let credential: &str = &signed.credential;
+        let mut fields = credential.split('/');
+        let (Some(key_id), Some(date), Some(region), Some(service), Some(terminator), None) = (
+            fields.next(),
+            fields.next(),
+            fields.next(),
+            fields.next(),
+            fields.next(),
+            fields.next(),
+        ) else {
             return Err(Refusal::new(
                 ErrorCode::IncompleteSignature,
                 format!(
@@ -142,8 +151,7 @@ impl Authenticator {
         }
         check_time(&signed, date, now).map_err(|r| r.by(key_id))?;
 
-        let names: Vec<&str> = signed.signed_headers.split(';').collect();
-        if !names.contains(&"host") {
+        if !signed.signed_headers.split(';').any(|name| name == "host") {
             return Err(Refusal::new(
                 ErrorCode::IncompleteSignature,
                 HOST_NOT_SIGNED,
@@ -151,9 +159,11 @@ impl Authenticator {
             )
             .by(key_id));
         }
-        let payload_hash = sigv4::sha256_hex(req.body);
+        // Everything below hashes as it goes: the canonical request and
+        // the string to sign are written out only for a refusal's answer.
+        let payload_hash = sigv4::sha256_hex_digest(req.body);
         if let Some(claimed) = req.headers.get("x-amz-content-sha256")
-            && claimed.as_bytes() != payload_hash.as_bytes()
+            && claimed.as_bytes() != payload_hash.as_str().as_bytes()
         {
             // UNSIGNED-PAYLOAD included: every SQS request's body is signed.
             return Err(mismatch(
@@ -162,19 +172,23 @@ impl Authenticator {
                 "payload hash does not match the body",
             ));
         }
-        let canonical = sigv4::canonical_request(
-            req.method,
-            &sigv4::canonical_uri(req.path),
-            &sigv4::canonical_query(req.query, signed.presigned),
-            &sigv4::canonical_headers(req.headers, &names),
-            &signed.signed_headers,
-            &payload_hash,
-        );
-        let scope = format!("{date}/{region}/{service}/aws4_request");
-        let to_sign = sigv4::string_to_sign(&signed.amz_date, &scope, &canonical);
-        let key = sigv4::signing_key(&cred.secret_access_key, date, region, service);
-        let verified = sigv4::unhex(&signed.signature)
-            .is_some_and(|given| sigv4::signature_matches(&key, &to_sign, &given));
+        let canonical = sigv4::CanonicalRequest {
+            method: req.method,
+            raw_path: req.path,
+            raw_query: req.query,
+            presigned: signed.presigned,
+            headers: req.headers,
+            signed_headers: &signed.signed_headers,
+            payload_hash: payload_hash.as_str(),
+        };
+        let canonical_hash = canonical.hash();
+        // `<date>/<region>/<service>/aws4_request`: the credential after
+        // its key id, all five fields checked above.
+        let scope = &credential[key_id.len() + 1..];
+        let mac = entry.signing_mac(date, region, service);
+        let verified = sigv4::unhex_signature(&signed.signature).is_some_and(|given| {
+            sigv4::signature_matches_mac(&mac, &signed.amz_date, scope, &canonical_hash, &given)
+        });
         if !verified {
             // As AWS does, say what was signed, so a client's author can
             // compare: all of it comes from the request, but a session
@@ -182,18 +196,16 @@ impl Authenticator {
             let message = if signed.token.is_some() {
                 SIGNATURE_MISMATCH.to_string()
             } else {
+                let canonical = canonical.text();
+                let mut to_sign = String::with_capacity(160);
+                sigv4::write_string_to_sign(&signed.amz_date, scope, &canonical_hash, &mut to_sign);
                 format!(
                     "{SIGNATURE_MISMATCH}\n\nThe Canonical String for this request should have been\n'{canonical}'\n\nThe String-to-Sign should have been\n'{to_sign}'\n"
                 )
             };
             return Err(mismatch(message, "signature does not match"));
         }
-        Ok(Principal {
-            access_key_id: cred.access_key_id.clone(),
-            account_id: cred.account_id.clone(),
-            access: cred.access.clone(),
-            bucket: entry.bucket.clone(),
-        })
+        Ok(entry.principal.clone())
     }
 }
 

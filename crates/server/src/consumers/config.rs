@@ -47,6 +47,9 @@ pub struct ConsumerSpec {
     /// Read the answer's `batchItemFailures` (Lambda's
     /// `ReportBatchItemFailures`); otherwise any 2xx deletes the batch.
     pub report_batch_item_failures: bool,
+    /// Lambda's filter patterns (JSON texts, up to 5): a message matching
+    /// none is deleted without delivery (rule C13). Empty: no filter.
+    pub filter: Vec<String>,
 }
 
 /// Why a consumer is refused at start.
@@ -104,6 +107,7 @@ impl ConsumerSpec {
         if !self.url.starts_with("http://") || self.url.parse::<http::Uri>().is_err() {
             return Err(self.invalid(format!("url must be an http:// URL, got {:?}", self.url)));
         }
+        super::filter::Filter::compile(&self.filter).map_err(|e| self.invalid(e.to_string()))?;
         Ok(())
     }
 
@@ -170,6 +174,7 @@ mod tests {
             max_concurrency: 2,
             timeout: Duration::from_secs(30),
             report_batch_item_failures: true,
+            filter: Vec::new(),
         }
     }
 

@@ -54,13 +54,15 @@ pub struct Delivery<B> {
     /// Seals the handles of the event (rule A3), keyed at the first
     /// delivery with the engine's secret.
     pub sealer: tokio::sync::OnceCell<HandleSealer>,
+    /// The messages delivered; the others are deleted (rule C13).
+    pub filter: super::filter::Filter,
 }
 
 impl<B: Broker> Delivery<B> {
     /// POSTs `messages` (received with `visibility` seconds) and applies the
     /// answer; returns what became of the batch.
-    pub async fn deliver(&self, messages: Vec<ReceivedMessage>, visibility: u32) -> Outcome {
-        let mut event = build_event(&self.source, &messages);
+    pub async fn deliver(&self, messages: &[ReceivedMessage], visibility: u32) -> Outcome {
+        let mut event = build_event(&self.source, messages);
         let sealer = self
             .sealer
             .get_or_try_init(|| async {
@@ -83,9 +85,13 @@ impl<B: Broker> Delivery<B> {
         let body = Bytes::from(event.to_string());
         let ids: BTreeSet<&str> = messages.iter().map(|m| m.message_id.as_str()).collect();
         let handles: Vec<String> = messages.iter().map(|m| m.receipt_handle.clone()).collect();
-        self.metrics.delivered(&self.spec.name, messages.len());
         let invoked = self.invoke(body, &ids);
+        let posted = tokio::time::Instant::now();
         let (outcome, reason) = self.keeping_invisible(&handles, visibility, invoked).await;
+        if outcome != Outcome::Unreached {
+            self.metrics
+                .delivered(&self.spec.name, messages.len(), posted.elapsed());
+        }
         let keep = match &outcome {
             Outcome::AllSucceeded => BTreeMap::new(),
             Outcome::Partial(failed) => {
@@ -108,6 +114,18 @@ impl<B: Broker> Delivery<B> {
                 } else {
                     failed.clone()
                 }
+            }
+            Outcome::Unreached => {
+                self.metrics
+                    .failed(&self.spec.name, FailureKind::Connection.as_str());
+                tracing::warn!(
+                    consumer = %self.spec.name,
+                    queue = %self.spec.queue,
+                    messages = messages.len(),
+                    reason = reason.as_deref().unwrap_or(""),
+                    "handler unreachable: the batch is kept and posted again after a back-off pause"
+                );
+                return outcome;
             }
             Outcome::Throttled(wait) => {
                 self.metrics
@@ -137,7 +155,7 @@ impl<B: Broker> Delivery<B> {
                 return outcome;
             }
         };
-        self.dead_letter(&messages, &keep).await;
+        self.dead_letter(messages, &keep).await;
         let done: Vec<String> = messages
             .iter()
             .filter(|m| !keep.contains_key(&m.message_id))
@@ -165,7 +183,9 @@ impl<B: Broker> Delivery<B> {
             let response = self.client.request(request).await.map_err(|e| {
                 let chain = error_chain(&e);
                 tracing::debug!(consumer = %self.spec.name, error = %chain, "handler unreachable");
-                format!("handler unreachable: {chain}")
+                // No connection: the request never left, the handler
+                // never saw the batch (rule C12).
+                (e.is_connect(), format!("handler unreachable: {chain}"))
             })?;
             let status = response.status();
             let function_error = response.headers().contains_key(FUNCTION_ERROR);
@@ -175,14 +195,15 @@ impl<B: Broker> Delivery<B> {
                     .headers()
                     .get(http::header::RETRY_AFTER)
                     .and_then(|v| v.to_str().ok()),
+                std::time::SystemTime::now(),
             );
             let body = response
                 .into_body()
                 .collect()
                 .await
-                .map_err(|e| format!("answer broken off: {}", error_chain(&e)))?
+                .map_err(|e| (false, format!("answer broken off: {}", error_chain(&e))))?
                 .to_bytes();
-            Ok::<_, String>((status, function_error, wait, body))
+            Ok::<_, (bool, String)>((status, function_error, wait, body))
         };
         let failed = |kind, status: http::StatusCode, body: &[u8]| {
             let reason = answer_failure_reason(kind, status.as_u16(), body);
@@ -196,11 +217,12 @@ impl<B: Broker> Delivery<B> {
                     self.spec.timeout.as_secs()
                 )),
             ),
-            Ok(Err(reason)) => (Outcome::Failed(FailureKind::Connection), Some(reason)),
+            Ok(Err((true, reason))) => (Outcome::Unreached, Some(reason)),
+            Ok(Err((false, reason))) => (Outcome::Failed(FailureKind::Connection), Some(reason)),
             Ok(Ok((status, true, _, body))) => failed(FailureKind::FunctionError, status, &body),
             Ok(Ok((_, false, Some(wait), _))) => (Outcome::Throttled(wait), None),
             Ok(Ok((status, false, None, body))) if !status.is_success() => {
-                failed(FailureKind::Status, status, &body)
+                failed(FailureKind::Status(status.as_u16()), status, &body)
             }
             Ok(Ok((status, false, None, body))) => {
                 match read_success(&body, ids, self.spec.report_batch_item_failures) {
@@ -242,6 +264,16 @@ impl<B: Broker> Delivery<B> {
         }
     }
 
+    /// Gives a batch whose handler could not be reached a full visibility
+    /// timeout again, to be posted again after the back-off pause (rule
+    /// C12); false when some of its messages are no longer held (their
+    /// handles expired, the queue was purged): the batch is then let go
+    /// and what is left of it comes back as after any failure.
+    pub async fn keep(&self, messages: &[ReceivedMessage], visibility: u32) -> bool {
+        let handles: Vec<String> = messages.iter().map(|m| m.receipt_handle.clone()).collect();
+        self.extend(&handles, visibility).await == 0
+    }
+
     /// Keeps `messages` invisible until `wait` ends, without delivering
     /// them (a handler's Retry-After, rule C7).
     pub async fn hold<F: Future>(&self, messages: &[ReceivedMessage], visibility: u32, wait: F) {
@@ -267,13 +299,16 @@ impl<B: Broker> Delivery<B> {
         loop {
             tokio::select! {
                 out = &mut work => return out,
-                _ = ticker.tick() => self.extend(handles, visibility).await,
+                _ = ticker.tick() => {
+                    self.extend(handles, visibility).await;
+                }
             }
         }
     }
 
-    /// Gives `handles` a full visibility timeout again.
-    pub(super) async fn extend(&self, handles: &[String], visibility: u32) {
+    /// Gives `handles` a full visibility timeout again; how many could not
+    /// be extended.
+    pub(super) async fn extend(&self, handles: &[String], visibility: u32) -> usize {
         let changes = handles
             .iter()
             .map(|h| VisibilityChange {
@@ -291,9 +326,11 @@ impl<B: Broker> Delivery<B> {
                 if lost > 0 {
                     tracing::warn!(consumer = %self.spec.name, messages = lost, "cannot extend the visibility of messages in delivery");
                 }
+                lost
             }
             Err(e) => {
                 tracing::warn!(consumer = %self.spec.name, error = %e, "cannot extend the visibility of a batch in delivery");
+                handles.len()
             }
         }
     }

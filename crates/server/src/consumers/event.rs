@@ -56,7 +56,7 @@ pub fn seal_receipt_handles(event: &mut Value, seal: impl Fn(&str) -> String) {
 
 /// One record. Lambda writes every attribute value as a string, and
 /// `md5OfMessageAttributes` as null when the message has none.
-fn record(source: &EventSource, m: &ReceivedMessage) -> Value {
+pub(super) fn record(source: &EventSource, m: &ReceivedMessage) -> Value {
     let md5_of_body = match &m.body_md5 {
         Some(digest) => digest_hex(digest),
         None => md5_of_body(&m.body),

@@ -1,7 +1,8 @@
 //! Gathering one batch: a long poll for the first messages, then, with a
 //! batching window, more receives until the batch is full, the window has
 //! passed or the bodies reach Lambda's payload limit, whichever comes first
-//! (Lambda's `MaximumBatchingWindowInSeconds`).
+//! (Lambda's `MaximumBatchingWindowInSeconds`). Each receive drops the
+//! messages the consumer's filter does not admit (rule C13).
 
 use std::time::Duration;
 
@@ -10,6 +11,7 @@ use sluice_core::SqsError;
 use tokio::time::Instant;
 
 use super::deliver::Delivery;
+use super::event::record;
 
 /// The longest long poll of a receive (SQS's limit).
 pub const POLL_WAIT: Duration = Duration::from_secs(20);
@@ -80,10 +82,39 @@ impl<B: Broker> Delivery<B> {
             wait,
             attempt_id: None,
         };
-        self.broker
+        let received = self
+            .broker
             .receive_messages(&self.spec.queue, options)
             .await
-            .map_err(SqsError::from)
+            .map_err(SqsError::from)?;
+        Ok(self.drop_filtered(received).await)
+    }
+
+    /// The messages the consumer's filter admits; the others are deleted
+    /// without delivery, as Lambda deletes them (rule C13). One that
+    /// cannot be deleted comes back after its visibility timeout and is
+    /// filtered again.
+    async fn drop_filtered(&self, received: Vec<ReceivedMessage>) -> Vec<ReceivedMessage> {
+        if self.filter.is_empty() || received.is_empty() {
+            return received;
+        }
+        let (admitted, dropped): (Vec<_>, Vec<_>) = received
+            .into_iter()
+            .partition(|m| self.filter.admits(&record(&self.source, m)));
+        if dropped.is_empty() {
+            return admitted;
+        }
+        let handles = dropped.iter().map(|m| m.receipt_handle.clone()).collect();
+        match self.broker.delete_messages(&self.spec.queue, handles).await {
+            Ok(results) => {
+                let deleted = results.iter().filter(|r| r.is_ok()).count();
+                self.metrics.filtered(&self.spec.name, deleted);
+            }
+            Err(e) => {
+                tracing::warn!(consumer = %self.spec.name, error = %e, "cannot delete filtered-out messages");
+            }
+        }
+        admitted
     }
 }
 

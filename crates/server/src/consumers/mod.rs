@@ -8,19 +8,22 @@
 //! delivery keeps its whole batch in flight until it is answered.
 //!
 //! [`config`] holds a consumer's settings and their checks; [`gather`]
-//! receives a batch (over a batching window); [`scaling`] decides how many
+//! receives a batch (over a batching window), dropping what [`filter`]
+//! does not admit; [`scaling`] decides how many
 //! batches may be in flight; [`cluster_slots`] holds that limit across
 //! nodes sharing one storage; [`event`] builds the event; [`outcome`] reads the handler's answer; [`deliver`]
 //! posts one batch, keeps its messages invisible while it runs and applies
 //! the answer; [`registry`] lists every consumer with its state;
 //! [`runtime`] creates, changes and deletes consumers at run time, saved
-//! by [`store`]. This file holds the poll loop. Everything goes through the
+//! by [`store`]. This file holds the poll loop, which runs each batch's
+//! receive and delivery in a task of its own. Everything goes through the
 //! [`Broker`] trait, so every engine serves consumers.
 
 pub mod cluster_slots;
 pub mod config;
 pub mod deliver;
 pub mod event;
+pub mod filter;
 pub mod gather;
 pub mod outcome;
 pub mod registry;
@@ -34,6 +37,8 @@ use std::time::Duration;
 use sluice_broker::Broker;
 use sluice_core::queue_name::Account;
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
+use tokio::sync::Notify;
 use tokio::task::{JoinHandle, JoinSet};
 use tokio::time::Instant;
 
@@ -42,6 +47,7 @@ use cluster_slots::ClusterSlots;
 pub use config::{ConsumerConfigError, ConsumerSpec};
 use deliver::{Delivery, handler_client};
 use event::EventSource;
+use outcome::Outcome;
 use registry::ConsumerRegistry;
 use scaling::Scaling;
 
@@ -158,7 +164,15 @@ impl<B> Copy for ConsumerHost<'_, B> {}
 impl<B: Broker> ConsumerHost<'_, B> {
     /// Starts the poll loop of `spec`, already registered.
     pub fn spawn(&self, spec: ConsumerSpec, client: deliver::HandlerClient) -> JoinHandle<()> {
+        // Checked when the consumer was: a pattern that does not compile
+        // now cannot happen, and is logged rather than panicked on.
+        let filter = filter::Filter::compile(&spec.filter).unwrap_or_else(|e| {
+            tracing::error!(consumer = %spec.name, error = %e, "filter refused; running without it");
+            filter::Filter::default()
+        });
+        self.metrics.started(&spec.name);
         let delivery = Delivery {
+            filter,
             fifo: sluice_core::queue_name::is_fifo_name(&spec.queue),
             broker: self.broker.clone(),
             source: EventSource::new(self.account, &spec.queue),
@@ -171,26 +185,42 @@ impl<B: Broker> ConsumerHost<'_, B> {
     }
 }
 
-/// Receives batches while fewer than the current limit are in flight
-/// (rule C7) and hands each to its own delivery task. Errors reading the
-/// queue (deleted, say) are logged once per streak and retried.
+/// Keeps as many batches in flight as the current limit allows (rule C7),
+/// each received and delivered by its own task. The receives of those
+/// batches run side by side, as do the deletes after their deliveries, so
+/// that a durable engine commits them together (one `fdatasync` for many)
+/// rather than one after the other. Errors reading the queue (deleted,
+/// say) are logged once per streak and retried.
 async fn poll<B: Broker>(delivery: Arc<Delivery<B>>, registry: ConsumerRegistry) {
     let spec = &delivery.spec;
-    // Shared with the deliveries, which report their answers as they come,
-    // so that a Retry-After holds back even a batch already received.
-    let scaling = Arc::new(Mutex::new(Scaling::new(spec.max_concurrency)));
     let slots = ClusterSlots::new(&delivery.broker, spec);
-    // Dropped with this task: deliveries in flight stop with it.
+    let slot = Slot {
+        delivery: delivery.clone(),
+        // Shared with the deliveries, which report their answers as they
+        // come, so that a Retry-After holds back even a batch already
+        // received.
+        scaling: Arc::new(Mutex::new(Scaling::new(spec.max_concurrency))),
+        registry: registry.clone(),
+        received: Arc::new(Notify::new()),
+        failing: Arc::new(AtomicBool::new(false)),
+    };
+    // Dropped with this task: receives and deliveries in flight stop with it.
     let mut in_flight = JoinSet::new();
-    let mut failing = false;
     loop {
         while in_flight.try_join_next().is_some() {}
-        let (limit, paused_until) = {
-            let s = lock(&scaling);
-            (s.limit(), s.paused_until(Instant::now()))
+        let (limit, paused_until, throttled, backing_off) = {
+            let s = lock(&slot.scaling);
+            let now = Instant::now();
+            (
+                s.limit(),
+                s.paused_until(now),
+                s.throttled(now),
+                s.backing_off(now),
+            )
         };
-        let in_flight_now = u32::try_from(in_flight.len()).unwrap_or(u32::MAX);
-        registry.update(&spec.name, in_flight_now, limit, paused_until.is_some());
+        let batches = delivery.metrics.in_flight(&spec.name);
+        registry.update(&spec.name, batches, limit, throttled, backing_off);
+        delivery.metrics.set_limit(&spec.name, limit);
         if registry.is_stopped(&spec.name) {
             // PauseConsumer (rule C10): nothing new is received; batches
             // in flight finish.
@@ -205,62 +235,113 @@ async fn poll<B: Broker>(delivery: Arc<Delivery<B>>, registry: ConsumerRegistry)
             continue;
         }
         if in_flight.len() >= limit as usize {
-            in_flight.join_next().await;
+            // A batch finished, or one was received (a full one may have
+            // raised the limit).
+            tokio::select! {
+                _ = in_flight.join_next() => {}
+                () = slot.received.notified() => {}
+            }
             continue;
         }
         // Held from the receive to the end of the delivery (rule C14).
-        let Some(slot) = slots.claim().await else {
+        let Some(lease) = slots.claim().await else {
             tokio::select! {
                 _ = in_flight.join_next(), if !in_flight.is_empty() => {}
                 _ = tokio::time::sleep(cluster_slots::RETRY) => {}
             }
             continue;
         };
+        in_flight.spawn(slot.clone().run(lease));
+    }
+}
+
+/// One batch's turn: receive it, then deliver it.
+#[derive(Clone)]
+struct Slot<B> {
+    delivery: Arc<Delivery<B>>,
+    scaling: Arc<Mutex<Scaling>>,
+    registry: ConsumerRegistry,
+    /// Told whenever a batch is received.
+    received: Arc<Notify>,
+    /// Receives are failing: logged at the first failure of a streak.
+    failing: Arc<AtomicBool>,
+}
+
+impl<B: Broker> Slot<B> {
+    /// Receives a batch and delivers it, holding `lease` (one of the
+    /// consumer's slots across the nodes, rule C14) until it is done.
+    async fn run(self, lease: cluster_slots::Slot) {
+        let (delivery, spec) = (&self.delivery, &self.delivery.spec);
         let received = async {
             let meta = delivery.broker.get_queue(&spec.queue).await?;
             let visibility = meta.config.visibility_timeout;
             Ok::<_, sluice_core::SqsError>((visibility, delivery.gather(visibility).await?))
         };
-        match received.await {
+        let (visibility, messages) = match received.await {
             Err(e) => {
-                drop(slot);
-                if !failing {
+                drop(lease);
+                if !self.failing.swap(true, Ordering::Relaxed) {
                     tracing::warn!(consumer = %spec.name, queue = %spec.queue, error = %e, "cannot receive; retrying");
                 }
-                failing = true;
                 tokio::time::sleep(RETRY_AFTER_ERROR).await;
+                return;
             }
-            Ok((_, messages)) if messages.is_empty() => failing = false,
-            Ok((visibility, messages)) => {
-                failing = false;
-                lock(&scaling).received(messages.len(), spec.batch_size);
-                let (delivery, scaling) = (delivery.clone(), scaling.clone());
-                let registry = registry.clone();
-                in_flight.spawn(async move {
-                    let _slot = slot;
-                    // A pause that began while this batch was received (a
-                    // Retry-After, or PauseConsumer during the long poll)
-                    // holds it, invisible, until the pause ends.
-                    loop {
-                        let paused_until = lock(&scaling).paused_until(Instant::now());
-                        if let Some(until) = paused_until {
-                            let wait = tokio::time::sleep_until(until);
-                            delivery.hold(&messages, visibility, wait).await;
-                        } else if registry.is_stopped(&delivery.spec.name) {
-                            let resumed = async {
-                                while registry.is_stopped(&delivery.spec.name) {
-                                    tokio::time::sleep(STOPPED_POLL).await;
-                                }
-                            };
-                            delivery.hold(&messages, visibility, resumed).await;
-                        } else {
-                            break;
-                        }
-                    }
-                    let outcome = delivery.deliver(messages, visibility).await;
-                    lock(&scaling).answered(&outcome, Instant::now());
-                });
+            Ok(received) => received,
+        };
+        self.failing.store(false, Ordering::Relaxed);
+        if messages.is_empty() {
+            return;
+        }
+        let _lease = lease;
+        let _counted = delivery.metrics.batch_in_flight(&spec.name);
+        lock(&self.scaling).received(messages.len(), spec.batch_size);
+        self.received.notify_one();
+        loop {
+            wait_for_pauses(
+                delivery,
+                &self.scaling,
+                &self.registry,
+                &messages,
+                visibility,
+            )
+            .await;
+            let outcome = delivery.deliver(&messages, visibility).await;
+            let unreached = outcome == Outcome::Unreached;
+            lock(&self.scaling).answered(&outcome, Instant::now());
+            // The handler was never reached (rule C12): the same batch,
+            // still in flight on its one receive, is posted again once the
+            // back-off pause ends, unless its messages could not be kept.
+            if !unreached || !delivery.keep(&messages, visibility).await {
+                break;
             }
+        }
+    }
+}
+
+/// Holds a received batch, invisible, while a pause holds it back: one
+/// that began while it was received (a Retry-After, a back-off, or
+/// PauseConsumer during the long poll) or after its handler was found down.
+async fn wait_for_pauses<B: Broker>(
+    delivery: &Delivery<B>,
+    scaling: &Mutex<Scaling>,
+    registry: &ConsumerRegistry,
+    messages: &[sluice_broker::ReceivedMessage],
+    visibility: u32,
+) {
+    loop {
+        let paused_until = lock(scaling).paused_until(Instant::now());
+        if let Some(until) = paused_until {
+            let wait = tokio::time::sleep_until(until);
+            delivery.hold(messages, visibility, wait).await;
+        } else if registry.is_stopped(&delivery.spec.name) {
+            let resumed = async {
+                while registry.is_stopped(&delivery.spec.name) {
+                    tokio::time::sleep(STOPPED_POLL).await;
+                }
+            };
+            delivery.hold(messages, visibility, resumed).await;
+        } else {
+            return;
         }
     }
 }

@@ -9,8 +9,8 @@ use serde_json::Value;
 /// Why a whole batch failed, as counted in the metrics.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FailureKind {
-    /// The handler answered with a status outside 2xx.
-    Status,
+    /// The handler answered with this status, outside 2xx.
+    Status(u16),
     /// The handler answered with the `X-Amz-Function-Error` header.
     FunctionError,
     /// No full answer within the consumer's timeout.
@@ -27,7 +27,7 @@ impl FailureKind {
     /// The metric label.
     pub fn as_str(self) -> &'static str {
         match self {
-            FailureKind::Status => "status",
+            FailureKind::Status(_) => "status",
             FailureKind::FunctionError => "function_error",
             FailureKind::Timeout => "timeout",
             FailureKind::Connection => "connection",
@@ -36,15 +36,18 @@ impl FailureKind {
         }
     }
 
-    /// Every kind, for the metrics.
-    pub const ALL: [FailureKind; 6] = [
-        FailureKind::Status,
-        FailureKind::FunctionError,
-        FailureKind::Timeout,
-        FailureKind::Connection,
-        FailureKind::BadResponse,
-        FailureKind::Throttled,
-    ];
+    /// Whether the failure says the handler is down or overloaded rather
+    /// than that it refused these messages: no answer in time, a broken
+    /// connection, or a 5xx. Further receives back off (rule C12); a 4xx,
+    /// a function error or an unreadable answer come from a handler that
+    /// runs, and the next batch may well succeed.
+    pub fn handler_down(self) -> bool {
+        match self {
+            FailureKind::Timeout | FailureKind::Connection => true,
+            FailureKind::Status(code) => code >= 500,
+            FailureKind::FunctionError | FailureKind::BadResponse | FailureKind::Throttled => false,
+        }
+    }
 }
 
 /// Longest failure reason kept, as NackMessage's `Reason`.
@@ -94,17 +97,31 @@ pub enum Outcome {
     /// Delete nothing, and send no new batch for this long: the handler
     /// answered 429 or 503 with `Retry-After` (rule C7).
     Throttled(std::time::Duration),
+    /// No connection could be made: nothing was posted, the batch is kept
+    /// in flight with its receive and posted again once the back-off
+    /// pause ends (rule C12).
+    Unreached,
 }
 
-/// The wait a 429 or 503 answer asks for in its `Retry-After` header, in
-/// whole seconds (the HTTP-date form is not read: such an answer is a
-/// plain status failure).
-pub fn retry_after(status: u16, header: Option<&str>) -> Option<std::time::Duration> {
+/// The wait a 429 or 503 answer asks for in its `Retry-After` header, read
+/// at `now`: delay-seconds, or an HTTP-date (RFC 9110, section 10.2.3, in
+/// any of its three forms), a date already past asking for no wait. A
+/// header of neither form asks for nothing: the answer is a plain status
+/// failure.
+pub fn retry_after(
+    status: u16,
+    header: Option<&str>,
+    now: std::time::SystemTime,
+) -> Option<std::time::Duration> {
     if status != 429 && status != 503 {
         return None;
     }
-    let seconds: u64 = header?.trim().parse().ok()?;
-    Some(std::time::Duration::from_secs(seconds))
+    let header = header?.trim();
+    if let Ok(seconds) = header.parse::<u64>() {
+        return Some(std::time::Duration::from_secs(seconds));
+    }
+    let date = httpdate::parse_http_date(header).ok()?;
+    Some(date.duration_since(now).unwrap_or_default())
 }
 
 /// Reads a 2xx answer without the function-error header. With
@@ -313,18 +330,35 @@ mod tests {
         }
     }
 
-    /// C7: only 429 and 503 with delta-seconds ask for a pause.
+    /// C7: only 429 and 503 ask for a pause, with delta-seconds or an
+    /// HTTP-date (RFC 9110's three forms: IMF-fixdate, RFC 850, asctime).
     #[test]
     fn c7_retry_after_is_read_from_429_and_503() {
-        use std::time::Duration;
-        assert_eq!(retry_after(429, Some("3")), Some(Duration::from_secs(3)));
-        assert_eq!(retry_after(503, Some(" 0 ")), Some(Duration::ZERO));
-        assert_eq!(retry_after(500, Some("3")), None);
-        assert_eq!(retry_after(503, None), None);
+        use std::time::{Duration, SystemTime};
+        // Wed, 21 Oct 2015 07:28:00 GMT.
+        let now = SystemTime::UNIX_EPOCH + Duration::from_secs(1_445_412_480);
+        let at = |s: Option<&str>| retry_after(503, s, now);
         assert_eq!(
-            retry_after(503, Some("Wed, 21 Oct 2015 07:28:00 GMT")),
-            None
+            retry_after(429, Some("3"), now),
+            Some(Duration::from_secs(3))
         );
+        assert_eq!(at(Some(" 0 ")), Some(Duration::ZERO));
+        assert_eq!(retry_after(500, Some("3"), now), None);
+        assert_eq!(at(None), None);
+        for later in [
+            "Wed, 21 Oct 2015 07:28:30 GMT",
+            "Wednesday, 21-Oct-15 07:28:30 GMT",
+            "Wed Oct 21 07:28:30 2015",
+        ] {
+            assert_eq!(at(Some(later)), Some(Duration::from_secs(30)), "{later}");
+        }
+        assert_eq!(
+            at(Some("Wed, 21 Oct 2015 07:27:00 GMT")),
+            Some(Duration::ZERO),
+            "a date past asks for no wait"
+        );
+        assert_eq!(at(Some("soon")), None);
+        assert_eq!(at(Some("-3")), None);
     }
 
     /// C11: a whole-batch failure's reason names the status and a Lambda
@@ -337,15 +371,19 @@ mod tests {
             "function error (HTTP 200): ValueError: boom"
         );
         assert_eq!(
-            answer_failure_reason(FailureKind::Status, 502, b"<html>"),
+            answer_failure_reason(FailureKind::Status(502), 502, b"<html>"),
             "HTTP 502"
         );
         assert_eq!(
-            answer_failure_reason(FailureKind::Status, 500, br#"{"errorMessage":"db down"}"#),
+            answer_failure_reason(
+                FailureKind::Status(500),
+                500,
+                br#"{"errorMessage":"db down"}"#
+            ),
             "HTTP 500: db down"
         );
         let long = format!(r#"{{"errorMessage":"{}"}}"#, "x".repeat(2000));
-        let cut = answer_failure_reason(FailureKind::Status, 500, long.as_bytes());
+        let cut = answer_failure_reason(FailureKind::Status(500), 500, long.as_bytes());
         assert_eq!(cut.chars().count(), MAX_REASON_CHARS);
     }
 

@@ -38,18 +38,24 @@ pub struct ConsumerStatus {
     pub limit: u32,
     /// A handler's Retry-After holds new deliveries back.
     pub paused: bool,
+    /// The handler is down: new deliveries wait out a back-off pause
+    /// (rule C12).
+    pub backing_off: bool,
     /// PauseConsumer stopped it from receiving (rule C10).
     pub stopped: bool,
 }
 
 impl ConsumerStatus {
     /// As ListConsumers' `State` shows it: `stopped` (PauseConsumer),
-    /// `throttled` (a handler's Retry-After), or `running`.
+    /// `throttled` (a handler's Retry-After), `backing_off` (the handler is
+    /// down), or `running`.
     pub fn state(&self) -> &'static str {
         if self.stopped {
             "stopped"
         } else if self.paused {
             "throttled"
+        } else if self.backing_off {
+            "backing_off"
         } else {
             "running"
         }
@@ -77,6 +83,7 @@ impl ConsumerRegistry {
             in_flight: 0,
             limit: 1,
             paused: false,
+            backing_off: false,
             stopped,
         };
         self.lock().insert(spec.name.clone(), status);
@@ -109,10 +116,12 @@ impl ConsumerRegistry {
         self.lock().get(name).is_some_and(|s| s.stopped)
     }
 
-    /// Records a consumer's state.
-    pub fn update(&self, name: &str, in_flight: u32, limit: u32, paused: bool) {
+    /// Records a consumer's state: batches in flight, the limit, and
+    /// whether a Retry-After or a back-off pause holds.
+    pub fn update(&self, name: &str, in_flight: u32, limit: u32, paused: bool, backing_off: bool) {
         if let Some(s) = self.lock().get_mut(name) {
-            (s.in_flight, s.limit, s.paused) = (in_flight, limit, paused);
+            (s.in_flight, s.limit, s.paused, s.backing_off) =
+                (in_flight, limit, paused, backing_off);
         }
     }
 

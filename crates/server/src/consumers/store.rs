@@ -32,6 +32,9 @@ pub struct SavedConsumer {
     /// Stopped by PauseConsumer.
     #[serde(default)]
     pub stopped: bool,
+    /// The filter patterns (rule C13).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub filter: Vec<String>,
 }
 
 impl SavedConsumer {
@@ -47,6 +50,7 @@ impl SavedConsumer {
             timeout_seconds: spec.timeout.as_secs(),
             report_batch_item_failures: spec.report_batch_item_failures,
             stopped,
+            filter: spec.filter.clone(),
         }
     }
 
@@ -61,6 +65,7 @@ impl SavedConsumer {
             max_concurrency: self.max_concurrency,
             timeout: Duration::from_secs(self.timeout_seconds),
             report_batch_item_failures: self.report_batch_item_failures,
+            filter: self.filter.clone(),
         }
     }
 }
@@ -122,6 +127,7 @@ mod tests {
             max_concurrency: 3,
             timeout: Duration::from_secs(5),
             report_batch_item_failures: true,
+            filter: vec![r#"{"body": {"type": ["order"]}}"#.into()],
         };
         write(&path, vec![SavedConsumer::new(&spec, true)]).unwrap();
         let back = read(&path).unwrap();

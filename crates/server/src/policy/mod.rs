@@ -11,6 +11,7 @@
 //! list; none means the queue itself), `Sid`, and `Condition` with the
 //! operators in [`Operator`] on the keys in [`ConditionKey`].
 
+pub mod cache;
 mod evaluate;
 
 use serde_json::{Map, Value};

@@ -16,6 +16,11 @@ use sluice_broker::{Broker, QueueStats, StorageStats};
 
 use crate::alarms::Alarms;
 use crate::alarms::definition::AlarmState;
+use crate::long_polls::LongPolls;
+
+mod consumers;
+
+pub use consumers::{BatchInFlight, ConsumerMetrics, consumer_metric_names};
 
 /// The content type of the exposition.
 pub const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
@@ -50,106 +55,20 @@ struct AlarmLabels {
     state: String,
 }
 
-#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-struct ConsumerLabels {
-    consumer: String,
-}
-
-#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-struct ConsumerFailureLabels {
-    consumer: String,
-    kind: String,
-}
-
 /// The server's request metrics, and the push consumers' counters.
 pub struct Metrics {
     requests: Family<RequestLabels, Counter>,
     latency: Family<LatencyLabels, Histogram>,
     /// Counted by the push consumers, exported with the rest.
     pub consumers: ConsumerMetrics,
+    /// The long polls waiting now, and their cap (rule H5).
+    pub long_polls: LongPolls,
 }
 
 /// Per push consumer: batches POSTed, messages in them, messages deleted,
-/// and whole-batch failures by kind. Clones count into the same families.
-#[derive(Clone, Debug, Default)]
-pub struct ConsumerMetrics {
-    deliveries: Family<ConsumerLabels, Counter>,
-    messages: Family<ConsumerLabels, Counter>,
-    deleted: Family<ConsumerLabels, Counter>,
-    dead_lettered: Family<ConsumerLabels, Counter>,
-    failures: Family<ConsumerFailureLabels, Counter>,
-}
-
-impl ConsumerMetrics {
-    /// A batch of `messages` was POSTed to `consumer`'s handler.
-    pub fn delivered(&self, consumer: &str, messages: usize) {
-        let labels = ConsumerLabels {
-            consumer: consumer.to_string(),
-        };
-        self.deliveries.get_or_create(&labels).inc();
-        self.messages
-            .get_or_create(&labels)
-            .inc_by(u64::try_from(messages).unwrap_or(u64::MAX));
-    }
-
-    /// `messages` of `consumer`'s batches were deleted as handled.
-    pub fn deleted(&self, consumer: &str, messages: usize) {
-        self.deleted
-            .get_or_create(&ConsumerLabels {
-                consumer: consumer.to_string(),
-            })
-            .inc_by(u64::try_from(messages).unwrap_or(u64::MAX));
-    }
-
-    /// One of `consumer`'s messages, marked permanent, went to the DLQ.
-    pub fn dead_lettered(&self, consumer: &str) {
-        self.dead_lettered
-            .get_or_create(&ConsumerLabels {
-                consumer: consumer.to_string(),
-            })
-            .inc();
-    }
-
-    /// A batch of `consumer` failed: `kind` is `partial` (some items) or
-    /// why the whole batch failed.
-    pub fn failed(&self, consumer: &str, kind: &str) {
-        self.failures
-            .get_or_create(&ConsumerFailureLabels {
-                consumer: consumer.to_string(),
-                kind: kind.to_string(),
-            })
-            .inc();
-    }
-
-    fn register(&self, registry: &mut Registry) {
-        registry.register(
-            "sluice_consumer_deliveries",
-            "Batches POSTed to each push consumer's handler",
-            self.deliveries.clone(),
-        );
-        registry.register(
-            "sluice_consumer_messages",
-            "Messages in the batches POSTed to each push consumer's handler",
-            self.messages.clone(),
-        );
-        registry.register(
-            "sluice_consumer_deleted_messages",
-            "Messages each push consumer deleted as handled",
-            self.deleted.clone(),
-        );
-        registry.register(
-            "sluice_consumer_dead_lettered_messages",
-            "Messages each push consumer's handler marked permanent, moved to the dead-letter queue",
-            self.dead_lettered.clone(),
-        );
-        registry.register(
-            "sluice_consumer_failures",
-            "Failed batches by kind: partial (some items), status, function_error, timeout, connection, bad_response, throttled (the whole batch)",
-            self.failures.clone(),
-        );
-    }
-}
-
+/// whole-batch failures by kind, the sizes of the batches and the
+/// handler's answer times, and the batches in flight. Clones count into
+/// the same families.
 impl Default for Metrics {
     fn default() -> Self {
         Self {
@@ -159,6 +78,7 @@ impl Default for Metrics {
                 Histogram::new(exponential_buckets(0.0001, 2.0, 16))
             }),
             consumers: ConsumerMetrics::default(),
+            long_polls: LongPolls::default(),
         }
     }
 }
@@ -198,6 +118,20 @@ impl Metrics {
             self.latency.clone(),
         );
         self.consumers.register(&mut registry);
+        let waiting = Gauge::<i64>::default();
+        waiting.set(i64::try_from(self.long_polls.waiting()).unwrap_or(i64::MAX));
+        registry.register(
+            "sluice_long_polls_waiting",
+            "ReceiveMessage long polls waiting now (capped by --max-long-polls)",
+            waiting,
+        );
+        let capped = Counter::<u64>::default();
+        capped.inc_by(self.long_polls.capped());
+        registry.register(
+            "sluice_long_polls_capped",
+            "Receives that would have waited but answered at once: --max-long-polls were waiting",
+            capped,
+        );
         let mut stats = Vec::new();
         let mut sources: HashMap<String, i64> = HashMap::new();
         for name in broker.list_queues().await.unwrap_or_default() {
@@ -405,7 +339,8 @@ fn register_queue_metrics(registry: &mut Registry, stats: &[(String, QueueStats)
 
 /// Every metric name the exposition can contain (with the `_total`,
 /// `_bucket`, `_sum` and `_count` suffixes added), for checking dashboards
-/// and alert rules against.
+/// and alert rules against; the consumers' ([`consumer_metric_names`])
+/// show only once a consumer runs.
 pub fn metric_names() -> Vec<String> {
     let mut names: Vec<String> = GAUGES.iter().map(|(n, _, _)| n.to_string()).collect();
     names.push("sluice_queue_oldest_message_age_seconds".into());
@@ -422,5 +357,6 @@ pub fn metric_names() -> Vec<String> {
     for suffix in ["_bucket", "_sum", "_count"] {
         names.push(format!("sluice_request_duration_seconds{suffix}"));
     }
+    names.extend(consumer_metric_names());
     names
 }

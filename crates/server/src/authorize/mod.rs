@@ -11,46 +11,21 @@
 //! of the alarms it names; PutAlarm also on the queues its `Actions` send
 //! to, as `sqs:SendMessage` (rule A9).
 
-use serde::Deserialize;
-use serde_json::Value;
+mod named;
+
 use sluice_broker::Broker;
 use sluice_core::SqsError;
 use sluice_core::queue_name::{Account, key_parts, name_of_key, parse_queue_url};
 use sluice_protocol::Request;
-use sluice_protocol::requests::parse;
+use sluice_protocol::requests::parse_borrowed;
 
 use crate::auth::Principal;
 use crate::auth::access::{access_denied, explicit_deny, iam_action};
 use crate::auth::rate::throttled;
-use crate::policy::{Decision, Policy, RequestFacts};
+use crate::policy::{Decision, RequestFacts};
 use crate::service::{RequestContext, Service};
 
-/// The members of an input that name queues, whatever the action. Any
-/// JSON value parses (a member of another type is the action's to refuse),
-/// so that no input the action accepts escapes the check.
-#[derive(Debug, Default, Deserialize)]
-#[serde(rename_all = "PascalCase")]
-struct Named {
-    queue_url: Option<Value>,
-    queue_name: Option<Value>,
-    #[serde(rename = "QueueOwnerAWSAccountId")]
-    queue_owner_aws_account_id: Option<Value>,
-    source_arn: Option<Value>,
-    destination_arn: Option<Value>,
-    task_handle: Option<Value>,
-    attributes: Option<Value>,
-    /// A push consumer's name (UpdateConsumer, DeleteConsumer, ...).
-    name: Option<Value>,
-    /// The alarms DeleteAlarms deletes.
-    alarm_names: Option<Value>,
-    /// PutAlarm's webhook URLs and queue ARNs.
-    actions: Option<Value>,
-}
-
-/// A member's text, when it is a string.
-fn text(member: &Option<Value>) -> Option<&str> {
-    member.as_ref().and_then(Value::as_str)
-}
+use named::Named;
 
 /// Refuses, with `AccessDenied`, a request `principal` may not make: an
 /// action outside its `allow` patterns, a queue outside its `queues`
@@ -71,8 +46,8 @@ pub async fn authorize<B: Broker>(
     if let Some(bucket) = &principal.bucket
         && !bucket.try_take()
     {
-        let named: Named = parse(request.input.clone()).unwrap_or_default();
-        let queue = text(&named.queue_url).or(text(&named.queue_name));
+        let named: Named = parse_borrowed(&request.input).unwrap_or_default();
+        let queue = named.queue_url.text().or(named.queue_name.text());
         tracing::warn!(
             access_key = principal.access_key_id.as_str(),
             action,
@@ -88,12 +63,12 @@ pub async fn authorize<B: Broker>(
     }
     let access = &principal.access;
     let own = principal.account_id.as_str();
-    let named: Option<Named> = if access.is_unlimited() && !names_queues(action) {
+    let named: Option<Named<'_>> = if access.is_unlimited() && !names_queues(action) {
         None
     } else {
         // An input that does not parse is refused here, as the action
         // would: never let it through unchecked.
-        Some(parse(request.input.clone())?)
+        Some(parse_borrowed(&request.input)?)
     };
     if action == "DeleteAlarms" {
         // The alarms named are looked up by name: on shared storage, as
@@ -189,14 +164,20 @@ impl<B: Broker> Check<'_, B> {
             source_account: None,
             secure_transport: self.ctx.scheme == "https",
         };
-        let decision = match meta.config.policy.as_deref().map(Policy::parse) {
+        let decision = match meta.config.policy.as_deref() {
             None => Decision::NotNamed,
-            Some(Ok(policy)) => policy.evaluate(&facts),
-            // Kept from before authentication was on: it grants nothing.
-            Some(Err(reason)) => {
-                tracing::warn!(queue = key, reason, "queue policy not enforceable");
-                Decision::NotNamed
-            }
+            Some(document) => match &*svc.policies.parsed(key, document) {
+                Ok(policy) => policy.evaluate(&facts),
+                // Kept from before authentication was on: it grants nothing.
+                Err(reason) => {
+                    tracing::warn!(
+                        queue = key,
+                        reason = reason.as_str(),
+                        "queue policy not enforceable"
+                    );
+                    Decision::NotNamed
+                }
+            },
         };
         match decision {
             Decision::Deny => {
@@ -219,13 +200,10 @@ impl<B: Broker> Check<'_, B> {
 
 /// The keys of the queues a PutAlarm's `Actions` send to (its queue
 /// ARNs, of any account: the action refuses those of another).
-fn alarm_targets(account: &Account, named: &Named) -> Vec<String> {
-    let Some(Value::Array(actions)) = &named.actions else {
-        return Vec::new();
-    };
-    actions
-        .iter()
-        .filter_map(Value::as_str)
+fn alarm_targets(account: &Account, named: &Named<'_>) -> Vec<String> {
+    named
+        .actions
+        .texts()
         .filter(|a| a.starts_with("arn:"))
         .filter_map(|arn| account.key_from_any_arn(arn))
         .collect()
@@ -233,9 +211,9 @@ fn alarm_targets(account: &Account, named: &Named) -> Vec<String> {
 
 /// True for the actions that may name a queue of another account: an
 /// unlimited key still needs the account check on them. All but
-/// ListQueues (DeleteAlarms names its alarms' queues).
+/// ListQueues and CreateBackup (DeleteAlarms names its alarms' queues).
 fn names_queues(action: &str) -> bool {
-    action != "ListQueues"
+    !matches!(action, "ListQueues" | "CreateBackup")
 }
 
 /// The keys of the queues a request names: the requested name (CreateQueue,
@@ -249,30 +227,28 @@ fn named_keys<B: Broker>(
     ctx: &RequestContext,
     own: &str,
     action: &str,
-    named: &Named,
+    named: &Named<'_>,
 ) -> Vec<String> {
     let account = &svc.config.account;
     let mut keys = Vec::new();
     if matches!(action, "CreateQueue" | "GetQueueUrl") {
-        if let Some(name) = text(&named.queue_name) {
-            let owner = text(&named.queue_owner_aws_account_id).unwrap_or(own);
+        if let Some(name) = named.queue_name.text() {
+            let owner = named.queue_owner_aws_account_id.text().unwrap_or(own);
             keys.push(account.key(svc.request_region(ctx), owner, name));
         }
         keys.extend(redrive_target(named).and_then(|arn| account.key_from_any_arn(&arn)));
         return keys;
     }
-    if let Some(key) = text(&named.queue_url).and_then(|u| url_key(account, u)) {
+    if let Some(key) = named.queue_url.text().and_then(|u| url_key(account, u)) {
         keys.push(key);
     }
     // An alarm is reached through the queue it watches (rule A9).
-    if action == "DeleteAlarms"
-        && let Some(Value::Array(names)) = &named.alarm_names
-    {
+    if action == "DeleteAlarms" {
         let store = svc.alarms.store();
         keys.extend(
-            names
-                .iter()
-                .filter_map(Value::as_str)
+            named
+                .alarm_names
+                .texts()
                 .filter_map(|n| store.get(n))
                 .map(|e| e.def.queue.clone()),
         );
@@ -282,11 +258,13 @@ fn named_keys<B: Broker>(
     if matches!(
         action,
         "UpdateConsumer" | "DeleteConsumer" | "PauseConsumer" | "ResumeConsumer"
-    ) && let Some(status) = text(&named.name).and_then(|n| svc.consumers.get(n))
+    ) && let Some(status) = named.name.text().and_then(|n| svc.consumers.get(n))
     {
         keys.push(account.key("", &account.id, &status.spec.queue));
     }
-    let handle_source = text(&named.task_handle)
+    let handle_source = named
+        .task_handle
+        .text()
         .and_then(crate::move_tasks::decode_handle)
         .map(|(_, arn)| arn);
     let target = if action == "SetQueueAttributes" {
@@ -295,8 +273,8 @@ fn named_keys<B: Broker>(
         None
     };
     let arns = [
-        text(&named.source_arn),
-        text(&named.destination_arn),
+        named.source_arn.text(),
+        named.destination_arn.text(),
         handle_source.as_deref(),
         target.as_deref(),
     ];
@@ -310,9 +288,9 @@ fn named_keys<B: Broker>(
 
 /// The `deadLetterTargetArn` of the RedrivePolicy an input sets, when
 /// it reads as one; a policy that does not is the action's to refuse.
-fn redrive_target(named: &Named) -> Option<String> {
-    let doc = named.attributes.as_ref()?.get("RedrivePolicy")?.as_str()?;
-    let policy: Value = serde_json::from_str(doc).ok()?;
+fn redrive_target(named: &Named<'_>) -> Option<String> {
+    let doc = named.attributes.redrive_policy()?;
+    let policy: serde_json::Value = serde_json::from_str(doc).ok()?;
     Some(policy.get("deadLetterTargetArn")?.as_str()?.to_string())
 }
 
@@ -328,6 +306,7 @@ fn url_key(account: &Account, url: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use sluice_protocol::Input;
 
     /// A2: a URL names its account's queue, in either URL form.
     #[test]
@@ -352,20 +331,142 @@ mod tests {
     }
 
     /// A2: a member of an unexpected type does not hide the queue the
-    /// input names (the check never skips an input the action accepts).
+    /// input names (the check never skips an input the action accepts),
+    /// in either form of input.
     #[test]
     fn a2_any_member_type_parses() {
         let input = serde_json::json!({
             "QueueUrl": "http://h/000000000000/payments",
             "QueueName": 5,
-            "TaskHandle": ["x"],
+            "TaskHandle": ["x", {"y": [1.5, null]}],
+            "SourceArn": {"a": "b"},
+            "DestinationArn": null,
+            "Attributes": {"RedrivePolicy": "{\"deadLetterTargetArn\":\"arn:aws:sqs:us-east-1:000000000000:dlq\"}", "Policy": {}},
+            "Name": true,
+            "AlarmNames": ["a", 1, {"b": 2}, "c"],
+            "Actions": "not a list",
         });
-        let named: Named = parse(input.into()).unwrap();
-        assert_eq!(
-            text(&named.queue_url),
-            Some("http://h/000000000000/payments")
+        let from_value = Input::Value(input.clone());
+        let from_json = Input::Json(serde_json::to_vec(&input).unwrap().into());
+        for input in [&from_value, &from_json] {
+            let named: Named = parse_borrowed(input).unwrap();
+            assert_eq!(
+                named.queue_url.text(),
+                Some("http://h/000000000000/payments")
+            );
+            assert_eq!(named.queue_name.text(), None);
+            assert_eq!(named.task_handle.text(), None);
+            assert_eq!(named.source_arn.text(), None);
+            assert_eq!(named.destination_arn.text(), None);
+            assert_eq!(named.name.text(), None);
+            assert_eq!(named.alarm_names.texts().collect::<Vec<_>>(), ["a", "c"]);
+            assert_eq!(named.actions.texts().count(), 0);
+            assert_eq!(
+                redrive_target(&named).as_deref(),
+                Some("arn:aws:sqs:us-east-1:000000000000:dlq")
+            );
+        }
+    }
+
+    /// A2: an input the check cannot read is refused with the words the
+    /// action's own parse uses; escaped text is read unescaped; the last of
+    /// a repeated attribute counts, as a JSON object keeps it.
+    #[test]
+    fn a2_inputs_read_as_the_actions_read_them() {
+        let json = |text: &str| Input::Json(bytes::Bytes::copy_from_slice(text.as_bytes()));
+        let refused = |text: &str| parse_borrowed::<Named>(&json(text)).unwrap_err();
+        let e = refused("[1]");
+        assert_eq!(e.code, sluice_core::ErrorCode::SerializationException);
+        assert!(e.message.contains("expected struct Named"), "{}", e.message);
+        assert!(
+            refused("{\"QueueUrl\": 1e400}")
+                .message
+                .contains("number out of range")
         );
-        assert_eq!(text(&named.queue_name), None);
-        assert_eq!(text(&named.task_handle), None);
+        assert!(
+            refused("{\"QueueUrl\": \"a\", \"QueueUrl\": \"b\"}")
+                .message
+                .contains("duplicate field")
+        );
+        assert!(
+            refused("{\"QueueUrl\": \"a\"")
+                .message
+                .starts_with("The request body is not valid JSON")
+        );
+        let escaped = json(r#"{"QueueUrl": "http:\/\/h\/000000000000\/q"}"#);
+        let named: Named = parse_borrowed(&escaped).unwrap();
+        assert_eq!(named.queue_url.text(), Some("http://h/000000000000/q"));
+        let twice = json(
+            r#"{"Attributes": {"RedrivePolicy": "{\"deadLetterTargetArn\":\"x\"}", "RedrivePolicy": 1}}"#,
+        );
+        assert_eq!(redrive_target(&parse_borrowed(&twice).unwrap()), None);
+        let value = Input::Value(serde_json::json!({"Attributes": "none", "Name": "c"}));
+        let named: Named = parse_borrowed(&value).unwrap();
+        assert_eq!(
+            (named.name.text(), redrive_target(&named)),
+            (Some("c"), None)
+        );
+    }
+
+    /// The members as a `serde_json::Value` reads them: the reference the
+    /// borrowed view must agree with (the same name, for the same words).
+    mod reference {
+        use serde::Deserialize;
+        use serde_json::Value;
+
+        #[derive(Debug, Deserialize)]
+        #[serde(rename_all = "PascalCase")]
+        #[allow(dead_code)]
+        pub struct Named {
+            queue_url: Option<Value>,
+            queue_name: Option<Value>,
+            #[serde(rename = "QueueOwnerAWSAccountId")]
+            queue_owner_aws_account_id: Option<Value>,
+            source_arn: Option<Value>,
+            destination_arn: Option<Value>,
+            task_handle: Option<Value>,
+            attributes: Option<Value>,
+            name: Option<Value>,
+            alarm_names: Option<Value>,
+            actions: Option<Value>,
+        }
+    }
+
+    /// A2: every input the check reads is accepted or refused exactly as
+    /// reading its members into `Value`s accepts or refuses it.
+    #[test]
+    fn a2_the_view_refuses_what_values_refuse() {
+        let inputs = [
+            "{}",
+            "[]",
+            "5",
+            "null",
+            "\"text\"",
+            "{\"QueueUrl\": 1e400}",
+            "{\"Attributes\": {\"A\": 1e400}}",
+            "{\"Other\": 1e400}",
+            "{\"QueueUrl\": \"a\", \"QueueUrl\": \"b\"}",
+            "{\"Attributes\": {\"RedrivePolicy\": \"a\", \"RedrivePolicy\": \"b\"}}",
+            "{\"QueueUrl\": \"a\"",
+            "{\"QueueUrl\": \"a\"} x",
+            "{\"QueueUrl\": \"\\ud800\"}",
+            "{\"Name\": [[[[1]]]], \"TaskHandle\": {\"a\": {\"b\": null}}}",
+            "{\"QueueName\": -0.0, \"SourceArn\": 18446744073709551616}",
+            "{\"AlarmNames\": [\"a\", 1e400]}",
+            "{\"Actions\": [[\"a\"], {\"b\": null}], \"AlarmNames\": \"x\"}",
+        ];
+        for text in inputs {
+            let input = Input::Json(bytes::Bytes::copy_from_slice(text.as_bytes()));
+            let view = parse_borrowed::<Named>(&input).map(|_| ());
+            let values =
+                sluice_protocol::requests::parse::<reference::Named>(input.clone()).map(|_| ());
+            assert_eq!(view, values, "{text}");
+        }
+        let deep = format!("{{\"Name\": {}1{}}}", "[".repeat(200), "]".repeat(200));
+        let input = Input::Json(deep.into_bytes().into());
+        assert_eq!(
+            parse_borrowed::<Named>(&input).map(|_| ()),
+            sluice_protocol::requests::parse::<reference::Named>(input.clone()).map(|_| ())
+        );
     }
 }
