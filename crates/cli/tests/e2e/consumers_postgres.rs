@@ -213,6 +213,10 @@ async fn c9_a_run_time_consumer_is_kept_in_the_database_for_every_node() {
 /// C14: with max_concurrency 2 and the consumer running on two nodes,
 /// the handler never has more than 2 batches at once, and has 2 (the
 /// limit is not 1); both nodes delivered. Each node alone would take 2.
+/// The backlog arrives once both nodes run the consumer, each long-polling
+/// the empty queue on one slot (a consumer starts at a limit of 1, rule
+/// C7): otherwise the node that started first could hold both slots from
+/// batch to batch, and the other would never be seen to deliver.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn c14_max_concurrency_holds_across_nodes() {
     let Some(db) = database().await else {
@@ -226,7 +230,6 @@ async fn c14_max_concurrency_holds_across_nodes() {
     let (a, b) = (node(&db), node(&db));
     let busy = queue(&a, "busy", 30, None).await;
     let sent: Vec<String> = (0..40).map(|i| format!("m{i}")).collect();
-    send_all(&a, &busy, &sent).await;
     ok(
         a.raw(),
         "CreateConsumer",
@@ -234,6 +237,19 @@ async fn c14_max_concurrency_holds_across_nodes() {
                "BatchSize": 1, "MaxConcurrency": 2, "TimeoutSeconds": 5}),
     )
     .await;
+    assert!(
+        until(Duration::from_secs(10), async || listed(
+            b.raw(),
+            "busy-worker"
+        )
+        .await
+        .is_some())
+        .await,
+        "node B runs the consumer"
+    );
+    // Both poll loops on their first long poll, one slot each.
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    send_all(&a, &busy, &sent).await;
     assert!(
         until(Duration::from_secs(60), async || remaining(&a, &busy).await
             == 0)
