@@ -429,7 +429,11 @@ async fn c2_unknown_item_or_function_error_fails_the_whole_batch() {
     // the whole batch whatever the machine's load.
     s.batching_window = Duration::from_secs(1);
     let _consumers = start(&server, vec![s]).await;
-    assert!(until(Duration::from_secs(15), async || handler.events().len() >= 3).await);
+    assert!(
+        until(Duration::from_secs(15), async || handler.events().len()
+            >= 3)
+        .await
+    );
     let events = handler.events();
     for (i, e) in events.iter().take(3).enumerate() {
         assert_eq!(bodies(e), ["a", "b"], "delivery {i}: the whole batch");
