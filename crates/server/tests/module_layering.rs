@@ -577,7 +577,6 @@ const KNOWN_CIRCLES: &[(&str, &[&str])] = &[
             "sweep",
         ],
     ),
-    ("server", &["auth", "auth::verify"]),
     ("server", &["policy", "policy::evaluate"]),
 ];
 
