@@ -577,7 +577,6 @@ const KNOWN_CIRCLES: &[(&str, &[&str])] = &[
             "sweep",
         ],
     ),
-    ("server", &["policy", "policy::evaluate"]),
 ];
 
 /// Every crate's modules, the crate root and `mod.rs` files included. The
