@@ -546,15 +546,6 @@ const KNOWN_CIRCLES: &[(&str, &[&str])] = &[
     (
         "embedded",
         &[
-            "storage",
-            "storage::fault",
-            "storage::os",
-            "storage::redb_backend",
-        ],
-    ),
-    (
-        "embedded",
-        &[
             "store",
             "store::database",
             "store::error",
