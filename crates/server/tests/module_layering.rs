@@ -544,17 +544,6 @@ fn follows_crate_super_self_and_child_paths() {
 /// only shrinks). Each is `crate: modules`.
 const KNOWN_CIRCLES: &[(&str, &[&str])] = &[
     (
-        "embedded",
-        &[
-            "store",
-            "store::database",
-            "store::error",
-            "store::heads",
-            "store::segment_use",
-            "store::snapshot",
-        ],
-    ),
-    (
         "postgres",
         &[
             "activity_sync",
