@@ -4,7 +4,6 @@
 //! last flush to `sluice_activity`, in one statement. The table's totals
 //! only grow, whatever node restarts, and are what alarms read.
 
-use std::collections::HashMap;
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
@@ -14,14 +13,12 @@ use sluice_broker::activity::{Activity, get};
 
 use crate::engine::{Inner, PostgresBroker, query};
 use crate::error;
+use crate::flusher::{Counts, Flusher};
 use crate::rows::col;
 
 /// How often each node adds its counts to the shared totals: the lag of
 /// an alarm on a counter behind the activity.
 pub const FLUSH_INTERVAL: Duration = Duration::from_secs(1);
-
-/// The counters, in the order of the table's columns.
-type Counts = [u64; 8];
 
 fn counts(a: &Activity) -> Counts {
     [
@@ -34,13 +31,6 @@ fn counts(a: &Activity) -> Counts {
         get(&a.redriven),
         get(&a.expired),
     ]
-}
-
-/// What a node counted and has not yet added to the shared totals.
-#[derive(Default)]
-pub(crate) struct Flusher {
-    /// The counters as last added, by queue id.
-    flushed: HashMap<i64, Counts>,
 }
 
 impl Flusher {

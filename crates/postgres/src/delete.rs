@@ -6,6 +6,7 @@ use std::collections::HashMap;
 use sluice_broker::EngineError;
 use sluice_core::receipt::ReceiptHandle;
 
+use crate::combined::{DeleteRequest, DeleteResults};
 use crate::engine::{PostgresBroker, execute, query};
 use crate::error;
 use crate::rows::{QueueRow, col};
@@ -120,15 +121,6 @@ pub(crate) async fn delete(
     }
     Ok(results)
 }
-
-/// One DeleteMessage or DeleteMessageBatch request on a standard queue.
-pub(crate) struct DeleteRequest {
-    handles: Vec<String>,
-    decoded: Vec<Option<ReceiptHandle>>,
-}
-
-/// Each handle's outcome, in the request's order.
-pub(crate) type DeleteResults = Vec<Result<(), EngineError>>;
 
 /// Standard-queue delete requests in one statement, committed on its own:
 /// a handle deletes its message if that delivery happened (any delivery,

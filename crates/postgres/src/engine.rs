@@ -1,53 +1,32 @@
 //! The engine's state and what every operation shares: the handle
 //! (`PostgresBroker`) and its state (`Inner`: the pool, the clock, this
-//! node's long polls, counters, queue cache and combiners), connecting,
-//! cluster-wide claims, and the statement helpers (`query`, `execute`),
+//! node's long polls, counters, queue cache and combiners), cluster-wide
+//! claims, and the statement helpers (`query`, `execute`),
 //! the queue row read (`queue_row`, `target_queue`), retention on the way
 //! (`expire`) and the arrival notice to other nodes (`announce`).
 
 use std::collections::HashMap;
-use std::str::FromStr;
 use std::sync::Arc;
-use std::time::Duration;
 
-use deadpool_postgres::{
-    GenericClient, Manager, ManagerConfig, Pool, RecyclingMethod, Runtime, Transaction,
-};
+use deadpool_postgres::{GenericClient, Pool, Transaction};
 use parking_lot::Mutex;
 use sluice_broker::EngineError;
 use sluice_broker::{NewMessage, SentMessage};
 use sluice_core::clock::Clock;
-use sluice_core::limits::RECREATE_AFTER_DELETE_SECS;
 use tokio::sync::Notify;
+use tokio_postgres::Row;
 use tokio_postgres::types::ToSql;
-use tokio_postgres::{NoTls, Row};
 
-use crate::error::{self, PgError};
+use crate::combined::{DeleteRequest, DeleteResults, Share};
+use crate::error;
+use crate::flusher::Flusher;
+use crate::retention::expired_seqs;
 use crate::rows::{QUEUE_COLUMNS, QueueRow, col};
-use crate::{activity_sync, cache, combine, delete, listener, locks, receive, schema, sweep};
+use crate::{cache, combine, locks};
 use sluice_broker::activity::{self, Activity};
 
 /// The advisory lock the retention sweep takes (one node sweeps at a time).
 pub const SWEEP_LOCK_KEY: i64 = locks::SWEEP;
-
-/// How a node connects.
-#[derive(Debug, Clone)]
-pub struct PostgresOptions {
-    /// Most connections this node opens for requests (one more listens).
-    pub pool_size: usize,
-    /// How long a request waits for a free connection before it answers
-    /// `ServiceUnavailable`.
-    pub wait_timeout: Duration,
-}
-
-impl Default for PostgresOptions {
-    fn default() -> Self {
-        Self {
-            pool_size: 16,
-            wait_timeout: Duration::from_secs(5),
-        }
-    }
-}
 
 /// The PostgreSQL engine. Clones share the same pool.
 #[derive(Clone)]
@@ -70,14 +49,14 @@ pub(crate) struct Inner {
     /// Standard-queue sends put together by queue (see combine.rs).
     pub(crate) sends: combine::Combiner<i64, Arc<Vec<NewMessage>>, Vec<SentMessage>>,
     /// Standard-queue deletes put together by queue.
-    pub(crate) deletes: combine::Combiner<i64, delete::DeleteRequest, delete::DeleteResults>,
+    pub(crate) deletes: combine::Combiner<i64, DeleteRequest, DeleteResults>,
     /// Standard-queue receive attempts put together by queue and
     /// visibility timeout.
-    pub(crate) receives: combine::Combiner<(i64, u32), usize, receive::Share>,
+    pub(crate) receives: combine::Combiner<(i64, u32), usize, Share>,
     /// The LISTEN connection's task; ends with the engine.
     pub(crate) listener: Mutex<Option<tokio::task::JoinHandle<()>>>,
     /// This node's activity not yet added to the shared totals.
-    pub(crate) flusher: tokio::sync::Mutex<activity_sync::Flusher>,
+    pub(crate) flusher: tokio::sync::Mutex<Flusher>,
     /// How long a deleted name stays taken (ms); 0 frees it at once.
     pub(crate) deleted_name_hold_ms: std::sync::atomic::AtomicU64,
 }
@@ -99,91 +78,6 @@ impl PostgresBroker {
         self.inner
             .deleted_name_hold_ms
             .store(ms, std::sync::atomic::Ordering::Relaxed);
-    }
-
-    /// Connects to the database at `url`, creates or migrates the schema,
-    /// and starts listening for other nodes' sends. Must be called inside a
-    /// Tokio runtime.
-    pub async fn connect(
-        url: &str,
-        clock: Arc<dyn Clock>,
-        options: PostgresOptions,
-    ) -> Result<Self, PgError> {
-        let mut config =
-            tokio_postgres::Config::from_str(url).map_err(|e| PgError::Url(e.to_string()))?;
-        // A transaction left open would hold back vacuum for every table:
-        // the server ends such sessions, and the pool replaces them.
-        let session_options = match config.get_options() {
-            Some(given) => format!("{given} -c idle_in_transaction_session_timeout=60000"),
-            None => "-c idle_in_transaction_session_timeout=60000".to_string(),
-        };
-        config.options(&session_options);
-        if config.get_application_name().is_none() {
-            // Tells sluice's sessions apart in pg_stat_activity.
-            config.application_name("sluice");
-        }
-        if config.get_connect_timeout().is_none() {
-            config.connect_timeout(Duration::from_secs(5));
-        }
-        config.keepalives_idle(Duration::from_secs(30));
-        let manager = Manager::from_config(
-            config.clone(),
-            NoTls,
-            ManagerConfig {
-                recycling_method: RecyclingMethod::Fast,
-            },
-        );
-        let pool = Pool::builder(manager)
-            .max_size(options.pool_size.max(1))
-            .wait_timeout(Some(options.wait_timeout))
-            .create_timeout(Some(Duration::from_secs(5)))
-            .recycle_timeout(Some(Duration::from_secs(5)))
-            .runtime(Runtime::Tokio1)
-            .build()
-            .map_err(|e| PgError::Pool(e.to_string()))?;
-        {
-            let mut client = pool
-                .get()
-                .await
-                .map_err(|e| PgError::Connect(e.to_string()))?;
-            let applied = schema::migrate(&mut client).await?;
-            if !applied.is_empty() {
-                tracing::info!(versions = ?applied, "database schema migrated");
-            }
-        }
-        let broker = Self {
-            inner: Arc::new(Inner {
-                pool,
-                clock,
-                waiters: Mutex::new(HashMap::new()),
-                activity: Mutex::new(HashMap::new()),
-                in_flight: Mutex::new(HashMap::new()),
-                queues: cache::QueueCache::default(),
-                sends: Default::default(),
-                deletes: Default::default(),
-                receives: Default::default(),
-                listener: Mutex::new(None),
-                flusher: Default::default(),
-                deleted_name_hold_ms: std::sync::atomic::AtomicU64::new(
-                    RECREATE_AFTER_DELETE_SECS * 1000,
-                ),
-            }),
-        };
-        let task = listener::spawn(config, Arc::downgrade(&broker.inner));
-        *broker.inner.listener.lock() = Some(task);
-        Ok(broker)
-    }
-
-    /// Starts the background task that applies retention and forgets
-    /// expired deduplication ids and receive attempts, on one node at a
-    /// time. Stops when the engine is dropped.
-    pub fn start_sweeper(&self) -> tokio::task::JoinHandle<()> {
-        sweep::spawn(Arc::downgrade(&self.inner))
-    }
-
-    /// Applies retention to every queue now, if no other node is doing it.
-    pub async fn sweep(&self) -> Result<bool, EngineError> {
-        sweep::sweep_once(&self.inner).await
     }
 
     /// Takes a lock named `name` across every node sharing the database,
@@ -373,7 +267,7 @@ pub(crate) async fn expire(
     let sql = format!(
         "DELETE FROM sluice_messages WHERE queue_id = $1 AND enqueued_at <= $2
            AND seq = ANY(ARRAY({}))",
-        sweep::expired_seqs("$1", "$2", "ALL")
+        expired_seqs("$1", "$2", "ALL")
     );
     let n = execute(tx, &sql, &[&q.id, &cut]).await?;
     activity::add(&inner.activity(q.id).expired, n);

@@ -10,6 +10,7 @@ use sluice_broker::EngineError;
 use sluice_broker::{ReceiveOptions, ReceivedMessage};
 use sluice_core::limits::{BACK_OF_QUEUE_RECEIVES, MAX_INFLIGHT};
 
+use crate::combined::Share;
 use crate::dead_letter::{self, dead_letter_target, key_of_arn_near};
 use crate::engine::{PostgresBroker, execute, expire, query};
 use crate::error;
@@ -183,16 +184,6 @@ async fn recount_in_flight<C: deadpool_postgres::GenericClient>(
         .lock()
         .insert(q.id, (count, std::time::Instant::now()));
     Ok(count)
-}
-
-/// What the one-statement receive gave one of the requests it served.
-pub(crate) struct Share {
-    delivered: Vec<ReceivedMessage>,
-    /// Messages the statement picked but left, over maxReceiveCount, for
-    /// the DLQ: told to every request it could not fill.
-    dead: i64,
-    /// When the next message is due, if the statement found none.
-    next_due: Option<i64>,
 }
 
 /// Plain standard-queue receives in one statement, committed on its own:

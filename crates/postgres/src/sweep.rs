@@ -8,7 +8,8 @@ use std::time::Duration;
 
 use sluice_broker::EngineError;
 
-use crate::engine::{Inner, execute, query};
+use crate::engine::{Inner, PostgresBroker, execute, query};
+use crate::retention::expired_seqs;
 use crate::rows::col;
 use crate::{error, locks};
 
@@ -16,34 +17,6 @@ use crate::{error, locks};
 const SWEEP_INTERVAL: Duration = Duration::from_secs(5);
 /// Most messages one sweep deletes, to keep its transaction short.
 const BATCH: i64 = 10_000;
-
-/// SQL for the seqs of queue `queue`'s messages enqueued at or before
-/// `cut` (expressions), at most `limit` of each kind, through indexes only:
-/// - messages moved in (`moved`), whose enqueue time may be older than the
-///   messages stored before them (rule R3), through the age index, which
-///   holds them alone;
-/// - the others, in seq order, before the first message of the queue
-///   enqueued after `cut`, through the primary key. A message gets its seq
-///   when it is stored, and is enqueued then unless moved, when its enqueue
-///   time can only be older: every message after that first one was stored
-///   after `cut`. Sends on several nodes, or combined in one statement, may
-///   store a message a few milliseconds out of order; one expired just
-///   behind an unexpired one waits for the next pass, and no receive
-///   delivers it meanwhile (they skip expired messages).
-pub(crate) fn expired_seqs(queue: &str, cut: &str, limit: &str) -> String {
-    format!(
-        "(SELECT seq FROM sluice_messages
-          WHERE queue_id = {queue} AND moved AND enqueued_at <= {cut} LIMIT {limit})
-         UNION ALL
-         (SELECT seq FROM sluice_messages
-          WHERE queue_id = {queue} AND NOT moved AND enqueued_at <= {cut}
-            AND seq < COALESCE((SELECT f.seq FROM sluice_messages f
-                                WHERE f.queue_id = {queue} AND f.enqueued_at > {cut}
-                                ORDER BY f.seq LIMIT 1), {max})
-          ORDER BY seq LIMIT {limit})",
-        max = i64::MAX
-    )
-}
 
 pub(crate) fn spawn(inner: Weak<Inner>) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
@@ -75,6 +48,20 @@ const MAX_BATCHES_PER_TICK: usize = 10;
 /// Sweeps now unless another node is; true when this node swept.
 pub(crate) async fn sweep_once(inner: &Arc<Inner>) -> Result<bool, EngineError> {
     Ok(sweep_pass(inner).await?.is_some())
+}
+
+impl PostgresBroker {
+    /// Starts the background task that applies retention and forgets
+    /// expired deduplication ids and receive attempts, on one node at a
+    /// time. Stops when the engine is dropped.
+    pub fn start_sweeper(&self) -> tokio::task::JoinHandle<()> {
+        spawn(Arc::downgrade(&self.inner))
+    }
+
+    /// Applies retention to every queue now, if no other node is doing it.
+    pub async fn sweep(&self) -> Result<bool, EngineError> {
+        sweep_once(&self.inner).await
+    }
 }
 
 /// One sweep: the messages it deleted, or `None` when another node holds

@@ -17,7 +17,9 @@ use std::sync::Arc;
 
 use parking_lot::Mutex;
 
-use super::{DatabaseBackend, Storage, StorageFile, parent};
+use super::directory::{Storage, parent};
+use super::file::StorageFile;
+use super::redb_backend::DatabaseBackend;
 
 /// The fault-injecting file system (see the module's doc). Clones share
 /// the same files and controls.

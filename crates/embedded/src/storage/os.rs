@@ -5,7 +5,9 @@ use std::io;
 use std::path::Path;
 use std::sync::Arc;
 
-use super::{DatabaseBackend, Storage, StorageFile};
+use super::directory::Storage;
+use super::file::StorageFile;
+use super::redb_backend::DatabaseBackend;
 
 /// Files on the operating system's file system: what a server uses.
 #[derive(Debug, Default, Clone, Copy)]

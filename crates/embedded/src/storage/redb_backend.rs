@@ -3,7 +3,7 @@
 use std::io;
 use std::sync::Arc;
 
-use super::StorageFile;
+use super::file::StorageFile;
 
 /// redb's database file through a [`StorageFile`]: with
 /// [`FaultStorage`](super::FaultStorage), redb's writes and syncs meet the

@@ -1,5 +1,6 @@
 //! The store's errors.
 
+use super::backup_marker::INCOMPLETE_BACKUP_MARKER;
 use crate::codec::CorruptRecord;
 
 /// Errors of the durable store.
@@ -20,7 +21,7 @@ pub enum StoreError {
     /// The data directory is a backup that was never finished.
     #[error(
         "{0} is an unfinished backup (it holds {marker}): a backup interrupted before it was complete; take a new one"
-    , marker = crate::store::INCOMPLETE_BACKUP_MARKER)]
+    , marker = INCOMPLETE_BACKUP_MARKER)]
     IncompleteBackup(String),
     /// An earlier write failed (the cause given); the engine accepts no
     /// more writes until it has reopened its storage (rule D5).

@@ -11,6 +11,7 @@
 //! docs/embedded-engine.md describes each row's layout.
 
 mod apply;
+mod backup_marker;
 mod compaction;
 mod database;
 mod error;
@@ -25,6 +26,6 @@ mod test_support;
 #[cfg(test)]
 pub(crate) mod tests;
 
+pub use backup_marker::INCOMPLETE_BACKUP_MARKER;
 pub use database::Store;
 pub use error::StoreError;
-pub use snapshot::INCOMPLETE_BACKUP_MARKER;

@@ -20,11 +20,6 @@ use super::tables::{
     APPLIED_LSN, DEDUP, FAILURES, HEADS, MESSAGES, META, QUEUES, SECRETS, SEGMENTS, STATES, TASKS,
 };
 
-/// The file an online backup writes first into the directory it fills
-/// and removes last, before it renames the directory to its name: a
-/// server refuses to start on a directory holding it.
-pub const INCOMPLETE_BACKUP_MARKER: &str = "BACKUP-INCOMPLETE";
-
 /// Rows copied per transaction of the copy (each without durability until
 /// the last): bounds what one transaction holds in memory.
 const ROWS_PER_COMMIT: usize = 50_000;

@@ -5,7 +5,10 @@
 
 use http::{HeaderMap, HeaderName, HeaderValue};
 
-use super::{Authenticator, Credential, RequestParts, action_hint};
+use super::authenticator::Authenticator;
+use super::hints::action_hint;
+use super::principal::Credential;
+use super::verify::RequestParts;
 
 /// The key of AWS's SigV4 test suite (its requests are the seeds).
 const SUITE_KEY: &str = "AKIDEXAMPLE";

@@ -6,9 +6,9 @@ use std::path::PathBuf;
 use http::{HeaderMap, HeaderName, HeaderValue};
 use sluice_core::ErrorCode;
 
-use super::sigv4;
 use super::verify::{INVALID_TOKEN, MISSING_TOKEN, RequestParts, SIGNATURE_MISMATCH};
 use super::{Authenticator, Credential, Principal};
+use sluice_sigv4 as sigv4;
 
 /// The suite's time, 2015-08-30T12:36:00Z, in ms.
 const SUITE_NOW: u64 = 1_440_938_160_000;

@@ -21,11 +21,11 @@ use sluice_core::clock::Millis;
 use sluice_core::timestamp::{parse_rfc3339, rfc3339};
 use subtle::ConstantTimeEq;
 
-use super::sigv4::{self, ALGORITHM};
-use super::{Authenticator, Principal, Refusal};
+use sluice_sigv4::{self as sigv4, ALGORITHM};
 
-/// The service every SQS credential scope names.
-pub const SERVICE: &str = "sqs";
+use super::authenticator::Authenticator;
+use super::principal::Principal;
+use super::refusal::Refusal;
 
 /// How far a request's date may be from the server's clock (AWS: 15 min).
 const MAX_SKEW_MS: u64 = 15 * 60 * 1000;

@@ -9,7 +9,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-use super::{Policy, Refused};
+use super::document::{Policy, Refused};
 
 /// How many queues' policies are kept; past it, all are dropped and read
 /// again (deleted queues leave that way too).

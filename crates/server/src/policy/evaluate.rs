@@ -1,7 +1,7 @@
 //! Evaluation of a queue policy for one request (rule A6): an explicit
 //! Deny wins over any Allow; without either, the policy says nothing.
 
-use super::{Condition, ConditionKey, Effect, Operator, Policy, Principals, Statement};
+use super::document::{Condition, ConditionKey, Effect, Operator, Policy, Principals, Statement};
 use crate::auth::access::wildcard;
 
 /// What a policy says of a request.

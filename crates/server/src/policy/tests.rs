@@ -1,4 +1,5 @@
 use serde_json::json;
+use sluice_core::ErrorCode;
 
 use super::*;
 
