@@ -369,6 +369,29 @@ mod tests {
             .collect()
     }
 
+    /// The consumer example of docs/consumers.md parses, with its values.
+    #[test]
+    fn documented_consumer_example_parses() {
+        let blocks = toml_blocks("docs/consumers.md");
+        let c: FileConfig = toml::from_str(&blocks[0]).unwrap();
+        let spec = c.consumers[0].spec();
+        assert_eq!(
+            (
+                spec.batch_size,
+                spec.max_concurrency,
+                spec.timeout.as_secs()
+            ),
+            (10, 2, 30)
+        );
+        assert!(spec.report_batch_item_failures);
+        assert!(
+            toml::from_str::<FileConfig>(
+                "[[consumers]]\nname = \"a\"\nqueue = \"q\"\nurl = \"u\"\nbatchsize = 2\n"
+            )
+            .is_err()
+        );
+    }
+
     /// M2: the config examples of the README and docs/alarms.md parse, alarms included.
     #[test]
     fn m2_documented_config_examples_parse() {
