@@ -97,3 +97,72 @@ async fn c12_dead_handler_backs_off_and_loses_nothing() {
     }
     assert_eq!(remaining(&server, &dlq).await, 0, "nothing dead-lettered");
 }
+
+/// C15: on a queue with a `SluiceRetryBackoff` (5 s doubling, no jitter)
+/// and a 1 s visibility timeout, a message the handler fails twice (by
+/// `batchItemFailures`, so the handler is not down and C12's pause does
+/// not apply) comes back 5 s, then 10 s after each failure: the queue's
+/// delays for its first and second receive, not the visibility timeout
+/// (which would bring it back within about a second each time). The third
+/// delivery succeeds and the message is gone.
+#[tokio::test]
+async fn c15_a_failed_message_waits_the_queues_retry_backoff() {
+    let server = TestServer::start_real_time().await;
+    let url = queue(&server, "flaky-push", 1, None).await;
+    server
+        .sdk()
+        .set_queue_attributes()
+        .queue_url(&url)
+        .attributes(
+            aws_sdk_sqs::types::QueueAttributeName::from("SluiceRetryBackoff"),
+            r#"{"initialDelaySeconds":5,"maxDelaySeconds":20,"jitter":false}"#,
+        )
+        .send()
+        .await
+        .unwrap();
+    crate::consumers::send(&server, &url, "flaky").await;
+    let handler = Handler::start(Arc::new(|event, n| {
+        if n < 2 {
+            let id = event["Records"][0]["messageId"].as_str().unwrap_or("");
+            Reply::ok(&format!(
+                r#"{{"batchItemFailures":[{{"itemIdentifier":"{id}"}}]}}"#
+            ))
+        } else {
+            Reply::ok("")
+        }
+    }))
+    .await;
+    let _consumers = start(
+        &server,
+        vec![spec("flaky-worker", "flaky-push", &handler.url)],
+    )
+    .await;
+    assert!(
+        until(Duration::from_secs(40), async || remaining(&server, &url)
+            .await
+            == 0)
+        .await,
+        "the third delivery succeeds"
+    );
+    let events = handler.events();
+    assert_eq!(events.len(), 3, "delivered three times: {events:?}");
+    for (n, event) in events.iter().enumerate() {
+        assert_eq!(bodies(event), ["flaky"]);
+        assert_eq!(
+            event["Records"][0]["attributes"]["ApproximateReceiveCount"],
+            (n + 1).to_string()
+        );
+    }
+    let at = |n| handler.answered_at(n).unwrap();
+    let (first, second) = (at(1) - at(0), at(2) - at(1));
+    // Lower bounds only: a loaded machine makes the gaps longer, never
+    // shorter; without the backoff each would be about a second.
+    assert!(
+        first >= Duration::from_millis(4_500),
+        "back after {first:?}, not the first delay of 5 s"
+    );
+    assert!(
+        second >= Duration::from_millis(9_500),
+        "back after {second:?}, not the doubled delay of 10 s"
+    );
+}
