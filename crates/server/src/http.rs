@@ -13,8 +13,8 @@ use hyper::body::Incoming;
 use hyper::service::service_fn;
 use hyper_util::rt::TokioIo;
 use sluice_broker::Broker;
+use sluice_core::SqsError;
 use sluice_core::limits::MAX_REQUEST_BODY;
-use sluice_core::{ErrorCode, SqsError};
 use sluice_protocol::{Protocol, encode_error, encode_response, json, query};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpListener;
@@ -24,6 +24,7 @@ use tracing::Instrument;
 use crate::service::{RequestContext, Service};
 
 mod connection;
+mod error_log;
 pub mod tls;
 
 use connection::{Activity, LimitLog, WatchedIo};
@@ -532,9 +533,7 @@ fn respond(
     let encoded = match result {
         Ok(output) => encode_response(protocol, action, output, request_id),
         Err(e) => {
-            if e.code == ErrorCode::InternalFailure || e.code == ErrorCode::ServiceUnavailable {
-                tracing::error!(request_id, code = e.code.query_code(), message = %e.message, "server error");
-            }
+            error_log::log_server_error(&e, request_id);
             encode_error(protocol, &e, request_id)
         }
     };
