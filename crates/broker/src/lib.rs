@@ -47,6 +47,16 @@ pub trait Broker: Coordination {
     /// The queue's configuration, tags and timestamps.
     fn get_queue(&self, name: &str) -> impl Future<Output = Result<QueueMeta, EngineError>> + Send;
 
+    /// The queue's `Policy` document, if it has one: what the access check
+    /// of every authenticated request reads, so engines answer it without
+    /// copying the rest of the queue's description.
+    fn queue_policy(
+        &self,
+        name: &str,
+    ) -> impl Future<Output = Result<Option<String>, EngineError>> + Send {
+        async move { Ok(self.get_queue(name).await?.config.policy) }
+    }
+
     /// The names of all queues, sorted.
     fn list_queues(&self) -> impl Future<Output = Result<Vec<String>, EngineError>> + Send;
 

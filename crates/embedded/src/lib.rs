@@ -110,6 +110,10 @@ impl Broker for EmbeddedBroker {
         queues::get_queue(self, name).await
     }
 
+    async fn queue_policy(&self, name: &str) -> Result<Option<String>, EngineError> {
+        queues::queue_policy(self, name)
+    }
+
     async fn list_queues(&self) -> Result<Vec<String>, EngineError> {
         queues::list_queues(self).await
     }

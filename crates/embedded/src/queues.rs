@@ -86,6 +86,20 @@ pub(crate) async fn get_queue(
     Ok(st.meta.clone())
 }
 
+/// A live queue's `Policy`, copied alone under the queue's lock (the
+/// access check's read, on every authenticated request).
+pub(crate) fn queue_policy(
+    broker: &EmbeddedBroker,
+    name: &str,
+) -> Result<Option<String>, EngineError> {
+    let cell = broker.queue(name)?;
+    let st = cell.state.lock();
+    if st.deleted {
+        return Err(deleted_error());
+    }
+    Ok(st.meta.config.policy.clone())
+}
+
 /// ListQueues: every queue name, in name order.
 pub(crate) async fn list_queues(broker: &EmbeddedBroker) -> Result<Vec<String>, EngineError> {
     let mut names: Vec<String> = broker.inner.queues.read().keys().cloned().collect();

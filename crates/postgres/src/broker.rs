@@ -21,6 +21,10 @@ impl Broker for PostgresBroker {
         queues::get_queue(self, name).await
     }
 
+    async fn queue_policy(&self, name: &str) -> Result<Option<String>, EngineError> {
+        queues::queue_policy(self, name).await
+    }
+
     async fn list_queues(&self) -> Result<Vec<String>, EngineError> {
         queues::list_queues(self).await
     }

@@ -76,6 +76,23 @@ pub(crate) async fn get_queue(b: &PostgresBroker, name: &str) -> Result<QueueMet
     Ok(b.inner.fresh_queue(&client, name).await?.meta())
 }
 
+/// A queue's `Policy` alone, from the same cache as [`get_queue`].
+pub(crate) async fn queue_policy(
+    b: &PostgresBroker,
+    name: &str,
+) -> Result<Option<String>, EngineError> {
+    if let Some(q) = b.inner.queues.get(name) {
+        return Ok(q.config.policy.clone());
+    }
+    let client = b.inner.client().await?;
+    Ok(b.inner
+        .fresh_queue(&client, name)
+        .await?
+        .config
+        .policy
+        .clone())
+}
+
 pub(crate) async fn list_queues(b: &PostgresBroker) -> Result<Vec<String>, EngineError> {
     let mut client = b.inner.client().await?;
     let tx = client.transaction().await.map_err(error::db)?;

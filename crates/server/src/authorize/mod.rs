@@ -150,7 +150,7 @@ impl<B: Broker> Check<'_, B> {
             return Err(self.deny(iam, Some(key), "queue not allowed"));
         }
         let foreign = svc.config.account.owner_of(key) != own;
-        let Ok(meta) = svc.broker.get_queue(key).await else {
+        let Ok(policy) = svc.broker.queue_policy(key).await else {
             return Ok(());
         };
         let resource = svc.queue_arn(key);
@@ -164,7 +164,7 @@ impl<B: Broker> Check<'_, B> {
             source_account: None,
             secure_transport: self.ctx.scheme == "https",
         };
-        let decision = match meta.config.policy.as_deref() {
+        let decision = match policy.as_deref() {
             None => Decision::NotNamed,
             Some(document) => match &*svc.policies.parsed(key, document) {
                 Ok(policy) => policy.evaluate(&facts),
