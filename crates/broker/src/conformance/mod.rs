@@ -51,6 +51,7 @@ macro_rules! conformance_tests {
             v13_create_names_the_differing_attribute,
             v11_counts_follow_the_lifecycle,
             v11_set_attributes_and_tags,
+            a6_queue_policy_is_the_policy_set,
             l2_batch_results_are_per_entry,
             r2_r4_message_moves_to_dlq_past_max_receive_count,
             r2_max_receive_count_one,

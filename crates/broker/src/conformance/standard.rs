@@ -585,6 +585,42 @@ pub async fn v11_counts_follow_the_lifecycle<H: Harness>(h: &H) {
     );
 }
 
+/// A6: the policy the access check reads is the queue's `Policy` as set,
+/// none before and after it is removed; a queue that does not exist, or
+/// no longer does, is `QueueDoesNotExist`, as for its description.
+pub async fn a6_queue_policy_is_the_policy_set<H: Harness>(h: &H) {
+    create(h, "q", &[]).await;
+    assert_eq!(h.broker().queue_policy("q").await.unwrap(), None);
+    let policy = r#"{"Version":"2012-10-17","Statement":[]}"#;
+    let set = |value: &str| MetaChange::SetAttributes(attrs(&[("Policy", value)]));
+    h.broker().update_queue("q", set(policy)).await.unwrap();
+    assert_eq!(
+        h.broker().queue_policy("q").await.unwrap().as_deref(),
+        Some(policy)
+    );
+    assert_eq!(
+        h.broker().queue_policy("q").await.unwrap(),
+        h.broker().get_queue("q").await.unwrap().config.policy
+    );
+    h.broker().update_queue("q", set("")).await.unwrap();
+    assert_eq!(h.broker().queue_policy("q").await.unwrap(), None);
+    for name in ["missing", "q"] {
+        if name == "q" {
+            h.broker().delete_queue("q").await.unwrap();
+        }
+        assert_eq!(
+            h.broker()
+                .queue_policy(name)
+                .await
+                .unwrap_err()
+                .to_sqs()
+                .code,
+            ErrorCode::QueueDoesNotExist,
+            "{name}"
+        );
+    }
+}
+
 /// V11: attributes set all-or-nothing, tags added and removed.
 pub async fn v11_set_attributes_and_tags<H: Harness>(h: &H) {
     create(h, "q", &[]).await;
