@@ -28,6 +28,15 @@ pub(crate) async fn delete_messages(
         let mut changes = Vec::new();
         let fifo = st.meta.config.fifo;
         inner.tick(&cell, &mut st, inner.now(), &mut changes);
+        // While writes are refused a delete could not be recorded: refuse
+        // it before it takes anything out of the index, so the message
+        // stays where the disk has it (rule D5).
+        if inner.journal.failure().is_some() {
+            let ticket = inner.submit(std::mem::take(&mut changes));
+            if let Some(refused) = ticket.refusal() {
+                return Err(refused);
+            }
+        }
         let results = receipt_handles
             .iter()
             .map(|handle| {

@@ -22,6 +22,13 @@ pub(crate) async fn create_queue(
 ) -> Result<QueueMeta, EngineError> {
     let inner = &broker.inner;
     let now = inner.now();
+    // While writes are refused the index may hold a queue whose creation
+    // failed: a retry must not find it and answer it as created (rule D5).
+    if inner.journal.failure().is_some()
+        && let Some(refused) = inner.submit(Vec::new()).refusal()
+    {
+        return Err(refused);
+    }
     // Lock order: a queue's lock may be held while reading the registry
     // (receive looks up its dead-letter queue), so the registry is never
     // held while waiting for a queue's lock.

@@ -405,6 +405,73 @@ fn d5_a_receive_while_writes_are_refused_takes_nothing() {
     });
 }
 
+/// D5: while writes are refused, a delete is refused before it takes
+/// anything out of the index (it could not be recorded): the message
+/// stays in flight and peekable, and once the storage is reopened the
+/// same receipt handle deletes it.
+#[test]
+fn d5_a_delete_while_writes_are_refused_deletes_nothing() {
+    runtime().block_on(async {
+        let storage = FaultStorage::new();
+        let b = open_reopening(&storage);
+        create(&b).await;
+        send(&b, "a").await.unwrap();
+        let handle = b.receive_messages("q", receive_options(0)).await.unwrap()[0]
+            .receipt_handle
+            .clone();
+        let (acked, _) = fill_the_disk(&b, &storage).await;
+        let before = b.queue_counts("q").await.unwrap();
+        assert_eq!(before.in_flight, 1);
+        for _ in 0..5 {
+            let refused = b.delete_messages("q", vec![handle.clone()]).await;
+            let refused = refused.and_then(|mut r| r.pop().expect("one result"));
+            assert_unavailable(&refused.unwrap_err(), "no space left");
+            let counts = b.queue_counts("q").await.unwrap();
+            assert_eq!((counts.visible, counts.in_flight), (before.visible, 1));
+        }
+        assert!(stored(&b).await.contains(&"a".to_string()));
+        storage.set_space(None);
+        send_until_accepted(&b, "after").await;
+        let deleted = b.delete_messages("q", vec![handle]).await.unwrap();
+        assert!(deleted[0].is_ok(), "{deleted:?}");
+        let mut expected = acked;
+        expected.push("after".into());
+        assert_eq!(stored(&b).await, expected);
+    });
+}
+
+/// D5 and D3: a queue's creation refused while writes are refused is
+/// refused again when retried, never answered as created from an index
+/// the refused change reached; once the storage is reopened the retry
+/// creates it, durably.
+#[test]
+fn d5_a_refused_queue_creation_is_not_answered_as_created_when_retried() {
+    runtime().block_on(async {
+        let storage = FaultStorage::new();
+        let b = open_reopening(&storage);
+        create(&b).await;
+        fill_the_disk(&b, &storage).await;
+        let spec = || {
+            let requested = BTreeMap::new();
+            CreateQueue {
+                name: "other".into(),
+                config: QueueConfig::for_create("other", &requested).unwrap(),
+                requested,
+                tags: BTreeMap::new(),
+            }
+        };
+        for _ in 0..5 {
+            let refused = b.create_queue(spec()).await.unwrap_err();
+            assert_unavailable(&refused, "no space left");
+        }
+        storage.set_space(None);
+        send_until_accepted(&b, "after").await;
+        b.create_queue(spec()).await.unwrap();
+        let b = open(&storage.after_crash());
+        assert_eq!(b.list_queues().await.unwrap(), ["other", "q"]);
+    });
+}
+
 /// D5: a receive whose own record's write fails took its messages in the
 /// index (never acknowledged, and its record is not on disk); a long poll waiting on the queue then is
 /// woken by the reopen, started by the sweeper's round with no write
