@@ -3,6 +3,7 @@
 //! write (`crate::reopen`) goes through the same steps.
 
 use std::collections::HashMap;
+use std::io;
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::AtomicU64;
@@ -16,7 +17,8 @@ use crate::body_cache::BodyBudget;
 use crate::engine::{EmbeddedBroker, EmbeddedOptions, Inner, QueueCell, RecoveryStats, Reopener};
 use crate::journal::{self, Core, Journal};
 use crate::queue_state::QueueState;
-use crate::storage::{OsStorage, Storage};
+use crate::reopen::probe;
+use crate::storage::{OsStorage, Overlay, Storage};
 use crate::store::{INCOMPLETE_BACKUP_MARKER, Store, StoreError};
 
 /// The file that holds the durable records inside the data directory.
@@ -41,7 +43,46 @@ pub(crate) struct Opened {
 
 /// Opens the store in `dir`, replays the log into it, starts a new log
 /// segment and reads the index back; messages' bodies stay on disk.
+///
+/// When that fails on a full disk (a replay, or a new store, needs room),
+/// the same steps run over an [`Overlay`] that keeps what they write in
+/// memory: the index holds everything the store and the log hold, bodies
+/// are read from them, and writes are refused until the storage takes
+/// them, when the reopen (rule D5) does the real replay (rule D6).
 pub(crate) fn open_storage(
+    storage: &Arc<dyn Storage>,
+    dir: &Path,
+    options: &EmbeddedOptions,
+    budget: &Arc<BodyBudget>,
+    now: Millis,
+) -> Result<Opened, StoreError> {
+    let failed = match open_writing(storage, dir, options, budget, now) {
+        Ok(opened) => return Ok(opened),
+        Err(e) => e,
+    };
+    // Only a full disk: another failure stays an error the operator sees.
+    match probe(&**storage, dir) {
+        Err(e) if is_full(&e) => {}
+        _ => return Err(failed),
+    }
+    tracing::warn!(error = %failed, "the store could not be recovered on a full disk: serving what the store and the log hold, refusing writes until the storage takes them");
+    let overlay: Arc<dyn Storage> = Arc::new(Overlay::new(storage.clone()));
+    let store = Store::open_on(overlay, &dir.join(DATA_FILE), options.storage_cache_bytes)?;
+    let (_, read) = read_back(&store, dir, budget, now)?;
+    Ok(read.with(Core::closed(&failed.to_string(), Some(store))))
+}
+
+/// Whether `e` says the disk (or the user's quota on it) is full.
+fn is_full(e: &io::Error) -> bool {
+    matches!(
+        e.kind(),
+        io::ErrorKind::StorageFull | io::ErrorKind::QuotaExceeded
+    )
+}
+
+/// [`open_storage`] writing to `storage`, as every start on a disk with
+/// room does.
+fn open_writing(
     storage: &Arc<dyn Storage>,
     dir: &Path,
     options: &EmbeddedOptions,
@@ -56,14 +97,7 @@ pub(crate) fn open_storage(
         &dir.join(DATA_FILE),
         options.storage_cache_bytes,
     )?;
-    let replayed = journal::replay(store.clone(), dir)?;
-    let mut stats = RecoveryStats {
-        log_records: replayed.replayed,
-        store_repaired: store.repaired_on_open(),
-        ..RecoveryStats::default()
-    };
-    let index = load_index(&store, budget, now, &mut stats)?;
-    let handle_secret = store.handle_secret()?;
+    let (replayed, read) = read_back(&store, dir, budget, now)?;
     let core = match replayed.start_log(dir) {
         Ok(recovered) => Core::open(recovered, options.checkpoint_interval),
         // Everything is read back: the engine serves reads, and refuses
@@ -73,12 +107,49 @@ pub(crate) fn open_storage(
             Core::closed(&e.to_string(), Some(store))
         }
     };
-    Ok(Opened {
-        core,
+    Ok(read.with(core))
+}
+
+/// What [`read_back`] found, waiting for the core that will serve it.
+struct ReadBack {
+    index: Index,
+    stats: RecoveryStats,
+    handle_secret: HandleSecret,
+}
+
+impl ReadBack {
+    fn with(self, core: Core) -> Opened {
+        Opened {
+            core,
+            index: self.index,
+            stats: self.stats,
+            handle_secret: self.handle_secret,
+        }
+    }
+}
+
+/// Replays the log into `store` and reads the index back from it; the
+/// replay is returned too, to begin the log after.
+fn read_back(
+    store: &Store,
+    dir: &Path,
+    budget: &Arc<BodyBudget>,
+    now: Millis,
+) -> Result<(journal::Replayed, ReadBack), StoreError> {
+    let replayed = journal::replay(store.clone(), dir)?;
+    let mut stats = RecoveryStats {
+        log_records: replayed.replayed,
+        store_repaired: store.repaired_on_open(),
+        ..RecoveryStats::default()
+    };
+    let index = load_index(store, budget, now, &mut stats)?;
+    let handle_secret = store.handle_secret()?;
+    let read = ReadBack {
         index,
         stats,
         handle_secret,
-    })
+    };
+    Ok((replayed, read))
 }
 
 /// Reads every queue's index, its dedup windows and failure reasons, and

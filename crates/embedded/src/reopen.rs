@@ -202,7 +202,7 @@ impl Inner {
 }
 
 /// Writes and syncs [`PROBE_BYTES`] to a file in `dir`, then deletes it.
-fn probe(storage: &dyn Storage, dir: &Path) -> io::Result<()> {
+pub(crate) fn probe(storage: &dyn Storage, dir: &Path) -> io::Result<()> {
     let path = dir.join(PROBE_FILE);
     let file = storage.create(&path)?;
     let written = file

@@ -2,7 +2,8 @@
 //! the write-ahead log and the store do with files, the operating
 //! system's implementation ([`OsStorage`]), and one for tests that injects
 //! faults ([`FaultStorage`]): failed writes and syncs, a full disk, and a
-//! crash that keeps only what was synced.
+//! crash that keeps only what was synced. An [`Overlay`] over either keeps
+//! every change in memory, for a start on a full disk (rule D6).
 //!
 //! The engine holds one `Arc<dyn Storage>`, made at open, and each open
 //! file as an `Arc<dyn StorageFile>`: a write or a sync costs one dynamic
@@ -12,6 +13,7 @@ mod directory;
 mod fault;
 mod file;
 mod os;
+mod overlay;
 mod redb_backend;
 
 pub use directory::Storage;
@@ -19,4 +21,5 @@ pub(crate) use directory::parent;
 pub use fault::FaultStorage;
 pub use file::StorageFile;
 pub use os::OsStorage;
+pub(crate) use overlay::Overlay;
 pub use redb_backend::DatabaseBackend;

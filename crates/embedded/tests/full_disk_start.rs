@@ -1,0 +1,315 @@
+//! Starts on a full disk that must write to recover (rule D6): after a
+//! crash, with log records the store does not hold yet, and the first
+//! start of a new data directory. The engine runs on [`FaultStorage`],
+//! whose budget of 0 bytes fails every write that needs room.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use sluice_broker::{
+    Broker, CreateQueue, EngineError, MessageFilter, NewMessage, PeekedMessage, ReceiveOptions,
+    ReceivedMessage,
+};
+use sluice_core::attributes::QueueConfig;
+use sluice_core::{ErrorCode, ManualClock};
+use sluice_embedded::{EmbeddedBroker, EmbeddedOptions, FaultStorage, RecoveryStats, Storage};
+
+const DIR: &str = "/data";
+
+/// The store's file.
+const STORE: &str = "/data/sluice.redb";
+
+/// The engine on `storage`, never checkpointing during a test, reopening
+/// its storage after a failed write at most every 10 ms (rule D5), with
+/// no body kept in memory: every body a peek shows is read from disk.
+fn try_open(storage: &FaultStorage) -> Result<(EmbeddedBroker, RecoveryStats), String> {
+    let options = EmbeddedOptions {
+        checkpoint_interval: Duration::from_secs(3600),
+        reopen_interval: Duration::from_millis(10),
+        body_cache_bytes: 0,
+        ..Default::default()
+    };
+    let clock = Arc::new(ManualClock::default());
+    EmbeddedBroker::open_on(Arc::new(storage.clone()), Path::new(DIR), clock, options)
+        .map_err(|e| e.to_string())
+}
+
+fn open(storage: &FaultStorage) -> EmbeddedBroker {
+    try_open(storage).expect("open").0
+}
+
+/// Messages sent to queue `bulk` in the log alone, enough that their
+/// replay must grow the store's file.
+const BULK: usize = 5000;
+
+fn create_spec() -> CreateQueue {
+    spec("q")
+}
+
+fn spec(name: &str) -> CreateQueue {
+    let requested = BTreeMap::new();
+    CreateQueue {
+        name: name.into(),
+        config: QueueConfig::for_create(name, &requested).unwrap(),
+        requested,
+        tags: BTreeMap::new(),
+    }
+}
+
+async fn send(b: &EmbeddedBroker, body: &str) -> Result<(), EngineError> {
+    let message = NewMessage {
+        body: body.into(),
+        ..Default::default()
+    };
+    b.send_messages("q", vec![message]).await.map(drop)
+}
+
+async fn receive(b: &EmbeddedBroker, max: u32) -> Result<Vec<ReceivedMessage>, EngineError> {
+    let options = ReceiveOptions {
+        max_messages: max,
+        visibility_timeout: Some(600),
+        wait: Duration::ZERO,
+        attempt_id: None,
+    };
+    b.receive_messages("q", options).await
+}
+
+/// Deletes the message `handle` names: the refusal of the call or of
+/// its one entry.
+async fn delete(b: &EmbeddedBroker, handle: &str) -> Result<(), EngineError> {
+    let mut results = b.delete_messages("q", vec![handle.to_string()]).await?;
+    results.pop().expect("one result")
+}
+
+/// Every message in queue `q`, by body.
+async fn peeked(b: &EmbeddedBroker) -> Vec<PeekedMessage> {
+    let page = b
+        .peek_messages("q", &MessageFilter::default(), None, 1000)
+        .await
+        .unwrap();
+    assert!(page.next.is_none());
+    let mut messages = page.messages;
+    messages.sort_by(|a, b| a.body.cmp(&b.body));
+    messages
+}
+
+/// Every body in queue `q`, sorted.
+async fn stored(b: &EmbeddedBroker) -> Vec<String> {
+    peeked(b).await.into_iter().map(|m| m.body).collect()
+}
+
+/// (visible, in flight) of queue `q`.
+async fn counts(b: &EmbeddedBroker) -> (u64, u64) {
+    let counts = b.queue_counts("q").await.unwrap();
+    (counts.visible, counts.in_flight)
+}
+
+/// Visible messages in queue `bulk`.
+async fn bulk(b: &EmbeddedBroker) -> u64 {
+    b.queue_counts("bulk").await.unwrap().visible
+}
+
+/// Whether `e` is the retryable answer of a refused write: 503
+/// ServiceUnavailable, naming a full disk.
+fn assert_full(e: &EngineError) {
+    let sqs = e.to_sqs();
+    assert_eq!(sqs.code, ErrorCode::ServiceUnavailable, "{e:?}");
+    assert!(
+        sqs.message.contains("no space left on device"),
+        "{}",
+        sqs.message
+    );
+}
+
+/// Sends `body` until it is accepted (the engine reopened its storage),
+/// for up to 10 s; every refusal before is the retryable one.
+async fn send_until_accepted(b: &EmbeddedBroker, body: &str) {
+    for _ in 0..1000 {
+        match send(b, body).await {
+            Ok(()) => return,
+            Err(e) => assert_eq!(e.to_sqs().code, ErrorCode::ServiceUnavailable, "{e:?}"),
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    panic!("the engine did not reopen its storage within 10 s");
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+/// A run that crashed, leaving in queue `q` "stored" in the store (a
+/// clean stop made it durable there) and "logged-1", "logged-2"
+/// acknowledged in the log alone, with one message received (in flight,
+/// its receipt handle returned), and [`BULK`] messages in queue `bulk`
+/// in the log alone: what a start on `crashed` must bring back.
+///
+/// The store is as synced when the run began: redb syncs its file when
+/// it must grow it, which made the room the replay then finds taken or
+/// not as the applier's batches fell; without those syncs the replay
+/// needs room every time.
+async fn crashed_run() -> (FaultStorage, ReceivedMessage) {
+    let storage = FaultStorage::new();
+    let b = open(&storage);
+    b.create_queue(create_spec()).await.unwrap();
+    b.create_queue(spec("bulk")).await.unwrap();
+    send(&b, "stored").await.unwrap();
+    drop(b);
+    let b = open(&storage);
+    let at_start = storage.after_crash();
+    for body in ["logged-1", "logged-2"] {
+        send(&b, body).await.unwrap();
+    }
+    for batch in 0..BULK / 10 {
+        let messages = (0..10)
+            .map(|i| NewMessage {
+                body: format!("bulk-{batch}-{i}"),
+                ..Default::default()
+            })
+            .collect();
+        b.send_messages("bulk", messages).await.unwrap();
+    }
+    let mut got = receive(&b, 1).await.unwrap();
+    let received = got.pop().expect("a message");
+    let crashed = storage.after_crash();
+    drop(b);
+    let store = Path::new(STORE);
+    let bytes = at_start.open(store, false).unwrap().read_all().unwrap();
+    let file = crashed.create(store).unwrap();
+    file.write_all_at(&bytes, 0).unwrap();
+    file.sync_data().unwrap();
+    crashed.sync_dir(Path::new(DIR)).unwrap();
+    (crashed, received)
+}
+
+/// D6 after a crash: a start on a full disk (no byte free) that must
+/// replay log records the store does not hold succeeds, holding all the
+/// log and the store do: every acknowledged message counted and peeked
+/// with its body, those known to the log alone included, and the one in
+/// flight still in flight. Writes are refused with the retryable error
+/// naming the cause; once space returns the engine reopens its storage
+/// by itself (rule D5), replaying the log into the store then, and takes
+/// writes again; a crash after that reads back the same.
+#[test]
+fn d6_a_start_on_a_full_disk_after_a_crash_serves_what_the_log_holds() {
+    runtime().block_on(async {
+        let (storage, received) = crashed_run().await;
+        storage.set_space(Some(0));
+        let (b, stats) = try_open(&storage).expect("a start on a full disk after a crash");
+        assert!(stats.log_records > 0, "nothing to replay: {stats:?}");
+        let cause = b.storage_failure().expect("writes refused");
+        assert!(cause.contains("no space left on device"), "{cause}");
+        assert_eq!(counts(&b).await, (2, 1));
+        assert_eq!(bulk(&b).await, BULK as u64);
+        let all = ["logged-1", "logged-2", "stored"];
+        assert_eq!(stored(&b).await, all);
+        let in_flight: Vec<_> = peeked(&b)
+            .await
+            .into_iter()
+            .filter(|m| m.receive_count == 1)
+            .map(|m| m.body)
+            .collect();
+        assert_eq!(in_flight, [received.body.as_str()]);
+        for _ in 0..3 {
+            assert_full(&send(&b, "refused").await.unwrap_err());
+            tokio::time::sleep(Duration::from_millis(15)).await;
+        }
+        assert_eq!(stored(&b).await, all);
+
+        storage.set_space(None);
+        send_until_accepted(&b, "after").await;
+        assert!(b.storage_failure().is_none());
+        let with_after = ["after", "logged-1", "logged-2", "stored"];
+        assert_eq!(stored(&b).await, with_after);
+        assert_eq!(counts(&b).await, (3, 1));
+        drop(b);
+        let b = open(&storage.after_crash());
+        assert_eq!(stored(&b).await, with_after, "after a crash");
+        assert_eq!(counts(&b).await, (3, 1));
+        assert_eq!(bulk(&b).await, BULK as u64);
+    });
+}
+
+/// D6 after a crash, with rule D5's refusals: on the full disk a receive
+/// is refused before it takes anything and a delete before it deletes
+/// anything (neither could be recorded), so counts stay as they were.
+/// Once space returns, the receipt handle from before the crash deletes
+/// its message, and each other message is received once, with its first
+/// receive count; a crash after that keeps the delete.
+#[test]
+fn d6_on_a_full_disk_after_a_crash_receives_and_deletes_change_nothing() {
+    runtime().block_on(async {
+        let (storage, received) = crashed_run().await;
+        storage.set_space(Some(0));
+        let b = open(&storage);
+        for _ in 0..3 {
+            assert_full(&receive(&b, 10).await.unwrap_err());
+            assert_full(&delete(&b, &received.receipt_handle).await.unwrap_err());
+            assert_eq!(counts(&b).await, (2, 1));
+            tokio::time::sleep(Duration::from_millis(15)).await;
+        }
+        storage.set_space(None);
+        send_until_accepted(&b, "after").await;
+        delete(&b, &received.receipt_handle).await.unwrap();
+        let mut bodies = Vec::new();
+        for got in receive(&b, 10).await.unwrap() {
+            assert_eq!(got.receive_count, 1, "{}", got.body);
+            bodies.push(got.body);
+        }
+        bodies.sort();
+        let mut expected: Vec<String> = ["after", "logged-1", "logged-2", "stored"]
+            .into_iter()
+            .filter(|body| *body != received.body)
+            .map(str::to_string)
+            .collect();
+        expected.sort();
+        assert_eq!(bodies, expected);
+        drop(b);
+        let b = open(&storage.after_crash());
+        assert_eq!(stored(&b).await, expected, "after a crash");
+        assert_eq!(counts(&b).await, (0, 3));
+    });
+}
+
+/// D6 for a new data directory: the first start on a full disk succeeds
+/// with no queue, and refuses writes (a queue's creation) with the
+/// retryable error naming the cause; once space returns the engine
+/// reopens its storage by itself (rule D5), creates the store then, and
+/// takes writes; a crash after that keeps them.
+#[test]
+fn d6_the_first_start_of_a_new_data_directory_on_a_full_disk_waits_for_space() {
+    runtime().block_on(async {
+        let storage = FaultStorage::new();
+        storage.set_space(Some(0));
+        let b = try_open(&storage).expect("a first start on a full disk").0;
+        assert!(b.list_queues().await.unwrap().is_empty());
+        for _ in 0..3 {
+            assert_full(&b.create_queue(create_spec()).await.unwrap_err());
+            tokio::time::sleep(Duration::from_millis(15)).await;
+        }
+        assert!(b.list_queues().await.unwrap().is_empty());
+        storage.set_space(None);
+        let mut created = false;
+        for _ in 0..1000 {
+            match b.create_queue(create_spec()).await {
+                Ok(_) => {
+                    created = true;
+                    break;
+                }
+                Err(e) => assert_eq!(e.to_sqs().code, ErrorCode::ServiceUnavailable, "{e:?}"),
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        assert!(created, "the engine did not reopen its storage within 10 s");
+        send(&b, "first").await.unwrap();
+        drop(b);
+        let b = open(&storage.after_crash());
+        assert_eq!(b.list_queues().await.unwrap(), ["q"]);
+        assert_eq!(stored(&b).await, ["first"]);
+    });
+}
