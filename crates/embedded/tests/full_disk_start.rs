@@ -149,10 +149,11 @@ fn runtime() -> tokio::runtime::Runtime {
 /// its receipt handle returned), and [`BULK`] messages in queue `bulk`
 /// in the log alone: what a start on `crashed` must bring back.
 ///
-/// The store is as synced when the run began: redb syncs its file when
-/// it must grow it, which made the room the replay then finds taken or
-/// not as the applier's batches fell; without those syncs the replay
-/// needs room every time.
+/// The store's file is put back as synced when the run began, as if redb
+/// had synced nothing since: redb syncs its file when it grows it, and a
+/// file the run grew may leave the replay the room it needs or not, as
+/// the applier's batches fell. Without those syncs the replay needs room
+/// every time.
 async fn crashed_run() -> (FaultStorage, ReceivedMessage) {
     let storage = FaultStorage::new();
     let b = open(&storage);
@@ -192,9 +193,10 @@ async fn crashed_run() -> (FaultStorage, ReceivedMessage) {
 /// log and the store do: every acknowledged message counted and peeked
 /// with its body, those known to the log alone included, and the one in
 /// flight still in flight. Writes are refused with the retryable error
-/// naming the cause; once space returns the engine reopens its storage
-/// by itself (rule D5), replaying the log into the store then, and takes
-/// writes again; a crash after that reads back the same.
+/// naming the cause, and nothing is written: a crash then reads back the
+/// same. Once space returns the engine reopens its storage by itself
+/// (rule D5), replaying the log into the store then, and takes writes
+/// again; a crash after that reads back the same.
 #[test]
 fn d6_a_start_on_a_full_disk_after_a_crash_serves_what_the_log_holds() {
     runtime().block_on(async {
@@ -220,6 +222,14 @@ fn d6_a_start_on_a_full_disk_after_a_crash_serves_what_the_log_holds() {
             tokio::time::sleep(Duration::from_millis(15)).await;
         }
         assert_eq!(stored(&b).await, all);
+        // It wrote nothing: a crash now finds what the start found.
+        let again = open(&storage.after_crash());
+        assert_eq!(stored(&again).await, all, "after a crash on the full disk");
+        assert_eq!(
+            (counts(&again).await, bulk(&again).await),
+            ((2, 1), BULK as u64)
+        );
+        drop(again);
 
         storage.set_space(None);
         send_until_accepted(&b, "after").await;
