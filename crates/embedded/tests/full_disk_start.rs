@@ -323,3 +323,42 @@ fn d6_the_first_start_of_a_new_data_directory_on_a_full_disk_waits_for_space() {
         assert_eq!(stored(&b).await, ["first"]);
     });
 }
+
+/// D6 for a new data directory on a file system with sparse files: there
+/// redb's first step, growing the new file, takes no room and succeeds on
+/// a full disk, and the header it writes next does not fit, which leaves
+/// a file of zeros (as on tmpfs or ext4) that redb refuses as not a
+/// database. Such a file never held one: the start creates the store in
+/// its place, in memory while the disk is full, and once space returns
+/// for real, and every start after opens it.
+#[test]
+fn d6_a_store_file_of_zeros_left_by_a_creation_on_a_full_disk_is_created_again() {
+    runtime().block_on(async {
+        let storage = FaultStorage::new();
+        storage.create_dir_all(Path::new(DIR)).unwrap();
+        let zeros = storage.create(Path::new(STORE)).unwrap();
+        zeros.set_len(73_728).unwrap();
+        zeros.sync_all().unwrap();
+        storage.sync_dir(Path::new(DIR)).unwrap();
+        storage.set_space(Some(0));
+        let b = try_open(&storage)
+            .expect("a start on a full disk over a file of zeros")
+            .0;
+        assert!(b.list_queues().await.unwrap().is_empty());
+        assert_full(&b.create_queue(create_spec()).await.unwrap_err());
+        storage.set_space(None);
+        let mut created = false;
+        for _ in 0..1000 {
+            if b.create_queue(create_spec()).await.is_ok() {
+                created = true;
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        assert!(created, "the engine did not reopen its storage within 10 s");
+        send(&b, "first").await.unwrap();
+        drop(b);
+        let b = open(&storage.after_crash());
+        assert_eq!(stored(&b).await, ["first"]);
+    });
+}

@@ -1,6 +1,7 @@
 //! The store: the redb database, opening it, and checkpoints that make
 //! what the applier wrote durable.
 
+use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -19,6 +20,41 @@ use super::tables::{
 use crate::storage::OsStorage;
 use crate::storage::{Storage, parent};
 use crate::wal::Segments;
+
+/// Empties the store's file at `path` when it holds only zeros: what a
+/// creation that failed before redb wrote its header leaves. redb grows
+/// the new file first, which takes no room where files may be sparse, so
+/// it succeeds on a full disk, and writes its magic number last; it then
+/// refuses the file as not a database, at every start after. A file of
+/// zeros never held a database, so nothing is lost; any other file is
+/// left to redb.
+fn discard_unfinished(storage: &dyn Storage, path: &Path) -> Result<(), StoreError> {
+    let file = match storage.open(path, false) {
+        Ok(file) => file,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(e.into()),
+    };
+    let len = file.len()?;
+    if len == 0 {
+        return Ok(());
+    }
+    // A database's first bytes are redb's magic number: one read decides.
+    let mut chunk = vec![0; 64 << 10];
+    let mut at = 0;
+    while at < len {
+        let n = chunk.len().min((len - at) as usize);
+        file.read_exact_at(&mut chunk[..n], at)?;
+        if chunk[..n].iter().any(|&b| b != 0) {
+            return Ok(());
+        }
+        at += n as u64;
+    }
+    tracing::warn!(path = %path.display(), bytes = len, "the store's file holds only zeros, left by a creation that never finished: creating the store again");
+    let file = storage.open(path, true)?;
+    file.set_len(0)?;
+    file.sync_all()?;
+    Ok(())
+}
 
 /// The redb database.
 #[derive(Clone)]
@@ -61,6 +97,7 @@ impl Store {
             }
         });
         let began = Instant::now();
+        discard_unfinished(&*storage, path)?;
         let db = match storage.database(path)? {
             Some(backend) => builder.create_with_backend(backend)?,
             None => builder.create(path)?,
