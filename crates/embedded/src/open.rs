@@ -60,7 +60,12 @@ pub(crate) fn open_storage(
         Ok(opened) => return Ok(opened),
         Err(e) => e,
     };
-    // Only a full disk: another failure stays an error the operator sees.
+    // Only a full disk: another failure stays an error the operator sees,
+    // and a store another server holds is never served from memory
+    // beside it (the overlay takes no lock on the file).
+    if matches!(failed, StoreError::AlreadyOpen(_)) {
+        return Err(failed);
+    }
     match probe(&**storage, dir) {
         Err(e) if is_full(&e) => {}
         _ => return Err(failed),

@@ -362,3 +362,21 @@ fn d6_a_store_file_of_zeros_left_by_a_creation_on_a_full_disk_is_created_again()
         assert_eq!(stored(&b).await, ["first"]);
     });
 }
+
+/// D6: the start from memory is for a full disk only, never beside another
+/// server: a data directory a running engine holds is refused as already
+/// open (the one failure the full-disk start never serves from memory,
+/// since its overlay takes no lock on the store's file).
+#[test]
+fn d6_a_data_directory_another_engine_holds_is_refused_as_already_open() {
+    let dir = tempfile::tempdir().unwrap();
+    let clock = Arc::new(ManualClock::default());
+    let (_running, _) = EmbeddedBroker::open(dir.path(), clock.clone()).unwrap();
+    let Err(refused) = EmbeddedBroker::open(dir.path(), clock) else {
+        panic!("a second engine opened a data directory another holds");
+    };
+    assert!(
+        matches!(refused, sluice_embedded::StoreError::AlreadyOpen(_)),
+        "{refused:?}"
+    );
+}

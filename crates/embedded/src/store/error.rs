@@ -9,6 +9,10 @@ pub enum StoreError {
     /// redb failed.
     #[error("storage: {0}")]
     Redb(String),
+    /// Another process holds the store's file open (another server on
+    /// the same data directory).
+    #[error("storage: {0}")]
+    AlreadyOpen(String),
     /// A record did not decode.
     #[error(transparent)]
     Corrupt(#[from] CorruptRecord),
@@ -48,9 +52,17 @@ macro_rules! redb_err {
         }
     )*};
 }
+impl From<redb::DatabaseError> for StoreError {
+    fn from(e: redb::DatabaseError) -> Self {
+        match e {
+            redb::DatabaseError::DatabaseAlreadyOpen => StoreError::AlreadyOpen(e.to_string()),
+            e => StoreError::Redb(e.to_string()),
+        }
+    }
+}
+
 redb_err!(
     redb::Error,
-    redb::DatabaseError,
     redb::TransactionError,
     redb::TableError,
     redb::StorageError,
