@@ -351,6 +351,91 @@ mod tests {
         assert_eq!(below.read_all().unwrap(), original);
     }
 
+    /// One operation on a file, for the model test below.
+    #[derive(Debug, Clone)]
+    enum FileOp {
+        /// Writes `len` bytes at `offset`: a pattern from `seed`, or the
+        /// bytes the file already shows there (what a replay rewrites).
+        Write {
+            offset: u64,
+            len: usize,
+            seed: u8,
+            same: bool,
+        },
+        SetLen(u64),
+        Read {
+            offset: u64,
+            len: usize,
+        },
+    }
+
+    fn file_op() -> impl proptest::strategy::Strategy<Value = FileOp> {
+        use proptest::prelude::*;
+        let span = 0..5 * PAGE;
+        prop_oneof![
+            4 => (span.clone(), 0..2 * PAGE as usize, any::<u8>(), any::<bool>())
+                .prop_map(|(offset, len, seed, same)| FileOp::Write { offset, len, seed, same }),
+            1 => span.clone().prop_map(FileOp::SetLen),
+            3 => (span, 0..2 * PAGE as usize).prop_map(|(offset, len)| FileOp::Read { offset, len }),
+        ]
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig { cases: 256, ..Default::default() })]
+
+        /// A file over the base reads back, after any sequence of writes,
+        /// cuts and growth, what a plain byte vector given the same
+        /// operations holds (zeros where it grew), and the base's file
+        /// never changes.
+        #[test]
+        fn a_file_reads_back_what_a_byte_vector_would(
+            base_len in 0..3 * PAGE,
+            ops in proptest::collection::vec(file_op(), 1..40),
+        ) {
+            let original: Vec<u8> = (0..base_len).map(|i| (i % 253) as u8 + 1).collect();
+            let base = base_with("/d/a", &original);
+            let overlay = Overlay::new(Arc::new(base.clone()));
+            let file = overlay.open(Path::new("/d/a"), true).unwrap();
+            let mut model = original.clone();
+            for op in ops {
+                match op {
+                    FileOp::Write { offset, len, seed, same } => {
+                        let at = offset as usize;
+                        let bytes: Vec<u8> = if same {
+                            (0..len).map(|i| model.get(at + i).copied().unwrap_or(0)).collect()
+                        } else {
+                            (0..len).map(|i| seed.wrapping_add(i as u8)).collect()
+                        };
+                        file.write_all_at(&bytes, offset).unwrap();
+                        if model.len() < at + len {
+                            model.resize(at + len, 0);
+                        }
+                        model[at..at + len].copy_from_slice(&bytes);
+                    }
+                    FileOp::SetLen(len) => {
+                        file.set_len(len).unwrap();
+                        model.resize(len as usize, 0);
+                    }
+                    FileOp::Read { offset, len } => {
+                        let mut out = vec![0xee; len];
+                        let read = file.read_exact_at(&mut out, offset);
+                        let end = offset as usize + len;
+                        if end > model.len() {
+                            proptest::prop_assert!(read.is_err());
+                        } else {
+                            read.unwrap();
+                            proptest::prop_assert_eq!(&out[..], &model[offset as usize..end]);
+                        }
+                    }
+                }
+                proptest::prop_assert_eq!(file.len().unwrap(), model.len() as u64);
+            }
+            proptest::prop_assert_eq!(file.read_all().unwrap(), model);
+            let below = base.open(Path::new("/d/a"), false).unwrap();
+            proptest::prop_assert_eq!(below.read_all().unwrap(), original);
+        }
+    }
+
     /// Names created, renamed and removed here hide the base's, which
     /// keeps its own.
     #[test]
