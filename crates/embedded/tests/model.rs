@@ -69,3 +69,25 @@ proptest! {
         ))?;
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+    /// D4, D6: the storage dies at a random sync, and the engine starts
+    /// again on a disk with no room left: serving from memory what the
+    /// store and the log hold, it holds everything acknowledged; so it
+    /// does once space returns and it has reopened its storage, and after
+    /// a crash then.
+    #[test]
+    fn a_start_on_a_full_disk_after_a_crash_holds_everything_acknowledged(
+        ops in proptest::collection::vec(standard::op(false), 1..40),
+        crash_at in 1u64..24,
+    ) {
+        runtime().block_on(crash::run_with(
+            model_engine::Crashing::new(),
+            ops,
+            crash_at,
+            crash::Fault::CrashThenFullDisk,
+        ))?;
+    }
+}

@@ -6,7 +6,10 @@
 //! there or not, but wholly (a batch's messages all or none). With
 //! [`Fault::FailedSync`] the chosen sync fails instead and the engine
 //! reopens its storage in place (rule D5): the same check holds after
-//! that reopen, and after a crash then.
+//! that reopen, and after a crash then. With [`Fault::CrashThenFullDisk`]
+//! the engine is reopened after the crash on a disk with no room (rule
+//! D6): the same check holds while it serves from memory, again once
+//! space returns and it has reopened its storage, and after a crash then.
 
 use std::collections::BTreeMap;
 use std::future::Future;
@@ -39,6 +42,12 @@ pub trait CrashingEngine: Harness {
     /// having reopened its storage in place by itself (at once when no
     /// write failed); fails the test after a while.
     fn reopened_in_place(&mut self) -> impl Future<Output = ()> + Send;
+    /// [`reopen_after_crash`](Self::reopen_after_crash) onto a disk with
+    /// no room left: nothing more can be written until
+    /// [`space_returns`](Self::space_returns).
+    fn reopen_after_crash_on_full_disk(&mut self) -> impl Future<Output = ()> + Send;
+    /// The disk takes writes again.
+    fn space_returns(&self);
 }
 
 /// What happens to the storage at the chosen sync.
@@ -48,6 +57,8 @@ pub enum Fault {
     Crash,
     /// The sync fails and the engine recovers in place (rule D5).
     FailedSync,
+    /// The machine dies, and starts again on a full disk (rule D6).
+    CrashThenFullDisk,
 }
 
 /// The change in flight when the storage died: never acknowledged.
@@ -103,7 +114,7 @@ pub async fn run_with<E: CrashingEngine>(
     .collect();
     create_queue(engine.broker(), "q", requested).await;
     match fault {
-        Fault::Crash => engine.crash_at_sync(crash_at),
+        Fault::Crash | Fault::CrashThenFullDisk => engine.crash_at_sync(crash_at),
         Fault::FailedSync => engine.fail_sync_at(crash_at),
     }
     let mut model = Model::default();
@@ -230,6 +241,13 @@ pub async fn run_with<E: CrashingEngine>(
         prop_assert_eq!(actual, model.counts(engine.clock().now()));
     }
     if fault == Fault::FailedSync {
+        engine.reopened_in_place().await;
+        check_survivors(&engine, &mut model, &in_flight).await?;
+    }
+    if fault == Fault::CrashThenFullDisk {
+        engine.reopen_after_crash_on_full_disk().await;
+        check_survivors(&engine, &mut model, &in_flight).await?;
+        engine.space_returns();
         engine.reopened_in_place().await;
         check_survivors(&engine, &mut model, &in_flight).await?;
     }

@@ -126,6 +126,18 @@ impl Crashing {
     }
 }
 
+impl Crashing {
+    /// Stops the engine as a crash would, keeping what was synced.
+    fn crash(&mut self) {
+        // What survives is taken before the engine stops: a clean stop's
+        // checkpoint would make more durable than the crash left.
+        let survived = self.storage.after_crash();
+        self.storage.crash_at_sync(1);
+        drop(self.broker.take());
+        self.storage = survived;
+    }
+}
+
 impl Harness for Crashing {
     type B = EmbeddedBroker;
     fn broker(&self) -> &EmbeddedBroker {
@@ -162,12 +174,17 @@ impl CrashingEngine for Crashing {
     }
 
     async fn reopen_after_crash(&mut self) {
-        // What survives is taken before the engine stops: a clean stop's
-        // checkpoint would make more durable than the crash left.
-        let survived = self.storage.after_crash();
-        self.storage.crash_at_sync(1);
-        drop(self.broker.take());
-        self.storage = survived;
+        self.crash();
         self.broker = Some(Self::open(&self.storage, &self.clock));
+    }
+
+    async fn reopen_after_crash_on_full_disk(&mut self) {
+        self.crash();
+        self.storage.set_space(Some(0));
+        self.broker = Some(Self::open(&self.storage, &self.clock));
+    }
+
+    fn space_returns(&self) {
+        self.storage.set_space(None);
     }
 }
