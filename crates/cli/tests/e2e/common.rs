@@ -150,6 +150,32 @@ pub async fn create_queue(sqs: &aws_sdk_sqs::Client, name: &str) -> String {
         .expect("queue URL")
 }
 
+/// Sends `bodies` to `url` in batches of 10 (SendMessageBatch), every
+/// entry acknowledged.
+pub async fn send_bodies(sqs: &aws_sdk_sqs::Client, url: &str, bodies: &[String]) {
+    for chunk in bodies.chunks(10) {
+        let entries = chunk
+            .iter()
+            .enumerate()
+            .map(|(i, body)| {
+                aws_sdk_sqs::types::SendMessageBatchRequestEntry::builder()
+                    .id(format!("e{i}"))
+                    .message_body(body)
+                    .build()
+                    .expect("a batch entry")
+            })
+            .collect();
+        let sent = sqs
+            .send_message_batch()
+            .queue_url(url)
+            .set_entries(Some(entries))
+            .send()
+            .await
+            .expect("send batch");
+        assert!(sent.failed().is_empty(), "{:?}", sent.failed());
+    }
+}
+
 /// The error code an SDK error carries (the Query code, from
 /// `x-amzn-query-error`), or "".
 pub fn code<E: aws_sdk_sqs::error::ProvideErrorMetadata>(e: &E) -> String {

@@ -5,9 +5,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use aws_sdk_sqs::types::SendMessageBatchRequestEntry;
-
-use crate::common::TestServer;
+use crate::common::{TestServer, send_bodies};
 use crate::consumers::{Handler, Reply, bodies, queue, remaining, spec, start, until};
 
 /// The count of one metric line, 0 when it is absent.
@@ -37,23 +35,8 @@ async fn c12_dead_handler_backs_off_and_loses_nothing() {
     let redrive = r#"{"deadLetterTargetArn":"arn:aws:sqs:us-east-1:000000000000:down-dlq","maxReceiveCount":2}"#;
     let url = queue(&server, "down", 1, Some(redrive)).await;
     let sqs = server.sdk();
-    for chunk in 0..3 {
-        let entries = (0..10)
-            .map(|i| {
-                SendMessageBatchRequestEntry::builder()
-                    .id(format!("e{i}"))
-                    .message_body(format!("m{:02}", chunk * 10 + i))
-                    .build()
-                    .unwrap()
-            })
-            .collect();
-        sqs.send_message_batch()
-            .queue_url(&url)
-            .set_entries(Some(entries))
-            .send()
-            .await
-            .unwrap();
-    }
+    let backlog: Vec<String> = (0..30).map(|i| format!("m{i:02}")).collect();
+    send_bodies(&sqs, &url, &backlog).await;
     // A port nobody listens on: connections to it are refused.
     let addr = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()

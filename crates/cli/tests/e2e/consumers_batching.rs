@@ -3,10 +3,9 @@
 
 use std::time::Duration;
 
-use aws_sdk_sqs::types::SendMessageBatchRequestEntry;
 use sluice_server::consumers;
 
-use crate::common::TestServer;
+use crate::common::{TestServer, send_bodies};
 use crate::consumers::{Handler, Reply, bodies, queue, remaining, send, spec, start, until};
 
 /// C6: with a 2 s window, three messages sent 300 ms apart, after the
@@ -46,23 +45,8 @@ async fn c6_batches_above_ten_gather_several_receives() {
     let server = TestServer::start_real_time().await;
     let url = queue(&server, "large", 10, None).await;
     let sqs = server.sdk();
-    for chunk in 0..3 {
-        let entries = (0..10)
-            .map(|i| {
-                SendMessageBatchRequestEntry::builder()
-                    .id(format!("e{i}"))
-                    .message_body(format!("m{:02}", chunk * 10 + i))
-                    .build()
-                    .unwrap()
-            })
-            .collect();
-        sqs.send_message_batch()
-            .queue_url(&url)
-            .set_entries(Some(entries))
-            .send()
-            .await
-            .unwrap();
-    }
+    let backlog: Vec<String> = (0..30).map(|i| format!("m{i:02}")).collect();
+    send_bodies(&sqs, &url, &backlog).await;
     let mut s = spec("large-worker", "large", "http://127.0.0.1:9/");
     s.batch_size = 25;
     let err = consumers::check_consumers(&server.service.broker, std::slice::from_ref(&s))

@@ -12,12 +12,12 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use aws_sdk_sqs::types::{QueueAttributeName as Attr, SendMessageBatchRequestEntry};
+use aws_sdk_sqs::types::QueueAttributeName as Attr;
 use serde_json::{Value, json};
 use sluice_postgres::testing;
 
 use crate::alarms::{metrics, sluice};
-use crate::common::{RawClient, SluiceProcess, approximate};
+use crate::common::{RawClient, SluiceProcess, approximate, send_bodies};
 use crate::consumers::{Handler, Reply, bodies, until};
 
 /// A fresh database's URL, or `None` without PostgreSQL.
@@ -45,28 +45,7 @@ async fn queue(node: &SluiceProcess, name: &str, visibility: u32, redrive: Optio
 
 /// Sends `bodies` through `node`, ten at a time.
 async fn send_all(node: &SluiceProcess, url: &str, bodies: &[String]) {
-    let sqs = node.sdk();
-    for chunk in bodies.chunks(10) {
-        let entries = chunk
-            .iter()
-            .enumerate()
-            .map(|(i, b)| {
-                SendMessageBatchRequestEntry::builder()
-                    .id(format!("e{i}"))
-                    .message_body(b)
-                    .build()
-                    .unwrap()
-            })
-            .collect();
-        let sent = sqs
-            .send_message_batch()
-            .queue_url(url)
-            .set_entries(Some(entries))
-            .send()
-            .await
-            .unwrap();
-        assert!(sent.failed().is_empty(), "{:?}", sent.failed());
-    }
+    send_bodies(&node.sdk(), url, bodies).await;
 }
 
 /// Visible plus in-flight messages of a queue.

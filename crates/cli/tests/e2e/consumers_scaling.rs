@@ -5,9 +5,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use aws_sdk_sqs::types::SendMessageBatchRequestEntry;
-
-use crate::common::TestServer;
+use crate::common::{TestServer, send_bodies};
 use crate::consumers::{
     Handler, Reply, bodies, queue, remaining, render_metrics, sample_value, send, spec, start,
     until,
@@ -20,23 +18,8 @@ async fn c7_concurrency_grows_with_the_backlog_up_to_the_maximum() {
     let server = TestServer::start_real_time().await;
     let url = queue(&server, "busy", 10, None).await;
     let sqs = server.sdk();
-    for chunk in 0..6 {
-        let entries = (0..10)
-            .map(|i| {
-                SendMessageBatchRequestEntry::builder()
-                    .id(format!("e{i}"))
-                    .message_body(format!("m{}", chunk * 10 + i))
-                    .build()
-                    .unwrap()
-            })
-            .collect();
-        sqs.send_message_batch()
-            .queue_url(&url)
-            .set_entries(Some(entries))
-            .send()
-            .await
-            .unwrap();
-    }
+    let backlog: Vec<String> = (0..60).map(|i| format!("m{i}")).collect();
+    send_bodies(&sqs, &url, &backlog).await;
     let handler = Handler::start(Arc::new(|_, _| Reply {
         delay: Duration::from_millis(150),
         ..Reply::ok("")
@@ -179,23 +162,8 @@ async fn c7_concurrency_shrinks_while_the_handler_fails() {
     let server = TestServer::start_real_time().await;
     let url = queue(&server, "shrink", 2, None).await;
     let sqs = server.sdk();
-    for chunk in 0..10 {
-        let entries = (0..10)
-            .map(|i| {
-                SendMessageBatchRequestEntry::builder()
-                    .id(format!("e{i}"))
-                    .message_body(format!("m{}", chunk * 10 + i))
-                    .build()
-                    .unwrap()
-            })
-            .collect();
-        sqs.send_message_batch()
-            .queue_url(&url)
-            .set_entries(Some(entries))
-            .send()
-            .await
-            .unwrap();
-    }
+    let backlog: Vec<String> = (0..100).map(|i| format!("m{i}")).collect();
+    send_bodies(&sqs, &url, &backlog).await;
     let failing = Arc::new(AtomicBool::new(false));
     let fails = failing.clone();
     let handler = Handler::start(Arc::new(move |_, _| Reply {
