@@ -3,20 +3,18 @@
 //! start of a new data directory. The engine runs on [`FaultStorage`],
 //! whose budget of 0 bytes fails every write that needs room.
 
-use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
 use sluice_broker::{
-    Broker, CreateQueue, EngineError, MessageFilter, NewMessage, PeekedMessage, ReceiveOptions,
-    ReceivedMessage,
+    Broker, EngineError, MessageFilter, NewMessage, PeekedMessage, ReceiveOptions, ReceivedMessage,
 };
-use sluice_core::attributes::QueueConfig;
 use sluice_core::{ErrorCode, ManualClock};
-use sluice_embedded::{EmbeddedBroker, EmbeddedOptions, FaultStorage, RecoveryStats, Storage};
+mod faults;
 
-const DIR: &str = "/data";
+use faults::{DIR, assert_unavailable, runtime, send, send_until_accepted, spec, stored};
+use sluice_embedded::{EmbeddedBroker, EmbeddedOptions, FaultStorage, RecoveryStats, Storage};
 
 /// The store's file.
 const STORE: &str = "/data/sluice.redb";
@@ -43,28 +41,6 @@ fn open(storage: &FaultStorage) -> EmbeddedBroker {
 /// Messages sent to queue `bulk` in the log alone, enough that their
 /// replay must grow the store's file.
 const BULK: usize = 5000;
-
-fn create_spec() -> CreateQueue {
-    spec("q")
-}
-
-fn spec(name: &str) -> CreateQueue {
-    let requested = BTreeMap::new();
-    CreateQueue {
-        name: name.into(),
-        config: QueueConfig::for_create(name, &requested).unwrap(),
-        requested,
-        tags: BTreeMap::new(),
-    }
-}
-
-async fn send(b: &EmbeddedBroker, body: &str) -> Result<(), EngineError> {
-    let message = NewMessage {
-        body: body.into(),
-        ..Default::default()
-    };
-    b.send_messages("q", vec![message]).await.map(drop)
-}
 
 async fn receive(b: &EmbeddedBroker, max: u32) -> Result<Vec<ReceivedMessage>, EngineError> {
     let options = ReceiveOptions {
@@ -95,11 +71,6 @@ async fn peeked(b: &EmbeddedBroker) -> Vec<PeekedMessage> {
     messages
 }
 
-/// Every body in queue `q`, sorted.
-async fn stored(b: &EmbeddedBroker) -> Vec<String> {
-    peeked(b).await.into_iter().map(|m| m.body).collect()
-}
-
 /// (visible, in flight) of queue `q`.
 async fn counts(b: &EmbeddedBroker) -> (u64, u64) {
     let counts = b.queue_counts("q").await.unwrap();
@@ -111,36 +82,10 @@ async fn bulk(b: &EmbeddedBroker) -> u64 {
     b.queue_counts("bulk").await.unwrap().visible
 }
 
-/// Whether `e` is the retryable answer of a refused write: 503
-/// ServiceUnavailable, naming a full disk.
+/// Asserts that `e` is the retryable answer of a refused write, naming
+/// a full disk.
 fn assert_full(e: &EngineError) {
-    let sqs = e.to_sqs();
-    assert_eq!(sqs.code, ErrorCode::ServiceUnavailable, "{e:?}");
-    assert!(
-        sqs.message.contains("no space left on device"),
-        "{}",
-        sqs.message
-    );
-}
-
-/// Sends `body` until it is accepted (the engine reopened its storage),
-/// for up to 10 s; every refusal before is the retryable one.
-async fn send_until_accepted(b: &EmbeddedBroker, body: &str) {
-    for _ in 0..1000 {
-        match send(b, body).await {
-            Ok(()) => return,
-            Err(e) => assert_eq!(e.to_sqs().code, ErrorCode::ServiceUnavailable, "{e:?}"),
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    panic!("the engine did not reopen its storage within 10 s");
-}
-
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap()
+    assert_unavailable(e, "no space left on device");
 }
 
 /// A run that crashed, leaving in queue `q` "stored" in the store (a
@@ -157,7 +102,7 @@ fn runtime() -> tokio::runtime::Runtime {
 async fn crashed_run() -> (FaultStorage, ReceivedMessage) {
     let storage = FaultStorage::new();
     let b = open(&storage);
-    b.create_queue(create_spec()).await.unwrap();
+    b.create_queue(spec("q")).await.unwrap();
     b.create_queue(spec("bulk")).await.unwrap();
     send(&b, "stored").await.unwrap();
     drop(b);
@@ -299,14 +244,14 @@ fn d6_the_first_start_of_a_new_data_directory_on_a_full_disk_waits_for_space() {
         let b = try_open(&storage).expect("a first start on a full disk").0;
         assert!(b.list_queues().await.unwrap().is_empty());
         for _ in 0..3 {
-            assert_full(&b.create_queue(create_spec()).await.unwrap_err());
+            assert_full(&b.create_queue(spec("q")).await.unwrap_err());
             tokio::time::sleep(Duration::from_millis(15)).await;
         }
         assert!(b.list_queues().await.unwrap().is_empty());
         storage.set_space(None);
         let mut created = false;
         for _ in 0..1000 {
-            match b.create_queue(create_spec()).await {
+            match b.create_queue(spec("q")).await {
                 Ok(_) => {
                     created = true;
                     break;
@@ -345,11 +290,11 @@ fn d6_a_store_file_of_zeros_left_by_a_creation_on_a_full_disk_is_created_again()
             .expect("a start on a full disk over a file of zeros")
             .0;
         assert!(b.list_queues().await.unwrap().is_empty());
-        assert_full(&b.create_queue(create_spec()).await.unwrap_err());
+        assert_full(&b.create_queue(spec("q")).await.unwrap_err());
         storage.set_space(None);
         let mut created = false;
         for _ in 0..1000 {
-            if b.create_queue(create_spec()).await.is_ok() {
+            if b.create_queue(spec("q")).await.is_ok() {
                 created = true;
                 break;
             }

@@ -2,18 +2,16 @@
 //! engine runs on [`FaultStorage`], a file system in memory that fails
 //! chosen writes and syncs and, on a crash, keeps only what was synced.
 
-use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use sluice_broker::{Broker, CreateQueue, EngineError, MessageFilter, NewMessage, ReceiveOptions};
-use sluice_core::ErrorCode;
+use sluice_broker::{Broker, ReceiveOptions};
 use sluice_core::ManualClock;
-use sluice_core::attributes::QueueConfig;
-use sluice_embedded::{EmbeddedBroker, EmbeddedOptions, FaultStorage, Storage};
+mod faults;
 
-const DIR: &str = "/data";
+use faults::{DIR, assert_unavailable, create, runtime, send, send_until_accepted, stored};
+use sluice_embedded::{EmbeddedBroker, EmbeddedOptions, FaultStorage, Storage};
 
 /// The engine on `storage`, with no checkpoint during a test: only the
 /// log's own syncs run after the open (and the thread that zero-fills the
@@ -50,45 +48,6 @@ fn open_with(storage: &FaultStorage, checkpoint: Duration, reopen: Duration) -> 
         .0
 }
 
-async fn create(b: &EmbeddedBroker) {
-    let requested = BTreeMap::new();
-    b.create_queue(CreateQueue {
-        name: "q".into(),
-        config: QueueConfig::for_create("q", &requested).unwrap(),
-        requested,
-        tags: BTreeMap::new(),
-    })
-    .await
-    .unwrap();
-}
-
-async fn send(b: &EmbeddedBroker, body: &str) -> Result<(), EngineError> {
-    let message = NewMessage {
-        body: body.into(),
-        ..Default::default()
-    };
-    b.send_messages("q", vec![message]).await.map(drop)
-}
-
-/// Every body in queue `q`.
-async fn stored(b: &EmbeddedBroker) -> Vec<String> {
-    let page = b
-        .peek_messages("q", &MessageFilter::default(), None, 1000)
-        .await
-        .unwrap();
-    assert!(page.next.is_none());
-    let mut bodies: Vec<String> = page.messages.into_iter().map(|m| m.body).collect();
-    bodies.sort();
-    bodies
-}
-
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap()
-}
-
 /// D1 on the injected storage: what was acknowledged is in the synced
 /// bytes alone, so a crash that drops every unsynced write keeps it.
 #[test]
@@ -105,14 +64,6 @@ fn d1_acknowledged_sends_survive_a_crash_of_the_injected_storage() {
         let b = open(&crashed);
         assert_eq!(stored(&b).await, ["a", "b", "c"]);
     });
-}
-
-/// Whether `e` is the retryable answer of a refused write: 503
-/// ServiceUnavailable, saying why.
-fn assert_unavailable(e: &EngineError, why: &str) {
-    let sqs = e.to_sqs();
-    assert_eq!(sqs.code, ErrorCode::ServiceUnavailable, "{e:?}");
-    assert!(sqs.message.contains(why), "{}", sqs.message);
 }
 
 /// D3: a failed `fdatasync` of the log fails its batch (never
@@ -264,19 +215,6 @@ fn d3_a_failed_store_sync_at_a_checkpoint_refuses_writes_and_the_log_recovers() 
         found.retain(|body| !body.starts_with(&format!("m{:04}", acked.len())));
         assert_eq!(found, acked);
     });
-}
-
-/// Sends `body` until it is accepted (the engine reopened its storage),
-/// for up to 10 s; every refusal before is the retryable one.
-async fn send_until_accepted(b: &EmbeddedBroker, body: &str) {
-    for _ in 0..1000 {
-        match send(b, body).await {
-            Ok(()) => return,
-            Err(e) => assert_eq!(e.to_sqs().code, ErrorCode::ServiceUnavailable, "{e:?}"),
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    panic!("the engine did not reopen its storage within 10 s");
 }
 
 /// Fills the disk of `storage` (its budget set to what it holds) and
@@ -451,15 +389,7 @@ fn d5_a_refused_queue_creation_is_not_answered_as_created_when_retried() {
         let b = open_reopening(&storage);
         create(&b).await;
         fill_the_disk(&b, &storage).await;
-        let spec = || {
-            let requested = BTreeMap::new();
-            CreateQueue {
-                name: "other".into(),
-                config: QueueConfig::for_create("other", &requested).unwrap(),
-                requested,
-                tags: BTreeMap::new(),
-            }
-        };
+        let spec = || faults::spec("other");
         for _ in 0..5 {
             let refused = b.create_queue(spec()).await.unwrap_err();
             assert_unavailable(&refused, "no space left");

@@ -1,0 +1,82 @@
+//! What the storage-fault tests share: queue `q` on an engine over
+//! [`FaultStorage`](sluice_embedded::FaultStorage) in `/data`, sends to
+//! it, what it holds, and the retryable refusal of a write.
+
+#![allow(dead_code)]
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use sluice_broker::{Broker, CreateQueue, EngineError, MessageFilter, NewMessage};
+use sluice_core::ErrorCode;
+use sluice_core::attributes::QueueConfig;
+use sluice_embedded::EmbeddedBroker;
+
+/// The data directory on the injected storage.
+pub const DIR: &str = "/data";
+
+/// The creation of queue `name`, with SQS's default attributes.
+pub fn spec(name: &str) -> CreateQueue {
+    let requested = BTreeMap::new();
+    CreateQueue {
+        name: name.into(),
+        config: QueueConfig::for_create(name, &requested).unwrap(),
+        requested,
+        tags: BTreeMap::new(),
+    }
+}
+
+/// Creates queue `q`.
+pub async fn create(b: &EmbeddedBroker) {
+    b.create_queue(spec("q")).await.unwrap();
+}
+
+/// Sends `body` to queue `q`.
+pub async fn send(b: &EmbeddedBroker, body: &str) -> Result<(), EngineError> {
+    let message = NewMessage {
+        body: body.into(),
+        ..Default::default()
+    };
+    b.send_messages("q", vec![message]).await.map(drop)
+}
+
+/// Every body in queue `q`, sorted.
+pub async fn stored(b: &EmbeddedBroker) -> Vec<String> {
+    let page = b
+        .peek_messages("q", &MessageFilter::default(), None, 1000)
+        .await
+        .unwrap();
+    assert!(page.next.is_none());
+    let mut bodies: Vec<String> = page.messages.into_iter().map(|m| m.body).collect();
+    bodies.sort();
+    bodies
+}
+
+/// Asserts that `e` is the retryable answer of a refused write: 503
+/// ServiceUnavailable, saying why.
+pub fn assert_unavailable(e: &EngineError, why: &str) {
+    let sqs = e.to_sqs();
+    assert_eq!(sqs.code, ErrorCode::ServiceUnavailable, "{e:?}");
+    assert!(sqs.message.contains(why), "{}", sqs.message);
+}
+
+/// Sends `body` until it is accepted (the engine reopened its storage),
+/// for up to 10 s; every refusal before is the retryable one.
+pub async fn send_until_accepted(b: &EmbeddedBroker, body: &str) {
+    for _ in 0..1000 {
+        match send(b, body).await {
+            Ok(()) => return,
+            Err(e) => assert_eq!(e.to_sqs().code, ErrorCode::ServiceUnavailable, "{e:?}"),
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    panic!("the engine did not reopen its storage within 10 s");
+}
+
+/// A runtime on the test's thread.
+pub fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+}
