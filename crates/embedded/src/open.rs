@@ -17,8 +17,7 @@ use crate::body_cache::BodyBudget;
 use crate::engine::{EmbeddedBroker, EmbeddedOptions, Inner, QueueCell, RecoveryStats, Reopener};
 use crate::journal::{self, Core, Journal};
 use crate::queue_state::QueueState;
-use crate::reopen::probe;
-use crate::storage::{OsStorage, Overlay, Storage};
+use crate::storage::{OsStorage, Overlay, Storage, probe};
 use crate::store::{INCOMPLETE_BACKUP_MARKER, Store, StoreError};
 
 /// The file that holds the durable records inside the data directory.

@@ -22,8 +22,6 @@
 //!    replaced, or comes after, made on the index read back. Long polls
 //!    are woken to look again.
 
-use std::io;
-use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
@@ -33,15 +31,7 @@ use crate::change::Change;
 use crate::engine::{Inner, QueueCell};
 use crate::journal::{Core, Ticket};
 use crate::open::{Opened, open_storage};
-use crate::storage::Storage;
-
-/// What an attempt writes and syncs to see whether the storage takes
-/// writes again: about what the first record after a start writes (its
-/// log segment's zeros).
-const PROBE_BYTES: usize = 1 << 20;
-
-/// The probe file, in the data directory.
-const PROBE_FILE: &str = "sluice.probe";
+use crate::storage::probe;
 
 /// Longest wait for the requests using the failed store to let it go: a
 /// read waiting for redb's applier is the longest, and none waits for
@@ -199,18 +189,6 @@ impl Inner {
             cell.arrivals.notify_waiters();
         }
     }
-}
-
-/// Writes and syncs [`PROBE_BYTES`] to a file in `dir`, then deletes it.
-pub(crate) fn probe(storage: &dyn Storage, dir: &Path) -> io::Result<()> {
-    let path = dir.join(PROBE_FILE);
-    let file = storage.create(&path)?;
-    let written = file
-        .write_all_at(&vec![0; PROBE_BYTES], 0)
-        .and_then(|()| file.sync_data());
-    drop(file);
-    let removed = storage.remove(&path);
-    written.and(removed)
 }
 
 /// Closes `core` once no request uses it any more (its threads stop, its

@@ -14,6 +14,7 @@ mod fault;
 mod file;
 mod os;
 mod overlay;
+mod probe;
 mod redb_backend;
 
 pub use directory::Storage;
@@ -22,4 +23,5 @@ pub use fault::FaultStorage;
 pub use file::StorageFile;
 pub use os::OsStorage;
 pub(crate) use overlay::Overlay;
+pub(crate) use probe::probe;
 pub use redb_backend::DatabaseBackend;
