@@ -209,12 +209,14 @@ pub struct RedriveOutcome {
 /// the disk a write-ahead log takes and the memory bodies take.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct StorageStats {
-    /// Write-ahead log segment files on disk.
-    pub log_segments: u64,
-    /// Their bytes.
-    pub log_bytes: u64,
+    /// Write-ahead log segment files on disk and their bytes; `None`
+    /// while the storage is closed (refusing writes, or being reopened).
+    pub log: Option<(u64, u64)>,
     /// Bytes of message bodies the durable engine keeps in memory.
     pub cached_body_bytes: u64,
+    /// Whether the engine refuses writes now, after a failed write to
+    /// storage (rules D5, D6), until it has reopened its storage.
+    pub writes_refused: bool,
 }
 
 /// A queue's counts and activity since the server started (rule M1).

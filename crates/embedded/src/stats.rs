@@ -7,23 +7,23 @@ use crate::engine::EmbeddedBroker;
 
 /// The log's disk use and the body cache's size; `None` when the log cannot be listed.
 pub(crate) fn storage_stats(broker: &EmbeddedBroker) -> Option<StorageStats> {
-    let (log_segments, log_bytes) = match broker.inner.journal.store() {
-        // Closed for a reopen.
-        Err(_) => return None,
+    let log = match broker.inner.journal.store() {
+        // Closed: refusing writes, or being reopened.
+        Err(_) => None,
         Ok(Some(store)) => match store.segments().disk_use() {
-            Ok(used) => used,
+            Ok(used) => Some(used),
             // Better no sample than a wrong one.
             Err(e) => {
                 tracing::warn!(error = %e, "listing the log's segments failed");
-                return None;
+                None
             }
         },
-        Ok(None) => (0, 0),
+        Ok(None) => Some((0, 0)),
     };
     Some(StorageStats {
-        log_segments,
-        log_bytes,
+        log,
         cached_body_bytes: broker.cached_body_bytes() as u64,
+        writes_refused: broker.storage_failure().is_some(),
     })
 }
 

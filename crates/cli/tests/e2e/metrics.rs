@@ -294,11 +294,12 @@ async fn m1_metrics_agree_with_queue_attributes() {
 }
 
 /// The value of an unlabelled sample line `name value`.
-fn plain(text: &str, name: &str) -> f64 {
+pub fn plain(text: &str, name: &str) -> f64 {
     value_after(text, &format!("{name} "))
 }
 
-async fn scrape(server: &TestServer) -> String {
+/// The server's `/metrics` page.
+pub async fn scrape(server: &TestServer) -> String {
     let raw = server.raw();
     let metrics = tokio::task::spawn_blocking(move || raw.request("GET", "/metrics", &[], b""))
         .await
@@ -337,10 +338,13 @@ async fn storage_gauges_show_the_log_on_disk_and_the_cached_bodies() {
     assert!(log_after > log_before, "{log_before} then {log_after}");
     assert!(plain(&after, "sluice_storage_cached_body_bytes") >= 1_250_000.0);
 
+    assert_eq!(plain(&after, "sluice_storage_writes_refused"), 0.0);
+
     let memory = TestServer::start().await;
     let text = scrape(&memory).await;
     assert_eq!(plain(&text, "sluice_storage_log_segments"), 0.0);
     assert_eq!(plain(&text, "sluice_storage_log_bytes"), 0.0);
+    assert_eq!(plain(&text, "sluice_storage_writes_refused"), 0.0);
 }
 
 /// `sluice serve` with `args`, until dropped; the addresses of its

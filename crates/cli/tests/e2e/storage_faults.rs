@@ -22,6 +22,7 @@ use aws_sdk_sqs::types::QueueAttributeName as Attr;
 use sluice_embedded::{EmbeddedOptions, FaultStorage};
 
 use crate::common::{TestServer, code, create_queue};
+use crate::metrics::{plain, scrape};
 
 /// Attempts to reopen the storage come at most this often.
 const REOPEN_INTERVAL: Duration = Duration::from_millis(50);
@@ -34,6 +35,11 @@ async fn server_on(storage: &FaultStorage) -> TestServer {
         ..EmbeddedOptions::default()
     };
     TestServer::start_on(storage, options).await
+}
+
+/// `sluice_storage_writes_refused` on the server's `/metrics`.
+async fn writes_refused(server: &TestServer) -> f64 {
+    plain(&scrape(server).await, "sluice_storage_writes_refused")
 }
 
 /// Sends `body`: true when acknowledged, false when refused
@@ -232,8 +238,10 @@ async fn d5_a_full_disk_refuses_sends_with_503_and_the_server_takes_them_again_o
         );
         acked.push(body);
     }
+    assert_eq!(writes_refused(&server).await, 0.0);
     let (filled, first_refused) = fill_the_disk(&sqs, &url, &storage).await;
     acked.extend(filled);
+    assert_eq!(writes_refused(&server).await, 1.0, "the gauge while full");
     let mut refused = vec![first_refused];
     for i in 0..5 {
         let body = format!("while-full-{i}");
@@ -281,6 +289,11 @@ async fn d5_a_full_disk_refuses_sends_with_503_and_the_server_takes_them_again_o
 
     storage.set_space(None);
     send_until_accepted(&sqs, &url, "after-0").await;
+    assert_eq!(
+        writes_refused(&server).await,
+        0.0,
+        "the gauge once reopened"
+    );
     acked.push("after-0".into());
     for i in 1..5 {
         let body = format!("after-{i}");

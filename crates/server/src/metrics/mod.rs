@@ -198,6 +198,13 @@ impl Metrics {
                 gauge.set(i64::try_from(value).unwrap_or(i64::MAX));
                 registry.register(name, help, gauge);
             }
+            let refused = Gauge::<i64>::default();
+            refused.set(i64::from(storage.writes_refused));
+            registry.register(
+                "sluice_storage_writes_refused",
+                "1 while the embedded engine refuses writes after a failed write to storage (a full disk, a failed fsync), until it has reopened its storage; else 0",
+                refused,
+            );
         }
         let evaluator = Gauge::<i64>::default();
         evaluator.set(i64::from(alarms.is_evaluating()));
@@ -216,25 +223,28 @@ impl Metrics {
 
 type Field = fn(&QueueStats) -> u64;
 
-/// The engine's storage gauges: name, help, value.
-fn storage_gauges(s: &StorageStats) -> [(&'static str, &'static str, u64); 3] {
-    [
-        (
+/// The engine's storage gauges: name, help, value. The log's are left
+/// out while the storage is closed (no sample rather than a wrong one).
+fn storage_gauges(s: &StorageStats) -> Vec<(&'static str, &'static str, u64)> {
+    let mut gauges = Vec::with_capacity(3);
+    if let Some((segments, bytes)) = s.log {
+        gauges.push((
             "sluice_storage_log_segments",
             "Write-ahead log segment files on disk (embedded engine; 0 in memory)",
-            s.log_segments,
-        ),
-        (
+            segments,
+        ));
+        gauges.push((
             "sluice_storage_log_bytes",
             "Bytes of the write-ahead log's segment files on disk (embedded engine)",
-            s.log_bytes,
-        ),
-        (
-            "sluice_storage_cached_body_bytes",
-            "Bytes of message bodies the durable embedded engine keeps in memory (--body-cache-mib)",
-            s.cached_body_bytes,
-        ),
-    ]
+            bytes,
+        ));
+    }
+    gauges.push((
+        "sluice_storage_cached_body_bytes",
+        "Bytes of message bodies the durable embedded engine keeps in memory (--body-cache-mib)",
+        s.cached_body_bytes,
+    ));
+    gauges
 }
 
 /// Per-queue gauges: name, help, value.
