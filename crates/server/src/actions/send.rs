@@ -42,6 +42,11 @@ fn sender(ctx: &RequestContext) -> Option<&str> {
 /// A checked message and the digests its response carries.
 struct Checked {
     message: NewMessage,
+    digests: Digests,
+}
+
+/// The digests a send's response carries for one message.
+struct Digests {
     md5_body: String,
     md5_attributes: Option<String>,
     md5_system: Option<String>,
@@ -62,18 +67,16 @@ pub async fn send_message<B: Broker>(
         (ctx.trace_header.as_deref(), sender(ctx)),
         false,
     )?;
-    let mut sent = svc
-        .broker
-        .send_messages(name, vec![checked.message.clone()])
-        .await?;
+    let Checked { message, digests } = checked;
+    let mut sent = svc.broker.send_messages(name, vec![message]).await?;
     let sent = sent
         .pop()
         .ok_or_else(|| SqsError::internal("the engine stored no message"))?;
     let mut out = json!({
-        "MD5OfMessageBody": checked.md5_body,
+        "MD5OfMessageBody": digests.md5_body,
         "MessageId": sent.message_id,
     });
-    add_digests(&mut out, &checked);
+    add_digests(&mut out, &digests);
     if let Some(seq) = sent.sequence_number {
         out["SequenceNumber"] = json!(seq);
     }
@@ -128,15 +131,20 @@ pub async fn send_message_batch<B: Broker>(
     }
     let mut successful = Vec::with_capacity(accepted.len());
     if !accepted.is_empty() {
-        let messages = accepted.iter().map(|(_, c)| c.message.clone()).collect();
+        // The messages go to the engine, the digests stay for the answer:
+        // nothing is copied.
+        let (answers, messages): (Vec<_>, Vec<_>) = accepted
+            .into_iter()
+            .map(|(id, c)| ((id, c.digests), c.message))
+            .unzip();
         let sent = svc.broker.send_messages(name, messages).await?;
-        for ((id, checked), sent) in accepted.into_iter().zip(sent) {
+        for ((id, digests), sent) in answers.into_iter().zip(sent) {
             successful.push(BatchSuccess {
                 id,
                 message_id: Some(sent.message_id),
-                md5_of_message_body: Some(checked.md5_body),
-                md5_of_message_attributes: checked.md5_attributes,
-                md5_of_message_system_attributes: checked.md5_system,
+                md5_of_message_body: Some(digests.md5_body),
+                md5_of_message_attributes: digests.md5_attributes,
+                md5_of_message_system_attributes: digests.md5_system,
                 sequence_number: sent.sequence_number,
             });
         }
@@ -164,11 +172,11 @@ fn check_fifo_batch(entries: &[MessageInput], config: &QueueConfig) -> Result<()
 /// Why a FIFO send without a deduplication id is refused (rule F2).
 const NO_DEDUPLICATION_ID: &str = "The queue should either have ContentBasedDeduplication enabled or MessageDeduplicationId provided explicitly";
 
-fn add_digests(out: &mut Value, checked: &Checked) {
-    if let Some(md5) = &checked.md5_attributes {
+fn add_digests(out: &mut Value, digests: &Digests) {
+    if let Some(md5) = &digests.md5_attributes {
         out["MD5OfMessageAttributes"] = json!(md5);
     }
-    if let Some(md5) = &checked.md5_system {
+    if let Some(md5) = &digests.md5_system {
         out["MD5OfMessageSystemAttributes"] = json!(md5);
     }
 }
@@ -258,9 +266,11 @@ fn check_message(
         );
     }
     Ok(Checked {
-        md5_body: digest_hex(&body_md5),
-        md5_attributes: md5_of_attributes(&attributes),
-        md5_system,
+        digests: Digests {
+            md5_body: digest_hex(&body_md5),
+            md5_attributes: md5_of_attributes(&attributes),
+            md5_system,
+        },
         message: NewMessage {
             body,
             attributes,
