@@ -5,7 +5,8 @@ use sluice_broker::{QueueStats, StorageStats};
 
 use crate::engine::EmbeddedBroker;
 
-/// The log's disk use and the body cache's size; `None` when the log cannot be listed.
+/// The log's disk use (none while the log is closed or cannot be listed),
+/// the body cache's size, and whether writes are refused.
 pub(crate) fn storage_stats(broker: &EmbeddedBroker) -> Option<StorageStats> {
     let log = match broker.inner.journal.store() {
         // Closed: refusing writes, or being reopened.
