@@ -14,24 +14,14 @@ use sluice_core::{ErrorCode, ManualClock};
 mod faults;
 
 use faults::{DIR, assert_unavailable, runtime, send, send_until_accepted, spec, stored};
-use sluice_embedded::{EmbeddedBroker, EmbeddedOptions, FaultStorage, RecoveryStats, Storage};
+use sluice_embedded::{EmbeddedBroker, FaultStorage, RecoveryStats, Storage};
 
 /// The store's file.
 const STORE: &str = "/data/sluice.redb";
 
-/// The engine on `storage`, never checkpointing during a test, reopening
-/// its storage after a failed write at most every 10 ms (rule D5), with
-/// no body kept in memory: every body a peek shows is read from disk.
+/// The engine on `storage` (see [`faults::open_reopening_uncached`]).
 fn try_open(storage: &FaultStorage) -> Result<(EmbeddedBroker, RecoveryStats), String> {
-    let options = EmbeddedOptions {
-        checkpoint_interval: Duration::from_secs(3600),
-        reopen_interval: Duration::from_millis(10),
-        body_cache_bytes: 0,
-        ..Default::default()
-    };
-    let clock = Arc::new(ManualClock::default());
-    EmbeddedBroker::open_on(Arc::new(storage.clone()), Path::new(DIR), clock, options)
-        .map_err(|e| e.to_string())
+    faults::open_reopening_uncached(storage).map_err(|e| e.to_string())
 }
 
 fn open(storage: &FaultStorage) -> EmbeddedBroker {

@@ -460,16 +460,7 @@ fn d6_a_start_on_a_full_disk_serves_reads_and_takes_writes_once_space_returns() 
         }
         drop(b);
         storage.set_space(Some(0));
-        let options = EmbeddedOptions {
-            checkpoint_interval: Duration::from_secs(3600),
-            reopen_interval: Duration::from_millis(10),
-            body_cache_bytes: 0,
-            ..Default::default()
-        };
-        let clock = Arc::new(ManualClock::default());
-        let (b, _) =
-            EmbeddedBroker::open_on(Arc::new(storage.clone()), Path::new(DIR), clock, options)
-                .expect("a start on a full disk");
+        let (b, _) = faults::open_reopening_uncached(&storage).expect("a start on a full disk");
         assert_eq!(stored(&b).await, ["a", "b"]);
         assert_eq!(b.queue_counts("q").await.unwrap().visible, 2);
         for _ in 0..5 {

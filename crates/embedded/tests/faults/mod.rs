@@ -5,15 +5,34 @@
 #![allow(dead_code)]
 
 use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Arc;
 use std::time::Duration;
 
 use sluice_broker::{Broker, CreateQueue, EngineError, MessageFilter, NewMessage};
-use sluice_core::ErrorCode;
 use sluice_core::attributes::QueueConfig;
-use sluice_embedded::EmbeddedBroker;
+use sluice_core::{ErrorCode, ManualClock};
+use sluice_embedded::{EmbeddedBroker, EmbeddedOptions, FaultStorage, RecoveryStats, StoreError};
 
 /// The data directory on the injected storage.
 pub const DIR: &str = "/data";
+
+/// Opens the engine on `storage` never checkpointing during a test,
+/// reopening its storage after a failed write at most every 10 ms (rule
+/// D5), and with no body kept in memory: every body a peek shows is read
+/// from disk.
+pub fn open_reopening_uncached(
+    storage: &FaultStorage,
+) -> Result<(EmbeddedBroker, RecoveryStats), StoreError> {
+    let options = EmbeddedOptions {
+        checkpoint_interval: Duration::from_secs(3600),
+        reopen_interval: Duration::from_millis(10),
+        body_cache_bytes: 0,
+        ..Default::default()
+    };
+    let clock = Arc::new(ManualClock::default());
+    EmbeddedBroker::open_on(Arc::new(storage.clone()), Path::new(DIR), clock, options)
+}
 
 /// The creation of queue `name`, with SQS's default attributes.
 pub fn spec(name: &str) -> CreateQueue {
