@@ -13,7 +13,7 @@
 
 mod named;
 
-use sluice_broker::Broker;
+use sluice_broker::{Broker, EngineError};
 use sluice_core::SqsError;
 use sluice_core::queue_name::{Account, key_parts, name_of_key, parse_queue_url};
 use sluice_protocol::Request;
@@ -150,8 +150,12 @@ impl<B: Broker> Check<'_, B> {
             return Err(self.deny(iam, Some(key), "queue not allowed"));
         }
         let foreign = svc.config.account.owner_of(key) != own;
-        let Ok(policy) = svc.broker.queue_policy(key).await else {
-            return Ok(());
+        let policy = match svc.broker.queue_policy(key).await {
+            Ok(policy) => policy,
+            Err(EngineError::QueueDoesNotExist) => return Ok(()),
+            // Fail closed: a policy that cannot be read (the database out
+            // of reach) lets nothing through unchecked.
+            Err(e) => return Err(e.into()),
         };
         let resource = svc.queue_arn(key);
         let facts = RequestFacts {
