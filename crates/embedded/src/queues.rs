@@ -85,26 +85,30 @@ pub(crate) async fn get_queue(
     broker: &EmbeddedBroker,
     name: &str,
 ) -> Result<QueueMeta, EngineError> {
-    let cell = broker.queue(name)?;
-    let st = cell.state.lock();
-    if st.deleted {
-        return Err(deleted_error());
-    }
-    Ok(st.meta.clone())
+    live_meta(broker, name, QueueMeta::clone)
 }
 
-/// A live queue's `Policy`, copied alone under the queue's lock (the
-/// access check's read, on every authenticated request).
+/// A live queue's `Policy`, copied alone (the access check's read, on
+/// every authenticated request).
 pub(crate) fn queue_policy(
     broker: &EmbeddedBroker,
     name: &str,
 ) -> Result<Option<String>, EngineError> {
+    live_meta(broker, name, |meta| meta.config.policy.clone())
+}
+
+/// What `read` takes from a live queue's description, under its lock.
+fn live_meta<T>(
+    broker: &EmbeddedBroker,
+    name: &str,
+    read: impl FnOnce(&QueueMeta) -> T,
+) -> Result<T, EngineError> {
     let cell = broker.queue(name)?;
     let st = cell.state.lock();
     if st.deleted {
         return Err(deleted_error());
     }
-    Ok(st.meta.config.policy.clone())
+    Ok(read(&st.meta))
 }
 
 /// ListQueues: every queue name, in name order.

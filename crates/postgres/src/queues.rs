@@ -1,6 +1,8 @@
 //! Queue operations: CreateQueue, GetQueueUrl, ListQueues, DeleteQueue,
 //! Get/SetQueueAttributes, Tag/UntagQueue, PurgeQueue.
 
+use std::sync::Arc;
+
 use sluice_broker::tags;
 use sluice_broker::{CreateQueue, EngineError, MetaChange, QueueMeta};
 use sluice_core::limits::{PURGE_INTERVAL_SECS, RECREATE_AFTER_DELETE_SECS};
@@ -67,13 +69,7 @@ pub(crate) async fn create_queue(
 }
 
 pub(crate) async fn get_queue(b: &PostgresBroker, name: &str) -> Result<QueueMeta, EngineError> {
-    // The server reads a queue before every send and receive: from this
-    // node's cache, like the engine's own actions (see cache.rs).
-    if let Some(q) = b.inner.queues.get(name) {
-        return Ok(q.meta());
-    }
-    let client = b.inner.client().await?;
-    Ok(b.inner.fresh_queue(&client, name).await?.meta())
+    Ok(queue_row_cached(b, name).await?.meta())
 }
 
 /// A queue's `Policy` alone, from the same cache as [`get_queue`].
@@ -81,16 +77,18 @@ pub(crate) async fn queue_policy(
     b: &PostgresBroker,
     name: &str,
 ) -> Result<Option<String>, EngineError> {
+    Ok(queue_row_cached(b, name).await?.config.policy.clone())
+}
+
+/// The queue's row from this node's cache, else from the database: the
+/// server reads a queue before every send and receive, like the engine's
+/// own actions (see cache.rs).
+async fn queue_row_cached(b: &PostgresBroker, name: &str) -> Result<Arc<QueueRow>, EngineError> {
     if let Some(q) = b.inner.queues.get(name) {
-        return Ok(q.config.policy.clone());
+        return Ok(q);
     }
     let client = b.inner.client().await?;
-    Ok(b.inner
-        .fresh_queue(&client, name)
-        .await?
-        .config
-        .policy
-        .clone())
+    b.inner.fresh_queue(&client, name).await
 }
 
 pub(crate) async fn list_queues(b: &PostgresBroker) -> Result<Vec<String>, EngineError> {
