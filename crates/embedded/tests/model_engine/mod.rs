@@ -124,9 +124,7 @@ impl Crashing {
             .expect("open")
             .0
     }
-}
 
-impl Crashing {
     /// Stops the engine as a crash would, keeping what was synced.
     fn crash(&mut self) {
         // What survives is taken before the engine stops: a clean stop's
