@@ -10,7 +10,9 @@ use sluice_broker::{Broker, ReceiveOptions};
 use sluice_core::ManualClock;
 mod faults;
 
-use faults::{DIR, assert_unavailable, create, runtime, send, send_until_accepted, stored};
+use faults::{
+    DIR, assert_unavailable, create, runtime, send, send_until_accepted, settled, stored,
+};
 use sluice_embedded::{EmbeddedBroker, EmbeddedOptions, FaultStorage, Storage};
 
 /// The engine on `storage`, with no checkpoint during a test: only the
@@ -151,6 +153,7 @@ fn d3_a_full_disk_fails_the_send_that_needs_space_and_reads_go_on() {
         let storage = FaultStorage::new();
         let b = open(&storage);
         create(&b).await;
+        settled(&storage).await;
         storage.set_space(Some(storage.used()));
         let body = "x".repeat(60 << 10);
         let mut acked = Vec::new();
@@ -221,6 +224,7 @@ fn d3_a_failed_store_sync_at_a_checkpoint_refuses_writes_and_the_log_recovers() 
 /// sends 60 KiB bodies until one is refused; returns the acknowledged
 /// bodies and the refused one's name.
 async fn fill_the_disk(b: &EmbeddedBroker, storage: &FaultStorage) -> (Vec<String>, String) {
+    settled(storage).await;
     storage.set_space(Some(storage.used()));
     let body = "x".repeat(60 << 10);
     let mut acked = Vec::new();

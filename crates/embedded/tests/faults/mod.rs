@@ -92,6 +92,23 @@ pub async fn send_until_accepted(b: &EmbeddedBroker, body: &str) {
     panic!("the engine did not reopen its storage within 10 s");
 }
 
+/// Waits until `storage` stops growing (the engine's thread that makes
+/// the log's segments ready has written their zeros), for up to 2 s: a
+/// test that sets the disk's budget to what it holds measures it then.
+pub async fn settled(storage: &FaultStorage) {
+    let mut used = storage.used();
+    let mut still = 0;
+    for _ in 0..100 {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        let now = storage.used();
+        still = if now == used { still + 1 } else { 0 };
+        used = now;
+        if still == 3 {
+            return;
+        }
+    }
+}
+
 /// A runtime on the test's thread.
 pub fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_current_thread()
