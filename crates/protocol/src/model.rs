@@ -4,8 +4,8 @@ use std::sync::OnceLock;
 
 use serde_json::Value;
 
-const MODEL: &str = include_str!("../model/sqs-query-service-2.json");
-const EXTENSIONS: &str = include_str!("../model/sluice-extensions.json");
+const MODEL: &str = include_str!("../../../models/sqs-query-service-2.json");
+const EXTENSIONS: &str = include_str!("../../../models/sluice-extensions.json");
 
 fn model() -> &'static Value {
     static PARSED: OnceLock<Value> = OnceLock::new();

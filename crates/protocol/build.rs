@@ -1,0 +1,63 @@
+//! Generates each API's operations and wire types from the models in
+//! `models/` (see crates/codegen): SQS, sluice's own actions (served in
+//! SQS's protocols, with shapes of SQS's model), and SNS.
+
+use std::path::Path;
+
+use sluice_codegen::{ApiSpec, api};
+
+/// SQS's batch entry lists: more than ten entries are refused while the
+/// JSON body is parsed, before anything is built of them (rule L8).
+const SQS_BATCHES: &[&str] = &[
+    "SendMessageBatchRequestEntryList",
+    "DeleteMessageBatchRequestEntryList",
+    "ChangeMessageVisibilityBatchRequestEntryList",
+];
+
+/// How AWS renders ReceiveMessage's list in the Query protocol's JSON:
+/// `messages`, not the model's `Messages` (rule W9; AWS-validated
+/// assertion, LocalStack test_sqs.py::test_marker_serialization_json_protocol).
+const SQS_QUERY_JSON_NAMES: &[(&str, &str, &str)] =
+    &[("ReceiveMessageResult", "Messages", "messages")];
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let models = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../models");
+    let sqs_query = sluice_codegen::load(&models.join("sqs-query-service-2.json"))?;
+    let sqs_json = sluice_codegen::load(&models.join("sqs-service-2.json"))?;
+    let extensions = sluice_codegen::load(&models.join("sluice-extensions.json"))?;
+    let sns = sluice_codegen::load(&models.join("sns-service-2.json"))?;
+
+    let sqs = api::generate(&ApiSpec {
+        title: "SQS",
+        model: &sqs_query,
+        docs: Some(&sqs_json),
+        base: None,
+        json_target_prefix: Some("AmazonSQS"),
+        bounded_lists: SQS_BATCHES,
+        query_json_names: SQS_QUERY_JSON_NAMES,
+    })?;
+    sluice_codegen::write("sqs.rs", &sqs)?;
+
+    let sluice = api::generate(&ApiSpec {
+        title: "sluice's own actions",
+        model: &extensions,
+        docs: None,
+        base: Some((&sqs_query, "crate::sqs")),
+        json_target_prefix: Some("Sluice"),
+        bounded_lists: &[],
+        query_json_names: &[],
+    })?;
+    sluice_codegen::write("sluice.rs", &sluice)?;
+
+    let sns = api::generate(&ApiSpec {
+        title: "SNS",
+        model: &sns,
+        docs: None,
+        base: None,
+        json_target_prefix: None,
+        bounded_lists: &[],
+        query_json_names: &[],
+    })?;
+    sluice_codegen::write("sns.rs", &sns)?;
+    Ok(())
+}
