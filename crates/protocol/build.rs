@@ -20,6 +20,17 @@ const SQS_BATCHES: &[&str] = &[
 const SQS_QUERY_JSON_NAMES: &[(&str, &str, &str)] =
     &[("ReceiveMessageResult", "Messages", "messages")];
 
+/// The batch answers' lists, required by the model, which SQS leaves out
+/// when empty (rule V23).
+const SQS_OMIT_EMPTY: &[(&str, &str)] = &[
+    ("SendMessageBatchResult", "Successful"),
+    ("SendMessageBatchResult", "Failed"),
+    ("DeleteMessageBatchResult", "Successful"),
+    ("DeleteMessageBatchResult", "Failed"),
+    ("ChangeMessageVisibilityBatchResult", "Successful"),
+    ("ChangeMessageVisibilityBatchResult", "Failed"),
+];
+
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let models = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../models");
     let sqs_query = sluice_codegen::load(&models.join("sqs-query-service-2.json"))?;
@@ -35,6 +46,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         json_target_prefix: Some("AmazonSQS"),
         bounded_lists: SQS_BATCHES,
         query_json_names: SQS_QUERY_JSON_NAMES,
+        omit_empty: SQS_OMIT_EMPTY,
     })?;
     sluice_codegen::write("sqs.rs", &sqs)?;
 
@@ -46,6 +58,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         json_target_prefix: Some("Sluice"),
         bounded_lists: &[],
         query_json_names: &[],
+        omit_empty: &[],
     })?;
     sluice_codegen::write("sluice.rs", &sluice)?;
 
@@ -57,6 +70,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         json_target_prefix: None,
         bounded_lists: &[],
         query_json_names: &[],
+        omit_empty: &[],
     })?;
     sluice_codegen::write("sns.rs", &sns)?;
     Ok(())

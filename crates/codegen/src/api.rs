@@ -32,6 +32,10 @@ pub struct ApiSpec<'a> {
     /// Members renamed in the Query protocol's JSON rendering, as AWS
     /// renders them: (structure, member, name).
     pub query_json_names: &'a [(&'a str, &'a str, &'a str)],
+    /// Required output lists AWS leaves out when empty all the same:
+    /// (structure, member). Other required lists are written empty; lists
+    /// the model does not require are left out when empty.
+    pub omit_empty: &'a [(&'a str, &'a str)],
 }
 
 /// Where a shape is defined.
@@ -406,45 +410,45 @@ impl<'a> Api<'a> {
         out.line("        }");
         out.line("    }");
         out.line("");
-        out.line("    /// Appends the result element's members as the Query protocol");
-        out.line("    /// renders them in JSON (`Accept: application/json`).");
-        out.line("    pub fn write_query_json(&self, out: &mut Vec<u8>) {");
-        out.line("        use crate::wire::ToQueryJson as _;");
+        out.line("    /// Appends the answer as JSON in `style`: the JSON protocol's");
+        out.line("    /// body, or the Query protocol's result rendered in JSON.");
+        out.line(
+            "    pub fn write_json(&self, out: &mut Vec<u8>, style: crate::wire::JsonStyle) {",
+        );
+        out.line("        use crate::wire::ToJson as _;");
         out.line("        match self {");
         for op in operations {
             match &op.output {
                 Some(_) => out.line(&format!(
-                    "            Response::{}(output) => output.write_query_json(out),",
+                    "            Response::{}(output) => output.write_json(out, style),",
                     op.name
                 )),
                 None => out.line(&format!(
-                    "            Response::{} => out.extend_from_slice(b\"{{}}\"),",
+                    "            Response::{} => {{ let _ = style; out.extend_from_slice(b\"{{}}\") }}",
                     op.name
                 )),
             }
         }
         out.line("        }");
         out.line("    }");
-        if self.json() {
-            out.line("");
-            out.line("    /// Appends the JSON protocol's answer.");
-            out.line("    pub fn write_json(&self, out: &mut Vec<u8>) {");
-            out.line("        match self {");
-            for op in operations {
-                match &op.output {
-                    Some(_) => out.line(&format!(
-                        "            Response::{}(output) => crate::wire::write_json(out, output),",
-                        op.name
-                    )),
-                    None => out.line(&format!(
-                        "            Response::{} => out.extend_from_slice(b\"{{}}\"),",
-                        op.name
-                    )),
-                }
-            }
-            out.line("        }");
-            out.line("    }");
-        }
+        out.line("}");
+        out.line("");
+        out.line("impl crate::Answer for Response {");
+        out.line("    fn operation_name(&self) -> &'static str {");
+        out.line("        self.operation().name()");
+        out.line("    }");
+        out.line("");
+        out.line("    fn result_wrapper(&self) -> Option<&'static str> {");
+        out.line("        self.operation().result_wrapper()");
+        out.line("    }");
+        out.line("");
+        out.line("    fn write_xml(&self, out: &mut String) {");
+        out.line("        Response::write_xml(self, out)");
+        out.line("    }");
+        out.line("");
+        out.line("    fn write_json(&self, out: &mut Vec<u8>, style: crate::wire::JsonStyle) {");
+        out.line("        Response::write_json(self, out, style)");
+        out.line("    }");
         out.line("}");
         out.line("");
         Ok(())
@@ -470,7 +474,7 @@ impl<'a> Api<'a> {
         out.line(&format!("pub struct {ty} {{"));
         let mut fields = Vec::new();
         for member in &members {
-            let field = Field::new(self, shape, &member.name, &member.target, input)?;
+            let field = Field::new(self, (name, shape), &member.name, &member.target, input)?;
             let doc = self
                 .member_doc(name, &member.name, member.target.documentation.as_deref())
                 .unwrap_or_else(|| format!("`{}`.", member.name));
@@ -491,7 +495,7 @@ impl<'a> Api<'a> {
         }
         if output {
             self.emit_to_xml(out, &ty, &fields);
-            self.emit_to_query_json(out, name, &ty, &fields);
+            self.emit_to_json(out, name, &ty, &fields);
         }
         Ok(())
     }
@@ -548,10 +552,11 @@ impl<'a> Api<'a> {
                     format!("crate::wire::xml_value(out, \"{}\", value);", f.wire_name)
                 }
                 Wire::List { .. } => format!(
-                    "crate::wire::xml_list(out, \"{}\", {}, {}, value);",
+                    "crate::wire::xml_list(out, \"{}\", {}, {}, {}, value);",
                     f.wire_name,
                     option_str(f.item_name.as_deref()),
-                    f.flattened
+                    f.flattened,
+                    f.written_empty
                 ),
                 Wire::Map {
                     key_name,
@@ -575,32 +580,40 @@ impl<'a> Api<'a> {
         out.line("");
     }
 
-    fn emit_to_query_json(&self, out: &mut Out, shape: &str, ty: &str, fields: &[Field]) {
-        out.line(&format!("impl crate::wire::ToQueryJson for {ty} {{"));
-        out.line("    fn write_query_json(&self, out: &mut Vec<u8>) {");
+    fn emit_to_json(&self, out: &mut Out, shape: &str, ty: &str, fields: &[Field]) {
+        out.line(&format!("impl crate::wire::ToJson for {ty} {{"));
+        out.line("    fn write_json(&self, out: &mut Vec<u8>, style: crate::wire::JsonStyle) {");
         let binding = if fields.is_empty() {
             "object"
         } else {
             "mut object"
         };
         out.line(&format!(
-            "        let {binding} = crate::wire::JsonObject::open(out);"
+            "        let {binding} = crate::wire::JsonObject::open(out, style);"
         ));
         for f in fields {
-            let name = self
+            let name = match self
                 .spec
                 .query_json_names
                 .iter()
                 .find(|(s, m, _)| *s == shape && *m == f.model_name)
-                .map_or(f.model_name.as_str(), |(_, _, n)| n);
+            {
+                Some((_, _, query_name)) => format!(
+                    "if style == crate::wire::JsonStyle::Query {{ \"{query_name}\" }} else {{ \"{}\" }}",
+                    f.model_name
+                ),
+                None => format!("\"{}\"", f.model_name),
+            };
             let call = match &f.wire {
                 Wire::Map {
                     key_name,
                     value_name,
                     ..
-                } => format!("object.map(\"{name}\", \"{key_name}\", \"{value_name}\", value);"),
-                Wire::List { .. } => format!("object.list(\"{name}\", value);"),
-                _ => format!("object.member(\"{name}\", value);"),
+                } => format!("object.map({name}, \"{key_name}\", \"{value_name}\", value);"),
+                Wire::List { .. } => {
+                    format!("object.list({name}, {}, value);", f.written_empty)
+                }
+                _ => format!("object.member({name}, value);"),
             };
             f.emit_with_value(out, &call);
         }
@@ -643,12 +656,14 @@ struct Field {
     flattened: bool,
     /// Parsed with the batch bound.
     bounded: bool,
+    /// A collection written even when empty.
+    written_empty: bool,
 }
 
 impl Field {
     fn new(
         api: &Api<'_>,
-        structure: &Shape,
+        (structure_name, structure): (&str, &Shape),
         name: &str,
         target: &ShapeRef,
         input: bool,
@@ -706,7 +721,9 @@ impl Field {
         // collections are left out when empty, as AWS answers (an empty
         // `Failed` list is not written).
         let optional = input || (!collection && !required);
-        let skip_empty = (!input && collection).then_some(if kind == "list" {
+        let omitted = api.spec.omit_empty.contains(&(structure_name, name));
+        let written_empty = !input && kind == "list" && required && !omitted;
+        let skip_empty = (!input && collection && !written_empty).then_some(if kind == "list" {
             "Vec::is_empty"
         } else {
             "std::collections::BTreeMap::is_empty"
@@ -727,6 +744,7 @@ impl Field {
             item_name,
             flattened,
             bounded,
+            written_empty,
         })
     }
 

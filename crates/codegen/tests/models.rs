@@ -120,6 +120,7 @@ fn w1_operations_have_inputs_of_their_own() {
         json_target_prefix: None,
         bounded_lists: &[],
         query_json_names: &[],
+        omit_empty: &[],
     })
     .unwrap_err();
     assert!(e.0.contains("share the input shape In"), "{e}");

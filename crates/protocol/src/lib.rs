@@ -1,34 +1,29 @@
-//! The SQS wire: AWS JSON 1.0 and AWS Query, decoded into one JSON-shaped
-//! request and encoded back from one JSON-shaped response (rule W1, W2).
+//! The wire of the APIs sluice serves, described once, from their models:
+//! SQS (AWS JSON 1.0 and AWS Query), sluice's own actions (the same two
+//! protocols) and SNS (AWS Query).
 //!
-//! An action is written once against the JSON shapes of the API model. The
-//! JSON protocol needs no translation; the Query protocol is translated in
-//! both directions by walking the Query API model (`model/`), so every
-//! flattened list, map and location name is exactly the one SDKs use.
+//! Each API's module ([`sqs`], [`sluice`], [`sns`]) is generated at build
+//! time from its model in `models/` by `crates/codegen`: an `Operation`
+//! enum, a `Request` enum of typed inputs, a `Response` enum of typed
+//! outputs, and their codecs; beside it, hand-written, what is true of
+//! each operation (its IAM action, …) as exhaustive matches. [`wire`] is
+//! the runtime the generated codecs call; [`decode`] and [`answer`] turn
+//! a request's bytes into a typed request and a typed answer into a
+//! response, with SQS's errors (rules W1, W2).
 
-pub mod batch_result;
-mod encode;
-mod encoded;
+pub mod answer;
+pub mod decode;
 pub mod form;
-pub mod json;
 pub mod json_writer;
-mod model;
-pub mod output;
-pub mod query;
-pub mod query_json;
 mod request;
-pub mod requests;
 pub mod sluice;
 pub mod sns;
 pub mod sqs;
 pub mod wire;
 mod xml;
 
-pub use encode::{encode_error, encode_response};
-pub use encoded::Encoded;
-pub use model::{is_known_action, is_sluice_action, known_actions};
-pub use output::Output;
-pub use request::{Input, Protocol, Request};
+pub use answer::{Answer, Encoded, encode_answer, encode_error};
+pub use request::Protocol;
 pub use xml::XML_NAMESPACE;
 
 /// An operation's input, as a client sends it in the JSON protocol: the

@@ -1,5 +1,4 @@
-//! A decoded request: which protocol it came in, its action, and its input
-//! in the JSON protocol's shape.
+//! Which wire protocol a request came in, and so its answer goes out in.
 
 /// Which wire protocol a request came in, and so its response goes out in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -21,33 +20,5 @@ impl Protocol {
             Protocol::Query => "query",
             Protocol::QueryJson => "query-json",
         }
-    }
-}
-
-/// A decoded request: the action and its input in the JSON protocol's shape.
-#[derive(Debug, Clone)]
-pub struct Request {
-    /// The SQS action name, e.g. `SendMessage`.
-    pub action: String,
-    /// The input, as the JSON protocol would carry it.
-    pub input: Input,
-}
-
-/// An action's input, in the JSON protocol's shape.
-#[derive(Debug, Clone)]
-pub enum Input {
-    /// A JSON-protocol body (a JSON object), parsed straight into the
-    /// action's typed input by [`requests::parse`]: no intermediate
-    /// `serde_json::Value`, whose allocations cost a fifth of a busy
-    /// server's time. The request's own bytes, shared, not copied.
-    Json(bytes::Bytes),
-    /// An input built as a value: the Query protocol's translation, and
-    /// requests made inside the server.
-    Value(serde_json::Value),
-}
-
-impl From<serde_json::Value> for Input {
-    fn from(value: serde_json::Value) -> Self {
-        Input::Value(value)
     }
 }

@@ -1,27 +1,21 @@
-//! HTTP: accept connections, tell the two SQS protocols apart, bound request
-//! sizes, and write responses with a request id.
+//! HTTP: accept connections on each listener (plain or TLS), bounded in
+//! number, in the time their headers and idleness may take, and in how
+//! long a shutdown waits; each request is handed to the front
+//! (`crate::front`).
 
 use std::convert::Infallible;
 use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
-use bytes::Bytes;
-use http::{HeaderValue, Method, Request, Response, StatusCode};
-use http_body_util::{BodyExt, Full, Limited};
-use hyper::body::Incoming;
 use hyper::service::service_fn;
 use hyper_util::rt::TokioIo;
 use sluice_broker::Broker;
-use sluice_core::SqsError;
-use sluice_core::limits::MAX_REQUEST_BODY;
-use sluice_protocol::{Protocol, encode_error, encode_response, json, query};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpListener;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
-use tracing::Instrument;
 
-use crate::service::{RequestContext, Service};
+use crate::service::Service;
 
 mod connection;
 mod error_log;
@@ -29,6 +23,7 @@ pub mod tls;
 
 use connection::{Activity, LimitLog, WatchedIo};
 pub use connection::{ConnectionLimits, LISTEN_BACKLOG, listen};
+pub(crate) use error_log::log_server_error;
 pub use tls::{ServerTls, TlsError};
 
 /// How long a graceful shutdown waits for requests in progress (long polls
@@ -234,7 +229,7 @@ async fn serve_connection<B: Broker, S>(
                 let activity = watched.clone();
                 async move {
                     activity.request_started();
-                    let resp = handle(&svc, req, limits.body_timeout, via).await;
+                    let resp = crate::front::handle(&svc, req, limits.body_timeout, via).await;
                     activity.request_ended();
                     Ok::<_, Infallible>(resp)
                 }
@@ -258,318 +253,4 @@ async fn serve_connection<B: Broker, S>(
     if let Err(e) = conn.await {
         tracing::debug!(error = %e, "connection ended with an error");
     }
-}
-
-/// Handles one HTTP request, inside a `request` span (its id, then its
-/// action and queue once known) that every log line it causes inherits.
-///
-/// The span is built at debug level: building and formatting it costs
-/// about a tenth of an in-memory message's instructions, so at the default
-/// level it is skipped, and the few warnings and errors of the request path
-/// name the request id themselves.
-///
-/// The body must arrive within `body_timeout`; a body that does not is
-/// answered with an error and its connection is closed.
-pub async fn handle<B: Broker>(
-    svc: &Service<B>,
-    req: Request<Incoming>,
-    body_timeout: Duration,
-    via: Via,
-) -> Response<Full<Bytes>> {
-    let mut id = [0u8; uuid::fmt::Hyphenated::LENGTH];
-    let request_id = uuid::Uuid::new_v4()
-        .hyphenated()
-        .encode_lower(&mut id)
-        .to_owned();
-    let span = tracing::debug_span!(
-        "request",
-        id = %request_id,
-        action = tracing::field::Empty,
-        queue = tracing::field::Empty,
-    );
-    handle_in_span(svc, req, request_id, body_timeout, via)
-        .instrument(span)
-        .await
-}
-
-async fn handle_in_span<B: Broker>(
-    svc: &Service<B>,
-    req: Request<Incoming>,
-    request_id: String,
-    body_timeout: Duration,
-    via: Via,
-) -> Response<Full<Bytes>> {
-    let secure = via.secure;
-    let is_get = req.method() == Method::GET;
-    let path = req.uri().path();
-    if is_get && path == "/health" {
-        return plain(StatusCode::OK, "ok\n");
-    }
-    // A metrics listener serves nothing else; the others do not serve
-    // /metrics when it has its own.
-    let metrics = is_get && path == "/metrics";
-    if (via.serves == Serves::Metrics && !metrics) || (via.serves == Serves::Api && metrics) {
-        return plain(StatusCode::NOT_FOUND, "not found\n");
-    }
-    if is_get {
-        match path {
-            path if crate::console::is_console_path(path) => return crate::console::serve(path),
-            "/metrics" => {
-                let body = svc.metrics.render(&svc.broker, &svc.alarms).await;
-                let mut resp = Response::new(Full::new(Bytes::from(body)));
-                resp.headers_mut().insert(
-                    http::header::CONTENT_TYPE,
-                    HeaderValue::from_static(crate::metrics::CONTENT_TYPE),
-                );
-                return resp;
-            }
-            _ => {}
-        }
-    }
-    let started = std::time::Instant::now();
-    if req.method() != Method::POST && req.method() != Method::GET {
-        return plain(
-            StatusCode::METHOD_NOT_ALLOWED,
-            "SQS requests are POST or GET\n",
-        );
-    }
-    let (parts, incoming) = req.into_parts();
-    let headers = &parts.headers;
-    let target = headers
-        .get("x-amz-target")
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_string);
-    let is_json = target.is_some()
-        || headers
-            .get(http::header::CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .is_some_and(|ct| ct.starts_with("application/x-amz-json"));
-    let protocol = if is_json {
-        Protocol::Json
-    } else if headers
-        .get(http::header::ACCEPT)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|accept| accept.contains("application/json"))
-    {
-        Protocol::QueryJson
-    } else {
-        Protocol::Query
-    };
-    let path = parts.uri.path().to_string();
-    let url_query = parts.uri.query().unwrap_or("").to_string();
-    let mut ctx = RequestContext {
-        host: headers
-            .get(http::header::HOST)
-            .and_then(|v| v.to_str().ok())
-            .map(str::to_string),
-        scheme: if secure { "https" } else { "http" },
-        // Read once the action is known: only the actions that name a
-        // queue by its name need it.
-        region: None,
-        trace_header: headers
-            .get("x-amzn-trace-id")
-            .and_then(|v| v.to_str().ok())
-            .filter(|v| !v.is_empty())
-            .map(str::to_string),
-        principal: None,
-    };
-    let is_post = parts.method == Method::POST;
-    let collected = tokio::time::timeout(
-        body_timeout,
-        Limited::new(incoming, MAX_REQUEST_BODY).collect(),
-    );
-    let body = match collected.await {
-        Ok(Ok(b)) => b.to_bytes(),
-        Ok(Err(_)) => {
-            let e = SqsError::invalid_parameter(format!(
-                "The request body is larger than {MAX_REQUEST_BODY} bytes or could not be read."
-            ));
-            return closing(respond(protocol, Err(e), "", &request_id));
-        }
-        Err(_) => {
-            let e = SqsError::invalid_parameter(format!(
-                "The request body did not arrive within the body timeout ({} s).",
-                body_timeout.as_secs_f64()
-            ));
-            return closing(respond(protocol, Err(e), "", &request_id));
-        }
-    };
-    // Authentication, before anything reads the request: with it off
-    // (the default), this is the one branch it costs.
-    if let Some(auth) = &svc.config.auth {
-        let signed = crate::auth::RequestParts {
-            method: parts.method.as_str(),
-            path: &path,
-            query: &url_query,
-            headers: &parts.headers,
-            body: &body,
-        };
-        match auth.verify(&signed, svc.now()) {
-            Ok(principal) => ctx.principal = Some(principal),
-            Err(refusal) => {
-                let action = crate::auth::action_hint(target.as_deref(), &url_query, &body);
-                let queue = crate::auth::queue_hint(is_json, &path, &url_query, &body);
-                let hints = Hints {
-                    action: &action,
-                    queue: &queue,
-                };
-                return refuse(svc, protocol, refusal, hints, started, &request_id);
-            }
-        }
-    }
-    let decoded = match protocol {
-        Protocol::Json => json::decode(target.as_deref().unwrap_or(""), body.clone()),
-        Protocol::Query | Protocol::QueryJson => {
-            // A Query request sent to a queue's URL names the queue by its
-            // path, unless it names one itself.
-            let to_queue = path.trim_matches('/').contains('/');
-            query::parameters(url_query.as_bytes(), is_post.then_some(&body[..]))
-                .and_then(|mut params| {
-                    if to_queue && !params.iter().any(|(k, _)| k == "QueueUrl") {
-                        params.push(("QueueUrl".into(), path.clone()));
-                    }
-                    query::decode(&params)
-                })
-                .and_then(|request| {
-                    if to_queue {
-                        query::check_queue_endpoint(&request.action)?;
-                    }
-                    Ok(request)
-                })
-        }
-    };
-    match decoded {
-        Ok(request) => {
-            let action = request.action.clone();
-            tracing::Span::current().record("action", action.as_str());
-            if matches!(
-                action.as_str(),
-                "CreateQueue" | "GetQueueUrl" | "ListQueues"
-            ) {
-                ctx.region = crate::signing_region::signing_region(&parts.headers, &url_query);
-            }
-            // Access rules (rule A2): with authentication off there is no
-            // principal, and this is the one branch it costs.
-            let allowed = match &ctx.principal {
-                Some(principal) => {
-                    crate::authorize::authorize(svc, &ctx, principal, &request).await
-                }
-                None => Ok(()),
-            };
-            let result = match allowed {
-                Ok(()) => svc.handle(request, &ctx).await,
-                Err(e) => Err(e),
-            };
-            if let Err(e) = &result {
-                tracing::debug!(action, code = e.code.query_code(), message = %e.message, "request failed");
-            }
-            let code = result.as_ref().err().map_or("ok", |e| e.code.query_code());
-            svc.metrics
-                .record(&action, protocol.as_str(), code, started.elapsed());
-            respond(protocol, result, &action, &request_id)
-        }
-        Err(e) => {
-            svc.metrics.record(
-                "",
-                protocol.as_str(),
-                e.code.query_code(),
-                started.elapsed(),
-            );
-            respond(protocol, Err(e), "", &request_id)
-        }
-    }
-}
-
-/// What a refused request said it asked for, read without decoding it
-/// (bounded, for the log only).
-struct Hints<'a> {
-    action: &'a str,
-    queue: &'a str,
-}
-
-/// Answers a request that failed authentication, and logs it once: the
-/// key it named, the action it asked for, the queue it named, why (never
-/// a secret or a signature).
-fn refuse<B: Broker>(
-    svc: &Service<B>,
-    protocol: Protocol,
-    refusal: crate::auth::Refusal,
-    hints: Hints<'_>,
-    started: std::time::Instant,
-    request_id: &str,
-) -> Response<Full<Bytes>> {
-    let Hints { action, queue } = hints;
-    let code = refusal.error.code.query_code();
-    let queue = if queue.is_empty() { "-" } else { queue };
-    tracing::Span::current().record("action", action);
-    tracing::Span::current().record("queue", queue);
-    tracing::warn!(
-        request_id,
-        access_key = refusal.access_key_id.as_deref().unwrap_or("-"),
-        action,
-        queue,
-        code,
-        reason = refusal.reason,
-        "request refused: authentication failed"
-    );
-    // Metrics label only known actions: an unauthenticated client must
-    // not be able to mint label values.
-    let known = sluice_protocol::is_known_action(action);
-    svc.metrics.record(
-        if known { action } else { "" },
-        protocol.as_str(),
-        code,
-        started.elapsed(),
-    );
-    respond(protocol, Err(refusal.error), "", request_id)
-}
-
-fn respond(
-    protocol: Protocol,
-    result: Result<sluice_protocol::Output, SqsError>,
-    action: &str,
-    request_id: &str,
-) -> Response<Full<Bytes>> {
-    let encoded = match result {
-        Ok(output) => encode_response(protocol, action, output, request_id),
-        Err(e) => {
-            error_log::log_server_error(&e, request_id);
-            encode_error(protocol, &e, request_id)
-        }
-    };
-    let mut resp = Response::new(Full::new(Bytes::from(encoded.body)));
-    *resp.status_mut() =
-        StatusCode::from_u16(encoded.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-    let h = resp.headers_mut();
-    h.insert(
-        http::header::CONTENT_TYPE,
-        HeaderValue::from_static(encoded.content_type),
-    );
-    if let Ok(v) = HeaderValue::from_str(request_id) {
-        h.insert("x-amzn-requestid", v);
-    }
-    for (name, value) in encoded.headers {
-        if let Ok(v) = HeaderValue::from_str(&value) {
-            h.insert(name, v);
-        }
-    }
-    resp
-}
-
-/// `resp`, with the connection closed after it: the rest of a body that
-/// was not read must not be taken for the next request.
-fn closing(mut resp: Response<Full<Bytes>>) -> Response<Full<Bytes>> {
-    resp.headers_mut()
-        .insert(http::header::CONNECTION, HeaderValue::from_static("close"));
-    resp
-}
-
-fn plain(status: StatusCode, text: &'static str) -> Response<Full<Bytes>> {
-    let mut resp = Response::new(Full::new(Bytes::from_static(text.as_bytes())));
-    *resp.status_mut() = status;
-    resp.headers_mut().insert(
-        http::header::CONTENT_TYPE,
-        HeaderValue::from_static("text/plain"),
-    );
-    resp
 }

@@ -1,9 +1,10 @@
-//! sluice's server: HTTP in, SQS actions, HTTP out.
+//! sluice's server: HTTP in, the APIs' actions, HTTP out.
 //!
-//! [`http`] accepts connections and tells the two wire protocols apart;
-//! [`service`] holds what every action needs; [`actions`] has one function
-//! per SQS action, each validating its input and calling the broker or a
-//! component.
+//! [`http`] accepts connections; `front` takes each request through what
+//! every API shares (limits, routing, authentication, encoding, metrics);
+//! [`api`] has one handler per API (SQS, sluice's own actions), each with
+//! one function per operation that validates its typed input and calls
+//! the broker or a component; [`service`] holds what every action needs.
 //!
 //! # Layers
 //!
@@ -11,12 +12,14 @@
 //! components, those listed before them), never above, so there is no
 //! import circle (`tests/module_layering.rs` checks it):
 //!
-//! 1. `http`: connections, protocols, `/metrics`; calls the service.
-//! 2. [`actions`]: requests read and answered; `Service::handle` lives
-//!    here, beside the dispatch.
-//! 3. [`service`]: the broker, the settings and the components, and how
+//! 1. `http`: connections; calls the front.
+//! 2. `front`: limits, routing, authentication, encoding, `/metrics`;
+//!    calls the APIs.
+//! 3. [`api`]: each API's requests decoded, checked (`authorize`) and run;
+//!    its dispatch from operation to action.
+//! 4. [`service`]: the broker, the settings and the components, and how
 //!    queue URLs are written and read.
-//! 4. Components, each owning one job and its state: [`receipts`] (sealed
+//! 5. Components, each owning one job and its state: [`receipts`] (sealed
 //!    receipt handles), [`alarms`] (evaluation, notification, storage),
 //!    [`move_tasks`] (the task runner and its cancel flags), [`long_polls`]
 //!    (the cap on waiting receives), [`metrics`] (reads the alarms and
@@ -25,20 +28,21 @@
 //!    [`auth`] (SigV4, access patterns), [`policy`] (queue policies; uses
 //!    `auth`'s wildcards), [`depth_history`] (every queue's depth over
 //!    the last hour). They do not import the service or the actions.
-//! 5. Leaves that import nothing of the crate's: `params` (range checks,
+//! 6. Leaves that import nothing of the crate's: `params` (range checks,
 //!    pagination), `json_file` (the data directory's JSON files),
 //!    `signing_region`, [`backup_root`] (where backups may be written),
 //!    [`console`] (the web console's static files, served at
 //!    `/console/`).
 
-pub mod actions;
 pub mod alarms;
+pub mod api;
 pub mod auth;
 mod authorize;
 pub mod backup_root;
 pub mod console;
 pub mod consumers;
 pub mod depth_history;
+mod front;
 pub mod http;
 mod json_file;
 pub mod long_polls;

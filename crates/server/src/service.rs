@@ -17,7 +17,7 @@ use crate::receipts::HandleSealer;
 use sluice_core::SqsError;
 use sluice_core::clock::{Clock, SystemClock};
 use sluice_core::queue_name::{Account, key_parts, parse_queue_url};
-use sluice_protocol::requests::PutAlarmInput;
+use sluice_protocol::sluice::PutAlarmRequest as PutAlarmInput;
 
 /// Server settings that shape responses.
 #[derive(Debug, Clone, Default)]
@@ -217,7 +217,7 @@ impl<B: Broker> Service<B> {
         input: PutAlarmInput,
         source: AlarmSource,
     ) -> Result<(), SqsError> {
-        let url = sluice_protocol::requests::required(input.queue_url.clone(), "QueueUrl")?;
+        let url = sluice_protocol::decode::required(input.queue_url.clone(), "QueueUrl")?;
         let queue = self.queue_name(&url)?.to_string();
         self.alarms.put(queue, input, source).await
     }

@@ -3,6 +3,11 @@
 //! codecs, generated from `models/sluice-extensions.json`, whose shapes
 //! may be SQS's.
 
-#![allow(clippy::all)]
+#[allow(clippy::all)]
+mod generated {
+    include!(concat!(env!("OUT_DIR"), "/sluice.rs"));
+}
 
-include!(concat!(env!("OUT_DIR"), "/sluice.rs"));
+pub use generated::*;
+
+mod facts;

@@ -2,6 +2,9 @@
 //! Query and XML codecs, generated from `models/sns-service-2.json` at
 //! build time.
 
-#![allow(clippy::all)]
+#[allow(clippy::all)]
+mod generated {
+    include!(concat!(env!("OUT_DIR"), "/sns.rs"));
+}
 
-include!(concat!(env!("OUT_DIR"), "/sns.rs"));
+pub use generated::*;

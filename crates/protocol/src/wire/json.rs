@@ -1,25 +1,15 @@
-//! The JSON protocol's side of the generated types: answers written with
-//! serde, and batch entries refused while they are parsed (rule L8).
+//! The JSON protocol's side of the generated types that serde does not
+//! do: batch entries refused while they are parsed (rule L8), and numbers
+//! written as JSON writes them.
 
 use std::marker::PhantomData;
 
 use serde::Deserialize;
-use serde::Serialize;
 use serde::de::{Deserializer, Error as _, IgnoredAny, SeqAccess, Visitor};
 use sluice_core::limits::MAX_BATCH_ENTRIES;
 
 /// The start of the message of a batch with too many entries, as SQS words it.
 pub const TOO_MANY_ENTRIES: &str = "Maximum number of entries per request are";
-
-/// Appends `value` as compact JSON.
-pub fn write_json<T: Serialize>(out: &mut Vec<u8>, value: &T) {
-    // Generated types hold only strings, numbers, booleans, lists and
-    // string-keyed maps: serializing them cannot fail.
-    if serde_json::to_writer(&mut *out, value).is_err() {
-        out.clear();
-        out.extend_from_slice(b"{}");
-    }
-}
 
 /// A number as JSON writes it (`2.0`, `1.5`), for the Query protocol's
 /// text too.

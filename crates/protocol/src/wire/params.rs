@@ -55,6 +55,12 @@ impl<'a> Params<'a> {
         Params { map }
     }
 
+    /// Sets `key` to `value` unless the request gave it (a Query request
+    /// sent to a queue's URL names its `QueueUrl` by its path).
+    pub fn set_if_absent(&mut self, key: &'a str, value: &'a str) {
+        self.map.entry(key).or_insert(value);
+    }
+
     /// The value of `key`.
     pub fn get(&self, key: &str) -> Option<&'a str> {
         self.map.get(key).copied()

@@ -32,15 +32,17 @@ pub fn xml_structure<T: ToXml + ?Sized>(out: &mut String, name: &str, value: &T)
 
 /// Appends a list: flattened, each item as an element of its own (named
 /// `item_name`, or `name`); otherwise the items under `name`, each named
-/// `item_name` or `member`. An empty list is left out.
+/// `item_name` or `member`. An empty list is left out, unless
+/// `written_empty` (then an empty element, when not flattened).
 pub fn xml_list<T: XmlValue>(
     out: &mut String,
     name: &str,
     item_name: Option<&str>,
     flattened: bool,
+    written_empty: bool,
     items: &[T],
 ) {
-    if items.is_empty() {
+    if items.is_empty() && !written_empty {
         return;
     }
     if flattened {
@@ -121,15 +123,19 @@ mod tests {
             "QueueUrls",
             Some("QueueUrl"),
             true,
+            false,
             &["a".to_string(), "b".to_string()],
         );
         assert_eq!(out, "<QueueUrl>a</QueueUrl><QueueUrl>b</QueueUrl>");
         out.clear();
-        xml_list(&mut out, "Topics", None, false, &["t".to_string()]);
+        xml_list(&mut out, "Topics", None, false, false, &["t".to_string()]);
         assert_eq!(out, "<Topics><member>t</member></Topics>");
         out.clear();
-        xml_list::<String>(&mut out, "Topics", None, false, &[]);
+        xml_list::<String>(&mut out, "Topics", None, false, false, &[]);
         assert_eq!(out, "");
+        xml_list::<String>(&mut out, "Topics", None, false, true, &[]);
+        assert_eq!(out, "<Topics></Topics>");
+        out.clear();
         let map = BTreeMap::from([("k".to_string(), "v & w".to_string())]);
         out.clear();
         xml_map(&mut out, "Attribute", true, "Name", "Value", &map);

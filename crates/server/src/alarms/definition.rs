@@ -6,7 +6,7 @@
 use serde::{Deserialize, Serialize};
 use sluice_core::SqsError;
 use sluice_core::queue_name::Account;
-use sluice_protocol::requests::PutAlarmInput;
+use sluice_protocol::sluice::PutAlarmRequest as PutAlarmInput;
 
 /// Longest alarm name.
 pub const MAX_ALARM_NAME: usize = 255;
@@ -370,9 +370,9 @@ impl AlarmDefinition {
         queue: &str,
         account: &Account,
     ) -> Result<Self, SqsError> {
-        let name = sluice_protocol::requests::required(input.alarm_name, "AlarmName")?;
+        let name = sluice_protocol::decode::required(input.alarm_name, "AlarmName")?;
         validate_name(&name)?;
-        let metric_name = sluice_protocol::requests::required(input.metric_name, "MetricName")?;
+        let metric_name = sluice_protocol::decode::required(input.metric_name, "MetricName")?;
         let metric = Metric::parse(&metric_name).ok_or_else(|| {
             SqsError::invalid_value("MetricName", &metric_name, "Not a queue metric.")
         })?;
@@ -410,7 +410,7 @@ impl AlarmDefinition {
             }
             None => evaluation_periods,
         };
-        let threshold = sluice_protocol::requests::required(input.threshold, "Threshold")?;
+        let threshold = sluice_protocol::decode::required(input.threshold, "Threshold")?;
         if !threshold.is_finite() {
             return Err(SqsError::invalid_value(
                 "Threshold",
@@ -419,7 +419,7 @@ impl AlarmDefinition {
             ));
         }
         let op =
-            sluice_protocol::requests::required(input.comparison_operator, "ComparisonOperator")?;
+            sluice_protocol::decode::required(input.comparison_operator, "ComparisonOperator")?;
         let comparison = Comparison::parse(&op).ok_or_else(|| {
             SqsError::invalid_value(
                 "ComparisonOperator",

@@ -37,7 +37,7 @@ use sluice_broker::{Broker, Coordination, JobClaim};
 use sluice_core::SqsError;
 use sluice_core::clock::Clock;
 use sluice_core::queue_name::Account;
-use sluice_protocol::requests::PutAlarmInput;
+use sluice_protocol::sluice::PutAlarmRequest as PutAlarmInput;
 
 use definition::{
     AlarmAction, AlarmDefinition, AlarmSource, AlarmState, Comparison, Metric, Statistic,

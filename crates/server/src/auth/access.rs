@@ -5,10 +5,6 @@
 //! What a request names is worked out by `crate::authorize`, the one call
 //! site in the request path; this module only holds the rules.
 
-use std::borrow::Cow;
-use std::collections::HashMap;
-use std::sync::OnceLock;
-
 use sluice_core::{ErrorCode, SqsError};
 
 /// What a credential may do; `None` is "everything" (the default).
@@ -65,35 +61,6 @@ impl Access {
     pub fn is_unlimited(&self) -> bool {
         self.allow.is_none() && self.queues.is_none()
     }
-}
-
-/// The name IAM authorizes a request by (`sqs:SendMessage`; sluice's own
-/// actions are `sluice:<Action>`). A batch is authorized as its single
-/// action, as SQS does: there is no `sqs:SendMessageBatch` permission
-/// (recorded: aws/serverless-application-model#3633, a refused
-/// SendMessageBatch names `sqs:sendmessage`).
-pub fn iam_action(action: &str) -> Cow<'static, str> {
-    // Named once per action, not per request.
-    static NAMES: OnceLock<HashMap<&'static str, String>> = OnceLock::new();
-    let names = NAMES.get_or_init(|| {
-        sluice_protocol::known_actions()
-            .map(|a| (a, iam_name(a)))
-            .collect()
-    });
-    match names.get(action) {
-        Some(name) => Cow::Borrowed(name.as_str()),
-        None => Cow::Owned(iam_name(action)),
-    }
-}
-
-fn iam_name(action: &str) -> String {
-    let single = action.strip_suffix("Batch").unwrap_or(action);
-    let service = if sluice_protocol::is_sluice_action(action) {
-        "sluice"
-    } else {
-        "sqs"
-    };
-    format!("{service}:{single}")
 }
 
 /// SQS's answer to a request no rule allows: `AccessDenied`, 403, worded
@@ -209,12 +176,20 @@ mod tests {
         );
         assert!(reader.allows_action("sqs:ReceiveMessage"));
         assert!(reader.allows_action("SQS:receivemessage"));
-        assert!(reader.allows_action(&iam_action("DeleteMessageBatch")));
-        assert!(reader.allows_action(&iam_action("ChangeMessageVisibilityBatch")));
+        assert!(
+            reader.allows_action(sluice_protocol::sqs::Operation::DeleteMessageBatch.iam_action())
+        );
+        assert!(reader.allows_action(
+            sluice_protocol::sqs::Operation::ChangeMessageVisibilityBatch.iam_action()
+        ));
         assert!(reader.allows_action("sqs:GetQueueUrl"));
-        assert!(!reader.allows_action(&iam_action("SendMessage")));
-        assert!(!reader.allows_action(&iam_action("SendMessageBatch")));
-        assert!(!reader.allows_action(&iam_action("PeekMessages")));
+        assert!(!reader.allows_action(sluice_protocol::sqs::Operation::SendMessage.iam_action()));
+        assert!(
+            !reader.allows_action(sluice_protocol::sqs::Operation::SendMessageBatch.iam_action())
+        );
+        assert!(
+            !reader.allows_action(sluice_protocol::sluice::Operation::PeekMessages.iam_action())
+        );
         assert!(reader.allows_queue("orders-1"));
         assert!(!reader.allows_queue("payments"));
         assert!(!reader.allows_queue("Orders-1"));
@@ -224,29 +199,9 @@ mod tests {
         assert!(!nothing.allows_queue("orders"));
 
         let ours = access(Some(&["sluice:*"]), None);
-        assert!(ours.allows_action(&iam_action("PeekMessages")));
-        assert!(ours.allows_action(&iam_action("PutAlarm")));
-        assert!(!ours.allows_action(&iam_action("ReceiveMessage")));
-    }
-
-    /// A2: the batch actions are authorized as their single action, and
-    /// sluice's own actions under `sluice:`.
-    #[test]
-    fn a2_iam_action_names() {
-        assert_eq!(iam_action("SendMessageBatch"), "sqs:SendMessage");
-        assert_eq!(iam_action("ListQueues"), "sqs:ListQueues");
-        assert_eq!(iam_action("NackMessage"), "sluice:NackMessage");
-        assert_eq!(iam_action("DescribeAlarms"), "sluice:DescribeAlarms");
-        // Every known action is named from the table, as it would be
-        // named by hand.
-        let mut named = 0;
-        for action in sluice_protocol::known_actions() {
-            assert!(matches!(iam_action(action), Cow::Borrowed(_)), "{action}");
-            assert_eq!(iam_action(action), iam_name(action));
-            named += 1;
-        }
-        assert!(named > 30, "{named}");
-        assert_eq!(iam_action("NoSuchAction"), "sqs:NoSuchAction");
+        assert!(ours.allows_action(sluice_protocol::sluice::Operation::PeekMessages.iam_action()));
+        assert!(ours.allows_action(sluice_protocol::sluice::Operation::PutAlarm.iam_action()));
+        assert!(!ours.allows_action(sluice_protocol::sqs::Operation::ReceiveMessage.iam_action()));
     }
 
     /// A2: bad patterns are refused at start-up.

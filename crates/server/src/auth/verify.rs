@@ -23,8 +23,8 @@ use subtle::ConstantTimeEq;
 
 use sluice_sigv4::{self as sigv4, ALGORITHM};
 
-use super::authenticator::Authenticator;
-use super::principal::Principal;
+use super::authenticator::{Authenticator, Key};
+use super::principal::{Credential, Principal};
 use super::refusal::Refusal;
 
 /// How far a request's date may be from the server's clock (AWS: 15 min).
@@ -74,12 +74,22 @@ struct Signed<'a> {
     presigned: bool,
 }
 
-impl Authenticator {
-    /// Verifies `req`'s signature at `now`: the principal it was signed by,
-    /// or why it is refused.
-    pub fn verify(&self, req: &RequestParts<'_>, now: Millis) -> Result<Arc<Principal>, Refusal> {
-        let signed = signed_parts(req)?;
-        let credential: &str = &signed.credential;
+/// A credential scope's five fields, `<key>/<date>/<region>/<service>/
+/// aws4_request`.
+struct Scope<'a> {
+    key_id: &'a str,
+    date: &'a str,
+    region: &'a str,
+    service: &'a str,
+    terminator: &'a str,
+    /// `<date>/<region>/<service>/aws4_request`: the scope the string to
+    /// sign names.
+    signing_scope: &'a str,
+}
+
+impl<'a> Scope<'a> {
+    /// The fields of `credential`, which must have exactly five.
+    fn parse(credential: &'a str) -> Result<Self, Refusal> {
         let mut fields = credential.split('/');
         let (Some(key_id), Some(date), Some(region), Some(service), Some(terminator), None) = (
             fields.next(),
@@ -92,121 +102,176 @@ impl Authenticator {
             return Err(Refusal::new(
                 ErrorCode::IncompleteSignature,
                 format!(
-                    "Credential must have exactly 5 slash-delimited elements, e.g. keyid/date/region/service/term, got '{}'",
-                    signed.credential
+                    "Credential must have exactly 5 slash-delimited elements, e.g. keyid/date/region/service/term, got '{credential}'"
                 ),
                 "malformed credential scope",
             ));
         };
+        Ok(Scope {
+            key_id,
+            date,
+            region,
+            service,
+            terminator,
+            signing_scope: &credential[key_id.len() + 1..],
+        })
+    }
+
+    /// The scope names `service`, a valid region and the terminator.
+    fn check(&self, service: &str) -> Result<(), Refusal> {
+        let mismatch = |message: String, reason| {
+            Refusal::new(ErrorCode::SignatureDoesNotMatch, message, reason)
+        };
+        if self.service != service {
+            return Err(mismatch(
+                format!("Credential should be scoped to correct service: '{service}'. "),
+                "credential scope names another service",
+            ));
+        }
+        if self.terminator != "aws4_request" {
+            return Err(mismatch(
+                format!(
+                    "Credential should be scoped with a valid terminator: 'aws4_request', not '{}'. ",
+                    self.terminator
+                ),
+                "credential scope has a wrong terminator",
+            ));
+        }
+        if !crate::signing_region::is_region_name(self.region) {
+            return Err(mismatch(
+                format!(
+                    "Credential should be scoped to a valid region, not '{}'. ",
+                    self.region
+                ),
+                "credential scope names no valid region",
+            ));
+        }
+        Ok(())
+    }
+}
+
+impl Authenticator {
+    /// Verifies `req`'s signature at `now`: the principal it was signed by,
+    /// or why it is refused.
+    pub fn verify(&self, req: &RequestParts<'_>, now: Millis) -> Result<Arc<Principal>, Refusal> {
+        let signed = signed_parts(req)?;
+        let scope = Scope::parse(&signed.credential)?;
         let keys = self.keys.load();
-        let Some(entry) = keys.get(key_id) else {
+        let Some(entry) = keys.get(scope.key_id) else {
             return Err(Refusal::new(
                 ErrorCode::InvalidClientTokenId,
                 INVALID_TOKEN,
                 "unknown access key",
             )
-            .by(key_id));
+            .by(scope.key_id));
         };
-        let cred = &entry.credential;
-        let mismatch = |message: String, reason| {
-            Refusal::new(ErrorCode::SignatureDoesNotMatch, message, reason).by(key_id)
-        };
-        if service != self.service {
-            return Err(mismatch(
-                format!(
-                    "Credential should be scoped to correct service: '{}'. ",
-                    self.service
-                ),
-                "credential scope names another service",
-            ));
-        }
-        if terminator != "aws4_request" {
-            return Err(mismatch(
-                format!(
-                    "Credential should be scoped with a valid terminator: 'aws4_request', not '{terminator}'. "
-                ),
-                "credential scope has a wrong terminator",
-            ));
-        }
-        if !crate::signing_region::is_region_name(region) {
-            return Err(mismatch(
-                format!("Credential should be scoped to a valid region, not '{region}'. "),
-                "credential scope names no valid region",
-            ));
-        }
-        // A key with a session token needs it; a key without one takes
-        // none (AWS refuses a token that belongs to no key alike).
-        let token_ok = match (&cred.session_token, &signed.token) {
-            (None, None) => true,
-            (Some(want), Some(got)) => bool::from(want.as_bytes().ct_eq(got.as_bytes())),
-            _ => false,
-        };
-        if !token_ok {
-            return Err(Refusal::new(
-                ErrorCode::InvalidClientTokenId,
-                INVALID_TOKEN,
-                "missing or wrong session token",
-            )
-            .by(key_id));
-        }
-        check_time(&signed, date, now).map_err(|r| r.by(key_id))?;
-
-        if !signed.signed_headers.split(';').any(|name| name == "host") {
-            return Err(Refusal::new(
-                ErrorCode::IncompleteSignature,
-                HOST_NOT_SIGNED,
-                "host header not signed",
-            )
-            .by(key_id));
-        }
-        // Everything below hashes as it goes: the canonical request and
-        // the string to sign are written out only for a refusal's answer.
-        let payload_hash = sigv4::sha256_hex_digest(req.body);
-        if let Some(claimed) = req.headers.get("x-amz-content-sha256")
-            && claimed.as_bytes() != payload_hash.as_str().as_bytes()
-        {
-            // UNSIGNED-PAYLOAD included: every SQS request's body is signed.
-            return Err(mismatch(
-                "The provided 'x-amz-content-sha256' header does not match what was computed."
-                    .into(),
-                "payload hash does not match the body",
-            ));
-        }
-        let canonical = sigv4::CanonicalRequest {
-            method: req.method,
-            raw_path: req.path,
-            raw_query: req.query,
-            presigned: signed.presigned,
-            headers: req.headers,
-            signed_headers: &signed.signed_headers,
-            payload_hash: payload_hash.as_str(),
-        };
-        let canonical_hash = canonical.hash();
-        // `<date>/<region>/<service>/aws4_request`: the credential after
-        // its key id, all five fields checked above.
-        let scope = &credential[key_id.len() + 1..];
-        let mac = entry.signing_mac(date, region, service);
-        let verified = sigv4::unhex_signature(&signed.signature).is_some_and(|given| {
-            sigv4::signature_matches_mac(&mac, &signed.amz_date, scope, &canonical_hash, &given)
-        });
-        if !verified {
-            // As AWS does, say what was signed, so a client's author can
-            // compare: all of it comes from the request, but a session
-            // token is a credential, and no answer carries one (rule A5).
-            let message = if signed.token.is_some() {
-                SIGNATURE_MISMATCH.to_string()
-            } else {
-                let canonical = canonical.text();
-                let mut to_sign = String::with_capacity(160);
-                sigv4::write_string_to_sign(&signed.amz_date, scope, &canonical_hash, &mut to_sign);
-                format!(
-                    "{SIGNATURE_MISMATCH}\n\nThe Canonical String for this request should have been\n'{canonical}'\n\nThe String-to-Sign should have been\n'{to_sign}'\n"
-                )
-            };
-            return Err(mismatch(message, "signature does not match"));
-        }
+        let checked = scope
+            .check(self.service)
+            .and_then(|()| check_token(&entry.credential, &signed))
+            .and_then(|()| check_time(&signed, scope.date, now))
+            .and_then(|()| check_host_signed(&signed))
+            .and_then(|()| check_signature(req, &signed, &scope, entry));
+        checked.map_err(|r| r.by(scope.key_id))?;
         Ok(entry.principal.clone())
     }
+}
+
+/// A key with a session token needs it; a key without one takes none
+/// (AWS refuses a token that belongs to no key alike).
+fn check_token(cred: &Credential, signed: &Signed<'_>) -> Result<(), Refusal> {
+    let token_ok = match (&cred.session_token, &signed.token) {
+        (None, None) => true,
+        (Some(want), Some(got)) => bool::from(want.as_bytes().ct_eq(got.as_bytes())),
+        _ => false,
+    };
+    if token_ok {
+        Ok(())
+    } else {
+        Err(Refusal::new(
+            ErrorCode::InvalidClientTokenId,
+            INVALID_TOKEN,
+            "missing or wrong session token",
+        ))
+    }
+}
+
+/// The signature must cover the `Host` header.
+fn check_host_signed(signed: &Signed<'_>) -> Result<(), Refusal> {
+    if signed.signed_headers.split(';').any(|name| name == "host") {
+        Ok(())
+    } else {
+        Err(Refusal::new(
+            ErrorCode::IncompleteSignature,
+            HOST_NOT_SIGNED,
+            "host header not signed",
+        ))
+    }
+}
+
+/// The signature over what the client said it signed, the body included,
+/// compared in constant time.
+fn check_signature(
+    req: &RequestParts<'_>,
+    signed: &Signed<'_>,
+    scope: &Scope<'_>,
+    entry: &Key,
+) -> Result<(), Refusal> {
+    let mismatch =
+        |message: String, reason| Refusal::new(ErrorCode::SignatureDoesNotMatch, message, reason);
+    // Everything below hashes as it goes: the canonical request and the
+    // string to sign are written out only for a refusal's answer.
+    let payload_hash = sigv4::sha256_hex_digest(req.body);
+    if let Some(claimed) = req.headers.get("x-amz-content-sha256")
+        && claimed.as_bytes() != payload_hash.as_str().as_bytes()
+    {
+        // UNSIGNED-PAYLOAD included: every SQS request's body is signed.
+        return Err(mismatch(
+            "The provided 'x-amz-content-sha256' header does not match what was computed.".into(),
+            "payload hash does not match the body",
+        ));
+    }
+    let canonical = sigv4::CanonicalRequest {
+        method: req.method,
+        raw_path: req.path,
+        raw_query: req.query,
+        presigned: signed.presigned,
+        headers: req.headers,
+        signed_headers: &signed.signed_headers,
+        payload_hash: payload_hash.as_str(),
+    };
+    let canonical_hash = canonical.hash();
+    let mac = entry.signing_mac(scope.date, scope.region, scope.service);
+    let verified = sigv4::unhex_signature(&signed.signature).is_some_and(|given| {
+        sigv4::signature_matches_mac(
+            &mac,
+            &signed.amz_date,
+            scope.signing_scope,
+            &canonical_hash,
+            &given,
+        )
+    });
+    if verified {
+        return Ok(());
+    }
+    // As AWS does, say what was signed, so a client's author can compare:
+    // all of it comes from the request, but a session token is a
+    // credential, and no answer carries one (rule A5).
+    let message = if signed.token.is_some() {
+        SIGNATURE_MISMATCH.to_string()
+    } else {
+        let canonical = canonical.text();
+        let mut to_sign = String::with_capacity(160);
+        sigv4::write_string_to_sign(
+            &signed.amz_date,
+            scope.signing_scope,
+            &canonical_hash,
+            &mut to_sign,
+        );
+        format!(
+            "{SIGNATURE_MISMATCH}\n\nThe Canonical String for this request should have been\n'{canonical}'\n\nThe String-to-Sign should have been\n'{to_sign}'\n"
+        )
+    };
+    Err(mismatch(message, "signature does not match"))
 }
 
 /// The signature's parts from the `Authorization` header or, failing that,
@@ -340,33 +405,7 @@ fn presigned_parts<'a>(params: Vec<(Cow<'a, str>, Cow<'a, str>)>) -> Result<Sign
             "incomplete presigned URL",
         ));
     };
-    let expires_secs = match expires {
-        None => None,
-        Some(text) => match text.parse::<u64>() {
-            Ok(secs) if (1..=MAX_EXPIRES_SECS).contains(&secs) => Some(secs),
-            // AWS's words for it (recorded from S3: aws/aws-cli#5464,
-            // bryanjos/aws_auth#31); SigV4 keys last 7 days in every
-            // service.
-            Ok(secs) if secs > MAX_EXPIRES_SECS => {
-                return Err(Refusal::new(
-                    ErrorCode::IncompleteSignature,
-                    format!(
-                        "X-Amz-Expires must be less than a week (in seconds); that is, the given X-Amz-Expires must be less than {MAX_EXPIRES_SECS} seconds"
-                    ),
-                    "X-Amz-Expires over 7 days",
-                ));
-            }
-            _ => {
-                return Err(Refusal::new(
-                    ErrorCode::IncompleteSignature,
-                    format!(
-                        "X-Amz-Expires must be a number of seconds from 1 to {MAX_EXPIRES_SECS}, not '{text}'."
-                    ),
-                    "bad X-Amz-Expires",
-                ));
-            }
-        },
-    };
+    let expires_secs = expires.as_deref().map(expires_seconds).transpose()?;
     Ok(Signed {
         credential,
         signed_headers,
@@ -376,6 +415,29 @@ fn presigned_parts<'a>(params: Vec<(Cow<'a, str>, Cow<'a, str>)>) -> Result<Sign
         token,
         presigned: true,
     })
+}
+
+/// A presigned URL's `X-Amz-Expires`: 1 s to 7 days.
+fn expires_seconds(text: &str) -> Result<u64, Refusal> {
+    match text.parse::<u64>() {
+        Ok(secs) if (1..=MAX_EXPIRES_SECS).contains(&secs) => Ok(secs),
+        // AWS's words for it (recorded from S3: aws/aws-cli#5464,
+        // bryanjos/aws_auth#31); SigV4 keys last 7 days in every service.
+        Ok(secs) if secs > MAX_EXPIRES_SECS => Err(Refusal::new(
+            ErrorCode::IncompleteSignature,
+            format!(
+                "X-Amz-Expires must be less than a week (in seconds); that is, the given X-Amz-Expires must be less than {MAX_EXPIRES_SECS} seconds"
+            ),
+            "X-Amz-Expires over 7 days",
+        )),
+        _ => Err(Refusal::new(
+            ErrorCode::IncompleteSignature,
+            format!(
+                "X-Amz-Expires must be a number of seconds from 1 to {MAX_EXPIRES_SECS}, not '{text}'."
+            ),
+            "bad X-Amz-Expires",
+        )),
+    }
 }
 
 /// The date checks: ISO 8601 basic format, the same day as the scope's,

@@ -18,7 +18,7 @@ const UNAVAILABLE_EVERY: Duration = Duration::from_secs(1);
 static UNAVAILABLE: Throttle = Throttle::new(UNAVAILABLE_EVERY);
 
 /// Logs `e` when it is a server error, as the module says.
-pub(super) fn log_server_error(e: &SqsError, request_id: &str) {
+pub(crate) fn log_server_error(e: &SqsError, request_id: &str) {
     let code = e.code.query_code();
     match e.code {
         ErrorCode::InternalFailure => {

@@ -1,0 +1,290 @@
+//! The generic front: what every request goes through, whatever its API.
+//! In order: `/health`, `/metrics` and the console; the method; the body,
+//! bounded in size and time; which protocol, API and operation
+//! ([`route`]); authentication (SigV4, `crate::auth`); then the API's own
+//! stages (`crate::api::Api`: decode, the access check, the action); and
+//! the answer encoded in the request's protocol, with metrics and a
+//! request id. Each API supplies only its own stages.
+
+mod call;
+mod respond;
+mod route;
+
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use http::{HeaderValue, Method, Request, Response, StatusCode};
+use http_body_util::{BodyExt, Full, Limited};
+use hyper::body::Incoming;
+use sluice_broker::Broker;
+use sluice_core::SqsError;
+use sluice_core::limits::MAX_REQUEST_BODY;
+use sluice_protocol::{Protocol, encode_answer, encode_error};
+use tracing::Instrument;
+
+use crate::api::{Api, sluice::SluiceApi, sqs::SqsApi};
+use crate::http::{Serves, Via};
+use crate::service::{RequestContext, Service};
+
+pub use call::Call;
+use respond::{closing, plain, respond};
+pub use route::Route;
+
+/// Handles one HTTP request, inside a `request` span (its id, then its
+/// action and queue once known) that every log line it causes inherits.
+///
+/// The span is built at debug level: building and formatting it costs
+/// about a tenth of an in-memory message's instructions, so at the default
+/// level it is skipped, and the few warnings and errors of the request path
+/// name the request id themselves.
+///
+/// The body must arrive within `body_timeout`; a body that does not is
+/// answered with an error and its connection is closed.
+pub async fn handle<B: Broker>(
+    svc: &Service<B>,
+    req: Request<Incoming>,
+    body_timeout: Duration,
+    via: Via,
+) -> Response<Full<Bytes>> {
+    let mut id = [0u8; uuid::fmt::Hyphenated::LENGTH];
+    let request_id = uuid::Uuid::new_v4()
+        .hyphenated()
+        .encode_lower(&mut id)
+        .to_owned();
+    let span = tracing::debug_span!(
+        "request",
+        id = %request_id,
+        action = tracing::field::Empty,
+        queue = tracing::field::Empty,
+    );
+    handle_in_span(svc, req, &request_id, body_timeout, via)
+        .instrument(span)
+        .await
+}
+
+async fn handle_in_span<B: Broker>(
+    svc: &Service<B>,
+    req: Request<Incoming>,
+    request_id: &str,
+    body_timeout: Duration,
+    via: Via,
+) -> Response<Full<Bytes>> {
+    if let Some(resp) = serve_static(svc, &req, via).await {
+        return resp;
+    }
+    let started = Instant::now();
+    if req.method() != Method::POST && req.method() != Method::GET {
+        return plain(
+            StatusCode::METHOD_NOT_ALLOWED,
+            "SQS requests are POST or GET\n",
+        );
+    }
+    let (parts, incoming) = req.into_parts();
+    let body = match read_body(incoming, body_timeout).await {
+        Ok(body) => body,
+        Err(e) => {
+            // Answered in the protocol the headers name.
+            let protocol = call::protocol_of(&parts.headers);
+            return closing(respond(encode_error(protocol, &e, request_id), request_id));
+        }
+    };
+    let (call, read) = Call::new(&parts, &body, via);
+    let route = read.and_then(|()| route::route(&call));
+    let request = Inbound {
+        call: &call,
+        request_id,
+        started,
+    };
+    let mut ctx = call.context();
+    // Authentication, before anything reads the request: with it off
+    // (the default), this is the one branch it costs.
+    if let Err(refused) = authenticate(svc, &request, route.as_ref().ok(), &mut ctx) {
+        return *refused;
+    }
+    match route {
+        Ok(Route::Sqs(op)) => serve::<B, SqsApi>(svc, &request, op, ctx).await,
+        Ok(Route::Sluice(op)) => serve::<B, SluiceApi>(svc, &request, op, ctx).await,
+        Err(e) => {
+            svc.metrics.record(
+                "",
+                call.protocol.as_str(),
+                e.code.query_code(),
+                started.elapsed(),
+            );
+            respond(encode_error(call.protocol, &e, request_id), request_id)
+        }
+    }
+}
+
+/// A request on its way: what arrived, its id and when it started.
+struct Inbound<'a> {
+    call: &'a Call<'a>,
+    request_id: &'a str,
+    started: Instant,
+}
+
+/// `/health` (on every listener, for load balancers), `/metrics` (not on
+/// a listener that serves only the API) and the console; anything else on
+/// a metrics listener is 404. `None`: an API request.
+async fn serve_static<B: Broker>(
+    svc: &Service<B>,
+    req: &Request<Incoming>,
+    via: Via,
+) -> Option<Response<Full<Bytes>>> {
+    let is_get = req.method() == Method::GET;
+    let path = req.uri().path();
+    if is_get && path == "/health" {
+        return Some(plain(StatusCode::OK, "ok\n"));
+    }
+    let metrics = is_get && path == "/metrics";
+    if (via.serves == Serves::Metrics && !metrics) || (via.serves == Serves::Api && metrics) {
+        return Some(plain(StatusCode::NOT_FOUND, "not found\n"));
+    }
+    if metrics {
+        let body = svc.metrics.render(&svc.broker, &svc.alarms).await;
+        let mut resp = Response::new(Full::new(Bytes::from(body)));
+        resp.headers_mut().insert(
+            http::header::CONTENT_TYPE,
+            HeaderValue::from_static(crate::metrics::CONTENT_TYPE),
+        );
+        return Some(resp);
+    }
+    (is_get && crate::console::is_console_path(path)).then(|| crate::console::serve(path))
+}
+
+/// The body, refused past [`MAX_REQUEST_BODY`] or `timeout`.
+async fn read_body(incoming: Incoming, timeout: Duration) -> Result<Bytes, SqsError> {
+    let collected =
+        tokio::time::timeout(timeout, Limited::new(incoming, MAX_REQUEST_BODY).collect());
+    match collected.await {
+        Ok(Ok(b)) => Ok(b.to_bytes()),
+        Ok(Err(_)) => Err(SqsError::invalid_parameter(format!(
+            "The request body is larger than {MAX_REQUEST_BODY} bytes or could not be read."
+        ))),
+        Err(_) => Err(SqsError::invalid_parameter(format!(
+            "The request body did not arrive within the body timeout ({} s).",
+            timeout.as_secs_f64()
+        ))),
+    }
+}
+
+/// With authentication on, the principal who signed the request, into
+/// `ctx`; a request that fails it is answered here, and logged once.
+fn authenticate<B: Broker>(
+    svc: &Service<B>,
+    request: &Inbound<'_>,
+    route: Option<&Route>,
+    ctx: &mut RequestContext,
+) -> Result<(), Box<Response<Full<Bytes>>>> {
+    let Some(auth) = &svc.config.auth else {
+        return Ok(());
+    };
+    let call = request.call;
+    let signed = crate::auth::RequestParts {
+        method: call.parts.method.as_str(),
+        path: call.path(),
+        query: call.url_query(),
+        headers: &call.parts.headers,
+        body: call.body,
+    };
+    match auth.verify(&signed, svc.now()) {
+        Ok(principal) => {
+            ctx.principal = Some(principal);
+            Ok(())
+        }
+        Err(refusal) => Err(Box::new(refuse(svc, request, route, refusal))),
+    }
+}
+
+/// Answers a request that failed authentication, and logs it once: the
+/// key it named, the action it asked for, the queue it named, why (never
+/// a secret or a signature).
+fn refuse<B: Broker>(
+    svc: &Service<B>,
+    request: &Inbound<'_>,
+    route: Option<&Route>,
+    refusal: crate::auth::Refusal,
+) -> Response<Full<Bytes>> {
+    let call = request.call;
+    let is_json = call.protocol == Protocol::Json;
+    // Metrics label only known actions: an unauthenticated client must
+    // not be able to mint label values.
+    let known = route.map(|r| r.name());
+    let action = known.map_or_else(
+        || crate::auth::action_hint(call.target, call.url_query(), call.body),
+        str::to_string,
+    );
+    let queue = crate::auth::queue_hint(is_json, call.path(), call.url_query(), call.body);
+    let queue = if queue.is_empty() { "-" } else { &queue };
+    let code = refusal.error.code.query_code();
+    tracing::Span::current().record("action", action.as_str());
+    tracing::Span::current().record("queue", queue);
+    tracing::warn!(
+        request_id = request.request_id,
+        access_key = refusal.access_key_id.as_deref().unwrap_or("-"),
+        action,
+        queue,
+        code,
+        reason = refusal.reason,
+        "request refused: authentication failed"
+    );
+    svc.metrics.record(
+        known.unwrap_or(""),
+        call.protocol.as_str(),
+        code,
+        request.started.elapsed(),
+    );
+    let encoded = encode_error(call.protocol, &refusal.error, request.request_id);
+    respond(encoded, request.request_id)
+}
+
+/// Runs an API's operation and answers it: the API's stages (decode, the
+/// access check of an authenticated request, the action), then metrics
+/// and the answer in the request's protocol.
+async fn serve<B: Broker, A: Api<B>>(
+    svc: &Service<B>,
+    request: &Inbound<'_>,
+    op: A::Operation,
+    mut ctx: RequestContext,
+) -> Response<Full<Bytes>> {
+    let call = request.call;
+    let name = A::name(op);
+    tracing::Span::current().record("action", name);
+    if A::needs_signing_region(op) {
+        ctx.region = crate::signing_region::signing_region(&call.parts.headers, call.url_query());
+    }
+    let result = run::<B, A>(svc, &ctx, call, op).await;
+    let protocol = call.protocol;
+    let code = result.as_ref().err().map_or("ok", |e| e.code.query_code());
+    svc.metrics
+        .record(name, protocol.as_str(), code, request.started.elapsed());
+    let request_id = request.request_id;
+    let encoded = match result {
+        Ok(answer) => {
+            let capacity = A::capacity(&answer);
+            encode_answer(protocol, A::NAMESPACE, &answer, request_id, capacity)
+        }
+        Err(e) => {
+            tracing::debug!(action = name, code, message = %e.message, "request failed");
+            crate::http::log_server_error(&e, request_id);
+            encode_error(protocol, &e, request_id)
+        }
+    };
+    respond(encoded, request_id)
+}
+
+/// An API's stages for one request.
+async fn run<B: Broker, A: Api<B>>(
+    svc: &Service<B>,
+    ctx: &RequestContext,
+    call: &Call<'_>,
+    op: A::Operation,
+) -> Result<A::Response, SqsError> {
+    let request = A::decode(op, call)?;
+    // Access rules (rule A2): with authentication off there is no
+    // principal, and this is the one branch it costs.
+    if let Some(principal) = &ctx.principal {
+        A::authorize(svc, ctx, principal, &request).await?;
+    }
+    A::handle(svc, ctx, request).await
+}
