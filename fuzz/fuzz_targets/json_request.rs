@@ -1,8 +1,10 @@
-//! AWS JSON 1.0 requests: any body under any action's `X-Amz-Target`,
-//! decoded and parsed into the action's typed input as the server does.
+//! AWS JSON 1.0 requests: any body under any operation's `X-Amz-Target`,
+//! decoded straight into the operation's typed input as the server does.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
+use sluice_protocol::decode::json_body;
+use sluice_protocol::sqs::Request;
 
 mod typed_inputs;
 
@@ -10,10 +12,10 @@ fuzz_target!(|data: &[u8]| {
     let Some((&pick, body)) = data.split_first() else {
         return;
     };
-    let action = typed_inputs::ACTIONS[pick as usize % typed_inputs::ACTIONS.len()];
-    let target = format!("AmazonSQS.{action}");
-    if let Ok(request) = sluice_protocol::json::decode(&target, bytes::Bytes::copy_from_slice(body))
-    {
-        typed_inputs::parse_typed(request);
+    let op = typed_inputs::pick(pick);
+    if let Ok(request) = json_body(body).and_then(|body| {
+        Request::from_json(op, body).map_err(sluice_protocol::decode::json_error)
+    }) {
+        typed_inputs::check_typed(&request);
     }
 });

@@ -18,6 +18,7 @@ pub mod load;
 pub mod null_server;
 pub mod push;
 pub mod push_handler;
+mod receive_view;
 pub mod report;
 pub mod sync_probe;
 pub mod tracker;
@@ -30,6 +31,7 @@ pub use error::BenchError;
 
 use load::Plan;
 use report::Report;
+use sluice_client::sqs::PurgeQueueRequest;
 use sluice_client::{Client, ClientOptions};
 
 /// Runs `sluice bench` with `args`: the null server, or a load and its report.
@@ -90,8 +92,11 @@ async fn bench(args: BenchArgs) -> Result<(), BenchError> {
             })?;
         null_server |= created.null_server;
         if args.purge {
+            let purge = PurgeQueueRequest {
+                queue_url: Some(created.url.clone()),
+            };
             client
-                .purge_queue(&created.url)
+                .call(&purge)
                 .await
                 .map_err(|source| BenchError::Setup {
                     queue: name.clone(),

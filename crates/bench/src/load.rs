@@ -11,10 +11,13 @@ use tokio::task::JoinHandle;
 use crate::args::StopRule;
 use crate::body::{BodyCodec, MessageKey};
 use crate::latency::{Samples, Summary};
+use crate::receive_view::ReceiveAnswer;
 use crate::tracker::{Tracker, Verdict};
-use sluice_client::Client;
-use sluice_client::requests::{HandleBatchInput, HandleEntry, MessageInput, SendMessageBatchInput};
-use sluice_client::{ENTRY_IDS, entry_index};
+use sluice_client::sqs::{
+    DeleteMessageBatchRequest, DeleteMessageBatchRequestEntry, ReceiveMessageRequest,
+    SendMessageBatchRequest, SendMessageBatchRequestEntry,
+};
+use sluice_client::{Client, ENTRY_IDS, entry_index};
 
 /// Pause after a failed request, so a dead endpoint is not hammered.
 const ERROR_BACKOFF: Duration = Duration::from_millis(20);
@@ -364,7 +367,7 @@ async fn produce(shared: Arc<Shared>, producer: u32) -> Samples {
             .enumerate()
             .map(|(i, body)| {
                 let (group, dedup) = fifo.next().unzip();
-                MessageInput {
+                SendMessageBatchRequestEntry {
                     id: Some(ENTRY_IDS[i].to_string()),
                     message_body: Some(body),
                     message_group_id: group,
@@ -374,7 +377,7 @@ async fn produce(shared: Arc<Shared>, producer: u32) -> Samples {
             })
             .collect();
         let url = &plan.queue_urls[(producer as usize + batches as usize) % plan.queue_urls.len()];
-        let input = SendMessageBatchInput {
+        let input = SendMessageBatchRequest {
             queue_url: Some(url.clone()),
             entries: Some(entries),
         };
@@ -470,23 +473,29 @@ async fn consume(shared: Arc<Shared>, consumer: u32) -> (Samples, Samples) {
         };
         let url = &plan.queue_urls[turn % plan.queue_urls.len()];
         turn += 1;
+        let input = ReceiveMessageRequest {
+            queue_url: Some(url.clone()),
+            max_number_of_messages: Some(i64::from(max)),
+            wait_time_seconds: Some(i64::from(plan.wait_time_seconds)),
+            ..Default::default()
+        };
         let began = Instant::now();
         let result = tokio::select! {
-            result = shared.client.receive_message(url, max, plan.wait_time_seconds) => result,
+            result = shared.client.receive_message_bytes(&input) => result,
             // A long poll on an empty queue is cut at the stop rather than
             // waited out.
             _ = stop.changed() => break,
         };
         receive_samples.record(began.elapsed());
-        let output = match result {
-            Ok(output) => output,
+        let answer = match result {
+            Ok(bytes) => ReceiveAnswer::new(bytes),
             Err(e) => {
                 shared.errors.record("ReceiveMessage", e);
                 tokio::time::sleep(ERROR_BACKOFF).await;
                 continue;
             }
         };
-        let mut messages = match output.messages() {
+        let mut messages = match answer.messages() {
             Ok(messages) => messages,
             Err(e) => {
                 shared.errors.record("ReceiveMessage", e);
@@ -522,20 +531,19 @@ async fn consume(shared: Arc<Shared>, consumer: u32) -> (Samples, Samples) {
             None => vec![None; messages.len()],
         };
         let entries = messages
-            .iter()
+            .into_iter()
             .enumerate()
-            .map(|(i, m)| HandleEntry {
+            .map(|(i, m)| DeleteMessageBatchRequestEntry {
                 id: Some(ENTRY_IDS[i].to_string()),
-                receipt_handle: Some(m.receipt_handle.to_string()),
-                visibility_timeout: None,
+                receipt_handle: Some(m.receipt_handle.into_owned()),
             })
             .collect();
-        let input = HandleBatchInput {
+        let input = DeleteMessageBatchRequest {
             queue_url: Some(url.clone()),
             entries: Some(entries),
         };
         let began = Instant::now();
-        let result = shared.client.delete_message_batch(&input).await;
+        let result = shared.client.call(&input).await;
         delete_samples.record(began.elapsed());
         match result {
             Ok(output) => {

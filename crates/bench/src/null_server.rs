@@ -1,9 +1,10 @@
 //! The null server: an HTTP server that does everything an SQS JSON server
-//! does per request except keeping messages: it reads the body, parses the
-//! JSON, dispatches on `X-Amz-Target`, computes the MD5 of every sent body
-//! and writes valid responses. Its throughput under a load is the ceiling of
-//! HTTP and JSON work on the machine, against which a real server's
-//! throughput is compared.
+//! does per request except keeping messages: it reads the body, dispatches
+//! on `X-Amz-Target`, parses the JSON into the operation's generated input
+//! type (as sluice does), computes the MD5 of every sent body and writes
+//! valid responses from the generated output types. Its throughput under a
+//! load is the ceiling of HTTP and JSON work on the machine, against which
+//! a real server's throughput is compared.
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -18,18 +19,16 @@ use hyper::service::service_fn;
 use hyper::{Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
 use md5::{Digest, Md5};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use tokio::net::TcpListener;
 
 use crate::error::BenchError;
-use sluice_client::NULL_SERVER_HEADER;
-use sluice_client::requests::{
-    GetQueueUrlInput, HandleBatchInput, ReceiveMessageInput, SendMessageBatchInput,
-    SendMessageInput,
+use sluice_client::sqs::{
+    self, CreateQueueResult, DeleteMessageBatchResult, DeleteMessageBatchResultEntry,
+    GetQueueAttributesResult, GetQueueUrlResult, ListQueuesResult, Message, Operation,
+    ReceiveMessageResult, SendMessageBatchResult, SendMessageBatchResultEntry, SendMessageResult,
 };
-use sluice_client::responses::{
-    DeleteMessageBatchResponse, IdEntry, SendMessageBatchResponse, SendResultEntry,
-};
+use sluice_client::{Empty, NULL_SERVER_HEADER};
 
 /// Largest request body read, as in sluice.
 const MAX_BODY: usize = 4 * 1024 * 1024;
@@ -178,17 +177,35 @@ async fn handle(state: &NullState, req: Request<Incoming>) -> Response<Full<Byte
     respond(result)
 }
 
-/// The output of one action, as JSON bytes.
+/// The output of one action, as JSON bytes: the request decoded into its
+/// generated SQS input type, the answer written from the generated output
+/// type, as sluice does.
 fn answer(state: &NullState, action: &str, host: &str, body: &[u8]) -> Result<Vec<u8>, Failure> {
-    match action {
-        "CreateQueue" | "GetQueueUrl" => {
-            let input: GetQueueUrlInput = parse(body)?;
-            let name = required(input.queue_name, "QueueName")?;
-            let url = format!("http://{host}/{ACCOUNT}/{name}");
-            encode(&serde_json::json!({ "QueueUrl": url }))
-        }
-        "SendMessageBatch" => {
-            let input: SendMessageBatchInput = parse(body)?;
+    if action.is_empty() {
+        return Err((
+            StatusCode::BAD_REQUEST,
+            "MissingAction",
+            "The null server speaks the AWS JSON 1.0 protocol: X-Amz-Target is required.".into(),
+        ));
+    }
+    let Some(op) = Operation::from_name(action) else {
+        return Err(not_served(action));
+    };
+    let request = sqs::Request::from_json(op, body).map_err(|e| {
+        (
+            StatusCode::BAD_REQUEST,
+            "InvalidParameterValue",
+            format!("The request body is not valid for the action: {e}"),
+        )
+    })?;
+    match request {
+        sqs::Request::CreateQueue(input) => encode(&CreateQueueResult {
+            queue_url: Some(queue_url(host, input.queue_name)?),
+        }),
+        sqs::Request::GetQueueUrl(input) => encode(&GetQueueUrlResult {
+            queue_url: Some(queue_url(host, input.queue_name)?),
+        }),
+        sqs::Request::SendMessageBatch(input) => {
             let entries = required(input.entries, "Entries")?;
             let mut successful = Vec::with_capacity(entries.len());
             for e in entries {
@@ -196,92 +213,77 @@ fn answer(state: &NullState, action: &str, host: &str, body: &[u8]) -> Result<Ve
                 if successful.is_empty() {
                     state.observe_size(body.len());
                 }
-                successful.push(SendResultEntry {
+                successful.push(SendMessageBatchResultEntry {
                     id: required(e.id, "Id")?,
                     message_id: uuid::Uuid::new_v4().to_string(),
                     md5_of_message_body: md5_hex(body.as_bytes()),
+                    ..Default::default()
                 });
             }
-            let output = SendMessageBatchResponse {
+            encode(&SendMessageBatchResult {
                 successful,
                 failed: Vec::new(),
-            };
-            encode(&output)
+            })
         }
-        "SendMessage" => {
-            let input: SendMessageInput = parse(body)?;
-            let body = required(input.message.message_body, "MessageBody")?;
-            encode(&serde_json::json!({
-                "MessageId": uuid::Uuid::new_v4().to_string(),
-                "MD5OfMessageBody": md5_hex(body.as_bytes()),
-            }))
+        sqs::Request::SendMessage(input) => {
+            let body = required(input.message_body, "MessageBody")?;
+            encode(&SendMessageResult {
+                message_id: Some(uuid::Uuid::new_v4().to_string()),
+                md5_of_message_body: Some(md5_hex(body.as_bytes())),
+                ..Default::default()
+            })
         }
-        "ReceiveMessage" => {
-            let input: ReceiveMessageInput = parse(body)?;
-            let count = input.max_number_of_messages.unwrap_or(1).clamp(1, 10) as u32;
+        sqs::Request::ReceiveMessage(input) => {
+            let count = input.max_number_of_messages.unwrap_or(1).clamp(1, 10) as u64;
             let canned = state.canned();
-            let first = state
-                .deliveries
-                .fetch_add(u64::from(count), Ordering::Relaxed);
-            let messages: Vec<CannedMessage> = (0..u64::from(count))
-                .map(|i| CannedMessage {
-                    message_id: uuid::Uuid::new_v4().to_string(),
+            let first = state.deliveries.fetch_add(count, Ordering::Relaxed);
+            let messages = (0..count)
+                .map(|i| Message {
+                    message_id: Some(uuid::Uuid::new_v4().to_string()),
                     // As long as sluice's handles (28 characters).
-                    receipt_handle: format!("null{:024}", first + i),
-                    md5_of_body: &canned.md5,
-                    body: &canned.body,
+                    receipt_handle: Some(format!("null{:024}", first + i)),
+                    md5_of_body: Some(canned.md5.clone()),
+                    body: Some(canned.body.clone()),
+                    ..Default::default()
                 })
                 .collect();
-            encode(&CannedResponse { messages })
+            encode(&ReceiveMessageResult { messages })
         }
-        "DeleteMessageBatch" => {
-            let input: HandleBatchInput = parse(body)?;
-            let output = DeleteMessageBatchResponse {
-                successful: required(input.entries, "Entries")?
-                    .into_iter()
-                    .map(|e| required(e.id, "Id").map(|id| IdEntry { id }))
-                    .collect::<Result<_, _>>()?,
+        sqs::Request::DeleteMessageBatch(input) => {
+            let successful = required(input.entries, "Entries")?
+                .into_iter()
+                .map(|e| required(e.id, "Id").map(|id| DeleteMessageBatchResultEntry { id }))
+                .collect::<Result<_, _>>()?;
+            encode(&DeleteMessageBatchResult {
+                successful,
                 failed: Vec::new(),
-            };
-            encode(&output)
+            })
         }
-        "GetQueueAttributes" => {
-            let _: serde_json::Value = parse(body)?;
-            encode(&serde_json::json!({ "Attributes": {} }))
-        }
-        "ListQueues" => {
-            let _: serde_json::Value = parse(body)?;
-            encode(&serde_json::json!({ "QueueUrls": [] }))
-        }
-        "PurgeQueue"
-        | "DeleteQueue"
-        | "DeleteMessage"
-        | "ChangeMessageVisibility"
-        | "SetQueueAttributes" => {
-            let _: serde_json::Value = parse(body)?;
-            Ok(b"{}".to_vec())
-        }
-        "" => Err((
-            StatusCode::BAD_REQUEST,
-            "MissingAction",
-            "The null server speaks the AWS JSON 1.0 protocol: X-Amz-Target is required.".into(),
-        )),
-        other => Err((
-            StatusCode::BAD_REQUEST,
-            "InvalidAction",
-            format!("The null server does not implement {other}."),
-        )),
+        sqs::Request::GetQueueAttributes(_) => encode(&GetQueueAttributesResult::default()),
+        sqs::Request::ListQueues(_) => encode(&ListQueuesResult::default()),
+        sqs::Request::PurgeQueue(_)
+        | sqs::Request::DeleteQueue(_)
+        | sqs::Request::DeleteMessage(_)
+        | sqs::Request::ChangeMessageVisibility(_)
+        | sqs::Request::SetQueueAttributes(_) => encode(&Empty {}),
+        // The message loop's and the set-up's operations only.
+        other => Err(not_served(other.operation().name())),
     }
 }
 
-fn parse<'a, T: Deserialize<'a>>(body: &'a [u8]) -> Result<T, Failure> {
-    serde_json::from_slice(body).map_err(|e| {
-        (
-            StatusCode::BAD_REQUEST,
-            "InvalidParameterValue",
-            format!("The request body is not valid for the action: {e}"),
-        )
-    })
+/// The error of an action the null server does not answer.
+fn not_served(action: &str) -> Failure {
+    (
+        StatusCode::BAD_REQUEST,
+        "InvalidAction",
+        format!("The null server does not implement {action}."),
+    )
+}
+
+/// The URL of the queue named `name`, on the host the request was sent to.
+fn queue_url(host: &str, name: Option<String>) -> Result<String, Failure> {
+    let name = required(name, "QueueName")?;
+    Ok(format!("http://{host}/{ACCOUNT}/{name}"))
 }
 
 fn encode(output: &impl Serialize) -> Result<Vec<u8>, Failure> {
@@ -298,10 +300,10 @@ fn respond(result: Result<Vec<u8>, Failure>) -> Response<Full<Bytes>> {
     let (status, body, query_error) = match result {
         Ok(body) => (StatusCode::OK, body, None),
         Err((status, code, message)) => {
-            let body = serde_json::json!({
-                "__type": format!("com.amazonaws.sqs#{code}"),
-                "message": message,
-            });
+            let body = ErrorAnswer {
+                error_type: format!("com.amazonaws.sqs#{code}"),
+                message,
+            };
             let fault = if status.is_client_error() {
                 "Sender"
             } else {
@@ -354,23 +356,15 @@ fn required<T>(value: Option<T>, name: &str) -> Result<T, Failure> {
     })
 }
 
-/// A ReceiveMessage response borrowing the canned body.
+/// An SQS error as the JSON protocol writes it: the envelope of every
+/// API's errors, not a shape of the model.
 #[derive(Serialize)]
-struct CannedResponse<'a> {
-    #[serde(rename = "Messages")]
-    messages: Vec<CannedMessage<'a>>,
-}
-
-#[derive(Serialize)]
-struct CannedMessage<'a> {
-    #[serde(rename = "MessageId")]
-    message_id: String,
-    #[serde(rename = "ReceiptHandle")]
-    receipt_handle: String,
-    #[serde(rename = "MD5OfBody")]
-    md5_of_body: &'a str,
-    #[serde(rename = "Body")]
-    body: &'a str,
+struct ErrorAnswer {
+    /// The error's shape, `com.amazonaws.sqs#<Code>`.
+    #[serde(rename = "__type")]
+    error_type: String,
+    /// What went wrong.
+    message: String,
 }
 
 #[cfg(test)]
@@ -394,7 +388,7 @@ mod tests {
         let s = state();
         let body = br#"{"QueueUrl":"u","Entries":[{"Id":"0","MessageBody":"hello"},{"Id":"1","MessageBody":"hi"}]}"#;
         let out = answer(&s, "SendMessageBatch", "h", body).unwrap();
-        let out: SendMessageBatchResponse = serde_json::from_slice(&out).unwrap();
+        let out: SendMessageBatchResult = serde_json::from_slice(&out).unwrap();
         assert_eq!(out.successful.len(), 2);
         assert_eq!(
             out.successful[0].md5_of_message_body,
@@ -413,14 +407,11 @@ mod tests {
             br#"{"QueueUrl":"u","MaxNumberOfMessages":10}"#,
         )
         .unwrap();
-        let out: sluice_client::responses::ReceiveMessageResponse =
-            serde_json::from_slice(&out).unwrap();
+        let out: ReceiveMessageResult = serde_json::from_slice(&out).unwrap();
         assert_eq!(out.messages.len(), 10);
-        assert_eq!(out.messages[0].body.len(), DEFAULT_CANNED_SIZE);
-        assert_eq!(
-            out.messages[0].md5_of_body,
-            md5_hex(out.messages[0].body.as_bytes())
-        );
+        let body = out.messages[0].body.as_deref().unwrap();
+        assert_eq!(body.len(), DEFAULT_CANNED_SIZE);
+        assert_eq!(out.messages[0].md5_of_body, Some(md5_hex(body.as_bytes())));
         assert_ne!(
             out.messages[0].receipt_handle,
             out.messages[1].receipt_handle
@@ -431,9 +422,16 @@ mod tests {
     fn create_queue_answers_a_url_and_bad_input_an_sqs_error() {
         let s = state();
         let out = answer(&s, "CreateQueue", "127.0.0.1:1", br#"{"QueueName":"q"}"#).unwrap();
-        let out: serde_json::Value = serde_json::from_slice(&out).unwrap();
-        assert_eq!(out["QueueUrl"], "http://127.0.0.1:1/000000000000/q");
+        let out: CreateQueueResult = serde_json::from_slice(&out).unwrap();
+        assert_eq!(
+            out.queue_url.as_deref(),
+            Some("http://127.0.0.1:1/000000000000/q")
+        );
         assert!(answer(&s, "CreateQueue", "h", b"not json").is_err());
         assert!(answer(&s, "Nope", "h", b"{}").is_err());
+        let refused = answer(&s, "ChangeMessageVisibilityBatch", "h", b"{}").unwrap_err();
+        assert_eq!(refused.1, "InvalidAction");
+        let done = answer(&s, "PurgeQueue", "h", br#"{"QueueUrl":"u"}"#).unwrap();
+        assert_eq!(done, b"{}");
     }
 }

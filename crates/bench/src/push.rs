@@ -15,7 +15,10 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
-use sluice_client::requests::{ConsumerInput, MessageInput, SendMessageBatchInput};
+use sluice_client::sluice::{CreateConsumerRequest, DeleteConsumerRequest};
+use sluice_client::sqs::{
+    PurgeQueueRequest, SendMessageBatchRequest, SendMessageBatchRequestEntry,
+};
 use sluice_client::{Client, ENTRY_IDS};
 
 use crate::cpu::cpu_time;
@@ -146,7 +149,10 @@ pub async fn run(client: &Client, plan: &PushPlan) -> Result<PushReport, BenchEr
         .map_err(setup)?
         .url;
     if plan.purge {
-        client.purge_queue(&url).await.map_err(setup)?;
+        let purge = PurgeQueueRequest {
+            queue_url: Some(url.clone()),
+        };
+        client.call(&purge).await.map_err(setup)?;
     }
     let already = waiting(client, &url).await.map_err(setup)?;
     if already > 0 {
@@ -169,16 +175,16 @@ pub async fn run(client: &Client, plan: &PushPlan) -> Result<PushReport, BenchEr
         "sluice-bench-push-{}",
         &uuid::Uuid::new_v4().simple().to_string()[..8]
     );
-    let consumer = ConsumerInput {
+    let consumer = CreateConsumerRequest {
         name: Some(name.clone()),
         queue_url: Some(url.clone()),
         url: Some(handler.url.clone()),
-        batch_size: Some(plan.batch_size),
-        max_concurrency: Some(plan.max_concurrency),
+        batch_size: Some(i64::from(plan.batch_size)),
+        max_concurrency: Some(i64::from(plan.max_concurrency)),
         report_batch_item_failures: Some(true),
         ..Default::default()
     };
-    client.create_consumer(&consumer).await.map_err(setup)?;
+    client.call(&consumer).await.map_err(setup)?;
     watch(&handler.counts, plan.messages, plan.stall).await;
     // Delivered is handled and deleted: the last batches' deletes follow
     // their answers by a moment, and DeleteConsumer would cut them off.
@@ -186,7 +192,8 @@ pub async fn run(client: &Client, plan: &PushPlan) -> Result<PushReport, BenchEr
     let deliver_seconds = started.elapsed().as_secs_f64();
     let server_cpu = server_pid.as_deref().and_then(cpu_time);
     let handler_cpu = cpu_time("self");
-    client.delete_consumer(&name).await.map_err(setup)?;
+    let delete = DeleteConsumerRequest { name: Some(name) };
+    client.call(&delete).await.map_err(setup)?;
 
     let counts: &Counts = &handler.counts;
     let delivered = counts.records.load(Ordering::Relaxed);
@@ -246,13 +253,13 @@ async fn fill(client: &Client, url: &str, plan: &PushPlan) -> Result<(), BenchEr
                 }
                 let count = per_batch.min(total - batch * per_batch) as usize;
                 let entries = (0..count)
-                    .map(|i| MessageInput {
+                    .map(|i| SendMessageBatchRequestEntry {
                         id: Some(ENTRY_IDS[i].to_string()),
                         message_body: Some(body.to_string()),
                         ..Default::default()
                     })
                     .collect();
-                let input = SendMessageBatchInput {
+                let input = SendMessageBatchRequest {
                     queue_url: Some(url.clone()),
                     entries: Some(entries),
                 };

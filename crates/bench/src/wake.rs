@@ -14,7 +14,10 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 
 use crate::latency::{Samples, Summary};
-use sluice_client::requests::{HandleBatchInput, HandleEntry, MessageInput, SendMessageBatchInput};
+use sluice_client::sqs::{
+    DeleteMessageBatchRequest, DeleteMessageBatchRequestEntry, ReceiveMessageRequest,
+    SendMessageBatchRequest, SendMessageBatchRequestEntry,
+};
 use sluice_client::{Client, ClientError};
 
 /// How long a probe lets its long poll reach the server and park before
@@ -69,16 +72,21 @@ pub async fn probe(
     let mut missed = 0;
     for i in 0..probes {
         let poller = client.clone();
-        let poll_url = url.to_string();
+        let receive = ReceiveMessageRequest {
+            queue_url: Some(url.to_string()),
+            max_number_of_messages: Some(1),
+            wait_time_seconds: Some(20),
+            ..Default::default()
+        };
         let poll = tokio::spawn(async move {
-            let output = poller.receive_message(&poll_url, 1, 20).await;
+            let output = poller.receive_message(&receive).await;
             (output, Instant::now())
         });
         tokio::time::sleep(PARK).await;
         let body = format!("wake-probe-{i}");
-        let input = SendMessageBatchInput {
+        let input = SendMessageBatchRequest {
             queue_url: Some(url.to_string()),
-            entries: Some(vec![MessageInput {
+            entries: Some(vec![SendMessageBatchRequestEntry {
                 id: Some("0".into()),
                 message_body: Some(body.clone()),
                 message_group_id: fifo.then(|| body.clone()),
@@ -92,20 +100,18 @@ pub async fn probe(
         let (output, answered) = poll
             .await
             .map_err(|e| sender.transport(format!("the probe's receive task failed: {e}")))?;
-        let output = output?;
-        let messages = output.messages()?;
-        match messages.first() {
-            Some(m) if m.body == body => {
+        let mut messages = output?.messages.into_iter();
+        match messages.next() {
+            Some(m) if m.body.as_deref() == Some(body.as_str()) => {
                 wake.record(answered.saturating_duration_since(issued));
-                let input = HandleBatchInput {
+                let input = DeleteMessageBatchRequest {
                     queue_url: Some(url.to_string()),
-                    entries: Some(vec![HandleEntry {
+                    entries: Some(vec![DeleteMessageBatchRequestEntry {
                         id: Some("0".into()),
-                        receipt_handle: Some(m.receipt_handle.to_string()),
-                        visibility_timeout: None,
+                        receipt_handle: m.receipt_handle,
                     }]),
                 };
-                client.delete_message_batch(&input).await?;
+                client.call(&input).await?;
             }
             _ => missed += 1,
         }

@@ -4,12 +4,11 @@
 
 use anyhow::Context;
 use clap::{Args, Subcommand};
-use serde_json::Value;
-use sluice_client::requests::{DeleteAlarmsInput, DescribeAlarmsInput, PutAlarmInput};
+use sluice_client::sluice::{Alarm, DeleteAlarmsRequest, DescribeAlarmsRequest, PutAlarmRequest};
 use sluice_core::timestamp::rfc3339;
 
 use crate::admin::{Connection, out, outln, print_json};
-use crate::table::Table;
+use crate::table::{Table, or_null};
 
 /// `sluice alarms …`.
 #[derive(Args, Debug)]
@@ -116,11 +115,11 @@ pub async fn run(args: AlarmsArgs) -> anyhow::Result<u8> {
     let client = args.connection.client()?;
     match args.command.unwrap_or(AlarmsCommand::List(args.list)) {
         AlarmsCommand::List(list) => {
-            let input = DescribeAlarmsInput {
+            let input = DescribeAlarmsRequest {
                 state_value: list.state.clone(),
                 ..Default::default()
             };
-            let answer = client.describe_alarms(&input).await?;
+            let answer = client.call(&input).await?;
             if list.json {
                 print_json(&answer);
                 return Ok(0);
@@ -133,11 +132,11 @@ pub async fn run(args: AlarmsArgs) -> anyhow::Result<u8> {
             }
         }
         AlarmsCommand::Show(show) => {
-            let input = DescribeAlarmsInput {
+            let input = DescribeAlarmsRequest {
                 alarm_names: Some(vec![show.name.clone()]),
                 ..Default::default()
             };
-            let answer = client.describe_alarms(&input).await?;
+            let answer = client.call(&input).await?;
             let alarm = answer
                 .alarms
                 .first()
@@ -150,7 +149,7 @@ pub async fn run(args: AlarmsArgs) -> anyhow::Result<u8> {
         }
         AlarmsCommand::Put(put) => {
             let queue_url = client.queue_url(&put.queue).await?;
-            let input = PutAlarmInput {
+            let input = PutAlarmRequest {
                 alarm_name: Some(put.name.clone()),
                 queue_url: Some(queue_url),
                 metric_name: Some(put.metric),
@@ -164,14 +163,14 @@ pub async fn run(args: AlarmsArgs) -> anyhow::Result<u8> {
                 actions: Some(put.actions),
                 alarm_description: put.description,
             };
-            client.put_alarm(&input).await?;
+            client.call(&input).await?;
             outln!("alarm {} defined", put.name);
         }
         AlarmsCommand::Delete(delete) => {
-            let input = DeleteAlarmsInput {
+            let input = DeleteAlarmsRequest {
                 alarm_names: Some(delete.names.clone()),
             };
-            client.delete_alarms(&input).await?;
+            client.call(&input).await?;
             outln!("deleted {}", delete.names.join(", "));
         }
     }
@@ -179,14 +178,14 @@ pub async fn run(args: AlarmsArgs) -> anyhow::Result<u8> {
 }
 
 /// One line per alarm: name, queue, state, since when, condition.
-fn table(alarms: &[Value]) -> String {
+fn table(alarms: &[Alarm]) -> String {
     let mut t = Table::new(&["ALARM", "QUEUE", "STATE", "SINCE", "CONDITION"]);
     for a in alarms {
         t.row(vec![
-            text(&a["AlarmName"]),
-            text(&a["QueueName"]),
-            text(&a["StateValue"]),
-            time(&a["StateUpdatedTimestamp"]),
+            text(&a.alarm_name),
+            text(&a.queue_name),
+            text(&a.state_value),
+            time(a.state_updated_timestamp),
             condition(a),
         ]);
     }
@@ -194,8 +193,8 @@ fn table(alarms: &[Value]) -> String {
 }
 
 /// `Maximum ApproximateNumberOfMessagesVisible >= 1 in 2 of 3 periods of 60 s`.
-fn condition(a: &Value) -> String {
-    let op = match a["ComparisonOperator"].as_str().unwrap_or("") {
+fn condition(a: &Alarm) -> String {
+    let op = match a.comparison_operator.as_deref().unwrap_or("") {
         "GreaterThanOrEqualToThreshold" => ">=",
         "GreaterThanThreshold" => ">",
         "LessThanThreshold" => "<",
@@ -204,97 +203,113 @@ fn condition(a: &Value) -> String {
     };
     format!(
         "{} {} {op} {} in {} of {} periods of {} s",
-        text(&a["Statistic"]),
-        text(&a["MetricName"]),
-        number(&a["Threshold"]),
-        a["DatapointsToAlarm"],
-        a["EvaluationPeriods"],
-        a["Period"],
+        text(&a.statistic),
+        text(&a.metric_name),
+        number(a.threshold),
+        or_null(a.datapoints_to_alarm),
+        or_null(a.evaluation_periods),
+        or_null(a.period),
     )
 }
 
 /// An alarm's definition, state and history, newest change first.
-fn details(a: &Value) -> String {
+fn details(a: &Alarm) -> String {
     let mut out = String::new();
     let mut field = |name: &str, value: String| out.push_str(&format!("{name:<18}{value}\n"));
-    field("alarm", text(&a["AlarmName"]));
-    field("queue", text(&a["QueueName"]));
+    field("alarm", text(&a.alarm_name));
+    field("queue", text(&a.queue_name));
     field("condition", condition(a));
-    field("missing data", text(&a["TreatMissingData"]));
-    field("defined by", text(&a["Source"]));
-    let actions: Vec<String> = a["Actions"]
-        .as_array()
-        .map(|v| v.iter().map(text).collect())
-        .unwrap_or_default();
+    field("missing data", text(&a.treat_missing_data));
+    field("defined by", text(&a.source));
     field(
         "actions",
-        if actions.is_empty() {
+        if a.actions.is_empty() {
             "none".into()
         } else {
-            actions.join(", ")
+            a.actions.join(", ")
         },
     );
-    if let Some(d) = a["AlarmDescription"].as_str() {
-        field("description", d.to_string());
+    if let Some(d) = &a.alarm_description {
+        field("description", d.clone());
     }
     field(
         "state",
         format!(
             "{} since {}",
-            text(&a["StateValue"]),
-            time(&a["StateUpdatedTimestamp"])
+            text(&a.state_value),
+            time(a.state_updated_timestamp)
         ),
     );
-    field("reason", text(&a["StateReason"]));
+    field("reason", text(&a.state_reason));
     out.push_str("history (newest first):\n");
-    let history = a["History"].as_array().cloned().unwrap_or_default();
-    if history.is_empty() {
+    if a.history.is_empty() {
         out.push_str("  no state changes yet\n");
     }
-    for h in history {
+    for h in &a.history {
         out.push_str(&format!(
             "  {}  {} -> {}  {}\n",
-            time(&h["Timestamp"]),
-            text(&h["OldState"]),
-            text(&h["NewState"]),
-            text(&h["Reason"])
+            time(h.timestamp),
+            text(&h.old_state),
+            text(&h.new_state),
+            text(&h.reason)
         ));
     }
     out
 }
 
-fn text(v: &Value) -> String {
-    v.as_str().map_or_else(|| v.to_string(), str::to_string)
+fn text(v: &Option<String>) -> String {
+    or_null(v.as_deref())
 }
 
-fn number(v: &Value) -> String {
-    match v.as_f64() {
+/// A threshold: integral ones without a fraction (`1`, not `1.0`).
+fn number(v: Option<f64>) -> String {
+    match v {
         Some(f) if f.fract() == 0.0 && f.abs() < 1e15 => format!("{}", f as i64),
-        Some(f) => f.to_string(),
-        None => text(v),
+        other => or_null(other),
     }
 }
 
-fn time(v: &Value) -> String {
-    v.as_u64().map_or_else(|| text(v), rfc3339)
+fn time(v: Option<i64>) -> String {
+    match v {
+        Some(ms) => u64::try_from(ms).map_or_else(|_| ms.to_string(), rfc3339),
+        None => or_null(v),
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use sluice_client::sluice::AlarmHistoryItem;
 
-    fn alarm() -> Value {
-        json!({"AlarmName": "dlq-depth:orders-dlq", "QueueName": "orders-dlq",
-        "MetricName": "ApproximateNumberOfMessagesVisible", "Statistic": "Maximum",
-        "Period": 60, "EvaluationPeriods": 1, "DatapointsToAlarm": 1, "Threshold": 1.0,
-        "ComparisonOperator": "GreaterThanOrEqualToThreshold", "TreatMissingData": "notBreaching",
-        "Actions": ["http://h/"], "Source": "dlq_alarms", "StateValue": "ALARM",
-        "StateReason": "r2", "StateUpdatedTimestamp": 1_767_225_840_000u64,
-        "History": [
-            {"Timestamp": 1_767_225_840_000u64, "OldState": "OK", "NewState": "ALARM", "Reason": "r2"},
-            {"Timestamp": 1_767_225_660_000u64, "OldState": "INSUFFICIENT_DATA", "NewState": "OK", "Reason": "r1"}
-        ]})
+    fn alarm() -> Alarm {
+        let change = |at: i64, old: &str, new: &str, reason: &str| AlarmHistoryItem {
+            timestamp: Some(at),
+            old_state: Some(old.into()),
+            new_state: Some(new.into()),
+            reason: Some(reason.into()),
+        };
+        Alarm {
+            alarm_name: Some("dlq-depth:orders-dlq".into()),
+            queue_name: Some("orders-dlq".into()),
+            metric_name: Some("ApproximateNumberOfMessagesVisible".into()),
+            statistic: Some("Maximum".into()),
+            period: Some(60),
+            evaluation_periods: Some(1),
+            datapoints_to_alarm: Some(1),
+            threshold: Some(1.0),
+            comparison_operator: Some("GreaterThanOrEqualToThreshold".into()),
+            treat_missing_data: Some("notBreaching".into()),
+            actions: vec!["http://h/".into()],
+            alarm_description: None,
+            source: Some("dlq_alarms".into()),
+            state_value: Some("ALARM".into()),
+            state_reason: Some("r2".into()),
+            state_updated_timestamp: Some(1_767_225_840_000),
+            history: vec![
+                change(1_767_225_840_000, "OK", "ALARM", "r2"),
+                change(1_767_225_660_000, "INSUFFICIENT_DATA", "OK", "r1"),
+            ],
+        }
     }
 
     /// M2: the list shows each alarm's state and condition in columns.

@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use clap::Args;
-use sluice_client::requests::CreateBackupInput;
+use sluice_client::sluice::CreateBackupRequest;
 
 use crate::admin::{Connection, outln, print_json};
 
@@ -43,18 +43,18 @@ pub async fn run(args: BackupArgs) -> anyhow::Result<u8> {
     let client = args
         .connection
         .client_with_timeout(Duration::from_secs(args.timeout))?;
-    let input = CreateBackupInput {
+    let input = CreateBackupRequest {
         directory: Some(args.name),
     };
-    let answer = client.create_backup(&input).await?;
+    let answer = client.call(&input).await?;
     if args.json {
         print_json(&answer);
     } else {
         outln!(
             "backup complete: {} ({} files, {} bytes)",
-            answer.directory,
-            answer.files,
-            answer.bytes
+            answer.directory.as_deref().unwrap_or_default(),
+            answer.files.unwrap_or(0),
+            answer.bytes.unwrap_or(0)
         );
     }
     Ok(0)

@@ -4,11 +4,13 @@
 //! ResumeConsumer and DeleteConsumer actions (rules C8–C10).
 
 use clap::{Args, Subcommand};
-use serde_json::Value;
-use sluice_client::requests::{ConsumerInput, ListConsumersInput};
+use sluice_client::sluice::{
+    Consumer, CreateConsumerRequest, DeleteConsumerRequest, ListConsumersRequest,
+    PauseConsumerRequest, ResumeConsumerRequest, UpdateConsumerRequest,
+};
 
 use crate::admin::{Connection, out, outln, print_json};
-use crate::table::Table;
+use crate::table::{Table, or_null};
 
 /// `sluice consumers …`.
 #[derive(Args, Debug)]
@@ -124,18 +126,59 @@ struct Settings {
 }
 
 impl Settings {
-    /// The settings into a CreateConsumer or UpdateConsumer input.
-    fn input(&self, name: &str, queue_url: Option<String>, url: Option<String>) -> ConsumerInput {
-        ConsumerInput {
+    /// The settings into a CreateConsumer input.
+    fn create(
+        &self,
+        name: &str,
+        queue_url: Option<String>,
+        url: Option<String>,
+    ) -> CreateConsumerRequest {
+        // Seconds beyond i64 are refused by the server as out of range.
+        let seconds = |s: u64| i64::try_from(s).unwrap_or(i64::MAX);
+        CreateConsumerRequest {
             name: Some(name.to_string()),
             queue_url,
             url,
-            batch_size: self.batch_size,
-            batching_window_seconds: self.batching_window,
-            max_concurrency: self.max_concurrency,
-            timeout_seconds: self.timeout,
+            batch_size: self.batch_size.map(i64::from),
+            batching_window_seconds: self.batching_window.map(seconds),
+            max_concurrency: self.max_concurrency.map(i64::from),
+            timeout_seconds: self.timeout.map(seconds),
             report_batch_item_failures: self.report_batch_item_failures,
             filters: (!self.filters.is_empty() || self.no_filter).then(|| self.filters.clone()),
+        }
+    }
+
+    /// The settings into an UpdateConsumer input: the members of
+    /// CreateConsumer, each left out unchanged.
+    fn update(
+        &self,
+        name: &str,
+        queue_url: Option<String>,
+        url: Option<String>,
+    ) -> UpdateConsumerRequest {
+        // Destructured, so a member added to one input and not the other
+        // does not compile unnoticed.
+        let CreateConsumerRequest {
+            name,
+            queue_url,
+            url,
+            batch_size,
+            batching_window_seconds,
+            max_concurrency,
+            timeout_seconds,
+            report_batch_item_failures,
+            filters,
+        } = self.create(name, queue_url, url);
+        UpdateConsumerRequest {
+            name,
+            queue_url,
+            url,
+            batch_size,
+            batching_window_seconds,
+            max_concurrency,
+            timeout_seconds,
+            report_batch_item_failures,
+            filters,
         }
     }
 }
@@ -149,9 +192,7 @@ pub async fn run(args: ConsumersArgs) -> anyhow::Result<u8> {
                 Some(queue) => Some(client.queue_url(queue).await?),
                 None => None,
             };
-            let answer = client
-                .list_consumers(&ListConsumersInput { queue_url })
-                .await?;
+            let answer = client.call(&ListConsumersRequest { queue_url }).await?;
             if list.json {
                 print_json(&answer);
                 return Ok(0);
@@ -167,8 +208,8 @@ pub async fn run(args: ConsumersArgs) -> anyhow::Result<u8> {
             let queue_url = client.queue_url(&create.queue).await?;
             let input = create
                 .settings
-                .input(&create.name, Some(queue_url), Some(create.url));
-            client.create_consumer(&input).await?;
+                .create(&create.name, Some(queue_url), Some(create.url));
+            client.call(&input).await?;
             outln!("consumer {} created", create.name);
         }
         ConsumersCommand::Update(update) => {
@@ -178,20 +219,23 @@ pub async fn run(args: ConsumersArgs) -> anyhow::Result<u8> {
             };
             let input = update
                 .settings
-                .input(&update.name, queue_url, update.url.clone());
-            client.update_consumer(&input).await?;
+                .update(&update.name, queue_url, update.url.clone());
+            client.call(&input).await?;
             outln!("consumer {} updated", update.name);
         }
         ConsumersCommand::Delete(n) => {
-            client.delete_consumer(&n.name).await?;
+            let name = Some(n.name.clone());
+            client.call(&DeleteConsumerRequest { name }).await?;
             outln!("consumer {} deleted", n.name);
         }
         ConsumersCommand::Pause(n) => {
-            client.pause_consumer(&n.name).await?;
+            let name = Some(n.name.clone());
+            client.call(&PauseConsumerRequest { name }).await?;
             outln!("consumer {} paused", n.name);
         }
         ConsumersCommand::Resume(n) => {
-            client.resume_consumer(&n.name).await?;
+            let name = Some(n.name.clone());
+            client.call(&ResumeConsumerRequest { name }).await?;
             outln!("consumer {} resumed", n.name);
         }
     }
@@ -200,7 +244,7 @@ pub async fn run(args: ConsumersArgs) -> anyhow::Result<u8> {
 
 /// One line per consumer: name, queue, state, batches in flight over the
 /// current limit, settings, where it was declared, handler URL.
-fn table(consumers: &[Value]) -> String {
+fn table(consumers: &[Consumer]) -> String {
     let mut t = Table::new(&[
         "CONSUMER",
         "QUEUE",
@@ -217,30 +261,30 @@ fn table(consumers: &[Value]) -> String {
     ]);
     for c in consumers {
         t.row(vec![
-            text(&c["Name"]),
-            text(&c["QueueName"]),
-            text(&c["State"]),
-            format!("{}/{}", c["InFlightBatches"], c["ConcurrencyLimit"]),
-            text(&c["BatchSize"]),
-            format!("{} s", c["BatchingWindowSeconds"]),
-            text(&c["MaxConcurrency"]),
-            format!("{} s", c["TimeoutSeconds"]),
-            if c["ReportBatchItemFailures"] == true {
+            or_null(c.name.as_deref()),
+            or_null(c.queue_name.as_deref()),
+            or_null(c.state.as_deref()),
+            format!(
+                "{}/{}",
+                or_null(c.in_flight_batches),
+                or_null(c.concurrency_limit)
+            ),
+            or_null(c.batch_size),
+            format!("{} s", or_null(c.batching_window_seconds)),
+            or_null(c.max_concurrency),
+            format!("{} s", or_null(c.timeout_seconds)),
+            if c.report_batch_item_failures == Some(true) {
                 "yes".into()
             } else {
                 "no".into()
             },
-            match c["Filters"].as_array().map_or(0, Vec::len) {
+            match c.filters.len() {
                 0 => "-".into(),
                 n => n.to_string(),
             },
-            text(&c["Source"]),
-            text(&c["Url"]),
+            or_null(c.source.as_deref()),
+            or_null(c.url.as_deref()),
         ]);
     }
     t.render()
-}
-
-fn text(v: &Value) -> String {
-    v.as_str().map_or_else(|| v.to_string(), str::to_string)
 }

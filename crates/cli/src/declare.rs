@@ -3,12 +3,15 @@
 //! attributes and tags) and its alarms.
 
 use sluice_broker::Broker;
-use sluice_core::ErrorCode;
-use sluice_protocol::requests::{
-    CreateQueueInput, PutAlarmInput, SetQueueAttributesInput, TagQueueInput,
+use sluice_core::{ErrorCode, SqsError};
+use sluice_protocol::sluice::PutAlarmRequest;
+use sluice_protocol::sqs::{
+    CreateQueueRequest, Request, Response, SetQueueAttributesRequest, TagQueueRequest,
 };
 use sluice_server::Service;
 use sluice_server::alarms::definition::{AlarmDefinition, AlarmSource};
+use sluice_server::api::Api;
+use sluice_server::api::sqs::SqsApi;
 use sluice_server::service::RequestContext;
 
 use crate::config::FileConfig;
@@ -22,43 +25,30 @@ pub async fn declare_queues<B: Broker>(
     let ctx = RequestContext::default();
     for q in &file.queues {
         let attributes = q.attribute_strings();
-        let create = sluice_protocol_request(
-            "CreateQueue",
-            &CreateQueueInput {
-                queue_name: Some(q.name.clone()),
-                attributes: Some(attributes.clone()),
-                tags: Some(q.tags.clone()),
-            },
-        );
-        match service.handle(create, &ctx).await {
+        let create = CreateQueueRequest {
+            queue_name: Some(q.name.clone()),
+            attributes: Some(attributes.clone()),
+            tags: Some(q.tags.clone()),
+        };
+        match sqs(service, &ctx, create).await {
             Ok(_) => {}
             Err(e) if e.code == ErrorCode::QueueNameExists => {
-                let url = service.queue_url(&ctx, &q.name);
-                let set = sluice_protocol_request(
-                    "SetQueueAttributes",
-                    &SetQueueAttributesInput {
-                        queue_url: Some(url),
-                        attributes: Some(attributes.clone()),
-                    },
-                );
-                service
-                    .handle(set, &ctx)
+                let set = SetQueueAttributesRequest {
+                    queue_url: Some(service.queue_url(&ctx, &q.name)),
+                    attributes: Some(attributes.clone()),
+                };
+                sqs(service, &ctx, set)
                     .await
                     .map_err(|e| anyhow::anyhow!("queue {} in the config file: {e}", q.name))?;
             }
             Err(e) => anyhow::bail!("queue {} in the config file: {e}", q.name),
         }
         if !q.tags.is_empty() {
-            let url = service.queue_url(&ctx, &q.name);
-            let tag = sluice_protocol_request(
-                "TagQueue",
-                &TagQueueInput {
-                    queue_url: Some(url),
-                    tags: Some(q.tags.clone()),
-                },
-            );
-            service
-                .handle(tag, &ctx)
+            let tag = TagQueueRequest {
+                queue_url: Some(service.queue_url(&ctx, &q.name)),
+                tags: Some(q.tags.clone()),
+            };
+            sqs(service, &ctx, tag)
                 .await
                 .map_err(|e| anyhow::anyhow!("queue {} in the config file: {e}", q.name))?;
         }
@@ -75,7 +65,7 @@ pub async fn declare_alarms<B: Broker>(
     let ctx = RequestContext::default();
     if let Some(dlq) = &service.config.alarms.dlq_alarms {
         let def = sluice_server::alarms::dlq_alarm("example-dlq", dlq);
-        let input = PutAlarmInput {
+        let input = PutAlarmRequest {
             alarm_name: Some(def.name),
             metric_name: Some(def.metric.as_str().into()),
             period: Some(i64::from(def.period_secs)),
@@ -89,7 +79,7 @@ pub async fn declare_alarms<B: Broker>(
             .map_err(|e| anyhow::anyhow!("[dlq_alarms] in the config file: {}", e.message))?;
     }
     for a in &file.alarms {
-        let input = PutAlarmInput {
+        let input = PutAlarmRequest {
             alarm_name: Some(a.name.clone()),
             queue_url: Some(service.queue_url(&ctx, &a.queue)),
             metric_name: Some(a.metric.clone()),
@@ -111,16 +101,13 @@ pub async fn declare_alarms<B: Broker>(
     Ok(())
 }
 
-/// A request made inside the server, from the typed input a client sends.
-fn sluice_protocol_request(
-    action: &str,
-    input: &impl serde::Serialize,
-) -> sluice_protocol::Request {
-    sluice_protocol::Request {
-        action: action.to_string(),
-        // A request type always serializes (string keys, no failing member).
-        input: serde_json::to_value(input)
-            .unwrap_or(serde_json::Value::Null)
-            .into(),
-    }
+/// Runs an SQS request inside the server, through the same action a
+/// client's request reaches (no access check: the config file is the
+/// operator's).
+async fn sqs<B: Broker>(
+    service: &Service<B>,
+    ctx: &RequestContext,
+    input: impl Into<Request>,
+) -> Result<Response, SqsError> {
+    <SqsApi as Api<B>>::handle(service, ctx, input.into()).await
 }

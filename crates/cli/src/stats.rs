@@ -9,7 +9,6 @@ use std::time::{Duration, Instant};
 
 use clap::Args;
 use serde::Serialize;
-use serde_json::json;
 
 use crate::admin::{Connection, out, outln, print_json};
 use crate::exposition::{self, ConsumerSample, QueueSample};
@@ -17,7 +16,7 @@ use crate::stats_consumers::{self, ConsumerRow, Listed};
 use crate::table::{Table, duration};
 use crate::timefmt::{now_ms, rfc3339};
 use sluice_client::Client;
-use sluice_client::requests::ListConsumersInput;
+use sluice_client::sluice::ListConsumersRequest;
 
 /// `sluice stats`.
 #[derive(Args, Debug)]
@@ -172,7 +171,7 @@ async fn scrape(client: &Client) -> anyhow::Result<Sample> {
     // The consumers' states; a server that cannot list them still has
     // its metrics shown.
     let listed = client
-        .list_consumers(&ListConsumersInput::default())
+        .call(&ListConsumersRequest::default())
         .await
         .ok()
         .map(|answer| stats_consumers::listed(&answer.consumers));
@@ -184,6 +183,16 @@ async fn scrape(client: &Client) -> anyhow::Result<Sample> {
     })
 }
 
+/// `stats --json`: one sample.
+#[derive(Serialize)]
+#[serde(rename_all = "PascalCase")]
+struct Document<'a> {
+    sampled_at: String,
+    interval_seconds: f64,
+    queues: &'a [Row],
+    consumers: &'a [ConsumerRow],
+}
+
 fn draw(
     args: &StatsArgs,
     (rows, consumers): &(Vec<Row>, Vec<ConsumerRow>),
@@ -191,15 +200,15 @@ fn draw(
     clear: bool,
 ) {
     if args.json {
-        let doc = json!({
-            "SampledAt": rfc3339(now_ms()),
-            "IntervalSeconds": elapsed.as_secs_f64(),
-            "Queues": rows,
-            "Consumers": consumers,
-        });
+        let doc = Document {
+            sampled_at: rfc3339(now_ms()),
+            interval_seconds: elapsed.as_secs_f64(),
+            queues: rows,
+            consumers,
+        };
         if args.watch.is_some() {
             // One document per line, so a script can read them as they come.
-            outln!("{doc}");
+            outln!("{}", serde_json::to_string(&doc).unwrap_or_default());
         } else {
             print_json(&doc);
         }

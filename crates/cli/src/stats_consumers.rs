@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use serde::Serialize;
-use serde_json::Value;
+use sluice_client::sluice::Consumer;
 
 use crate::exposition::ConsumerSample;
 use crate::table::Table;
@@ -23,16 +23,15 @@ pub struct Listed {
 }
 
 /// The consumers of a ListConsumers answer, by name.
-pub fn listed(consumers: &[Value]) -> BTreeMap<String, Listed> {
-    let text = |v: &Value| v.as_str().unwrap_or_default().to_string();
+pub fn listed(consumers: &[Consumer]) -> BTreeMap<String, Listed> {
     consumers
         .iter()
         .map(|c| {
             let l = Listed {
-                queue: text(&c["QueueName"]),
-                state: text(&c["State"]),
+                queue: c.queue_name.clone().unwrap_or_default(),
+                state: c.state.clone().unwrap_or_default(),
             };
-            (text(&c["Name"]), l)
+            (c.name.clone().unwrap_or_default(), l)
         })
         .collect()
 }
@@ -209,9 +208,15 @@ mod tests {
 
     #[test]
     fn m6_listed_consumers_only_with_their_state() {
+        let consumer = |name: &str, queue: &str, state: &str| Consumer {
+            name: Some(name.into()),
+            queue_name: Some(queue.into()),
+            state: Some(state.into()),
+            ..Default::default()
+        };
         let listed = listed(&[
-            serde_json::json!({"Name": "w", "QueueName": "orders", "State": "throttled"}),
-            serde_json::json!({"Name": "new", "QueueName": "jobs", "State": "running"}),
+            consumer("w", "orders", "throttled"),
+            consumer("new", "jobs", "running"),
         ]);
         let current = BTreeMap::from([
             ("w".to_string(), sample(3.0, 0.0, 0.0)),

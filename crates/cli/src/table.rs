@@ -1,6 +1,7 @@
-//! Plain-text tables and human durations for the operator commands.
+//! Plain-text tables, their cells (human durations, shortened text, the
+//! answers' optional members) for the operator commands.
 
-use std::fmt::Write;
+use std::fmt::{Display, Write};
 
 /// A table printed with columns padded to their widest cell.
 #[derive(Debug, Default)]
@@ -118,6 +119,19 @@ pub fn shorten(text: &str, max: usize) -> String {
     }
 }
 
+/// An optional member of a server's answer, as the commands have always
+/// shown one: its value, or `null` when the server left it out (they once
+/// printed the answer's JSON values).
+pub fn or_null(value: Option<impl Display>) -> String {
+    value.map_or_else(|| "null".to_string(), |v| v.to_string())
+}
+
+/// A count or time the answers carry as a JSON integer, when it is one a
+/// `u64` holds (not negative).
+pub fn unsigned(value: Option<i64>) -> Option<u64> {
+    value.and_then(|v| u64::try_from(v).ok())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -149,5 +163,13 @@ mod tests {
         assert_eq!(shorten("abc", 5), "abc");
         assert_eq!(shorten("abcdefgh", 5), "abcd…");
         assert_eq!(shorten("a\nb", 5), "a⏎b");
+    }
+
+    #[test]
+    fn absent_members_show_as_null() {
+        assert_eq!(or_null(Some(3)), "3");
+        assert_eq!(or_null(None::<i64>), "null");
+        assert_eq!(unsigned(Some(-1)), None);
+        assert_eq!(unsigned(Some(7)), Some(7));
     }
 }

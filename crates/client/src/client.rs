@@ -1,7 +1,9 @@
 //! The client: one endpoint, pooled keep-alive HTTP/1.1 connections (plain
-//! or TLS), every request signed when credentials are known. The actions'
-//! typed calls are in `queues.rs`, `messages.rs`, `move_tasks.rs` and
-//! `sluice_actions.rs`; this file is the exchange itself.
+//! or TLS), every request signed when credentials are known. This file is
+//! the exchange itself and [`Client::call`], which sends any operation's
+//! generated input type (`sluice_protocol::sqs`, `sluice_protocol::sluice`)
+//! and reads its generated output type; the look-ups built on it are in
+//! `queues.rs`, the message loop's faster calls in `messages.rs`.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -16,8 +18,9 @@ use hyper_util::client::legacy::Client as HyperClient;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
 use serde::Serialize;
-use serde::de::{Deserialize, DeserializeOwned};
+use serde::de::DeserializeOwned;
 use sluice_core::error::error_chain;
+use sluice_protocol::Call;
 
 use crate::credentials::Signing;
 use crate::error::{ClientError, service_error};
@@ -200,19 +203,14 @@ impl Client {
         Ok(String::from_utf8_lossy(&body).into_owned())
     }
 
-    /// POSTs one action's typed input and decodes its typed output, or
-    /// its SQS error. An empty answer reads as `{}`.
-    pub(crate) async fn call<O: DeserializeOwned>(
-        &self,
-        target: &'static str,
-        input: &impl Serialize,
-    ) -> Result<O, ClientError> {
-        let body = self.encode(target, input)?;
-        let (bytes, _) = self.post(target, body, self.request_timeout).await?;
-        if bytes.iter().all(u8::is_ascii_whitespace) {
-            return decode(target, b"{}");
-        }
-        decode(target, &bytes)
+    /// Calls one operation: POSTs its generated input type to the input's
+    /// target and decodes the operation's generated output type, or its
+    /// SQS error. An empty answer reads as `{}` (operations without
+    /// output answer [`sluice_protocol::Empty`]).
+    pub async fn call<C: Call>(&self, input: &C) -> Result<C::Output, ClientError> {
+        let body = self.encode(C::TARGET, input)?;
+        let (bytes, _) = self.post(C::TARGET, body, self.request_timeout).await?;
+        decode_output(C::TARGET, &bytes)
     }
 
     /// An action's input as JSON.
@@ -322,12 +320,17 @@ impl Client {
     }
 }
 
-/// Parses the JSON output of `target`.
-pub(crate) fn decode<'a, T: Deserialize<'a>>(
+/// Parses the JSON output of `target`; an empty answer reads as `{}`.
+pub(crate) fn decode_output<T: DeserializeOwned>(
     target: &str,
-    bytes: &'a [u8],
+    bytes: &[u8],
 ) -> Result<T, ClientError> {
-    serde_json::from_slice(bytes).map_err(|e| {
+    let json: &[u8] = if bytes.iter().all(u8::is_ascii_whitespace) {
+        b"{}"
+    } else {
+        bytes
+    };
+    serde_json::from_slice(json).map_err(|e| {
         let shown: String = String::from_utf8_lossy(bytes).chars().take(300).collect();
         ClientError::Decode {
             action: target.into(),

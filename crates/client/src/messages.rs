@@ -1,21 +1,21 @@
-//! The message loop the bench drives and `dlq import` sends with:
-//! SendMessageBatch (encoded without serde's byte-by-byte escaping),
-//! ReceiveMessage (answers read borrowing their bytes) and
-//! DeleteMessageBatch.
+//! The message loop the bench drives and `dlq import` sends with, on the
+//! generated SQS types: SendMessageBatch (encoded without serde's
+//! byte-by-byte escaping) and ReceiveMessage (given the time its long
+//! poll may wait, its answer parsed or left as bytes). DeleteMessageBatch
+//! needs nothing beyond [`Client::call`].
 
 use std::time::Duration;
 
 use bytes::Bytes;
+use sluice_protocol::Call;
 use sluice_protocol::json_writer::write_str;
-use sluice_protocol::requests::{
-    HandleBatchInput, MessageInput, ReceiveMessageInput, SendMessageBatchInput,
+use sluice_protocol::sqs::{
+    ReceiveMessageRequest, ReceiveMessageResult, SendMessageBatchRequest,
+    SendMessageBatchRequestEntry, SendMessageBatchResult,
 };
 
-use crate::client::{Client, decode};
+use crate::client::{Client, decode_output};
 use crate::error::ClientError;
-use crate::responses::{
-    DeleteMessageBatchResponse, ReceiveMessageResponse, ReceivedMessage, SendMessageBatchResponse,
-};
 
 /// The entry ids `"0"` to `"9"`, so batches need not format them.
 pub const ENTRY_IDS: [&str; 10] = ["0", "1", "2", "3", "4", "5", "6", "7", "8", "9"];
@@ -26,60 +26,43 @@ pub fn entry_index(id: &str) -> Option<usize> {
 }
 
 impl Client {
-    /// SendMessageBatch.
+    /// SendMessageBatch, written by the faster encoder below when it can.
     pub async fn send_message_batch(
         &self,
-        input: &SendMessageBatchInput,
-    ) -> Result<SendMessageBatchResponse, ClientError> {
-        let target = "AmazonSQS.SendMessageBatch";
+        input: &SendMessageBatchRequest,
+    ) -> Result<SendMessageBatchResult, ClientError> {
+        let target = SendMessageBatchRequest::TARGET;
         let body = match send_batch_json(input) {
             Some(body) => body,
             None => self.encode(target, input)?,
         };
         let (bytes, _) = self.post(target, body, self.request_timeout).await?;
-        decode(target, &bytes)
+        decode_output(target, &bytes)
     }
 
-    /// ReceiveMessage of up to `max` messages, waiting up to `wait_seconds`.
-    /// The answer is parsed by [`ReceiveOutput::messages`], borrowing from it.
+    /// ReceiveMessage, given the request timeout plus its `WaitTimeSeconds`
+    /// to answer (a long poll on an empty queue answers only then).
     pub async fn receive_message(
         &self,
-        url: &str,
-        max: u32,
-        wait_seconds: u32,
-    ) -> Result<ReceiveOutput, ClientError> {
-        let input = ReceiveMessageInput {
-            queue_url: Some(url.to_string()),
-            max_number_of_messages: Some(i64::from(max)),
-            wait_time_seconds: Some(i64::from(wait_seconds)),
-            ..Default::default()
-        };
-        let target = "AmazonSQS.ReceiveMessage";
-        let timeout = self.request_timeout + Duration::from_secs(u64::from(wait_seconds));
-        let body = self.encode(target, &input)?;
-        self.post(target, body, timeout)
-            .await
-            .map(|(bytes, _)| ReceiveOutput(bytes))
+        input: &ReceiveMessageRequest,
+    ) -> Result<ReceiveMessageResult, ClientError> {
+        let bytes = self.receive_message_bytes(input).await?;
+        decode_output(ReceiveMessageRequest::TARGET, &bytes)
     }
 
-    /// DeleteMessageBatch.
-    pub async fn delete_message_batch(
+    /// [`Client::receive_message`]'s answer unparsed: the JSON of a
+    /// [`ReceiveMessageResult`], for a reader that borrows the bodies from
+    /// it instead of copying them (the bench's consumers).
+    pub async fn receive_message_bytes(
         &self,
-        input: &HandleBatchInput,
-    ) -> Result<DeleteMessageBatchResponse, ClientError> {
-        self.call("AmazonSQS.DeleteMessageBatch", input).await
-    }
-}
-
-/// The body of a ReceiveMessage answer, parsed on demand so the messages can
-/// borrow from it.
-pub struct ReceiveOutput(Bytes);
-
-impl ReceiveOutput {
-    /// The messages received (none when the queue had nothing ready).
-    pub fn messages(&self) -> Result<Vec<ReceivedMessage<'_>>, ClientError> {
-        decode::<ReceiveMessageResponse>("AmazonSQS.ReceiveMessage", &self.0)
-            .map(|output| output.messages)
+        input: &ReceiveMessageRequest,
+    ) -> Result<Bytes, ClientError> {
+        let target = ReceiveMessageRequest::TARGET;
+        let wait = input.wait_time_seconds.unwrap_or(0).clamp(0, 3600);
+        let timeout = self.request_timeout + Duration::from_secs(wait.unsigned_abs());
+        let body = self.encode(target, input)?;
+        let (bytes, _) = self.post(target, body, timeout).await?;
+        Ok(bytes)
     }
 }
 
@@ -88,7 +71,7 @@ impl ReceiveOutput {
 /// escaping of the bodies was 28 % of the load generator's instructions,
 /// CPU taken from the server it measures. `None` for entries with members
 /// besides id, body, group and deduplication id (serde writes those).
-fn send_batch_json(input: &SendMessageBatchInput) -> Option<Vec<u8>> {
+fn send_batch_json(input: &SendMessageBatchRequest) -> Option<Vec<u8>> {
     let queue_url = input.queue_url.as_deref()?;
     let entries = input.entries.as_deref()?;
     if !entries.iter().all(is_plain) {
@@ -134,7 +117,7 @@ fn send_batch_json(input: &SendMessageBatchInput) -> Option<Vec<u8>> {
 }
 
 /// An entry of only string members the fast writer knows.
-fn is_plain(entry: &MessageInput) -> bool {
+fn is_plain(entry: &SendMessageBatchRequestEntry) -> bool {
     entry.delay_seconds.is_none()
         && entry.message_attributes.is_none()
         && entry.message_system_attributes.is_none()
@@ -144,8 +127,13 @@ fn is_plain(entry: &MessageInput) -> bool {
 mod tests {
     use super::*;
 
-    fn entry(id: &str, body: &str, group: Option<&str>, dedup: Option<&str>) -> MessageInput {
-        MessageInput {
+    fn entry(
+        id: &str,
+        body: &str,
+        group: Option<&str>,
+        dedup: Option<&str>,
+    ) -> SendMessageBatchRequestEntry {
+        SendMessageBatchRequestEntry {
             id: Some(id.into()),
             message_body: Some(body.into()),
             message_group_id: group.map(Into::into),
@@ -156,7 +144,7 @@ mod tests {
 
     #[test]
     fn send_batch_json_is_what_serde_json_writes() {
-        let request = SendMessageBatchInput {
+        let request = SendMessageBatchRequest {
             queue_url: Some("http://127.0.0.1:9324/000000000000/q".into()),
             entries: Some(vec![
                 entry(
@@ -184,7 +172,7 @@ mod tests {
     fn entries_with_attributes_are_left_to_serde() {
         let mut with_delay = entry("0", "b", None, None);
         with_delay.delay_seconds = Some(5);
-        let request = SendMessageBatchInput {
+        let request = SendMessageBatchRequest {
             queue_url: Some("u".into()),
             entries: Some(vec![with_delay]),
         };

@@ -1,17 +1,18 @@
-//! The queue actions and the look-ups the operator commands build on them
-//! (a queue by name, URL or ARN; every queue; a queue's attributes).
+//! The look-ups the operator commands and the bench build on the queue
+//! actions: a queue created or found, a queue by name, URL or ARN, every
+//! queue, a queue's attributes and tags. Each is one or more
+//! [`Client::call`]s of the generated SQS types.
 
 use std::collections::BTreeMap;
 
-use sluice_protocol::requests::{
-    CreateQueueInput, GetQueueAttributesInput, GetQueueUrlInput, ListQueuesInput, QueueUrlInput,
+use sluice_protocol::Call;
+use sluice_protocol::sqs::{
+    CreateQueueRequest, GetQueueAttributesRequest, GetQueueUrlRequest, GetQueueUrlResult,
+    ListQueueTagsRequest, ListQueuesRequest,
 };
 
-use crate::client::{Client, decode};
+use crate::client::{Client, decode_output};
 use crate::error::ClientError;
-use crate::responses::{
-    Empty, GetQueueAttributesOutput, ListQueueTagsOutput, ListQueuesOutput, QueueUrlOutput,
-};
 
 /// The header the bench's null server puts on every response, so a run can
 /// tell it is not talking to a real queue.
@@ -34,7 +35,7 @@ impl Client {
         name: &str,
         attributes: &[(&str, &str)],
     ) -> Result<CreatedQueue, ClientError> {
-        let input = CreateQueueInput {
+        let input = CreateQueueRequest {
             queue_name: Some(name.to_string()),
             attributes: (!attributes.is_empty()).then(|| {
                 attributes
@@ -44,80 +45,41 @@ impl Client {
             }),
             tags: None,
         };
-        let target = "AmazonSQS.CreateQueue";
+        // Posted rather than called: the answer's headers tell the null
+        // server apart.
+        let target = CreateQueueRequest::TARGET;
         let body = self.encode(target, &input)?;
         let (bytes, headers) = match self.post(target, body, self.request_timeout).await {
             Err(ClientError::Service { code, .. })
                 if code == "QueueAlreadyExists" || code == "QueueNameExists" =>
             {
-                let target = "AmazonSQS.GetQueueUrl";
-                let input = GetQueueUrlInput {
+                let input = GetQueueUrlRequest {
                     queue_name: Some(name.to_string()),
                     queue_owner_aws_account_id: None,
                 };
-                let body = self.encode(target, &input)?;
-                self.post(target, body, self.request_timeout).await?
+                let body = self.encode(GetQueueUrlRequest::TARGET, &input)?;
+                self.post(GetQueueUrlRequest::TARGET, body, self.request_timeout)
+                    .await?
             }
             other => other?,
         };
-        let output: QueueUrlOutput = decode(target, &bytes)?;
+        // CreateQueue's and GetQueueUrl's outputs have the one member.
+        let output: GetQueueUrlResult = decode_output(target, &bytes)?;
         Ok(CreatedQueue {
-            url: output.queue_url,
+            url: required_url(target, output.queue_url)?,
             null_server: headers.contains_key(NULL_SERVER_HEADER),
         })
-    }
-
-    /// GetQueueUrl.
-    pub async fn get_queue_url(
-        &self,
-        input: &GetQueueUrlInput,
-    ) -> Result<QueueUrlOutput, ClientError> {
-        self.call("AmazonSQS.GetQueueUrl", input).await
-    }
-
-    /// ListQueues: one page.
-    pub async fn list_queues(
-        &self,
-        input: &ListQueuesInput,
-    ) -> Result<ListQueuesOutput, ClientError> {
-        self.call("AmazonSQS.ListQueues", input).await
-    }
-
-    /// GetQueueAttributes.
-    pub async fn get_queue_attributes(
-        &self,
-        input: &GetQueueAttributesInput,
-    ) -> Result<GetQueueAttributesOutput, ClientError> {
-        self.call("AmazonSQS.GetQueueAttributes", input).await
-    }
-
-    /// ListQueueTags.
-    pub async fn list_queue_tags(
-        &self,
-        input: &QueueUrlInput,
-    ) -> Result<ListQueueTagsOutput, ClientError> {
-        self.call("AmazonSQS.ListQueueTags", input).await
-    }
-
-    /// PurgeQueue.
-    pub async fn purge_queue(&self, url: &str) -> Result<(), ClientError> {
-        let input = QueueUrlInput {
-            queue_url: Some(url.to_string()),
-        };
-        self.call::<Empty>("AmazonSQS.PurgeQueue", &input)
-            .await
-            .map(|_| ())
     }
 
     /// Every queue URL (ListQueues, all pages).
     pub async fn list_queue_urls(&self) -> Result<Vec<String>, ClientError> {
         let mut urls = Vec::new();
-        let mut input = ListQueuesInput {
+        let mut input = ListQueuesRequest {
             max_results: Some(1000),
             ..Default::default()
         };
         loop {
-            let page = self.list_queues(&input).await?;
+            let page = self.call(&input).await?;
             urls.extend(page.queue_urls);
             match page.next_token {
                 Some(t) if !t.is_empty() => input.next_token = Some(t),
@@ -137,11 +99,12 @@ impl Client {
         } else {
             queue
         };
-        let input = GetQueueUrlInput {
+        let input = GetQueueUrlRequest {
             queue_name: Some(name.to_string()),
             queue_owner_aws_account_id: None,
         };
-        Ok(self.get_queue_url(&input).await?.queue_url)
+        let output = self.call(&input).await?;
+        required_url(GetQueueUrlRequest::TARGET, output.queue_url)
     }
 
     /// GetQueueAttributes of the named attributes (`All` for every one).
@@ -150,19 +113,19 @@ impl Client {
         url: &str,
         names: &[&str],
     ) -> Result<BTreeMap<String, String>, ClientError> {
-        let input = GetQueueAttributesInput {
+        let input = GetQueueAttributesRequest {
             queue_url: Some(url.to_string()),
             attribute_names: Some(names.iter().map(|n| (*n).to_string()).collect()),
         };
-        Ok(self.get_queue_attributes(&input).await?.attributes)
+        Ok(self.call(&input).await?.attributes)
     }
 
     /// The tags of a queue (ListQueueTags).
     pub async fn queue_tags(&self, url: &str) -> Result<BTreeMap<String, String>, ClientError> {
-        let input = QueueUrlInput {
+        let input = ListQueueTagsRequest {
             queue_url: Some(url.to_string()),
         };
-        Ok(self.list_queue_tags(&input).await?.tags)
+        Ok(self.call(&input).await?.tags)
     }
 
     /// The ARN of a queue given by name, URL or ARN.
@@ -177,4 +140,13 @@ impl Client {
                 detail: "no QueueArn".into(),
             })
     }
+}
+
+/// The queue URL of an answer: the model leaves it optional, a queue's
+/// look-up has no use for an answer without one.
+fn required_url(target: &str, url: Option<String>) -> Result<String, ClientError> {
+    url.ok_or_else(|| ClientError::Decode {
+        action: target.into(),
+        detail: "no QueueUrl".into(),
+    })
 }

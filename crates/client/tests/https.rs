@@ -12,7 +12,7 @@ use hyper::{Request, Response};
 use hyper_util::rt::TokioIo;
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
-use sluice_client::requests::ListQueuesInput;
+use sluice_client::sqs::ListQueuesRequest;
 use sluice_client::{Client, ClientOptions, Credentials, Signing};
 
 fn testdata(name: &str) -> PathBuf {
@@ -93,10 +93,7 @@ async fn https_with_the_ca_file_works_and_is_signed() {
         let endpoint = format!("https://{host}:{}", addr.port());
         let client =
             Client::new(&endpoint, &signed_options(Some(testdata("localhost.crt")))).unwrap();
-        let out = client
-            .list_queues(&ListQueuesInput::default())
-            .await
-            .unwrap();
+        let out = client.call(&ListQueuesRequest::default()).await.unwrap();
         assert_eq!(out.queue_urls[0], "https://localhost/000000000000/q");
         assert_eq!(
             client.list_queue_urls().await.unwrap(),
@@ -123,7 +120,7 @@ async fn https_without_trusting_the_certificate_fails() {
     let endpoint = format!("https://localhost:{}", addr.port());
     let client = Client::new(&endpoint, &signed_options(None)).unwrap();
     let e = client
-        .list_queues(&ListQueuesInput::default())
+        .call(&ListQueuesRequest::default())
         .await
         .unwrap_err();
     let text = e.to_string();

@@ -1,15 +1,16 @@
 //! `dlq peek` and `dlq show`: read messages without receiving them
 //! (PeekMessages, rule X1), with their provenance (rule X2).
 
-use serde_json::{Value, json};
+use serde::Serialize;
 
 use super::args::{PeekArgs, ShowArgs};
+use super::filter::MessageFilter;
 use crate::admin::{out, outln, print_json};
 use crate::inventory::name_of;
-use crate::table::{Table, duration, shorten};
+use crate::table::{Table, duration, or_null, shorten, unsigned};
 use crate::timefmt::{now_ms, rfc3339};
 use sluice_client::Client;
-use sluice_client::requests::{FilterInput, PeekMessagesInput};
+use sluice_client::sluice::{PeekMessagesRequest, PeekedMessage};
 
 /// The largest PeekMessages page.
 const MAX_PAGE: usize = 100;
@@ -21,17 +22,16 @@ pub const REPLAY_COUNT: &str = "sluice.replay-count";
 pub async fn peek_page(
     client: &Client,
     url: &str,
-    filter: &FilterInput,
+    filter: &MessageFilter,
     size: usize,
     token: Option<&str>,
-) -> anyhow::Result<(Vec<Value>, Option<String>)> {
-    let input = PeekMessagesInput {
-        queue_url: Some(url.to_string()),
+) -> anyhow::Result<(Vec<PeekedMessage>, Option<String>)> {
+    let input = PeekMessagesRequest {
         max_results: Some(size.clamp(1, MAX_PAGE) as i64),
         next_token: token.map(str::to_string),
-        filter: filter.clone(),
+        ..filter.peek(url)
     };
-    let out = client.peek_messages(&input).await?;
+    let out = client.call(&input).await?;
     Ok((out.messages, out.next_token))
 }
 
@@ -39,9 +39,9 @@ pub async fn peek_page(
 pub async fn peek_messages(
     client: &Client,
     url: &str,
-    filter: &FilterInput,
+    filter: &MessageFilter,
     limit: Option<usize>,
-) -> anyhow::Result<Vec<Value>> {
+) -> anyhow::Result<Vec<PeekedMessage>> {
     let mut out = Vec::new();
     let mut token: Option<String> = None;
     loop {
@@ -62,19 +62,36 @@ pub async fn peek_messages(
 }
 
 /// How many times a message was replayed by a selective redrive.
-pub fn replay_count(message: &Value) -> u64 {
-    message["MessageAttributes"][REPLAY_COUNT]["StringValue"]
-        .as_str()
+pub fn replay_count(message: &PeekedMessage) -> u64 {
+    message
+        .message_attributes
+        .get(REPLAY_COUNT)
+        .and_then(|a| a.string_value.as_deref())
         .and_then(|v| v.parse().ok())
         .unwrap_or(0)
 }
 
 /// A timestamp attribute in ms (the `Sluice.*` provenance attributes are
 /// strings of milliseconds).
-fn millis_attribute(message: &Value, name: &str) -> Option<u64> {
-    message["Attributes"][name]
-        .as_str()
-        .and_then(|v| v.parse().ok())
+fn millis_attribute(message: &PeekedMessage, name: &str) -> Option<u64> {
+    message.attributes.get(name).and_then(|v| v.parse().ok())
+}
+
+/// `dlq peek --json`.
+#[derive(Serialize)]
+#[serde(rename_all = "PascalCase")]
+struct Peeked<'a> {
+    queue_url: &'a str,
+    messages: &'a [PeekedMessage],
+}
+
+/// `dlq show --json`.
+#[derive(Serialize)]
+#[serde(rename_all = "PascalCase")]
+struct Shown<'a> {
+    queue_url: &'a str,
+    message: &'a PeekedMessage,
+    provenance: &'a Provenance,
 }
 
 /// `dlq peek`.
@@ -84,7 +101,10 @@ pub async fn peek(client: &Client, args: PeekArgs) -> anyhow::Result<u8> {
     let limit = (!args.all).then_some(args.limit as usize);
     let messages = peek_messages(client, &url, &filter, limit).await?;
     if args.json {
-        print_json(&json!({ "QueueUrl": url, "Messages": messages }));
+        print_json(&Peeked {
+            queue_url: &url,
+            messages: &messages,
+        });
         return Ok(0);
     }
     if messages.is_empty() {
@@ -93,7 +113,7 @@ pub async fn peek(client: &Client, args: PeekArgs) -> anyhow::Result<u8> {
     }
     let now = now_ms();
     // FIFO (and fair) queues: show the group, which decides the order.
-    let grouped = messages.iter().any(|m| m["MessageGroupId"].is_string());
+    let grouped = messages.iter().any(|m| m.message_group_id.is_some());
     let mut columns = vec![
         "MESSAGE ID",
         "AGE>",
@@ -109,22 +129,22 @@ pub async fn peek(client: &Client, args: PeekArgs) -> anyhow::Result<u8> {
     }
     let mut table = Table::new(&columns);
     for m in &messages {
-        let sent = m["SentTimestamp"].as_u64().unwrap_or(0);
+        let sent = unsigned(m.sent_timestamp).unwrap_or(0);
         let mut row = vec![
-            m["MessageId"].as_str().unwrap_or("").to_string(),
+            m.message_id.clone().unwrap_or_default(),
             duration(now.saturating_sub(sent) / 1000),
-            m["State"].as_str().unwrap_or("").to_string(),
-            m["ReceiveCount"].to_string(),
+            m.state.clone().unwrap_or_default(),
+            or_null(m.receive_count),
             replay_count(m).to_string(),
-            m["Attributes"]["DeadLetterQueueSourceArn"]
-                .as_str()
+            m.attributes
+                .get("DeadLetterQueueSourceArn")
                 .map(|a| name_of(a).to_string())
                 .unwrap_or_else(|| "-".into()),
-            shorten(m["FailureReason"].as_str().unwrap_or("-"), 40),
-            shorten(m["Body"].as_str().unwrap_or(""), 50),
+            shorten(m.failure_reason.as_deref().unwrap_or("-"), 40),
+            shorten(m.body.as_deref().unwrap_or(""), 50),
         ];
         if grouped {
-            row.insert(3, shorten(m["MessageGroupId"].as_str().unwrap_or("-"), 20));
+            row.insert(3, shorten(m.message_group_id.as_deref().unwrap_or("-"), 20));
         }
         table.row(row);
     }
@@ -147,14 +167,14 @@ pub async fn show(client: &Client, args: ShowArgs) -> anyhow::Result<u8> {
         let (page, next) = peek_page(
             client,
             &url,
-            &FilterInput::default(),
+            &MessageFilter::default(),
             MAX_PAGE,
             token.as_deref(),
         )
         .await?;
         if let Some(m) = page
             .into_iter()
-            .find(|m| m["MessageId"] == args.message_id.as_str())
+            .find(|m| m.message_id.as_deref() == Some(args.message_id.as_str()))
         {
             break m;
         }
@@ -167,9 +187,13 @@ pub async fn show(client: &Client, args: ShowArgs) -> anyhow::Result<u8> {
             ),
         }
     };
-    let provenance = provenance(&message);
+    let provenance = Provenance::of(&message);
     if args.json {
-        print_json(&json!({ "QueueUrl": url, "Message": message, "Provenance": provenance }));
+        print_json(&Shown {
+            queue_url: &url,
+            message: &message,
+            provenance: &provenance,
+        });
         return Ok(0);
     }
     out!("{}", render_message(&message, &provenance));
@@ -177,61 +201,95 @@ pub async fn show(client: &Client, args: ShowArgs) -> anyhow::Result<u8> {
 }
 
 /// Where a dead-lettered message came from and what happened to it (X2).
-fn provenance(m: &Value) -> Value {
-    let ms = |v: Option<u64>| v.filter(|&t| t > 0);
-    json!({
-        "SourceQueueArn": m["Attributes"]["DeadLetterQueueSourceArn"],
-        "MovedAt": ms(millis_attribute(m, "Sluice.MovedAt")),
-        "ReceiveCount": m["ReceiveCount"],
-        "FirstReceiveAt": ms(m["FirstReceiveTimestamp"].as_u64().or_else(|| millis_attribute(m, "Sluice.FirstReceiveAt"))),
-        "LastReceiveAt": ms(m["LastReceiveTimestamp"].as_u64().or_else(|| millis_attribute(m, "Sluice.LastReceiveAt"))),
-        "LastFailureReason": m.get("FailureReason").cloned().unwrap_or(m["Attributes"]["Sluice.LastFailureReason"].clone()),
-        "ReplayCount": replay_count(m),
-    })
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "PascalCase")]
+struct Provenance {
+    /// The queue it was dead-lettered from.
+    source_queue_arn: Option<String>,
+    /// When it was moved to this queue, ms.
+    moved_at: Option<u64>,
+    /// Times it was received.
+    receive_count: Option<i64>,
+    /// Its first receive, ms.
+    first_receive_at: Option<u64>,
+    /// Its last receive, ms.
+    last_receive_at: Option<u64>,
+    /// Why its consumer last gave it up (NackMessage).
+    last_failure_reason: Option<String>,
+    /// Times a selective redrive replayed it.
+    replay_count: u64,
 }
 
-fn render_message(m: &Value, p: &Value) -> String {
-    let time = |v: &Value| v.as_u64().map(rfc3339).unwrap_or_else(|| "-".into());
-    let text = |v: &Value| v.as_str().unwrap_or("-").to_string();
+impl Provenance {
+    /// The provenance of `m`: its own members, else the `Sluice.*`
+    /// attributes it was moved with.
+    fn of(m: &PeekedMessage) -> Self {
+        let ms = |v: Option<u64>| v.filter(|&t| t > 0);
+        let attribute = |name: &str| m.attributes.get(name).cloned();
+        Self {
+            source_queue_arn: attribute("DeadLetterQueueSourceArn"),
+            moved_at: ms(millis_attribute(m, "Sluice.MovedAt")),
+            receive_count: m.receive_count,
+            first_receive_at: ms(unsigned(m.first_receive_timestamp)
+                .or_else(|| millis_attribute(m, "Sluice.FirstReceiveAt"))),
+            last_receive_at: ms(unsigned(m.last_receive_timestamp)
+                .or_else(|| millis_attribute(m, "Sluice.LastReceiveAt"))),
+            last_failure_reason: (m.failure_reason.clone())
+                .or_else(|| attribute("Sluice.LastFailureReason")),
+            replay_count: replay_count(m),
+        }
+    }
+}
+
+fn render_message(m: &PeekedMessage, p: &Provenance) -> String {
+    let time = |v: Option<u64>| v.map(rfc3339).unwrap_or_else(|| "-".into());
+    let text = |v: Option<&str>| v.unwrap_or("-").to_string();
     let mut out = String::new();
     let mut line = |k: &str, v: String| out.push_str(&format!("{k:<22}{v}\n"));
-    line("Message id", text(&m["MessageId"]));
-    line("State", text(&m["State"]));
-    line("Sent", time(&m["SentTimestamp"]));
-    if let Some(g) = m["MessageGroupId"].as_str() {
-        line("Message group", g.to_string());
+    line("Message id", text(m.message_id.as_deref()));
+    line("State", text(m.state.as_deref()));
+    line("Sent", time(unsigned(m.sent_timestamp)));
+    if let Some(g) = &m.message_group_id {
+        line("Message group", g.clone());
     }
     line(
         "Source queue",
-        p["SourceQueueArn"]
-            .as_str()
+        p.source_queue_arn
+            .as_deref()
             .map_or("-".into(), |a| format!("{} ({a})", name_of(a))),
     );
-    line("Moved to this queue", time(&p["MovedAt"]));
-    line("Receive count", p["ReceiveCount"].to_string());
-    line("First receive", time(&p["FirstReceiveAt"]));
-    line("Last receive", time(&p["LastReceiveAt"]));
-    line("Last failure reason", text(&p["LastFailureReason"]));
-    line("Replay count", p["ReplayCount"].to_string());
-    if let Some(attrs) = m["MessageAttributes"].as_object() {
+    line("Moved to this queue", time(p.moved_at));
+    line("Receive count", or_null(p.receive_count));
+    line("First receive", time(p.first_receive_at));
+    line("Last receive", time(p.last_receive_at));
+    line(
+        "Last failure reason",
+        text(p.last_failure_reason.as_deref()),
+    );
+    line("Replay count", p.replay_count.to_string());
+    // The server leaves empty maps out of its answer: none, no section.
+    if !m.message_attributes.is_empty() {
         out.push_str("Message attributes:\n");
-        for (name, a) in attrs {
-            let value = a["StringValue"]
-                .as_str()
-                .map(str::to_string)
-                .or_else(|| a["BinaryValue"].as_str().map(|b| format!("(base64) {b}")))
+        for (name, a) in &m.message_attributes {
+            let value = a
+                .string_value
+                .clone()
+                .or_else(|| a.binary_value.as_ref().map(|b| format!("(base64) {b}")))
                 .unwrap_or_default();
-            out.push_str(&format!("  {name} ({}): {value}\n", text(&a["DataType"])));
+            out.push_str(&format!(
+                "  {name} ({}): {value}\n",
+                text(a.data_type.as_deref())
+            ));
         }
     }
-    if let Some(attrs) = m["Attributes"].as_object() {
+    if !m.attributes.is_empty() {
         out.push_str("System attributes:\n");
-        for (name, v) in attrs {
-            out.push_str(&format!("  {name}: {}\n", v.as_str().unwrap_or_default()));
+        for (name, v) in &m.attributes {
+            out.push_str(&format!("  {name}: {v}\n"));
         }
     }
     out.push_str("Body:\n");
-    out.push_str(m["Body"].as_str().unwrap_or_default());
+    out.push_str(m.body.as_deref().unwrap_or_default());
     out.push('\n');
     out
 }

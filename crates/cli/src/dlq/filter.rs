@@ -5,7 +5,7 @@ use clap::Args;
 
 use crate::timefmt;
 use sluice_client::Client;
-use sluice_client::requests::FilterInput;
+use sluice_client::sluice::{PeekMessagesRequest, RedriveMessagesRequest};
 
 /// Which messages a command looks at.
 #[derive(Args, Debug, Default, Clone)]
@@ -56,7 +56,7 @@ impl FilterArgs {
     }
 
     /// The filter as request members (the source queue resolved to its ARN).
-    pub async fn to_input(&self, client: &Client) -> anyhow::Result<FilterInput> {
+    pub async fn to_input(&self, client: &Client) -> anyhow::Result<MessageFilter> {
         if let (Some(a), Some(b)) = (self.since, self.until)
             && a >= b
         {
@@ -72,7 +72,7 @@ impl FilterArgs {
             None => None,
         };
         let millis = |t: u64| i64::try_from(t).unwrap_or(i64::MAX);
-        Ok(FilterInput {
+        Ok(MessageFilter {
             sent_after: self.since.map(millis),
             sent_before: self.until.map(millis),
             body_contains: self.body_contains.clone(),
@@ -81,6 +81,60 @@ impl FilterArgs {
             source_queue_arn,
             failure_reason_contains: self.reason.clone(),
         })
+    }
+}
+
+/// A filter resolved into the members PeekMessages and RedriveMessages
+/// share (same names and meaning in both); none set: every message.
+#[derive(Debug, Clone, Default)]
+pub struct MessageFilter {
+    /// `SentAfter`, ms since the epoch.
+    pub sent_after: Option<i64>,
+    /// `SentBefore`, ms since the epoch.
+    pub sent_before: Option<i64>,
+    /// `BodyContains`.
+    pub body_contains: Option<String>,
+    /// `AttributeName`.
+    pub attribute_name: Option<String>,
+    /// `AttributeValue`.
+    pub attribute_value: Option<String>,
+    /// `SourceQueueArn`.
+    pub source_queue_arn: Option<String>,
+    /// `FailureReasonContains`.
+    pub failure_reason_contains: Option<String>,
+}
+
+impl MessageFilter {
+    /// A PeekMessages request of the queue at `url` with this filter.
+    pub fn peek(&self, url: &str) -> PeekMessagesRequest {
+        let f = self.clone();
+        PeekMessagesRequest {
+            queue_url: Some(url.to_string()),
+            sent_after: f.sent_after,
+            sent_before: f.sent_before,
+            body_contains: f.body_contains,
+            attribute_name: f.attribute_name,
+            attribute_value: f.attribute_value,
+            source_queue_arn: f.source_queue_arn,
+            failure_reason_contains: f.failure_reason_contains,
+            ..Default::default()
+        }
+    }
+
+    /// A RedriveMessages request of the queue at `url` with this filter.
+    pub fn redrive(&self, url: &str) -> RedriveMessagesRequest {
+        let f = self.clone();
+        RedriveMessagesRequest {
+            queue_url: Some(url.to_string()),
+            sent_after: f.sent_after,
+            sent_before: f.sent_before,
+            body_contains: f.body_contains,
+            attribute_name: f.attribute_name,
+            attribute_value: f.attribute_value,
+            source_queue_arn: f.source_queue_arn,
+            failure_reason_contains: f.failure_reason_contains,
+            ..Default::default()
+        }
     }
 }
 
@@ -97,5 +151,22 @@ mod tests {
         assert!(parse_attribute("tenant").is_err());
         assert!(parse_attribute("=x").is_err());
         assert!(parse_attribute("x=").is_err());
+    }
+
+    #[test]
+    fn the_filter_fills_both_requests_alike() {
+        let filter = MessageFilter {
+            sent_after: Some(1),
+            sent_before: Some(2),
+            body_contains: Some("b".into()),
+            attribute_name: Some("n".into()),
+            attribute_value: Some("v".into()),
+            source_queue_arn: Some("arn".into()),
+            failure_reason_contains: Some("r".into()),
+        };
+        let peek = serde_json::to_value(filter.peek("u")).unwrap();
+        let redrive = serde_json::to_value(filter.redrive("u")).unwrap();
+        assert_eq!(peek, redrive);
+        assert_eq!(peek.as_object().unwrap().len(), 8, "{peek}");
     }
 }

@@ -1,12 +1,12 @@
 //! `dlq list`: the dead-letter queues of a server, with depth and sources.
 
-use serde_json::{Value, json};
+use serde::Serialize;
 
 use super::args::ListArgs;
 use crate::admin::{out, outln, print_json};
 use crate::exposition;
 use crate::inventory::{self, QueueInfo};
-use crate::table::{Table, duration};
+use crate::table::{Table, duration, or_null};
 use sluice_client::Client;
 
 /// Lists every DLQ.
@@ -19,7 +19,7 @@ pub async fn run(client: &Client, args: ListArgs) -> anyhow::Result<u8> {
         .await
         .map(|t| exposition::queue_samples(&t))
         .unwrap_or_default();
-    let dlqs: Vec<Value> = inventory::dead_letter_queues(&queues)
+    let dlqs: Vec<DeadLetterQueue> = inventory::dead_letter_queues(&queues)
         .into_iter()
         .map(|(d, sources)| {
             let q = &queues[d];
@@ -28,7 +28,9 @@ pub async fn run(client: &Client, args: ListArgs) -> anyhow::Result<u8> {
         })
         .collect();
     if args.json {
-        print_json(&json!({ "DeadLetterQueues": dlqs }));
+        print_json(&Listed {
+            dead_letter_queues: &dlqs,
+        });
         return Ok(0);
     }
     if dlqs.is_empty() {
@@ -44,27 +46,19 @@ pub async fn run(client: &Client, args: ListArgs) -> anyhow::Result<u8> {
         "SOURCES (maxReceiveCount)",
     ]);
     for d in &dlqs {
-        let sources: Vec<String> = d["Sources"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .map(|s| {
-                format!(
-                    "{} ({})",
-                    s["Name"].as_str().unwrap_or(""),
-                    s["MaxReceiveCount"]
-                )
-            })
+        let sources: Vec<String> = d
+            .sources
+            .iter()
+            .map(|s| format!("{} ({})", s.name, or_null(s.max_receive_count)))
             .collect();
         table.row(vec![
-            d["Name"].as_str().unwrap_or("").to_string(),
-            d["Visible"].to_string(),
-            d["InFlight"].to_string(),
-            d["OldestMessageAgeSeconds"]
-                .as_f64()
+            d.name.to_string(),
+            d.visible.to_string(),
+            d.in_flight.to_string(),
+            d.oldest_message_age_seconds
                 .map(|s| duration(s as u64))
                 .unwrap_or_else(|| "-".into()),
-            duration(d["RetentionSeconds"].as_u64().unwrap_or(0)),
+            duration(d.retention_seconds),
             sources.join(", "),
         ]);
     }
@@ -72,22 +66,63 @@ pub async fn run(client: &Client, args: ListArgs) -> anyhow::Result<u8> {
     Ok(0)
 }
 
-fn describe(q: &QueueInfo, sources: &[&QueueInfo], oldest: Option<f64>) -> Value {
-    json!({
-        "Name": q.name,
-        "Url": q.url,
-        "Arn": q.arn,
-        "Fifo": q.fifo(),
-        "Visible": q.number("ApproximateNumberOfMessages"),
-        "InFlight": q.number("ApproximateNumberOfMessagesNotVisible"),
-        "Delayed": q.number("ApproximateNumberOfMessagesDelayed"),
-        "OldestMessageAgeSeconds": oldest,
-        "RetentionSeconds": q.number("MessageRetentionPeriod"),
-        "Sources": sources.iter().map(|s| json!({
-            "Name": s.name,
-            "Arn": s.arn,
-            "MaxReceiveCount": s.redrive().map(|r| r.max_receive_count),
-            "RetentionSeconds": s.number("MessageRetentionPeriod"),
-        })).collect::<Vec<_>>(),
-    })
+/// `dlq list --json`.
+#[derive(Serialize)]
+#[serde(rename_all = "PascalCase")]
+struct Listed<'a> {
+    dead_letter_queues: &'a [DeadLetterQueue<'a>],
+}
+
+/// A dead-letter queue with its depth and sources.
+#[derive(Serialize)]
+#[serde(rename_all = "PascalCase")]
+struct DeadLetterQueue<'a> {
+    name: &'a str,
+    url: &'a str,
+    arn: &'a str,
+    fifo: bool,
+    visible: u64,
+    in_flight: u64,
+    delayed: u64,
+    /// None without `/metrics`.
+    oldest_message_age_seconds: Option<f64>,
+    retention_seconds: u64,
+    sources: Vec<Source<'a>>,
+}
+
+/// A queue whose RedrivePolicy targets the dead-letter queue.
+#[derive(Serialize)]
+#[serde(rename_all = "PascalCase")]
+struct Source<'a> {
+    name: &'a str,
+    arn: &'a str,
+    max_receive_count: Option<u32>,
+    retention_seconds: u64,
+}
+
+fn describe<'a>(
+    q: &'a QueueInfo,
+    sources: &[&'a QueueInfo],
+    oldest: Option<f64>,
+) -> DeadLetterQueue<'a> {
+    DeadLetterQueue {
+        name: &q.name,
+        url: &q.url,
+        arn: &q.arn,
+        fifo: q.fifo(),
+        visible: q.number("ApproximateNumberOfMessages"),
+        in_flight: q.number("ApproximateNumberOfMessagesNotVisible"),
+        delayed: q.number("ApproximateNumberOfMessagesDelayed"),
+        oldest_message_age_seconds: oldest,
+        retention_seconds: q.number("MessageRetentionPeriod"),
+        sources: sources
+            .iter()
+            .map(|s| Source {
+                name: &s.name,
+                arn: &s.arn,
+                max_receive_count: s.redrive().map(|r| r.max_receive_count),
+                retention_seconds: s.number("MessageRetentionPeriod"),
+            })
+            .collect(),
+    }
 }

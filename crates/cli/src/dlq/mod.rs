@@ -14,6 +14,7 @@ use crate::admin::Connection;
 use args::{
     CancelArgs, ExportArgs, ImportArgs, ListArgs, PeekArgs, RedriveArgs, ShowArgs, TasksArgs,
 };
+pub use filter::MessageFilter;
 
 /// `sluice dlq …`.
 #[derive(Args, Debug)]

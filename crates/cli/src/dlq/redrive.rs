@@ -4,20 +4,21 @@
 use std::io::{IsTerminal, Write};
 use std::time::{Duration, Instant};
 
-use serde_json::json;
+use serde::Serialize;
 
 use super::args::{CancelArgs, RedriveArgs, TasksArgs};
 use super::browse::{peek_page, replay_count};
+use super::filter::MessageFilter;
 use crate::admin::{out, outln, print_json};
 use crate::inventory::{self, name_of};
-use crate::table::Table;
+use crate::table::{Table, or_null, unsigned};
 use crate::timefmt::rfc3339;
-use sluice_client::Client;
-use sluice_client::requests::{
-    CancelMessageMoveTaskInput, FilterInput, ListMessageMoveTasksInput, RedriveMessagesInput,
-    StartMessageMoveTaskInput,
+use sluice_client::sluice::{RedriveMessagesRequest, RedriveMessagesResult};
+use sluice_client::sqs::{
+    CancelMessageMoveTaskRequest, ListMessageMoveTasksRequest, ListMessageMoveTasksResultEntry,
+    StartMessageMoveTaskRequest,
 };
-use sluice_client::responses::RedriveMessagesOutput;
+use sluice_client::{Client, ClientError};
 
 /// The most messages one RedriveMessages call moves.
 const MAX_STEP: u64 = 1000;
@@ -39,12 +40,12 @@ struct Totals {
 impl Totals {
     /// Adds one RedriveMessages answer. Refused and unmovable messages stay
     /// in the DLQ and are seen again by the next step: they are not summed.
-    fn add(&mut self, out: RedriveMessagesOutput) -> u64 {
-        let moved = out.moved;
+    fn add(&mut self, out: RedriveMessagesResult) -> u64 {
+        let moved = unsigned(out.moved).unwrap_or(0);
         self.moved += moved;
         self.message_ids.extend(out.message_ids);
-        self.refused = self.refused.max(out.refused);
-        self.unmovable = self.unmovable.max(out.unmovable);
+        self.refused = self.refused.max(unsigned(out.refused).unwrap_or(0));
+        self.unmovable = self.unmovable.max(unsigned(out.unmovable).unwrap_or(0));
         if out.reason.is_some() {
             self.reason = out.reason;
         }
@@ -72,21 +73,19 @@ pub async fn run(client: &Client, args: RedriveArgs) -> anyhow::Result<u8> {
     let max = args
         .max
         .unwrap_or(if args.rate.is_some() { u64::MAX } else { 100 });
-    let base = RedriveMessagesInput {
-        queue_url: Some(url.clone()),
+    let base = RedriveMessagesRequest {
         destination_arn: destination.clone(),
         max_replays: Some(i64::from(args.max_replays)),
-        filter: filter.clone(),
-        ..Default::default()
+        ..filter.redrive(&url)
     };
     let mut totals = Totals::default();
     if args.dry_run {
-        let input = RedriveMessagesInput {
+        let input = RedriveMessagesRequest {
             max_messages: Some(max.min(MAX_STEP) as i64),
             dry_run: Some(true),
             ..base
         };
-        let out = client.redrive_messages(&input).await?;
+        let out = client.call(&input).await?;
         totals.add(out);
     } else {
         redrive_in_steps(client, &url, &base, max, args.rate, &mut totals).await?;
@@ -101,7 +100,7 @@ pub async fn run(client: &Client, args: RedriveArgs) -> anyhow::Result<u8> {
 async fn redrive_in_steps(
     client: &Client,
     url: &str,
-    base: &RedriveMessagesInput,
+    base: &RedriveMessagesRequest,
     max: u64,
     rate: Option<u32>,
     totals: &mut Totals,
@@ -113,12 +112,12 @@ async fn redrive_in_steps(
         let step = (max - totals.moved)
             .min(MAX_STEP)
             .min(rate.map_or(MAX_STEP, u64::from));
-        let input = RedriveMessagesInput {
+        let input = RedriveMessagesRequest {
             max_messages: Some(step as i64),
             ..base.clone()
         };
-        let out = client.redrive_messages(&input).await?;
-        let unmovable = out.unmovable;
+        let out = client.call(&input).await?;
+        let unmovable = unsigned(out.unmovable).unwrap_or(0);
         let moved = totals.add(out);
         progress.show(totals, started.elapsed());
         // Fewer than asked and none put back: nothing more matches.
@@ -140,7 +139,7 @@ async fn redrive_in_steps(
 async fn refused_messages(
     client: &Client,
     url: &str,
-    filter: &FilterInput,
+    filter: &MessageFilter,
     max_replays: u32,
 ) -> anyhow::Result<Vec<(String, u64)>> {
     let mut out = Vec::new();
@@ -152,7 +151,7 @@ async fn refused_messages(
         for m in &page {
             let replays = replay_count(m);
             if replays >= u64::from(max_replays) {
-                out.push((m["MessageId"].as_str().unwrap_or("").to_string(), replays));
+                out.push((m.message_id.clone().unwrap_or_default(), replays));
             }
         }
         match next {
@@ -173,22 +172,25 @@ fn report(
 ) {
     let queue = name_of(url);
     if args.json {
-        print_json(&json!({
-            "QueueUrl": url,
-            "DryRun": args.dry_run,
-            "DestinationArn": destination,
-            "Moved": t.moved,
-            "MessageIds": t.message_ids,
-            "Refused": t.refused.max(refused.len() as u64),
-            "RefusedMessages": refused.iter().map(|(id, n)| json!({
-                "MessageId": id,
-                "ReplayCount": n,
-                "Reason": format!("already replayed {n} times (limit {})", args.max_replays),
-            })).collect::<Vec<_>>(),
-            "Unmovable": t.unmovable,
-            "Reason": t.reason,
-            "Steps": t.steps,
-        }));
+        print_json(&RedriveReport {
+            queue_url: url,
+            dry_run: args.dry_run,
+            destination_arn: destination,
+            moved: t.moved,
+            message_ids: &t.message_ids,
+            refused: t.refused.max(refused.len() as u64),
+            refused_messages: refused
+                .iter()
+                .map(|(id, n)| RefusedMessage {
+                    message_id: id,
+                    replay_count: *n,
+                    reason: format!("already replayed {n} times (limit {})", args.max_replays),
+                })
+                .collect(),
+            unmovable: t.unmovable,
+            reason: t.reason.as_deref(),
+            steps: t.steps,
+        });
         return;
     }
     let to = destination.map_or("their source queues".to_string(), |d| {
@@ -250,15 +252,21 @@ async fn start_task(
     }
     let attrs = client.queue_attributes(url, &["QueueArn"]).await?;
     let source = attrs.get("QueueArn").cloned().unwrap_or_default();
-    let input = StartMessageMoveTaskInput {
+    let input = StartMessageMoveTaskRequest {
         source_arn: Some(source),
         destination_arn: destination,
         max_number_of_messages_per_second: args.rate.map(i64::from),
     };
-    let out = client.start_message_move_task(&input).await?;
-    let handle = out.task_handle;
+    let out = client.call(&input).await?;
+    let handle = out.task_handle.ok_or_else(|| ClientError::Decode {
+        action: "AmazonSQS.StartMessageMoveTask".into(),
+        detail: "no TaskHandle".into(),
+    })?;
     if args.json {
-        print_json(&json!({ "QueueUrl": url, "TaskHandle": handle }));
+        print_json(&StartedTask {
+            queue_url: url,
+            task_handle: &handle,
+        });
     } else {
         outln!("started a message move task on {}", name_of(url));
         outln!("task handle: {handle}");
@@ -281,14 +289,14 @@ pub async fn tasks(client: &Client, args: TasksArgs) -> anyhow::Result<u8> {
     };
     let mut all = Vec::new();
     for arn in &arns {
-        let input = ListMessageMoveTasksInput {
+        let input = ListMessageMoveTasksRequest {
             source_arn: Some(arn.clone()),
             max_results: Some(10),
         };
-        all.extend(client.list_message_move_tasks(&input).await?.results);
+        all.extend(client.call(&input).await?.results);
     }
     if args.json {
-        print_json(&json!({ "Tasks": all }));
+        print_json(&Tasks { tasks: &all });
         return Ok(0);
     }
     if all.is_empty() {
@@ -306,24 +314,7 @@ pub async fn tasks(client: &Client, args: TasksArgs) -> anyhow::Result<u8> {
         "TASK HANDLE / FAILURE",
     ]);
     for t in &all {
-        table.row(vec![
-            name_of(t["SourceArn"].as_str().unwrap_or("")).to_string(),
-            t["Status"].as_str().unwrap_or("").to_string(),
-            t["ApproximateNumberOfMessagesMoved"].to_string(),
-            t["ApproximateNumberOfMessagesToMove"].to_string(),
-            t["MaxNumberOfMessagesPerSecond"]
-                .as_u64()
-                .map_or("-".into(), |r| format!("{r}/s")),
-            t["DestinationArn"]
-                .as_str()
-                .map_or("(sources)".into(), |d| name_of(d).to_string()),
-            t["StartedTimestamp"].as_u64().map_or("-".into(), rfc3339),
-            t["TaskHandle"]
-                .as_str()
-                .or(t["FailureReason"].as_str())
-                .unwrap_or("")
-                .to_string(),
-        ]);
+        table.row(task_row(t));
     }
     out!("{}", table.render());
     Ok(0)
@@ -331,19 +322,78 @@ pub async fn tasks(client: &Client, args: TasksArgs) -> anyhow::Result<u8> {
 
 /// `dlq cancel`.
 pub async fn cancel(client: &Client, args: CancelArgs) -> anyhow::Result<u8> {
-    let input = CancelMessageMoveTaskInput {
+    let input = CancelMessageMoveTaskRequest {
         task_handle: Some(args.task_handle),
     };
-    let out = client.cancel_message_move_task(&input).await?;
+    let out = client.call(&input).await?;
     if args.json {
         print_json(&out);
     } else {
         outln!(
             "cancelled; {} message(s) had been moved (they stay moved)",
-            out.approximate_number_of_messages_moved
+            out.approximate_number_of_messages_moved.unwrap_or(0)
         );
     }
     Ok(0)
+}
+
+/// One task's line of `dlq tasks`.
+fn task_row(t: &ListMessageMoveTasksResultEntry) -> Vec<String> {
+    vec![
+        name_of(t.source_arn.as_deref().unwrap_or("")).to_string(),
+        t.status.clone().unwrap_or_default(),
+        or_null(t.approximate_number_of_messages_moved),
+        or_null(t.approximate_number_of_messages_to_move),
+        unsigned(t.max_number_of_messages_per_second).map_or("-".into(), |r| format!("{r}/s")),
+        t.destination_arn
+            .as_deref()
+            .map_or("(sources)".into(), |d| name_of(d).to_string()),
+        unsigned(t.started_timestamp).map_or("-".into(), rfc3339),
+        (t.task_handle.as_deref())
+            .or(t.failure_reason.as_deref())
+            .unwrap_or("")
+            .to_string(),
+    ]
+}
+
+/// `dlq redrive --json` of a selective redrive.
+#[derive(Serialize)]
+#[serde(rename_all = "PascalCase")]
+struct RedriveReport<'a> {
+    queue_url: &'a str,
+    dry_run: bool,
+    destination_arn: Option<&'a str>,
+    moved: u64,
+    message_ids: &'a [String],
+    refused: u64,
+    refused_messages: Vec<RefusedMessage<'a>>,
+    unmovable: u64,
+    reason: Option<&'a str>,
+    steps: u32,
+}
+
+/// A matching message a redrive refuses for its replays.
+#[derive(Serialize)]
+#[serde(rename_all = "PascalCase")]
+struct RefusedMessage<'a> {
+    message_id: &'a str,
+    replay_count: u64,
+    reason: String,
+}
+
+/// `dlq redrive --task --json`.
+#[derive(Serialize)]
+#[serde(rename_all = "PascalCase")]
+struct StartedTask<'a> {
+    queue_url: &'a str,
+    task_handle: &'a str,
+}
+
+/// `dlq tasks --json`.
+#[derive(Serialize)]
+#[serde(rename_all = "PascalCase")]
+struct Tasks<'a> {
+    tasks: &'a [ListMessageMoveTasksResultEntry],
 }
 
 /// A one-line progress report on stderr, redrawn in place, only when

@@ -9,10 +9,10 @@ mod snapshot;
 use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
-use serde_json::json;
+use serde::Serialize;
 
 use crate::admin::{Connection, out, print_json};
-use report::{Report, Severity};
+use report::{Finding, Report, Severity, Skipped};
 
 /// Exit code when a finding reaches `--fail-on`.
 const EXIT_FINDINGS: u8 = 1;
@@ -78,6 +78,18 @@ impl FailOn {
     }
 }
 
+/// `doctor --json`.
+#[derive(Serialize)]
+#[serde(rename_all = "PascalCase")]
+struct Document<'a> {
+    source: &'a str,
+    queues_checked: usize,
+    findings: &'a [Finding],
+    skipped: &'a [Skipped],
+    fail_on: Severity,
+    failed: bool,
+}
+
 /// Runs the checks; returns the exit code.
 pub async fn run(args: DoctorArgs) -> anyhow::Result<u8> {
     let (source, setup) = match &args.config {
@@ -93,14 +105,14 @@ pub async fn run(args: DoctorArgs) -> anyhow::Result<u8> {
     let report = checks::check(&setup);
     let failed = report.worst().is_some_and(|w| w >= args.fail_on.severity());
     if args.json {
-        print_json(&json!({
-            "Source": source,
-            "QueuesChecked": setup.queues.len(),
-            "Findings": report.findings,
-            "Skipped": report.skipped,
-            "FailOn": args.fail_on.severity(),
-            "Failed": failed,
-        }));
+        print_json(&Document {
+            source: &source,
+            queues_checked: setup.queues.len(),
+            findings: &report.findings,
+            skipped: &report.skipped,
+            fail_on: args.fail_on.severity(),
+            failed,
+        });
     } else {
         out!("{}", render(&source, setup.queues.len(), &report));
     }

@@ -3,17 +3,18 @@
 
 use std::path::Path;
 
-use serde_json::Value;
 use sluice_core::attributes::QueueConfig;
 use sluice_core::queue_name::Account;
 
 use super::setup::{AlarmInfo, Alarms, ConsumerInfo, Consumers, LiveState, QueueSnapshot, Setup};
 use crate::config;
+use crate::dlq::MessageFilter;
 use crate::dlq::browse::peek_page;
 use crate::inventory::{self, QueueInfo, name_of};
+use crate::table::unsigned;
 use crate::timefmt::now_ms;
 use sluice_client::Client;
-use sluice_client::requests::{DescribeAlarmsInput, FilterInput, ListConsumersInput};
+use sluice_client::sluice::{Alarm, Consumer, DescribeAlarmsRequest, ListConsumersRequest};
 
 /// DLQ messages looked at for the one that expires first.
 const EXPIRY_SCAN: usize = 1000;
@@ -74,17 +75,15 @@ async fn first_expiry_start(client: &Client, q: &QueueInfo) -> anyhow::Result<Op
         let (page, next) = peek_page(
             client,
             &q.url,
-            &FilterInput::default(),
+            &MessageFilter::default(),
             100,
             token.as_deref(),
         )
         .await?;
         seen += page.len();
         for m in &page {
-            let sent = m["SentTimestamp"].as_u64();
-            let moved = m["Attributes"]["Sluice.MovedAt"]
-                .as_str()
-                .and_then(|v| v.parse::<u64>().ok());
+            let sent = unsigned(m.sent_timestamp);
+            let moved = (m.attributes.get("Sluice.MovedAt")).and_then(|v| v.parse::<u64>().ok());
             let start = if q.fifo() { moved.or(sent) } else { sent };
             if let Some(s) = start {
                 earliest = Some(earliest.map_or(s, |e| e.min(s)));
@@ -100,10 +99,7 @@ async fn first_expiry_start(client: &Client, q: &QueueInfo) -> anyhow::Result<Op
 
 /// The server's alarms, or why they cannot be known.
 async fn alarms(client: &Client) -> anyhow::Result<Alarms> {
-    let out = match client
-        .describe_alarms(&DescribeAlarmsInput::default())
-        .await
-    {
+    let out = match client.call(&DescribeAlarmsRequest::default()).await {
         Ok(out) => out,
         Err(e) if e.is_unknown_action() => {
             return Ok(Alarms::Unknown(format!(
@@ -118,7 +114,7 @@ async fn alarms(client: &Client) -> anyhow::Result<Alarms> {
 /// The server's push consumers (Sluice.ListConsumers), or why they cannot
 /// be known.
 async fn consumers(client: &Client) -> anyhow::Result<Consumers> {
-    let out = match client.list_consumers(&ListConsumersInput::default()).await {
+    let out = match client.call(&ListConsumersRequest::default()).await {
         Ok(out) => out,
         Err(e) if e.is_unknown_action() => {
             return Ok(Consumers::Unknown(format!(
@@ -128,32 +124,29 @@ async fn consumers(client: &Client) -> anyhow::Result<Consumers> {
         Err(e) => return Err(e.into()),
     };
     Ok(Consumers::Known(
-        out.consumers
-            .iter()
-            .map(|c| ConsumerInfo {
-                name: c["Name"].as_str().unwrap_or_default().to_string(),
-                queue: c["QueueName"].as_str().unwrap_or_default().to_string(),
-                batch_size: c["BatchSize"].as_u64().unwrap_or(0),
-                batching_window_secs: c["BatchingWindowSeconds"].as_u64().unwrap_or(0),
-                timeout_secs: c["TimeoutSeconds"].as_u64().unwrap_or(0),
-                report_batch_item_failures: c["ReportBatchItemFailures"].as_bool().unwrap_or(false),
-            })
-            .collect(),
+        out.consumers.iter().map(consumer_info).collect(),
     ))
 }
 
-fn alarm_info(a: &Value) -> AlarmInfo {
-    let text = |k: &str| a[k].as_str().unwrap_or_default().to_string();
-    let queue = a["QueueName"]
-        .as_str()
-        .or(a["QueueUrl"].as_str())
-        .map(|q| name_of(q).to_string())
-        .unwrap_or_default();
+fn consumer_info(c: &Consumer) -> ConsumerInfo {
+    ConsumerInfo {
+        name: c.name.clone().unwrap_or_default(),
+        queue: c.queue_name.clone().unwrap_or_default(),
+        batch_size: unsigned(c.batch_size).unwrap_or(0),
+        batching_window_secs: unsigned(c.batching_window_seconds).unwrap_or(0),
+        timeout_secs: unsigned(c.timeout_seconds).unwrap_or(0),
+        report_batch_item_failures: c.report_batch_item_failures.unwrap_or(false),
+    }
+}
+
+fn alarm_info(a: &Alarm) -> AlarmInfo {
     AlarmInfo {
-        name: text("AlarmName"),
-        queue,
-        metric: text("MetricName"),
-        has_actions: a["Actions"].as_array().is_some_and(|l| !l.is_empty()),
+        name: a.alarm_name.clone().unwrap_or_default(),
+        queue: (a.queue_name.as_deref())
+            .map(|q| name_of(q).to_string())
+            .unwrap_or_default(),
+        metric: a.metric_name.clone().unwrap_or_default(),
+        has_actions: !a.actions.is_empty(),
     }
 }
 
