@@ -2,13 +2,13 @@
 //! a client calls: its queues (created, or brought to the declared
 //! attributes and tags) and its alarms.
 
+use sluice_alarms::definition::{AlarmDefinition, AlarmSource};
 use sluice_broker::Broker;
 use sluice_core::ErrorCode;
 use sluice_protocol::requests::{
     CreateQueueInput, PutAlarmInput, SetQueueAttributesInput, TagQueueInput,
 };
 use sluice_server::Service;
-use sluice_server::alarms::definition::{AlarmDefinition, AlarmSource};
 use sluice_server::service::RequestContext;
 
 use crate::config::FileConfig;
@@ -74,7 +74,7 @@ pub async fn declare_alarms<B: Broker>(
 ) -> anyhow::Result<()> {
     let ctx = RequestContext::default();
     if let Some(dlq) = &service.config.alarms.dlq_alarms {
-        let def = sluice_server::alarms::dlq_alarm("example-dlq", dlq);
+        let def = sluice_alarms::dlq_alarm("example-dlq", dlq);
         let input = PutAlarmInput {
             alarm_name: Some(def.name),
             metric_name: Some(def.metric.as_str().into()),

@@ -7,13 +7,13 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use clap::Args;
+use sluice_alarms::tls::WebhookTls;
+use sluice_alarms::{AlarmSettings, DlqAlarmSettings};
 use sluice_broker::Broker;
 use sluice_core::clock::SystemClock;
 use sluice_core::queue_name::Account;
 use sluice_embedded::{EmbeddedBroker, EmbeddedOptions};
 use sluice_postgres::{PgError, PostgresBroker, PostgresOptions};
-use sluice_server::alarms::tls::WebhookTls;
-use sluice_server::alarms::{AlarmSettings, DlqAlarmSettings};
 use sluice_server::http::ServerTls;
 use sluice_server::{ConnectionLimits, Service, ServiceConfig};
 
@@ -402,7 +402,7 @@ async fn run_node<B: Broker>(
         shared.then(|| sluice_server::move_tasks::spawn_move_task_adopter(&service.move_tasks));
     declare::declare_queues(&service, file).await?;
     declare::declare_alarms(&service, file).await?;
-    let _alarm_monitor = sluice_server::alarms::tick::spawn_alarm_monitor(service.alarms.clone());
+    let _alarm_monitor = sluice_alarms::tick::spawn_alarm_monitor(service.alarms.clone());
     let _depth_sampler = service.spawn_depth_sampler();
     let _consumers = start_consumers(&service, file).await?;
     service
@@ -425,15 +425,15 @@ async fn run_node<B: Broker>(
 async fn start_consumers<B: Broker>(
     service: &Service<B>,
     file: &FileConfig,
-) -> anyhow::Result<sluice_server::consumers::Consumers> {
+) -> anyhow::Result<sluice_consumers::Consumers> {
     let specs: Vec<_> = file.consumers.iter().map(|c| c.spec()).collect();
-    sluice_server::consumers::check_consumers(&service.broker, &specs)
+    sluice_consumers::check_consumers(&service.broker, &specs)
         .await
         .map_err(|e| anyhow::anyhow!("[[consumers]] in the config file: {e}"))?;
     for spec in &specs {
         tracing::info!(consumer = %spec.name, queue = %spec.queue, "push consumer started");
     }
-    Ok(sluice_server::consumers::spawn_consumers(
+    Ok(sluice_consumers::spawn_consumers(
         &service.broker,
         &service.config.account,
         &service.metrics.consumers,

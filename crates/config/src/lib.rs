@@ -172,8 +172,8 @@ pub fn checkpoint_interval(
 
 impl ConsumerDecl {
     /// The server's settings of this consumer, defaults filled in.
-    pub fn spec(&self) -> sluice_server::consumers::ConsumerSpec {
-        sluice_server::consumers::ConsumerSpec {
+    pub fn spec(&self) -> sluice_consumers::ConsumerSpec {
+        sluice_consumers::ConsumerSpec {
             name: self.name.clone(),
             queue: self.queue.clone(),
             url: self.url.clone(),

@@ -313,7 +313,7 @@ async fn handle_in_span<B: Broker>(
     }
     if is_get {
         match path {
-            path if crate::console::is_console_path(path) => return crate::console::serve(path),
+            path if sluice_console::is_console_path(path) => return sluice_console::serve(path),
             "/metrics" => {
                 let body = svc.metrics.render(&svc.broker, &svc.alarms).await;
                 let mut resp = Response::new(Full::new(Bytes::from(body)));

@@ -6,14 +6,14 @@ use std::sync::Arc;
 
 use sluice_broker::Broker;
 
-use crate::alarms::definition::{AlarmDefinition, AlarmSource};
-use crate::alarms::store::Transition;
-use crate::alarms::{AlarmSettings, Alarms};
 use crate::auth::{Authenticator, Principal};
 use crate::depth_history::DepthHistory;
 use crate::metrics::Metrics;
 use crate::move_tasks::MoveTasks;
-use crate::receipts::HandleSealer;
+use sluice_alarms::definition::{AlarmDefinition, AlarmSource};
+use sluice_alarms::store::Transition;
+use sluice_alarms::{AlarmSettings, Alarms};
+use sluice_broker::receipts::HandleSealer;
 use sluice_core::SqsError;
 use sluice_core::clock::{Clock, SystemClock};
 use sluice_core::queue_name::{Account, key_parts, parse_queue_url};
@@ -59,9 +59,9 @@ pub struct Service<B> {
     /// Alarms on queue metrics (rule M2).
     pub alarms: Arc<Alarms<B>>,
     /// The push consumers running on this node (ListConsumers).
-    pub consumers: crate::consumers::registry::ConsumerRegistry,
+    pub consumers: sluice_consumers::registry::ConsumerRegistry,
     /// The consumers created at run time (CreateConsumer, rule C9).
-    pub runtime_consumers: crate::consumers::runtime::RuntimeConsumers,
+    pub runtime_consumers: sluice_consumers::runtime::RuntimeConsumers,
     /// Seals receipt handles (rule A3), keyed at the first use with the
     /// engine's secret.
     sealer: tokio::sync::OnceCell<HandleSealer>,
@@ -145,7 +145,7 @@ impl<B: Broker> Service<B> {
             clock.clone(),
             alarm_settings,
         ));
-        let runtime_consumers = crate::consumers::runtime::RuntimeConsumers::new(
+        let runtime_consumers = sluice_consumers::runtime::RuntimeConsumers::new(
             config.consumers_file.clone(),
             broker.is_shared(),
         );
@@ -172,8 +172,8 @@ impl<B: Broker> Service<B> {
     }
 
     /// What a consumer's poll loop is started with.
-    pub fn consumer_host(&self) -> crate::consumers::ConsumerHost<'_, B> {
-        crate::consumers::ConsumerHost {
+    pub fn consumer_host(&self) -> sluice_consumers::ConsumerHost<'_, B> {
+        sluice_consumers::ConsumerHost {
             broker: &self.broker,
             account: &self.config.account,
             metrics: &self.metrics.consumers,
@@ -185,7 +185,7 @@ impl<B: Broker> Service<B> {
     /// file's); returns how many started.
     pub async fn restore_consumers(
         &self,
-    ) -> Result<usize, crate::consumers::runtime::ConsumerChangeError> {
+    ) -> Result<usize, sluice_consumers::runtime::ConsumerChangeError> {
         self.runtime_consumers.restore(self.consumer_host()).await
     }
 

@@ -9,10 +9,10 @@ use std::time::Duration;
 
 use base64::Engine;
 use serde_json::json;
+use sluice_alarms::AlarmSettings;
+use sluice_alarms::notify::WebhookPolicy;
+use sluice_alarms::tls::WebhookTls;
 use sluice_server::ServiceConfig;
-use sluice_server::alarms::AlarmSettings;
-use sluice_server::alarms::notify::WebhookPolicy;
-use sluice_server::alarms::tls::WebhookTls;
 use tokio_rustls::TlsAcceptor;
 use tokio_rustls::rustls::{self, pki_types};
 

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use aws_sdk_sqs::primitives::Blob;
 use aws_sdk_sqs::types::{MessageAttributeValue, QueueAttributeName};
 use serde_json::Value;
-use sluice_server::consumers::{self, ConsumerSpec, Consumers};
+use sluice_consumers::{self as consumers, ConsumerSpec, Consumers};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
@@ -474,7 +474,7 @@ async fn c2_unknown_item_or_function_error_fails_the_whole_batch() {
     }
     // Every series shows from the consumer's start (failures by kind, above,
     // once one happens).
-    for name in sluice_server::metrics::consumer_metric_names() {
+    for name in sluice_consumers::metrics::consumer_metric_names() {
         assert!(
             metrics.contains(&format!("\n{name}")),
             "{name} missing from\n{metrics}"

@@ -7,9 +7,9 @@ use sluice_core::SqsError;
 use sluice_core::queue_name::name_of_key;
 use sluice_protocol::requests::{DeleteAlarmsInput, DescribeAlarmsInput, PutAlarmInput, required};
 
-use crate::alarms::definition::{AlarmSource, AlarmState};
-use crate::alarms::store::AlarmEntry;
 use crate::service::{RequestContext, Service};
+use sluice_alarms::definition::{AlarmSource, AlarmState};
+use sluice_alarms::store::AlarmEntry;
 
 /// PutAlarm: create or replace an alarm on a queue metric.
 pub async fn put_alarm<B: Broker>(

@@ -9,9 +9,9 @@ use sluice_broker::Broker;
 use sluice_core::{ErrorCode, SqsError};
 use sluice_protocol::requests::{ConsumerInput, ConsumerNameInput, ListConsumersInput, required};
 
-use crate::consumers::ConsumerSpec;
-use crate::consumers::runtime::ConsumerChangeError;
 use crate::service::{RequestContext, Service};
+use sluice_consumers::ConsumerSpec;
+use sluice_consumers::runtime::ConsumerChangeError;
 
 /// ListConsumers: every consumer, or those of `QueueUrl`.
 pub async fn list_consumers<B: Broker>(

@@ -16,8 +16,8 @@ use sluice_protocol::requests::{
 };
 
 use super::by_handle;
-use crate::params::in_range;
 use crate::service::Service;
+use sluice_core::limits::in_range;
 
 /// Longest failure reason kept.
 const MAX_REASON: usize = 1024;

@@ -10,8 +10,8 @@ use sluice_protocol::requests::{
 };
 
 use crate::move_tasks::NewMoveTask;
-use crate::params::in_range;
 use crate::service::Service;
+use sluice_core::limits::in_range;
 
 /// Largest rate a task may ask for.
 const MAX_RATE: i64 = 500;

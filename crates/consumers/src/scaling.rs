@@ -141,7 +141,7 @@ impl Scaling {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::consumers::outcome::FailureKind;
+    use crate::outcome::FailureKind;
 
     /// C7: full batches grow the limit up to the maximum; whole-batch
     /// failures halve it, partial ones do not; it never drops below one.

@@ -22,6 +22,8 @@ struct ConsumerFailureLabels {
     kind: String,
 }
 
+/// Every consumer's counters, gauges and histograms; clones count into the
+/// same families.
 #[derive(Clone, Debug)]
 pub struct ConsumerMetrics {
     deliveries: Family<ConsumerLabels, Counter>,
@@ -180,7 +182,8 @@ impl ConsumerMetrics {
             .inc();
     }
 
-    pub(super) fn register(&self, registry: &mut Registry) {
+    /// Adds every family to `registry`, the server's `/metrics` exposition.
+    pub fn register(&self, registry: &mut Registry) {
         registry.register(
             "sluice_consumer_deliveries",
             "Batches POSTed to each push consumer's handler",

@@ -391,7 +391,7 @@ impl AlarmDefinition {
             None => 60,
         };
         let evaluation_periods = match input.evaluation_periods {
-            Some(n) => crate::params::in_range(
+            Some(n) => sluice_core::limits::in_range(
                 "EvaluationPeriods",
                 n,
                 1,
@@ -405,9 +405,12 @@ impl AlarmDefinition {
             )));
         }
         let datapoints_to_alarm = match input.datapoints_to_alarm {
-            Some(m) => {
-                crate::params::in_range("DatapointsToAlarm", m, 1, i64::from(evaluation_periods))?
-            }
+            Some(m) => sluice_core::limits::in_range(
+                "DatapointsToAlarm",
+                m,
+                1,
+                i64::from(evaluation_periods),
+            )?,
             None => evaluation_periods,
         };
         let threshold = sluice_protocol::requests::required(input.threshold, "Threshold")?;

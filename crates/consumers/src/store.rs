@@ -99,12 +99,12 @@ struct SavedConsumers {
 
 /// The saved consumers; none when the file does not exist yet.
 pub fn read(path: &Path) -> std::io::Result<Vec<SavedConsumer>> {
-    crate::json_file::read::<SavedConsumers>(path).map(|s| s.consumers)
+    sluice_broker::json_file::read::<SavedConsumers>(path).map(|s| s.consumers)
 }
 
 /// Writes the list so that a crash leaves either the old one or the new.
 pub fn write(path: &Path, consumers: Vec<SavedConsumer>) -> std::io::Result<()> {
-    crate::json_file::write(path, &SavedConsumers { consumers })
+    sluice_broker::json_file::write(path, &SavedConsumers { consumers })
 }
 
 #[cfg(test)]

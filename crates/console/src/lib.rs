@@ -28,7 +28,7 @@ macro_rules! asset {
         Asset {
             path: $path,
             content_type: $type,
-            body: include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/console/", $path)),
+            body: include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/", $path)),
         }
     };
 }

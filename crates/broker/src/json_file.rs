@@ -1,5 +1,7 @@
-//! The JSON files the server keeps in the data directory on an engine no
-//! other node shares (`alarms.json`, `consumers.json`): read whole,
+//! The JSON files a node alone on its storage keeps the alarms' and the
+//! consumers' state in, in its data directory (`alarms.json`,
+//! `consumers.json`); on storage several nodes share, the engine keeps that
+//! state instead ([`Coordination`](crate::Coordination)). Read whole,
 //! written whole so that a crash leaves either the old contents or the
 //! new.
 

@@ -15,7 +15,8 @@
 //! posts one batch, keeps its messages invisible while it runs and applies
 //! the answer; [`registry`] lists every consumer with its state;
 //! [`runtime`] creates, changes and deletes consumers at run time, saved
-//! by [`store`]. This file holds the poll loop, which runs each batch's
+//! by [`store`]; [`metrics`] counts what they do, for the server's
+//! `/metrics` to export. This file holds the poll loop, which runs each batch's
 //! receive and delivery in a task of its own. Everything goes through the
 //! [`Broker`] trait, so every engine serves consumers.
 
@@ -25,6 +26,7 @@ pub mod deliver;
 pub mod event;
 pub mod filter;
 pub mod gather;
+pub mod metrics;
 pub mod outcome;
 pub mod registry;
 pub mod runtime;

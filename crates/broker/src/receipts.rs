@@ -11,11 +11,11 @@
 //! ([`sluice_broker::Coordination::handle_secret`]) of a domain label, the
 //! queue key's length and bytes, and the engine handle.
 
+use crate::coordination::HandleSecret;
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use hmac::{Hmac, Mac};
 use sha2::Sha256;
-use sluice_broker::HandleSecret;
 use sluice_core::SqsError;
 use subtle::ConstantTimeEq;
 

@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use sluice_core::clock::Millis;
 
 use super::definition::{AlarmDefinition, AlarmSource, AlarmState};
-use crate::json_file;
+use sluice_broker::json_file;
 
 /// State changes kept per alarm, newest first.
 pub const HISTORY_LIMIT: usize = 100;
@@ -246,7 +246,7 @@ impl AlarmStore {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::alarms::definition::{Comparison, Metric, Statistic, TreatMissingData};
+    use crate::definition::{Comparison, Metric, Statistic, TreatMissingData};
 
     fn def(name: &str) -> AlarmDefinition {
         AlarmDefinition {

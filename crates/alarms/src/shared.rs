@@ -87,7 +87,7 @@ pub fn source_named(name: &str) -> AlarmSource {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::alarms::definition::{Comparison, Metric, Statistic, TreatMissingData};
+    use crate::definition::{Comparison, Metric, Statistic, TreatMissingData};
 
     /// M2: an alarm read back from its stored form is the same alarm, with
     /// its state and history.

@@ -21,7 +21,7 @@ use super::outcome::{
     read_success, retry_after,
 };
 use crate::metrics::ConsumerMetrics;
-use crate::receipts::HandleSealer;
+use sluice_broker::receipts::HandleSealer;
 
 /// The client of all handlers (`http://` only in this slice).
 pub type HandlerClient = Client<HttpConnector, Full<Bytes>>;

@@ -148,7 +148,7 @@ pub fn number(v: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::alarms::definition::{Comparison, Metric};
+    use crate::definition::{Comparison, Metric};
 
     const P: u64 = 60_000;
     /// A period boundary, well after the epoch.
