@@ -6,8 +6,10 @@
 //! - [`series`]: recent per-queue stats and the metric samples read from them;
 //! - [`store`]: alarms with their states and history; API alarms saved to a file;
 //! - [`notify`]: the notification body and the background webhook sender;
-//! - [`shared`]: alarms kept in storage several nodes share;
-//! - [`tls`]: the certificates `https://` webhooks are checked against.
+//! - [`shared`]: alarms kept in storage several nodes share.
+//!
+//! Webhooks go out through `sluice-outbound`'s client, `https://` ones
+//! checked against Mozilla's roots plus the `webhook_ca_file` setting.
 //!
 //! [`Alarms`] is the component the service holds: the actions in
 //! `actions/alarms.rs` call it, and it knows nothing of requests. A tick
@@ -25,7 +27,6 @@ pub mod series;
 pub mod shared;
 pub mod store;
 pub mod tick;
-pub mod tls;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -45,8 +46,8 @@ use definition::{
 };
 use notify::{WebhookPolicy, WebhookSender};
 use series::QueueSeries;
+use sluice_outbound::OutboundTls;
 use store::{AlarmEntry, AlarmStore, StoreError, Transition};
-use tls::WebhookTls;
 
 /// Alarm settings of a server.
 #[derive(Debug, Clone)]
@@ -59,7 +60,7 @@ pub struct AlarmSettings {
     pub webhook: WebhookPolicy,
     /// The roots `https://` webhooks are checked against: Mozilla's, plus
     /// those of the `webhook_ca_file` setting.
-    pub webhook_tls: WebhookTls,
+    pub webhook_tls: OutboundTls,
     /// Where API-defined alarms are saved (none: they are lost at exit).
     pub file: Option<PathBuf>,
 }
@@ -70,7 +71,7 @@ impl Default for AlarmSettings {
             sample_interval: Duration::from_secs(10),
             dlq_alarms: None,
             webhook: WebhookPolicy::default(),
-            webhook_tls: WebhookTls::default(),
+            webhook_tls: OutboundTls::default(),
             file: None,
         }
     }

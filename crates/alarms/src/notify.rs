@@ -16,19 +16,12 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
-use hyper_rustls::{HttpsConnector, HttpsConnectorBuilder};
-use hyper_util::client::legacy::Client;
-use hyper_util::client::legacy::connect::HttpConnector;
-use hyper_util::rt::TokioExecutor;
 use serde_json::{Value, json};
+use sluice_outbound::{ConnectionSettings, OutboundClient, OutboundTls};
 use tokio::sync::mpsc;
 
 use super::definition::AlarmDefinition;
 use super::store::Transition;
-use super::tls::WebhookTls;
-
-/// The webhook HTTP client: plain TCP or TLS by the URL's scheme.
-type WebhookClient = Client<HttpsConnector<HttpConnector>, Full<Bytes>>;
 
 /// How webhooks are delivered.
 #[derive(Debug, Clone)]
@@ -151,14 +144,14 @@ struct Delivery {
 /// Sends webhooks in the background.
 pub struct WebhookSender {
     policy: WebhookPolicy,
-    tls: WebhookTls,
+    tls: OutboundTls,
     queue: OnceLock<mpsc::Sender<Delivery>>,
     counters: Arc<NotificationCounters>,
 }
 
 impl WebhookSender {
     /// A sender; its tasks start with the first notification.
-    pub fn new(policy: WebhookPolicy, tls: WebhookTls) -> Self {
+    pub fn new(policy: WebhookPolicy, tls: OutboundTls) -> Self {
         Self {
             policy,
             tls,
@@ -198,23 +191,18 @@ impl WebhookSender {
 }
 
 /// The client of all webhooks, for `http://` and `https://` URLs.
-fn client(policy: &WebhookPolicy, tls: &WebhookTls) -> WebhookClient {
-    let mut tcp = HttpConnector::new();
-    tcp.set_connect_timeout(Some(policy.timeout));
-    // The TLS layer above sees https:// URLs through this connector.
-    tcp.enforce_http(false);
-    let connector = HttpsConnectorBuilder::new()
-        .with_tls_config(tls.client_config())
-        .https_or_http()
-        .enable_http1()
-        .wrap_connector(tcp);
-    Client::builder(TokioExecutor::new()).build(connector)
+fn client(policy: &WebhookPolicy, tls: &OutboundTls) -> OutboundClient {
+    let settings = ConnectionSettings {
+        connect_timeout: Some(policy.timeout),
+        ..ConnectionSettings::default()
+    };
+    sluice_outbound::client(tls, &settings)
 }
 
 /// Hands each delivery to its receiver's worker.
 async fn dispatch(
     mut rx: mpsc::Receiver<Delivery>,
-    client: WebhookClient,
+    client: OutboundClient,
     policy: WebhookPolicy,
     counters: Arc<NotificationCounters>,
 ) {
@@ -240,7 +228,7 @@ async fn dispatch(
 
 /// Delivers one receiver's notifications in order.
 async fn deliver_all(
-    client: WebhookClient,
+    client: OutboundClient,
     url: String,
     mut rx: mpsc::Receiver<Bytes>,
     policy: WebhookPolicy,
@@ -289,7 +277,7 @@ enum Failure {
 }
 
 async fn post(
-    client: &WebhookClient,
+    client: &OutboundClient,
     url: &str,
     body: Bytes,
     timeout: Duration,
@@ -344,7 +332,7 @@ mod tests {
             }
         });
         let policy = WebhookPolicy::default();
-        let client = client(&policy, &WebhookTls::default());
+        let client = client(&policy, &OutboundTls::default());
         match post(&client, &url, Bytes::from_static(b"{}"), policy.timeout).await {
             Err(Failure::Retry(e)) => {
                 assert!(e.contains("invalid peer certificate: UnknownIssuer"), "{e}")

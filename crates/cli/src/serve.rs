@@ -7,12 +7,12 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use clap::Args;
-use sluice_alarms::tls::WebhookTls;
 use sluice_alarms::{AlarmSettings, DlqAlarmSettings};
 use sluice_broker::Broker;
 use sluice_core::clock::SystemClock;
 use sluice_core::queue_name::Account;
 use sluice_embedded::{EmbeddedBroker, EmbeddedOptions};
+use sluice_outbound::{OutboundTls, Roots};
 use sluice_postgres::{PgError, PostgresBroker, PostgresOptions};
 use sluice_server::http::ServerTls;
 use sluice_server::{ConnectionLimits, Service, ServiceConfig};
@@ -68,7 +68,8 @@ pub struct ServeArgs {
     /// https:// webhooks (see docs/alarms.md), authentication:
     /// `[auth]` with `[[auth.credentials]]` and HTTPS: `[tls]` (see
     /// docs/security.md; SIGHUP reloads both), and push consumers:
-    /// `[[consumers]]` (see docs/consumers.md).
+    /// `[[consumers]]` and the `consumer_ca_file` of https:// handlers
+    /// (see docs/consumers.md).
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
     /// Authentication: `sigv4` requires every request to be signed by one
@@ -244,6 +245,7 @@ async fn serve(args: ServeArgs, file: FileConfig) -> anyhow::Result<()> {
     let mut config = ServiceConfig {
         alarms: alarm_settings(&file, (!in_memory).then(|| data_dir.join("alarms.json")))?,
         consumers_file: (!in_memory).then(|| data_dir.join("consumers.json")),
+        consumer_tls: consumer_tls(&file)?,
         account,
         base_url: file.base_url.clone(),
         auth,
@@ -434,12 +436,25 @@ async fn start_consumers<B: Broker>(
         tracing::info!(consumer = %spec.name, queue = %spec.queue, "push consumer started");
     }
     Ok(sluice_consumers::spawn_consumers(
-        &service.broker,
-        &service.config.account,
-        &service.metrics.consumers,
-        &service.consumers,
+        service.consumer_host(),
         specs,
     ))
+}
+
+/// The roots `https://` consumer handlers are checked against: Mozilla's,
+/// plus the config file's `consumer_ca_file`, read now so that a bad file
+/// stops the start rather than the first delivery.
+fn consumer_tls(file: &FileConfig) -> anyhow::Result<OutboundTls> {
+    let Some(path) = &file.consumer_ca_file else {
+        return Ok(OutboundTls::default());
+    };
+    let tls = OutboundTls::with_ca_file(Roots::Mozilla, path, "the consumer CA file")?;
+    tracing::info!(
+        file = %path.display(),
+        certificates = tls.extra_roots(),
+        "https:// consumer handlers also trust the CA file"
+    );
+    Ok(tls)
 }
 
 /// The alarm settings of the config file; API alarms are saved in
@@ -461,7 +476,8 @@ fn alarm_settings(
     }
     if let Some(path) = &file.webhook_ca_file {
         // Read now: a bad file stops the start, not the first alarm.
-        settings.webhook_tls = WebhookTls::with_ca_file(path)?;
+        settings.webhook_tls =
+            OutboundTls::with_ca_file(Roots::Mozilla, path, "the webhook CA file")?;
         tracing::info!(
             file = %path.display(),
             certificates = settings.webhook_tls.extra_roots(),

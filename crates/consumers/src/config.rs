@@ -30,7 +30,7 @@ pub struct ConsumerSpec {
     pub name: String,
     /// The queue read (its name on this server).
     pub queue: String,
-    /// The handler's `http://` URL.
+    /// The handler's `http://` or `https://` URL.
     pub url: String,
     /// Most messages per batch: 1–10,000 on a standard queue, 1–10 on a
     /// FIFO queue; above 10 needs a batching window.
@@ -103,9 +103,12 @@ impl ConsumerSpec {
         if self.timeout.is_zero() {
             return Err(self.invalid("timeout_seconds must be at least 1".into()));
         }
-        // https:// handlers need the webhook TLS settings: not in this slice.
-        if !self.url.starts_with("http://") || self.url.parse::<http::Uri>().is_err() {
-            return Err(self.invalid(format!("url must be an http:// URL, got {:?}", self.url)));
+        let scheme_known = self.url.starts_with("http://") || self.url.starts_with("https://");
+        if !scheme_known || self.url.parse::<http::Uri>().is_err() {
+            return Err(self.invalid(format!(
+                "url must be an http:// or https:// URL, got {:?}",
+                self.url
+            )));
         }
         super::filter::Filter::compile(&self.filter).map_err(|e| self.invalid(e.to_string()))?;
         Ok(())
@@ -271,11 +274,15 @@ mod tests {
                 ..spec()
             },
             ConsumerSpec {
-                url: "https://x/".into(),
+                url: "ftp://x/".into(),
                 ..spec()
             },
             ConsumerSpec {
                 url: "http://".into(),
+                ..spec()
+            },
+            ConsumerSpec {
+                url: "https://".into(),
                 ..spec()
             },
         ] {

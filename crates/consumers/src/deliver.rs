@@ -8,11 +8,10 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
-use hyper_util::client::legacy::Client;
-use hyper_util::client::legacy::connect::HttpConnector;
-use hyper_util::rt::TokioExecutor;
+use sluice_broker::receipts::HandleSealer;
 use sluice_broker::{Broker, Nack, ReceivedMessage, VisibilityChange};
 use sluice_core::error::error_chain;
+use sluice_outbound::{ConnectionSettings, OutboundClient, OutboundTls};
 
 use super::config::ConsumerSpec;
 use super::event::{EventSource, build_event, seal_receipt_handles};
@@ -21,10 +20,9 @@ use super::outcome::{
     read_success, retry_after,
 };
 use crate::metrics::ConsumerMetrics;
-use sluice_broker::receipts::HandleSealer;
 
-/// The client of all handlers (`http://` only in this slice).
-pub type HandlerClient = Client<HttpConnector, Full<Bytes>>;
+/// The client of all handlers, `http://` and `https://`.
+pub type HandlerClient = OutboundClient;
 
 /// The header with which Lambda's Invoke reports a function's error.
 const FUNCTION_ERROR: &str = "x-amz-function-error";
@@ -32,9 +30,9 @@ const FUNCTION_ERROR: &str = "x-amz-function-error";
 /// Shortest wait between two visibility extensions.
 const MIN_HEARTBEAT: Duration = Duration::from_millis(500);
 
-/// A new handler client.
-pub fn handler_client() -> HandlerClient {
-    Client::builder(TokioExecutor::new()).build(HttpConnector::new())
+/// A new handler client, checking `https://` handlers against `tls`.
+pub fn handler_client(tls: &OutboundTls) -> HandlerClient {
+    sluice_outbound::client(tls, &ConnectionSettings::default())
 }
 
 /// What a delivery needs besides its messages.

@@ -47,7 +47,7 @@ use tokio::time::Instant;
 use crate::metrics::ConsumerMetrics;
 use cluster_slots::ClusterSlots;
 pub use config::{ConsumerConfigError, ConsumerSpec};
-use deliver::{Delivery, handler_client};
+use deliver::{Delivery, HandlerClient};
 use event::EventSource;
 use outcome::Outcome;
 use registry::ConsumerRegistry;
@@ -115,27 +115,18 @@ impl Drop for Consumers {
     }
 }
 
-/// Starts one poll loop per consumer (checked by [`check_consumers`]),
-/// each listed in `registry` with its state, as a config-file consumer.
+/// Starts one poll loop per consumer (checked by [`check_consumers`]) on
+/// `host`, each listed in its registry with its state, as a config-file
+/// consumer.
 pub fn spawn_consumers<B: Broker>(
-    broker: &B,
-    account: &Account,
-    metrics: &ConsumerMetrics,
-    registry: &ConsumerRegistry,
+    host: ConsumerHost<'_, B>,
     specs: Vec<ConsumerSpec>,
 ) -> Consumers {
-    let host = ConsumerHost {
-        broker,
-        account,
-        metrics,
-        registry,
-    };
-    let client = handler_client();
     let tasks = specs
         .into_iter()
         .map(|spec| {
-            registry.register(&spec);
-            host.spawn(spec, client.clone())
+            host.registry.register(&spec);
+            host.spawn(spec)
         })
         .collect();
     Consumers { tasks }
@@ -151,6 +142,8 @@ pub struct ConsumerHost<'a, B> {
     pub metrics: &'a ConsumerMetrics,
     /// Where its state is listed (it must be registered already).
     pub registry: &'a ConsumerRegistry,
+    /// The handlers' client (see [`deliver::handler_client`]).
+    pub client: &'a HandlerClient,
 }
 
 // Copied whatever the engine: it holds only references (a derive would
@@ -165,7 +158,7 @@ impl<B> Copy for ConsumerHost<'_, B> {}
 
 impl<B: Broker> ConsumerHost<'_, B> {
     /// Starts the poll loop of `spec`, already registered.
-    pub fn spawn(&self, spec: ConsumerSpec, client: deliver::HandlerClient) -> JoinHandle<()> {
+    pub fn spawn(&self, spec: ConsumerSpec) -> JoinHandle<()> {
         // Checked when the consumer was: a pattern that does not compile
         // now cannot happen, and is logged rather than panicked on.
         let filter = filter::Filter::compile(&spec.filter).unwrap_or_else(|e| {
@@ -179,7 +172,7 @@ impl<B: Broker> ConsumerHost<'_, B> {
             broker: self.broker.clone(),
             source: EventSource::new(self.account, &spec.queue),
             spec,
-            client,
+            client: self.client.clone(),
             metrics: self.metrics.clone(),
             sealer: tokio::sync::OnceCell::new(),
         };

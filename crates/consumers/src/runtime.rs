@@ -20,7 +20,6 @@ use sluice_core::SqsError;
 use tokio::task::JoinHandle;
 
 use super::config::{ConsumerConfigError, ConsumerSpec};
-use super::deliver::{HandlerClient, handler_client};
 use super::registry::ConsumerSource;
 use super::store::{self, SavedConsumer};
 use super::{ConsumerHost, ConsumerRegistry};
@@ -86,7 +85,6 @@ pub struct RuntimeConsumers {
     keeping: Keeping,
     /// One change at a time, so that what is kept follows the list.
     state: tokio::sync::Mutex<State>,
-    client: HandlerClient,
 }
 
 impl std::fmt::Debug for RuntimeConsumers {
@@ -117,7 +115,6 @@ impl RuntimeConsumers {
         Self {
             keeping,
             state: Default::default(),
-            client: handler_client(),
         }
     }
 
@@ -281,7 +278,7 @@ impl RuntimeConsumers {
         host.registry
             .register_from(&spec, ConsumerSource::Api, stopped);
         let name = spec.name.clone();
-        let task = host.spawn(spec, self.client.clone());
+        let task = host.spawn(spec);
         state.tasks.insert(name, task);
     }
 

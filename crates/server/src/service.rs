@@ -36,6 +36,9 @@ pub struct ServiceConfig {
     /// the data directory), or `None`: they last until the server stops.
     /// Unused on shared storage, which keeps them for every node (rule C9).
     pub consumers_file: Option<std::path::PathBuf>,
+    /// The roots `https://` consumer handlers are checked against:
+    /// Mozilla's, plus those of the `consumer_ca_file` setting.
+    pub consumer_tls: sluice_outbound::OutboundTls,
     /// Most ReceiveMessage long polls waiting at once, server-wide (rule
     /// H5); `None`: no cap.
     pub max_long_polls: Option<usize>,
@@ -62,6 +65,8 @@ pub struct Service<B> {
     pub consumers: sluice_consumers::registry::ConsumerRegistry,
     /// The consumers created at run time (CreateConsumer, rule C9).
     pub runtime_consumers: sluice_consumers::runtime::RuntimeConsumers,
+    /// Every consumer's client of its handler, trusting `consumer_tls`.
+    handler_client: sluice_consumers::deliver::HandlerClient,
     /// Seals receipt handles (rule A3), keyed at the first use with the
     /// engine's secret.
     sealer: tokio::sync::OnceCell<HandleSealer>,
@@ -156,6 +161,7 @@ impl<B: Broker> Service<B> {
         ));
         let metrics = Metrics::default();
         metrics.long_polls.set_limit(config.max_long_polls);
+        let handler_client = sluice_consumers::deliver::handler_client(&config.consumer_tls);
         Self {
             broker,
             config,
@@ -165,6 +171,7 @@ impl<B: Broker> Service<B> {
             metrics,
             consumers: Default::default(),
             runtime_consumers,
+            handler_client,
             sealer: tokio::sync::OnceCell::new(),
             depth_history: Arc::default(),
             policies: Default::default(),
@@ -178,6 +185,7 @@ impl<B: Broker> Service<B> {
             account: &self.config.account,
             metrics: &self.metrics.consumers,
             registry: &self.consumers,
+            client: &self.handler_client,
         }
     }
 

@@ -76,10 +76,15 @@ impl TestServer {
     /// visibility timeouts end in real time (push consumers' tests).
     /// `clock` is then not read by the engine.
     pub async fn start_real_time() -> Self {
+        Self::start_real_time_with(ServiceConfig::default()).await
+    }
+
+    /// [`TestServer::start_real_time`] with these settings.
+    pub async fn start_real_time_with(config: ServiceConfig) -> Self {
         let broker = EmbeddedBroker::in_memory(Arc::new(sluice_core::clock::SystemClock));
         let service = Arc::new(Service::with_clock(
             broker,
-            ServiceConfig::default(),
+            config,
             Arc::new(sluice_core::clock::SystemClock),
         ));
         Self::serving(service, ManualClock::default()).await
