@@ -17,8 +17,8 @@ use hyper::header::{CONTENT_TYPE, HOST, HeaderValue};
 use hyper::service::service_fn;
 use hyper::{Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
-use md5::{Digest, Md5};
 use serde::{Deserialize, Serialize};
+use sluice_core::digest::md5_of_body;
 use tokio::net::TcpListener;
 
 use crate::error::BenchError;
@@ -48,7 +48,7 @@ struct Canned {
 impl Canned {
     fn of_size(size: usize) -> Self {
         let body = "x".repeat(size);
-        let md5 = md5_hex(body.as_bytes());
+        let md5 = md5_of_body(&body);
         Self { body, md5 }
     }
 }
@@ -199,7 +199,7 @@ fn answer(state: &NullState, action: &str, host: &str, body: &[u8]) -> Result<Ve
                 successful.push(SendResultEntry {
                     id: required(e.id, "Id")?,
                     message_id: uuid::Uuid::new_v4().to_string(),
-                    md5_of_message_body: md5_hex(body.as_bytes()),
+                    md5_of_message_body: md5_of_body(&body),
                 });
             }
             let output = SendMessageBatchResponse {
@@ -213,7 +213,7 @@ fn answer(state: &NullState, action: &str, host: &str, body: &[u8]) -> Result<Ve
             let body = required(input.message.message_body, "MessageBody")?;
             encode(&serde_json::json!({
                 "MessageId": uuid::Uuid::new_v4().to_string(),
-                "MD5OfMessageBody": md5_hex(body.as_bytes()),
+                "MD5OfMessageBody": md5_of_body(&body),
             }))
         }
         "ReceiveMessage" => {
@@ -332,17 +332,6 @@ fn respond(result: Result<Vec<u8>, Failure>) -> Response<Full<Bytes>> {
     response
 }
 
-fn md5_hex(bytes: &[u8]) -> String {
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    let digest = Md5::digest(bytes);
-    let mut hex = String::with_capacity(32);
-    for b in digest {
-        hex.push(char::from(DIGITS[usize::from(b >> 4)]));
-        hex.push(char::from(DIGITS[usize::from(b & 15)]));
-    }
-    hex
-}
-
 /// A required member, or the error SQS gives for its absence.
 fn required<T>(value: Option<T>, name: &str) -> Result<T, Failure> {
     value.ok_or_else(|| {
@@ -385,11 +374,6 @@ mod tests {
     }
 
     #[test]
-    fn md5_is_the_real_digest() {
-        assert_eq!(md5_hex(b"hello"), "5d41402abc4b2a76b9719d911017c592");
-    }
-
-    #[test]
     fn send_batch_answers_every_entry_with_its_md5() {
         let s = state();
         let body = br#"{"QueueUrl":"u","Entries":[{"Id":"0","MessageBody":"hello"},{"Id":"1","MessageBody":"hi"}]}"#;
@@ -419,7 +403,7 @@ mod tests {
         assert_eq!(out.messages[0].body.len(), DEFAULT_CANNED_SIZE);
         assert_eq!(
             out.messages[0].md5_of_body,
-            md5_hex(out.messages[0].body.as_bytes())
+            md5_of_body(&out.messages[0].body)
         );
         assert_ne!(
             out.messages[0].receipt_handle,
