@@ -11,8 +11,9 @@
 //! Webhooks go out through `sluice-outbound`'s client, `https://` ones
 //! checked against Mozilla's roots plus the `webhook_ca_file` setting.
 //!
-//! [`Alarms`] is the component the service holds: the actions in
-//! `actions/alarms.rs` call it, and it knows nothing of requests. A tick
+//! [`Alarms`] is the component the server's service holds: its actions
+//! (`crates/server/src/actions/alarms.rs`) call it, and it knows nothing
+//! of requests or of the server. A tick
 //! ([`Alarms::tick`], in `tick.rs`) samples every queue that has an alarm,
 //! evaluates every alarm at the service clock's time and notifies each
 //! state change. `sluice serve` ticks every `sample_interval`

@@ -1,7 +1,9 @@
 //! The web console: static pages served at `/console/`, compiled into the
 //! binary. The pages call the server's own API from the browser (signed
-//! with SigV4 in the page when authentication is on), so this module only
-//! hands out files; it reads nothing of the service.
+//! with SigV4 in the page when authentication is on), so this crate only
+//! hands out the files of `assets/`, compiled in; the server routes
+//! [`is_console_path`] requests to [`serve`], and the crate reads nothing
+//! of the service.
 
 use bytes::Bytes;
 use http::{HeaderValue, Response, StatusCode, header};
