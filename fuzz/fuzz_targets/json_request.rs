@@ -13,9 +13,9 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     let op = typed_inputs::pick(pick);
-    if let Ok(request) = json_body(body).and_then(|body| {
-        Request::from_json(op, body).map_err(sluice_protocol::decode::json_error)
-    }) {
+    if let Ok(request) = json_body(body)
+        .and_then(|body| Request::from_json(op, body).map_err(sluice_protocol::decode::json_error))
+    {
         typed_inputs::check_typed(&request);
     }
 });

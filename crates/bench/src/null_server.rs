@@ -18,8 +18,8 @@ use hyper::header::{CONTENT_TYPE, HOST, HeaderValue};
 use hyper::service::service_fn;
 use hyper::{Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
-use md5::{Digest, Md5};
 use serde::Serialize;
+use sluice_core::digest::md5_of_body;
 use tokio::net::TcpListener;
 
 use crate::error::BenchError;
@@ -47,7 +47,7 @@ struct Canned {
 impl Canned {
     fn of_size(size: usize) -> Self {
         let body = "x".repeat(size);
-        let md5 = md5_hex(body.as_bytes());
+        let md5 = md5_of_body(&body);
         Self { body, md5 }
     }
 }
@@ -216,7 +216,7 @@ fn answer(state: &NullState, action: &str, host: &str, body: &[u8]) -> Result<Ve
                 successful.push(SendMessageBatchResultEntry {
                     id: required(e.id, "Id")?,
                     message_id: uuid::Uuid::new_v4().to_string(),
-                    md5_of_message_body: md5_hex(body.as_bytes()),
+                    md5_of_message_body: md5_of_body(&body),
                     ..Default::default()
                 });
             }
@@ -229,7 +229,7 @@ fn answer(state: &NullState, action: &str, host: &str, body: &[u8]) -> Result<Ve
             let body = required(input.message_body, "MessageBody")?;
             encode(&SendMessageResult {
                 message_id: Some(uuid::Uuid::new_v4().to_string()),
-                md5_of_message_body: Some(md5_hex(body.as_bytes())),
+                md5_of_message_body: Some(md5_of_body(&body)),
                 ..Default::default()
             })
         }
@@ -334,17 +334,6 @@ fn respond(result: Result<Vec<u8>, Failure>) -> Response<Full<Bytes>> {
     response
 }
 
-fn md5_hex(bytes: &[u8]) -> String {
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    let digest = Md5::digest(bytes);
-    let mut hex = String::with_capacity(32);
-    for b in digest {
-        hex.push(char::from(DIGITS[usize::from(b >> 4)]));
-        hex.push(char::from(DIGITS[usize::from(b & 15)]));
-    }
-    hex
-}
-
 /// A required member, or the error SQS gives for its absence.
 fn required<T>(value: Option<T>, name: &str) -> Result<T, Failure> {
     value.ok_or_else(|| {
@@ -379,11 +368,6 @@ mod tests {
     }
 
     #[test]
-    fn md5_is_the_real_digest() {
-        assert_eq!(md5_hex(b"hello"), "5d41402abc4b2a76b9719d911017c592");
-    }
-
-    #[test]
     fn send_batch_answers_every_entry_with_its_md5() {
         let s = state();
         let body = br#"{"QueueUrl":"u","Entries":[{"Id":"0","MessageBody":"hello"},{"Id":"1","MessageBody":"hi"}]}"#;
@@ -411,7 +395,7 @@ mod tests {
         assert_eq!(out.messages.len(), 10);
         let body = out.messages[0].body.as_deref().unwrap();
         assert_eq!(body.len(), DEFAULT_CANNED_SIZE);
-        assert_eq!(out.messages[0].md5_of_body, Some(md5_hex(body.as_bytes())));
+        assert_eq!(out.messages[0].md5_of_body, Some(md5_of_body(body)));
         assert_ne!(
             out.messages[0].receipt_handle,
             out.messages[1].receipt_handle

@@ -6,7 +6,10 @@
 //! storage (validation, attribute parsing, digests) live in `sluice-core` and
 //! the service layer and are not repeated here. Operations fail with an
 //! [`EngineError`], which the server turns into the SQS error clients see
-//! through one `From` conversion. [`conformance`] is the
+//! through one `From` conversion. Beside the trait: [`receipts`] seals the
+//! engines' receipt handles before clients see them, and [`json_file`]
+//! keeps a lone node's alarms and consumers in its data directory, what
+//! [`Coordination`] keeps on shared storage. [`conformance`] is the
 //! behaviour suite every engine must pass; `model_tests` (feature
 //! `model-tests`) the random sequences every engine must survive.
 
@@ -16,10 +19,12 @@ pub mod conformance;
 pub mod coordination;
 mod error;
 pub mod handles;
+pub mod json_file;
 pub mod metadata;
 #[cfg(feature = "model-tests")]
 pub mod model_tests;
 pub mod moves;
+pub mod receipts;
 pub mod tags;
 mod types;
 

@@ -70,7 +70,7 @@ struct CreateArgs {
     /// The queue read (name or URL).
     #[arg(long, value_name = "QUEUE")]
     queue: String,
-    /// The handler's http:// URL, where batches are POSTed.
+    /// The handler's http:// or https:// URL, where batches are POSTed.
     #[arg(long, value_name = "URL")]
     url: String,
     #[command(flatten)]

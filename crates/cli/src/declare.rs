@@ -2,6 +2,7 @@
 //! a client calls: its queues (created, or brought to the declared
 //! attributes and tags) and its alarms.
 
+use sluice_alarms::definition::{AlarmDefinition, AlarmSource};
 use sluice_broker::Broker;
 use sluice_core::{ErrorCode, SqsError};
 use sluice_protocol::sluice::PutAlarmRequest;
@@ -9,7 +10,6 @@ use sluice_protocol::sqs::{
     CreateQueueRequest, Request, Response, SetQueueAttributesRequest, TagQueueRequest,
 };
 use sluice_server::Service;
-use sluice_server::alarms::definition::{AlarmDefinition, AlarmSource};
 use sluice_server::api::Api;
 use sluice_server::api::sqs::SqsApi;
 use sluice_server::service::RequestContext;
@@ -64,7 +64,7 @@ pub async fn declare_alarms<B: Broker>(
 ) -> anyhow::Result<()> {
     let ctx = RequestContext::default();
     if let Some(dlq) = &service.config.alarms.dlq_alarms {
-        let def = sluice_server::alarms::dlq_alarm("example-dlq", dlq);
+        let def = sluice_alarms::dlq_alarm("example-dlq", dlq);
         let input = PutAlarmRequest {
             alarm_name: Some(def.name),
             metric_name: Some(def.metric.as_str().into()),

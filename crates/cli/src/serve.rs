@@ -7,13 +7,13 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use clap::Args;
+use sluice_alarms::{AlarmSettings, DlqAlarmSettings};
 use sluice_broker::Broker;
 use sluice_core::clock::SystemClock;
 use sluice_core::queue_name::Account;
 use sluice_embedded::{EmbeddedBroker, EmbeddedOptions};
+use sluice_outbound::{OutboundTls, Roots};
 use sluice_postgres::{PgError, PostgresBroker, PostgresOptions};
-use sluice_server::alarms::tls::WebhookTls;
-use sluice_server::alarms::{AlarmSettings, DlqAlarmSettings};
 use sluice_server::http::ServerTls;
 use sluice_server::{ConnectionLimits, Service, ServiceConfig};
 
@@ -68,7 +68,8 @@ pub struct ServeArgs {
     /// https:// webhooks (see docs/alarms.md), authentication:
     /// `[auth]` with `[[auth.credentials]]` and HTTPS: `[tls]` (see
     /// docs/security.md; SIGHUP reloads both), and push consumers:
-    /// `[[consumers]]` (see docs/consumers.md).
+    /// `[[consumers]]` and the `consumer_ca_file` of https:// handlers
+    /// (see docs/consumers.md).
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
     /// Authentication: `sigv4` requires every request to be signed by one
@@ -244,6 +245,7 @@ async fn serve(args: ServeArgs, file: FileConfig) -> anyhow::Result<()> {
     let mut config = ServiceConfig {
         alarms: alarm_settings(&file, (!in_memory).then(|| data_dir.join("alarms.json")))?,
         consumers_file: (!in_memory).then(|| data_dir.join("consumers.json")),
+        consumer_tls: consumer_tls(&file)?,
         account,
         base_url: file.base_url.clone(),
         auth,
@@ -402,7 +404,7 @@ async fn run_node<B: Broker>(
         shared.then(|| sluice_server::move_tasks::spawn_move_task_adopter(&service.move_tasks));
     declare::declare_queues(&service, file).await?;
     declare::declare_alarms(&service, file).await?;
-    let _alarm_monitor = sluice_server::alarms::tick::spawn_alarm_monitor(service.alarms.clone());
+    let _alarm_monitor = sluice_alarms::tick::spawn_alarm_monitor(service.alarms.clone());
     let _depth_sampler = service.spawn_depth_sampler();
     let _consumers = start_consumers(&service, file).await?;
     service
@@ -425,21 +427,34 @@ async fn run_node<B: Broker>(
 async fn start_consumers<B: Broker>(
     service: &Service<B>,
     file: &FileConfig,
-) -> anyhow::Result<sluice_server::consumers::Consumers> {
+) -> anyhow::Result<sluice_consumers::Consumers> {
     let specs: Vec<_> = file.consumers.iter().map(|c| c.spec()).collect();
-    sluice_server::consumers::check_consumers(&service.broker, &specs)
+    sluice_consumers::check_consumers(&service.broker, &specs)
         .await
         .map_err(|e| anyhow::anyhow!("[[consumers]] in the config file: {e}"))?;
     for spec in &specs {
         tracing::info!(consumer = %spec.name, queue = %spec.queue, "push consumer started");
     }
-    Ok(sluice_server::consumers::spawn_consumers(
-        &service.broker,
-        &service.config.account,
-        &service.metrics.consumers,
-        &service.consumers,
+    Ok(sluice_consumers::spawn_consumers(
+        service.consumer_host(),
         specs,
     ))
+}
+
+/// The roots `https://` consumer handlers are checked against: Mozilla's,
+/// plus the config file's `consumer_ca_file`, read now so that a bad file
+/// stops the start rather than the first delivery.
+fn consumer_tls(file: &FileConfig) -> anyhow::Result<OutboundTls> {
+    let Some(path) = &file.consumer_ca_file else {
+        return Ok(OutboundTls::default());
+    };
+    let tls = OutboundTls::with_ca_file(Roots::Mozilla, path, "the consumer CA file")?;
+    tracing::info!(
+        file = %path.display(),
+        certificates = tls.extra_roots(),
+        "https:// consumer handlers also trust the CA file"
+    );
+    Ok(tls)
 }
 
 /// The alarm settings of the config file; API alarms are saved in
@@ -461,7 +476,8 @@ fn alarm_settings(
     }
     if let Some(path) = &file.webhook_ca_file {
         // Read now: a bad file stops the start, not the first alarm.
-        settings.webhook_tls = WebhookTls::with_ca_file(path)?;
+        settings.webhook_tls =
+            OutboundTls::with_ca_file(Roots::Mozilla, path, "the webhook CA file")?;
         tracing::info!(
             file = %path.display(),
             certificates = settings.webhook_tls.extra_roots(),

@@ -13,19 +13,15 @@ use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper::header::{AUTHORIZATION, CONTENT_TYPE, HOST, HeaderName, HeaderValue};
 use hyper::{HeaderMap, Method, Request, Uri};
-use hyper_rustls::{HttpsConnector, HttpsConnectorBuilder};
-use hyper_util::client::legacy::Client as HyperClient;
-use hyper_util::client::legacy::connect::HttpConnector;
-use hyper_util::rt::TokioExecutor;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use sluice_core::error::error_chain;
+use sluice_outbound::{ConnectionSettings, OutboundClient, OutboundTls, Roots};
 use sluice_protocol::Call;
 
 use crate::credentials::Signing;
 use crate::error::{ClientError, service_error};
 use crate::signer::{SERVICE, Signer};
-use crate::tls;
 
 /// The content type of AWS JSON 1.0 requests.
 const JSON_1_0: &str = "application/x-amz-json-1.0";
@@ -93,13 +89,30 @@ enum Auth {
 /// clones share the connection pool.
 #[derive(Clone)]
 pub struct Client {
-    http: HyperClient<HttpsConnector<HttpConnector>, Full<Bytes>>,
+    http: OutboundClient,
     endpoint: Arc<str>,
     uri: Uri,
     host: HeaderValue,
     metrics_uri: Uri,
     auth: Auth,
     pub(crate) request_timeout: Duration,
+}
+
+/// The certificates an `https://` endpoint is checked against: the
+/// system's roots (those it cannot parse skipped) and every certificate of
+/// `ca_file`.
+fn tls(ca_file: Option<&std::path::Path>) -> Result<OutboundTls, ClientError> {
+    let tls = match ca_file {
+        Some(path) => OutboundTls::with_ca_file(Roots::System, path, "--ca-file")
+            .map_err(|e| ClientError::Config(e.to_string()))?,
+        None => OutboundTls::trusting(Roots::System),
+    };
+    if tls.roots() == 0 {
+        return Err(ClientError::Config(
+            "no trusted root certificate: the system has none; give --ca-file".into(),
+        ));
+    }
+    Ok(tls)
 }
 
 impl Client {
@@ -128,31 +141,19 @@ impl Client {
             .build()
             .map_err(|e| ClientError::Endpoint(format!("{endpoint:?}: {e}")))?;
         let tls = if scheme == Some("https") {
-            tls::client_config(options.ca_file.as_deref())?
+            tls(options.ca_file.as_deref())?
         } else {
             // Never used for a plain endpoint: no roots to load.
-            rustls::ClientConfig::builder_with_provider(Arc::new(
-                rustls::crypto::ring::default_provider(),
-            ))
-            .with_safe_default_protocol_versions()
-            .map_err(|e| ClientError::Config(format!("TLS: {e}")))?
-            .with_root_certificates(rustls::RootCertStore::empty())
-            .with_no_client_auth()
+            OutboundTls::trusting(Roots::None)
         };
-        let mut connector = HttpConnector::new();
-        // Small request/response pairs: Nagle's algorithm would add delay.
-        connector.set_nodelay(true);
-        connector.set_connect_timeout(Some(Duration::from_secs(5)));
-        connector.enforce_http(false);
-        let connector = HttpsConnectorBuilder::new()
-            .with_tls_config(tls)
-            .https_or_http()
-            .enable_http1()
-            .wrap_connector(connector);
-        let http = HyperClient::builder(TokioExecutor::new())
-            .pool_max_idle_per_host(options.connections)
-            .pool_idle_timeout(Duration::from_secs(60))
-            .build(connector);
+        let settings = ConnectionSettings {
+            // Small request/response pairs: Nagle's algorithm would add delay.
+            nodelay: true,
+            connect_timeout: Some(Duration::from_secs(5)),
+            max_idle_per_host: Some(options.connections),
+            idle_timeout: Some(Duration::from_secs(60)),
+        };
+        let http = sluice_outbound::client(&tls, &settings);
         let auth = match &options.signing.credentials {
             Some(credentials) => Auth::Signed(Arc::new(Signer::new(
                 credentials.clone(),

@@ -1,6 +1,7 @@
 //! The one client of sluice's API: SQS's actions and sluice's own in AWS
 //! JSON 1.0, the `/metrics` page, over pooled keep-alive HTTP/1.1
-//! connections, plain or TLS (rustls), signed with AWS Signature V4 when
+//! connections, plain or TLS (`sluice-outbound`'s client, trusting the
+//! system's roots plus `--ca-file`), signed with AWS Signature V4 when
 //! credentials are found (flags, environment, shared profile files).
 //! The operator commands (`sluice dlq`, `doctor`, `stats`, `alarms`,
 //! `consumers`, `backup`) and `sluice bench` use it.
@@ -21,7 +22,6 @@ mod messages;
 pub mod profile_files;
 mod queues;
 pub mod signer;
-pub mod tls;
 
 pub use client::{Client, ClientOptions, PLACEHOLDER_AUTHORIZATION};
 pub use credentials::{ConnectionFlags, Credentials, DEFAULT_REGION, Signing};

@@ -75,6 +75,9 @@ pub struct FileConfig {
     /// Push consumers: `[[consumers]]` (docs/consumers.md).
     #[serde(default)]
     pub consumers: Vec<ConsumerDecl>,
+    /// PEM file of CA certificates trusted by `https://` consumer
+    /// handlers, besides Mozilla's roots (for handlers with a private CA).
+    pub consumer_ca_file: Option<PathBuf>,
 }
 
 /// One `[[consumers]]`: a queue whose batches are POSTed to an HTTP
@@ -86,7 +89,7 @@ pub struct ConsumerDecl {
     pub name: String,
     /// The queue read.
     pub queue: String,
-    /// The handler's `http://` URL.
+    /// The handler's `http://` or `https://` URL.
     pub url: String,
     /// Most messages per batch: 1–10,000, 1–10 on a FIFO queue (default 10).
     pub batch_size: Option<u32>,
@@ -172,8 +175,8 @@ pub fn checkpoint_interval(
 
 impl ConsumerDecl {
     /// The server's settings of this consumer, defaults filled in.
-    pub fn spec(&self) -> sluice_server::consumers::ConsumerSpec {
-        sluice_server::consumers::ConsumerSpec {
+    pub fn spec(&self) -> sluice_consumers::ConsumerSpec {
+        sluice_consumers::ConsumerSpec {
             name: self.name.clone(),
             queue: self.queue.clone(),
             url: self.url.clone(),

@@ -1,6 +1,10 @@
-//! The MD5 digests SQS returns so clients can check what was stored (rule W4).
+//! The MD5 digests SQS returns so clients can check what was stored (rule
+//! W4), SHA-256 in hex (content-based deduplication, SigV4's payload
+//! hash), and the one lower-case hex encoder every crate writes digests
+//! with.
 
 use md5::{Digest, Md5};
+use sha2::Sha256;
 
 use crate::message::{AttributeValue, MessageAttributes};
 
@@ -51,16 +55,28 @@ fn put(hasher: &mut Md5, bytes: &[u8]) {
     hasher.update(bytes);
 }
 
-fn hex(bytes: &[u8]) -> String {
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    // Bytes, not chars: pushing chars cost 50 instructions a byte.
-    let mut s = Vec::with_capacity(bytes.len() * 2);
-    for b in bytes {
-        s.push(DIGITS[(b >> 4) as usize]);
-        s.push(DIGITS[(b & 15) as usize]);
-    }
+/// Hex SHA-256 of `data`.
+pub fn sha256_hex(data: &[u8]) -> String {
+    hex(&Sha256::digest(data))
+}
+
+/// Lower-case hex of `bytes`.
+pub fn hex(bytes: &[u8]) -> String {
+    let mut s = vec![0; bytes.len() * 2];
+    hex_into(bytes, &mut s);
     // Hex digits are ASCII: this never falls back.
     String::from_utf8(s).unwrap_or_default()
+}
+
+/// Writes the lower-case hex of `bytes` into the first `2 × bytes.len()`
+/// bytes of `out` (a buffer on the stack, say), which must hold them.
+pub fn hex_into(bytes: &[u8], out: &mut [u8]) {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    // Bytes, not chars: pushing chars cost 50 instructions a byte.
+    for (b, pair) in bytes.iter().zip(out.chunks_exact_mut(2)) {
+        pair[0] = DIGITS[usize::from(b >> 4)];
+        pair[1] = DIGITS[usize::from(b & 15)];
+    }
 }
 
 #[cfg(test)]
@@ -105,5 +121,18 @@ mod tests {
             Some("041c9e287d6f033dc77cba9a6707c543")
         );
         assert_eq!(md5_of_attributes(&MessageAttributes::new()), None);
+    }
+
+    #[test]
+    fn hex_and_sha256_hex() {
+        assert_eq!(hex(&[0x00, 0x0f, 0xa5, 0xff]), "000fa5ff");
+        assert_eq!(hex(&[]), "");
+        let mut out = [0u8; 4];
+        hex_into(&[0xab, 0x01], &mut out);
+        assert_eq!(&out, b"ab01");
+        assert_eq!(
+            sha256_hex(b""),
+            "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+        );
     }
 }

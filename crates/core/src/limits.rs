@@ -1,4 +1,9 @@
-//! The numeric limits of SQS (rules L1–L5 in SEMANTICS.md).
+//! The numeric limits of SQS (rules L1–L5 in SEMANTICS.md), and the range
+//! check every integer parameter goes through ([`in_range`]): the actions,
+//! the alarms' definitions and the consumers' settings answer an
+//! out-of-range value in the same words.
+
+use crate::error::SqsError;
 
 /// Smallest allowed `MaximumMessageSize`.
 pub const MIN_MAX_MESSAGE_SIZE: u32 = 1024;
@@ -48,3 +53,16 @@ pub const MAX_REQUEST_BODY: usize = 4 * 1024 * 1024;
 /// In a standard queue whose maxReceiveCount is above this, a message
 /// received this many times goes to the back of the queue (rule V12).
 pub const BACK_OF_QUEUE_RECEIVES: u32 = 3;
+
+/// Parses an integer parameter into a range, or SQS's InvalidParameterValue.
+pub fn in_range(name: &str, value: i64, min: i64, max: i64) -> Result<u32, SqsError> {
+    if (min..=max).contains(&value) {
+        Ok(value as u32)
+    } else {
+        Err(SqsError::invalid_value(
+            name,
+            value,
+            &format!("Must be between {min} and {max}, if provided."),
+        ))
+    }
+}

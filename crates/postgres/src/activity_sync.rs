@@ -11,9 +11,8 @@ use sluice_broker::EngineError;
 use sluice_broker::QueueStats;
 use sluice_broker::activity::{Activity, get};
 
-use crate::engine::{Inner, PostgresBroker, query};
+use crate::engine::{Counts, Flusher, Inner, PostgresBroker, query};
 use crate::error;
-use crate::flusher::{Counts, Flusher};
 use crate::rows::col;
 
 /// How often each node adds its counts to the shared totals: the lag of

@@ -6,8 +6,7 @@ use std::collections::HashMap;
 use sluice_broker::EngineError;
 use sluice_core::receipt::ReceiptHandle;
 
-use crate::combined::{DeleteRequest, DeleteResults};
-use crate::engine::{PostgresBroker, execute, query};
+use crate::engine::{DeleteRequest, DeleteResults, PostgresBroker, execute, query};
 use crate::error;
 use crate::rows::{QueueRow, col};
 use sluice_broker::activity;

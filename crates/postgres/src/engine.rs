@@ -3,7 +3,10 @@
 //! node's long polls, counters, queue cache and combiners), cluster-wide
 //! claims, and the statement helpers (`query`, `execute`),
 //! the queue row read (`queue_row`, `target_queue`), retention on the way
-//! (`expire`) and the arrival notice to other nodes (`announce`).
+//! (`expire`) and the arrival notice to other nodes (`announce`). The
+//! types `Inner` holds for the operations are defined here too (what the
+//! combiners carry, the activity flush's state), so that the operations
+//! import the engine and the engine none of them.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -11,15 +14,14 @@ use std::sync::Arc;
 use deadpool_postgres::{GenericClient, Pool, Transaction};
 use parking_lot::Mutex;
 use sluice_broker::EngineError;
-use sluice_broker::{NewMessage, SentMessage};
+use sluice_broker::{NewMessage, ReceivedMessage, SentMessage};
 use sluice_core::clock::Clock;
+use sluice_core::receipt::ReceiptHandle;
 use tokio::sync::Notify;
 use tokio_postgres::Row;
 use tokio_postgres::types::ToSql;
 
-use crate::combined::{DeleteRequest, DeleteResults, Share};
 use crate::error;
-use crate::flusher::Flusher;
 use crate::retention::expired_seqs;
 use crate::rows::{QUEUE_COLUMNS, QueueRow, col};
 use crate::{cache, combine, locks};
@@ -59,6 +61,38 @@ pub(crate) struct Inner {
     pub(crate) flusher: tokio::sync::Mutex<Flusher>,
     /// How long a deleted name stays taken (ms); 0 frees it at once.
     pub(crate) deleted_name_hold_ms: std::sync::atomic::AtomicU64,
+}
+
+/// One DeleteMessage or DeleteMessageBatch request on a standard queue,
+/// as the delete combiner carries it (see delete.rs).
+pub(crate) struct DeleteRequest {
+    pub(crate) handles: Vec<String>,
+    pub(crate) decoded: Vec<Option<ReceiptHandle>>,
+}
+
+/// Each handle's outcome, in the request's order.
+pub(crate) type DeleteResults = Vec<Result<(), EngineError>>;
+
+/// What the one-statement receive gave one of the requests it served
+/// (see receive.rs).
+pub(crate) struct Share {
+    pub(crate) delivered: Vec<ReceivedMessage>,
+    /// Messages the statement picked but left, over maxReceiveCount, for
+    /// the DLQ: told to every request it could not fill.
+    pub(crate) dead: i64,
+    /// When the next message is due, if the statement found none.
+    pub(crate) next_due: Option<i64>,
+}
+
+/// The activity counters, in the order of `sluice_activity`'s columns.
+pub(crate) type Counts = [u64; 8];
+
+/// What this node has added to the shared activity totals so far: the
+/// state its flushes keep (the flushing is activity_sync.rs's).
+#[derive(Default)]
+pub(crate) struct Flusher {
+    /// The counters as last added, by queue id.
+    pub(crate) flushed: HashMap<i64, Counts>,
 }
 
 impl Drop for Inner {

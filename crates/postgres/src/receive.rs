@@ -10,9 +10,8 @@ use sluice_broker::EngineError;
 use sluice_broker::{ReceiveOptions, ReceivedMessage};
 use sluice_core::limits::{BACK_OF_QUEUE_RECEIVES, MAX_INFLIGHT};
 
-use crate::combined::Share;
 use crate::dead_letter::{self, dead_letter_target, key_of_arn_near};
-use crate::engine::{PostgresBroker, execute, expire, query};
+use crate::engine::{PostgresBroker, Share, execute, expire, query};
 use crate::error;
 use crate::pick::pick;
 use crate::rows::{MESSAGE_COLUMNS, MessageRow, QueueRow, col};

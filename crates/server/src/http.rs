@@ -18,12 +18,11 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use crate::service::Service;
 
 mod connection;
-mod error_log;
 pub mod tls;
 
+pub use crate::inbound::{Serves, Via};
 use connection::{Activity, LimitLog, WatchedIo};
 pub use connection::{ConnectionLimits, LISTEN_BACKLOG, listen};
-pub(crate) use error_log::log_server_error;
 pub use tls::{ServerTls, TlsError};
 
 /// How long a graceful shutdown waits for requests in progress (long polls
@@ -67,19 +66,6 @@ pub struct Endpoint {
     pub tls: Option<Arc<ServerTls>>,
     /// What is served on it.
     pub serves: Serves,
-}
-
-/// What a listener serves. `GET /health` is served on every listener, for
-/// load balancers; `GET /metrics` names every account's queues, so an
-/// operator can keep it to a listener of its own.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Serves {
-    /// The SQS API, the console, `/health` and `/metrics` (the default).
-    Everything,
-    /// The SQS API, the console and `/health`; `/metrics` is 404.
-    Api,
-    /// `/metrics` and `/health` only; anything else is 404.
-    Metrics,
 }
 
 /// Serves `service` on every endpoint until `shutdown` resolves, as
@@ -194,16 +180,6 @@ async fn accept_loop<B: Broker>(
             }
         }
     }
-}
-
-/// How a request arrived: over TLS or not, on a listener serving what.
-#[derive(Debug, Clone, Copy)]
-pub struct Via {
-    /// It came over TLS (its queue URLs are `https://`, and
-    /// `aws:SecureTransport` is true for it).
-    pub secure: bool,
-    /// What its listener serves.
-    pub serves: Serves,
 }
 
 /// Serves one connection until it ends, its headers or idleness outlast

@@ -10,47 +10,49 @@
 //!
 //! Modules import only modules of the layers below them (and, among the
 //! components, those listed before them), never above, so there is no
-//! import circle (`tests/module_layering.rs` checks it):
+//! import circle (the workspace's layering check, in `crates/checks`,
+//! checks it):
 //!
 //! 1. `http`: connections; calls the front.
-//! 2. `front`: limits, routing, authentication, encoding, `/metrics`;
-//!    calls the APIs.
+//! 2. `front`: limits, routing, authentication, encoding, `/metrics`, the
+//!    web console's files (`sluice-console`); calls the APIs.
 //! 3. [`api`]: each API's requests decoded, checked (`authorize`) and run;
 //!    its dispatch from operation to action.
 //! 4. [`service`]: the broker, the settings and the components, and how
 //!    queue URLs are written and read.
-//! 5. Components, each owning one job and its state: [`receipts`] (sealed
-//!    receipt handles), [`alarms`] (evaluation, notification, storage),
-//!    [`move_tasks`] (the task runner and its cancel flags), [`long_polls`]
-//!    (the cap on waiting receives), [`metrics`] (reads the alarms and
-//!    the long polls), [`consumers`] (push delivery to HTTP handlers;
-//!    counts into the metrics, seals its handles with [`receipts`]),
-//!    [`auth`] (SigV4, access patterns), [`policy`] (queue policies; uses
-//!    `auth`'s wildcards), [`depth_history`] (every queue's depth over
-//!    the last hour). They do not import the service or the actions.
-//! 6. Leaves that import nothing of the crate's: `params` (range checks,
-//!    pagination), `json_file` (the data directory's JSON files),
-//!    `signing_region`, [`backup_root`] (where backups may be written),
-//!    [`console`] (the web console's static files, served at
-//!    `/console/`).
+//! 5. Components, each owning one job and its state: [`move_tasks`] (the
+//!    task runner and its cancel flags), [`long_polls`] (the cap on
+//!    waiting receives), [`metrics`] (reads the alarms, the long polls and
+//!    the push consumers' counters), [`auth`] (SigV4, access patterns),
+//!    [`policy`] (queue policies; uses `auth`'s wildcards),
+//!    [`depth_history`] (every queue's depth over the last hour). They do
+//!    not import the service or the APIs.
+//! 6. Leaves that import nothing of the crate's: `inbound` (what arrived:
+//!    a request's parts, protocol and parameters, and how it came),
+//!    `params` (pagination), `signing_region`, [`backup_root`] (where
+//!    backups may be written).
+//!
+//! Subsystems the service holds but that know nothing of requests are
+//! crates of their own, below this one: `sluice-alarms` (evaluation,
+//! notification, storage), `sluice-consumers` (push delivery to HTTP
+//! handlers, and their counters) and `sluice-console` (the web console's
+//! static files, served at `/console/`); the sealed receipt handles that
+//! the actions and the consumers both give out are `sluice-broker`'s
+//! `receipts`.
 
-pub mod alarms;
 pub mod api;
 pub mod auth;
 mod authorize;
 pub mod backup_root;
-pub mod console;
-pub mod consumers;
 pub mod depth_history;
 mod front;
 pub mod http;
-mod json_file;
+mod inbound;
 pub mod long_polls;
 pub mod metrics;
 pub mod move_tasks;
 mod params;
 pub mod policy;
-pub mod receipts;
 pub mod service;
 mod signing_region;
 

@@ -1,21 +1,8 @@
-//! Request parameter helpers every action family and component shares:
-//! range checks and name-ordered pagination. A leaf: it imports nothing of
-//! the crate's, so anything may use it.
+//! Name-ordered pagination of the List actions. A leaf: it imports
+//! nothing of the crate's, so anything may use it.
 
 use sluice_core::SqsError;
-
-/// Parses an integer parameter into a range, or SQS's InvalidParameterValue.
-pub fn in_range(name: &str, value: i64, min: i64, max: i64) -> Result<u32, SqsError> {
-    if (min..=max).contains(&value) {
-        Ok(value as u32)
-    } else {
-        Err(SqsError::invalid_value(
-            name,
-            value,
-            &format!("Must be between {min} and {max}, if provided."),
-        ))
-    }
-}
+use sluice_core::limits::in_range;
 
 /// Pagination in name order: a page of at most `max` after `token` (rule W8).
 pub fn paginate(

@@ -6,14 +6,14 @@ use std::sync::Arc;
 
 use sluice_broker::Broker;
 
-use crate::alarms::definition::{AlarmDefinition, AlarmSource};
-use crate::alarms::store::Transition;
-use crate::alarms::{AlarmSettings, Alarms};
 use crate::auth::{Authenticator, Principal};
 use crate::depth_history::DepthHistory;
 use crate::metrics::Metrics;
 use crate::move_tasks::MoveTasks;
-use crate::receipts::HandleSealer;
+use sluice_alarms::definition::{AlarmDefinition, AlarmSource};
+use sluice_alarms::store::Transition;
+use sluice_alarms::{AlarmSettings, Alarms};
+use sluice_broker::receipts::HandleSealer;
 use sluice_core::SqsError;
 use sluice_core::clock::{Clock, SystemClock};
 use sluice_core::queue_name::{Account, key_parts, parse_queue_url};
@@ -36,6 +36,9 @@ pub struct ServiceConfig {
     /// the data directory), or `None`: they last until the server stops.
     /// Unused on shared storage, which keeps them for every node (rule C9).
     pub consumers_file: Option<std::path::PathBuf>,
+    /// The roots `https://` consumer handlers are checked against:
+    /// Mozilla's, plus those of the `consumer_ca_file` setting.
+    pub consumer_tls: sluice_outbound::OutboundTls,
     /// Most ReceiveMessage long polls waiting at once, server-wide (rule
     /// H5); `None`: no cap.
     pub max_long_polls: Option<usize>,
@@ -59,9 +62,11 @@ pub struct Service<B> {
     /// Alarms on queue metrics (rule M2).
     pub alarms: Arc<Alarms<B>>,
     /// The push consumers running on this node (ListConsumers).
-    pub consumers: crate::consumers::registry::ConsumerRegistry,
+    pub consumers: sluice_consumers::registry::ConsumerRegistry,
     /// The consumers created at run time (CreateConsumer, rule C9).
-    pub runtime_consumers: crate::consumers::runtime::RuntimeConsumers,
+    pub runtime_consumers: sluice_consumers::runtime::RuntimeConsumers,
+    /// Every consumer's client of its handler, trusting `consumer_tls`.
+    handler_client: sluice_consumers::deliver::HandlerClient,
     /// Seals receipt handles (rule A3), keyed at the first use with the
     /// engine's secret.
     sealer: tokio::sync::OnceCell<HandleSealer>,
@@ -145,7 +150,7 @@ impl<B: Broker> Service<B> {
             clock.clone(),
             alarm_settings,
         ));
-        let runtime_consumers = crate::consumers::runtime::RuntimeConsumers::new(
+        let runtime_consumers = sluice_consumers::runtime::RuntimeConsumers::new(
             config.consumers_file.clone(),
             broker.is_shared(),
         );
@@ -156,6 +161,7 @@ impl<B: Broker> Service<B> {
         ));
         let metrics = Metrics::default();
         metrics.long_polls.set_limit(config.max_long_polls);
+        let handler_client = sluice_consumers::deliver::handler_client(&config.consumer_tls);
         Self {
             broker,
             config,
@@ -165,6 +171,7 @@ impl<B: Broker> Service<B> {
             metrics,
             consumers: Default::default(),
             runtime_consumers,
+            handler_client,
             sealer: tokio::sync::OnceCell::new(),
             depth_history: Arc::default(),
             policies: Default::default(),
@@ -172,12 +179,13 @@ impl<B: Broker> Service<B> {
     }
 
     /// What a consumer's poll loop is started with.
-    pub fn consumer_host(&self) -> crate::consumers::ConsumerHost<'_, B> {
-        crate::consumers::ConsumerHost {
+    pub fn consumer_host(&self) -> sluice_consumers::ConsumerHost<'_, B> {
+        sluice_consumers::ConsumerHost {
             broker: &self.broker,
             account: &self.config.account,
             metrics: &self.metrics.consumers,
             registry: &self.consumers,
+            client: &self.handler_client,
         }
     }
 
@@ -185,7 +193,7 @@ impl<B: Broker> Service<B> {
     /// file's); returns how many started.
     pub async fn restore_consumers(
         &self,
-    ) -> Result<usize, crate::consumers::runtime::ConsumerChangeError> {
+    ) -> Result<usize, sluice_consumers::runtime::ConsumerChangeError> {
         self.runtime_consumers.restore(self.consumer_host()).await
     }
 

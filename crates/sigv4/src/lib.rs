@@ -9,6 +9,7 @@ use hmac::Hmac;
 use hmac::digest::{Key, KeyInit};
 use http::HeaderMap;
 use sha2::{Digest, Sha256};
+use sluice_core::digest::{hex, hex_into};
 
 /// The MAC trait of [`HmacSha256`] (`update`, `finalize`).
 pub use hmac::Mac;
@@ -18,17 +19,6 @@ pub type HmacSha256 = Hmac<Sha256>;
 
 /// The algorithm named in the `Authorization` header and `X-Amz-Algorithm`.
 pub const ALGORITHM: &str = "AWS4-HMAC-SHA256";
-
-/// Lower-case hex of `bytes`.
-pub fn hex(bytes: &[u8]) -> String {
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    let mut out = String::with_capacity(bytes.len() * 2);
-    for b in bytes {
-        out.push(DIGITS[usize::from(b >> 4)] as char);
-        out.push(DIGITS[usize::from(b & 0xf)] as char);
-    }
-    out
-}
 
 /// The bytes of a hex string (either case), or `None` if it is not hex.
 pub fn unhex(text: &str) -> Option<Vec<u8>> {
@@ -47,11 +37,6 @@ pub fn unhex(text: &str) -> Option<Vec<u8>> {
     b.chunks(2)
         .map(|pair| Some(nibble(pair[0])? << 4 | nibble(pair[1])?))
         .collect()
-}
-
-/// Hex SHA-256 of `data`: the payload hash and the canonical request's hash.
-pub fn sha256_hex(data: &[u8]) -> String {
-    hex(&Sha256::digest(data))
 }
 
 /// Appends `input` percent-encoded as SigV4 wants it: the unreserved
@@ -131,12 +116,8 @@ pub struct HexDigest([u8; 64]);
 impl HexDigest {
     /// The hex of `digest`.
     pub fn of(digest: &[u8; 32]) -> Self {
-        const DIGITS: &[u8; 16] = b"0123456789abcdef";
         let mut out = [0u8; 64];
-        for (i, b) in digest.iter().enumerate() {
-            out[2 * i] = DIGITS[usize::from(b >> 4)];
-            out[2 * i + 1] = DIGITS[usize::from(b & 0xf)];
-        }
+        hex_into(digest, &mut out);
         Self(out)
     }
 
@@ -483,7 +464,10 @@ mod tests {
         let digest: [u8; 32] = Sha256::digest(b"x").into();
         let text = HexDigest::of(&digest);
         assert_eq!(text.as_str(), hex(&digest));
-        assert_eq!(sha256_hex_digest(b"x").as_str(), sha256_hex(b"x"));
+        assert_eq!(
+            sha256_hex_digest(b"x").as_str(),
+            sluice_core::digest::sha256_hex(b"x")
+        );
         assert_eq!(unhex_signature(text.as_str()), Some(digest));
         assert_eq!(unhex_signature(&text.as_str().to_uppercase()), Some(digest));
         assert_eq!(unhex_signature(&text.as_str()[..62]), None);

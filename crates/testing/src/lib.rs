@@ -18,6 +18,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
+use sluice_broker::Broker;
 use sluice_core::clock::SystemClock;
 use sluice_embedded::EmbeddedBroker;
 use sluice_server::{Service, ServiceConfig};
@@ -53,7 +54,13 @@ impl TestServer {
     pub async fn start_with(config: ServiceConfig) -> Result<Self, StartError> {
         let broker = EmbeddedBroker::in_memory(Arc::new(SystemClock));
         broker.set_deleted_name_hold(Duration::ZERO);
-        let service = Arc::new(Service::new(broker, config));
+        Self::serve(Arc::new(Service::new(broker, config))).await
+    }
+
+    /// Serves `service`, already built over any engine and clock, on a
+    /// free loopback port (sluice's own tests serve a durable engine or a
+    /// manual clock this way).
+    pub async fn serve<B: Broker>(service: Arc<Service<B>>) -> Result<Self, StartError> {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
         let addr = listener.local_addr()?;
         let (stop, stopped) = oneshot::channel::<()>();

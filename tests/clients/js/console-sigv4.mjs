@@ -1,4 +1,4 @@
-// Unit tests of the console's in-browser signer (crates/server/console/sigv4.js):
+// Unit tests of the console's in-browser signer (crates/console/assets/sigv4.js):
 // SHA-256 and HMAC-SHA256 against their standards' vectors, and SigV4
 // against AWS's signing test suite as the server's verifier uses it
 // (crates/server/src/auth/testdata).
@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { amzDate, hex, hmacSha256, sha256, signRequest } from '../../../crates/server/console/sigv4.js';
+import { amzDate, hex, hmacSha256, sha256, signRequest } from '../../../crates/console/assets/sigv4.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '../../..');
 const SUITE = join(ROOT, 'crates/server/src/auth/testdata');

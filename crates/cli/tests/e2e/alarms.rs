@@ -9,10 +9,10 @@ use std::time::Duration;
 
 use aws_sdk_sqs::types::QueueAttributeName as Attr;
 use serde_json::{Value, json};
+use sluice_alarms::notify::WebhookPolicy;
+use sluice_alarms::{AlarmSettings, DlqAlarmSettings};
 use sluice_core::clock::Clock;
 use sluice_server::ServiceConfig;
-use sluice_server::alarms::notify::WebhookPolicy;
-use sluice_server::alarms::{AlarmSettings, DlqAlarmSettings};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::TcpListener;
 use tokio::sync::{Mutex, mpsc};

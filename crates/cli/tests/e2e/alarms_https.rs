@@ -3,76 +3,18 @@
 //! certificate is not trusted gets nothing, and the failed tries are
 //! counted; a bad CA file stops `sluice serve` at start.
 
-use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-use base64::Engine;
 use serde_json::json;
+use sluice_alarms::AlarmSettings;
+use sluice_alarms::notify::WebhookPolicy;
+use sluice_outbound::{OutboundTls, Roots};
 use sluice_server::ServiceConfig;
-use sluice_server::alarms::AlarmSettings;
-use sluice_server::alarms::notify::WebhookPolicy;
-use sluice_server::alarms::tls::WebhookTls;
-use tokio_rustls::TlsAcceptor;
-use tokio_rustls::rustls::{self, pki_types};
 
 use crate::alarms::{Receiver, arm_dlq_alarm, assert_quiet, metrics};
 use crate::common::{SluiceProcess, TestServer};
-
-/// A private CA that issues server certificates for 127.0.0.1 and localhost.
-struct TestCa {
-    issuer: rcgen::CertifiedIssuer<'static, rcgen::KeyPair>,
-}
-
-impl TestCa {
-    fn new() -> Self {
-        let mut params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
-        params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
-        params
-            .distinguished_name
-            .push(rcgen::DnType::CommonName, "sluice test CA");
-        let key = rcgen::KeyPair::generate().unwrap();
-        Self {
-            issuer: rcgen::CertifiedIssuer::self_signed(params, key).unwrap(),
-        }
-    }
-
-    /// The CA certificate as a PEM file in `dir`.
-    fn write_pem(&self, dir: &std::path::Path) -> std::path::PathBuf {
-        let b64 = base64::engine::general_purpose::STANDARD.encode(self.issuer.der());
-        let body: Vec<&str> = b64
-            .as_bytes()
-            .chunks(64)
-            .map(|c| std::str::from_utf8(c).unwrap())
-            .collect();
-        let path = dir.join("webhook-ca.pem");
-        let pem = format!(
-            "-----BEGIN CERTIFICATE-----\n{}\n-----END CERTIFICATE-----\n",
-            body.join("\n")
-        );
-        std::fs::write(&path, pem).unwrap();
-        path
-    }
-
-    /// A TLS acceptor presenting a certificate this CA issued.
-    fn acceptor(&self) -> TlsAcceptor {
-        let params =
-            rcgen::CertificateParams::new(vec!["localhost".into(), "127.0.0.1".into()]).unwrap();
-        let key = rcgen::KeyPair::generate().unwrap();
-        let cert = params.signed_by(&key, &*self.issuer).unwrap();
-        let provider = Arc::new(rustls::crypto::ring::default_provider());
-        let config = rustls::ServerConfig::builder_with_provider(provider)
-            .with_safe_default_protocol_versions()
-            .unwrap()
-            .with_no_client_auth()
-            .with_single_cert(
-                vec![cert.der().clone()],
-                pki_types::PrivatePkcs8KeyDer::from(key.serialize_der()).into(),
-            )
-            .unwrap();
-        TlsAcceptor::from(Arc::new(config))
-    }
-}
+use crate::test_ca::TestCa;
 
 /// The count of `sluice_alarm_notifications_total{outcome}` in `/metrics`.
 fn notifications(metrics: &str, outcome: &str) -> u64 {
@@ -91,7 +33,8 @@ async fn fire_alarm(ca_file: &std::path::Path, policy: WebhookPolicy, url: &str)
     let server = TestServer::start_with(ServiceConfig {
         alarms: AlarmSettings {
             webhook: policy,
-            webhook_tls: WebhookTls::with_ca_file(ca_file).unwrap(),
+            webhook_tls: OutboundTls::with_ca_file(Roots::Mozilla, ca_file, "the webhook CA file")
+                .unwrap(),
             ..Default::default()
         },
         ..Default::default()

@@ -13,9 +13,10 @@ use aws_sdk_sqs::config::{BehaviorVersion, Credentials, Region};
 use sluice_core::ManualClock;
 use sluice_embedded::{EmbeddedBroker, EmbeddedOptions, FaultStorage};
 use sluice_server::{Service, ServiceConfig};
-use tokio::sync::oneshot;
 
-/// A server running inside the test process on a free loopback port.
+/// A server running inside the test process on a free loopback port
+/// (sluice-testing's, which stops it when dropped), with what the tests
+/// reach behind its HTTP door.
 pub struct TestServer {
     /// `http://127.0.0.1:PORT`.
     pub endpoint: String,
@@ -25,7 +26,7 @@ pub struct TestServer {
     pub clock: ManualClock,
     /// The service, for what has no HTTP door (ticking alarms by hand).
     pub service: Arc<Service<EmbeddedBroker>>,
-    stop: Option<oneshot::Sender<()>>,
+    _served: sluice_testing::TestServer,
 }
 
 impl TestServer {
@@ -76,10 +77,15 @@ impl TestServer {
     /// visibility timeouts end in real time (push consumers' tests).
     /// `clock` is then not read by the engine.
     pub async fn start_real_time() -> Self {
+        Self::start_real_time_with(ServiceConfig::default()).await
+    }
+
+    /// [`TestServer::start_real_time`] with these settings.
+    pub async fn start_real_time_with(config: ServiceConfig) -> Self {
         let broker = EmbeddedBroker::in_memory(Arc::new(sluice_core::clock::SystemClock));
         let service = Arc::new(Service::with_clock(
             broker,
-            ServiceConfig::default(),
+            config,
             Arc::new(sluice_core::clock::SystemClock),
         ));
         Self::serving(service, ManualClock::default()).await
@@ -99,24 +105,15 @@ impl TestServer {
     }
 
     async fn serving(service: Arc<Service<EmbeddedBroker>>, clock: ManualClock) -> Self {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        let served = sluice_testing::TestServer::serve(service.clone())
             .await
-            .expect("bind");
-        let addr = listener.local_addr().expect("addr");
-        let (stop, stopped) = oneshot::channel::<()>();
-        let served = service.clone();
-        tokio::spawn(async move {
-            let _ = sluice_server::serve(listener, served, async {
-                let _ = stopped.await;
-            })
-            .await;
-        });
+            .expect("serve on a loopback port");
         Self {
-            endpoint: format!("http://{addr}"),
-            addr,
+            endpoint: served.endpoint().to_string(),
+            addr: served.addr(),
             clock,
             service,
-            stop: Some(stop),
+            _served: served,
         }
     }
 
@@ -128,14 +125,6 @@ impl TestServer {
     /// A raw HTTP client for Query and malformed requests.
     pub fn raw(&self) -> RawClient {
         RawClient { addr: self.addr }
-    }
-}
-
-impl Drop for TestServer {
-    fn drop(&mut self) {
-        if let Some(stop) = self.stop.take() {
-            let _ = stop.send(());
-        }
     }
 }
 

@@ -8,9 +8,10 @@ use std::time::{Duration, Instant};
 use aws_sdk_sqs::primitives::Blob;
 use aws_sdk_sqs::types::{MessageAttributeValue, QueueAttributeName};
 use serde_json::Value;
-use sluice_server::consumers::{self, ConsumerSpec, Consumers};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpListener, TcpStream};
+use sluice_consumers::{self as consumers, ConsumerSpec, Consumers};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::net::TcpListener;
+use tokio_rustls::TlsAcceptor;
 
 use crate::common::{TestServer, approximate, create_queue};
 
@@ -47,6 +48,44 @@ pub(crate) struct Handler {
     /// Per event (by index): when the handler got it and when it answered.
     spans: Arc<Mutex<Vec<(usize, Instant, Instant)>>>,
     pub(crate) most_in_flight: Arc<AtomicUsize>,
+    /// TLS handshakes that failed (an https:// handler whose certificate
+    /// the consumer does not trust).
+    pub(crate) handshake_failures: Arc<AtomicUsize>,
+}
+
+/// What every connection of a handler records into, and how it answers.
+#[derive(Clone)]
+struct Recorder {
+    events: Arc<Mutex<Vec<Value>>>,
+    spans: Arc<Mutex<Vec<(usize, Instant, Instant)>>>,
+    in_flight: Arc<AtomicUsize>,
+    most_in_flight: Arc<AtomicUsize>,
+    behaviour: Behaviour,
+}
+
+impl Recorder {
+    /// Reads one event off `stream`, records it and answers it.
+    async fn answer<S: AsyncRead + AsyncWrite + Unpin>(self, mut stream: S) {
+        let Some(event) = read_request(&mut stream).await else {
+            return;
+        };
+        let started = Instant::now();
+        let n = {
+            let mut all = self.events.lock().unwrap();
+            all.push(event.clone());
+            all.len() - 1
+        };
+        let current = self.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
+        self.most_in_flight.fetch_max(current, Ordering::SeqCst);
+        let reply = (self.behaviour)(&event, n);
+        tokio::time::sleep(reply.delay).await;
+        self.in_flight.fetch_sub(1, Ordering::SeqCst);
+        self.spans
+            .lock()
+            .unwrap()
+            .push((n, started, Instant::now()));
+        write_reply(stream, &reply).await;
+    }
 }
 
 impl Handler {
@@ -57,55 +96,54 @@ impl Handler {
     /// A handler listening on `addr` (a port given up earlier, say).
     pub(crate) async fn start_at(addr: std::net::SocketAddr, behaviour: Behaviour) -> Self {
         let listener = TcpListener::bind(addr).await.unwrap();
+        Self::serving(listener, None, behaviour)
+    }
+
+    /// An https:// handler presenting the certificate of `tls`.
+    pub(crate) async fn start_tls(tls: TlsAcceptor, behaviour: Behaviour) -> Self {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        Self::serving(listener, Some(tls), behaviour)
+    }
+
+    fn serving(listener: TcpListener, tls: Option<TlsAcceptor>, behaviour: Behaviour) -> Self {
+        let scheme = if tls.is_some() { "https" } else { "http" };
         let url = format!(
-            "http://{}/2015-03-31/functions/function/invocations",
+            "{scheme}://{}/2015-03-31/functions/function/invocations",
             listener.local_addr().unwrap()
         );
-        let events = Arc::new(Mutex::new(Vec::new()));
-        let in_flight = Arc::new(AtomicUsize::new(0));
-        let most_in_flight = Arc::new(AtomicUsize::new(0));
-        let spans = Arc::new(Mutex::new(Vec::new()));
-        let (ev, now, most, sp) = (
-            events.clone(),
-            in_flight,
-            most_in_flight.clone(),
-            spans.clone(),
-        );
+        let recorder = Recorder {
+            events: Arc::new(Mutex::new(Vec::new())),
+            spans: Arc::new(Mutex::new(Vec::new())),
+            in_flight: Arc::new(AtomicUsize::new(0)),
+            most_in_flight: Arc::new(AtomicUsize::new(0)),
+            behaviour,
+        };
+        let handshake_failures = Arc::new(AtomicUsize::new(0));
+        let handler = Handler {
+            url,
+            events: recorder.events.clone(),
+            spans: recorder.spans.clone(),
+            most_in_flight: recorder.most_in_flight.clone(),
+            handshake_failures: handshake_failures.clone(),
+        };
         tokio::spawn(async move {
             while let Ok((stream, _)) = listener.accept().await {
-                let (ev, now, most, sp, behaviour) = (
-                    ev.clone(),
-                    now.clone(),
-                    most.clone(),
-                    sp.clone(),
-                    behaviour.clone(),
-                );
+                let (recorder, tls, failures) =
+                    (recorder.clone(), tls.clone(), handshake_failures.clone());
                 tokio::spawn(async move {
-                    let Some(event) = read_request(&stream).await else {
-                        return;
-                    };
-                    let started = Instant::now();
-                    let n = {
-                        let mut all = ev.lock().unwrap();
-                        all.push(event.clone());
-                        all.len() - 1
-                    };
-                    let current = now.fetch_add(1, Ordering::SeqCst) + 1;
-                    most.fetch_max(current, Ordering::SeqCst);
-                    let reply = behaviour(&event, n);
-                    tokio::time::sleep(reply.delay).await;
-                    now.fetch_sub(1, Ordering::SeqCst);
-                    sp.lock().unwrap().push((n, started, Instant::now()));
-                    write_reply(stream, &reply).await;
+                    match tls {
+                        None => recorder.answer(stream).await,
+                        Some(tls) => match tls.accept(stream).await {
+                            Ok(stream) => recorder.answer(stream).await,
+                            Err(_) => {
+                                failures.fetch_add(1, Ordering::SeqCst);
+                            }
+                        },
+                    }
                 });
             }
         });
-        Handler {
-            url,
-            events,
-            spans,
-            most_in_flight,
-        }
+        handler
     }
 
     pub(crate) fn events(&self) -> Vec<Value> {
@@ -135,16 +173,13 @@ impl Handler {
 
 /// Reads one request's JSON body (headers up to the blank line, then
 /// Content-Length bytes).
-async fn read_request(stream: &TcpStream) -> Option<Value> {
+async fn read_request<S: AsyncRead + Unpin>(stream: &mut S) -> Option<Value> {
     let mut buf = Vec::new();
     let mut chunk = [0u8; 8192];
     loop {
-        stream.readable().await.ok()?;
-        match stream.try_read(&mut chunk) {
-            Ok(0) => return None,
+        match stream.read(&mut chunk).await {
+            Ok(0) | Err(_) => return None,
             Ok(n) => buf.extend_from_slice(&chunk[..n]),
-            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => continue,
-            Err(_) => return None,
         }
         let text = String::from_utf8_lossy(&buf);
         if let Some(end) = text.find("\r\n\r\n") {
@@ -163,7 +198,7 @@ async fn read_request(stream: &TcpStream) -> Option<Value> {
     }
 }
 
-async fn write_reply(mut stream: TcpStream, reply: &Reply) {
+async fn write_reply<S: AsyncRead + AsyncWrite + Unpin>(mut stream: S, reply: &Reply) {
     let mut extra = String::new();
     if reply.function_error {
         extra.push_str("X-Amz-Function-Error: Unhandled\r\n");
@@ -203,13 +238,7 @@ pub(crate) async fn start(server: &TestServer, specs: Vec<ConsumerSpec>) -> Cons
     consumers::check_consumers(&svc.broker, &specs)
         .await
         .unwrap();
-    consumers::spawn_consumers(
-        &svc.broker,
-        &svc.config.account,
-        &svc.metrics.consumers,
-        &svc.consumers,
-        specs,
-    )
+    consumers::spawn_consumers(svc.consumer_host(), specs)
 }
 
 /// A queue with this visibility timeout (and maybe a redrive policy).
@@ -474,7 +503,7 @@ async fn c2_unknown_item_or_function_error_fails_the_whole_batch() {
     }
     // Every series shows from the consumer's start (failures by kind, above,
     // once one happens).
-    for name in sluice_server::metrics::consumer_metric_names() {
+    for name in sluice_consumers::metrics::consumer_metric_names() {
         assert!(
             metrics.contains(&format!("\n{name}")),
             "{name} missing from\n{metrics}"
@@ -569,13 +598,7 @@ async fn c4_slow_handler_is_delivered_once() {
         .send()
         .await
         .unwrap();
-    let _consumers = consumers::spawn_consumers(
-        &svc.broker,
-        &svc.config.account,
-        &svc.metrics.consumers,
-        &svc.consumers,
-        vec![s],
-    );
+    let _consumers = consumers::spawn_consumers(svc.consumer_host(), vec![s]);
     send(&server, &url, "slow").await;
     // While the handler works, the batch is in flight (the gauge of
     // docs/metrics.md); the handler's 3 s show in its answer time.

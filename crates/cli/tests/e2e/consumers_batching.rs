@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use sluice_server::consumers;
+use sluice_consumers as consumers;
 
 use crate::common::{TestServer, send_bodies};
 use crate::consumers::{Handler, Reply, bodies, queue, remaining, send, spec, start, until};

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use aws_sdk_sqs::types::QueueAttributeName;
 use serde_json::Value;
-use sluice_server::consumers;
+use sluice_consumers as consumers;
 
 use crate::common::TestServer;
 use crate::consumers::{Handler, Reply, remaining, spec, start, until};

@@ -281,7 +281,7 @@ async fn m1_metrics_agree_with_queue_attributes() {
         );
     }
     // This server runs no push consumer: theirs are checked in consumers.rs.
-    let consumers = sluice_server::metrics::consumer_metric_names();
+    let consumers = sluice_consumers::metrics::consumer_metric_names();
     for name in sluice_server::metrics::metric_names() {
         if consumers.contains(&name) {
             continue;

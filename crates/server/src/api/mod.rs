@@ -18,7 +18,7 @@ use sluice_core::SqsError;
 use sluice_protocol::Answer;
 
 use crate::auth::Principal;
-use crate::front::Call;
+use crate::inbound::Call;
 use crate::service::{RequestContext, Service};
 
 /// One API: its operations, how a request of one is decoded, checked and

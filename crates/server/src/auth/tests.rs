@@ -127,7 +127,7 @@ fn a1_header_signatures_match_the_aws_test_suite() {
             &sigv4::canonical_query(&signed.query, false),
             &sigv4::canonical_headers(&signed.headers, &list),
             names,
-            &sigv4::sha256_hex(&signed.body),
+            &sluice_core::digest::sha256_hex(&signed.body),
         );
         assert_eq!(
             canonical,
@@ -147,8 +147,8 @@ fn a1_header_signatures_match_the_aws_test_suite() {
         };
         assert_eq!(streamed.text(), canonical, "{dir}");
         assert_eq!(
-            sigv4::hex(&streamed.hash()),
-            sigv4::sha256_hex(canonical.as_bytes()),
+            sluice_core::digest::hex(&streamed.hash()),
+            sluice_core::digest::sha256_hex(canonical.as_bytes()),
             "{dir}"
         );
         let scope = "20150830/us-east-1/service/aws4_request";
@@ -220,7 +220,7 @@ fn a1_presigned_signatures_match_the_aws_test_suite() {
             &sigv4::canonical_query(&signed.query, true),
             &sigv4::canonical_headers(&signed.headers, &list),
             &names,
-            &sigv4::sha256_hex(&signed.body),
+            &sluice_core::digest::sha256_hex(&signed.body),
         );
         assert_eq!(
             canonical,
@@ -315,7 +315,7 @@ fn signed_request_in(
         "",
         &sigv4::canonical_headers(&headers, &names),
         &signed_headers,
-        &sigv4::sha256_hex(&body),
+        &sluice_core::digest::sha256_hex(&body),
     );
     let scope = format!("{}/{region}/sqs/aws4_request", &date[..8]);
     let to_sign = sigv4::string_to_sign(&date, &scope, &canonical);
@@ -697,7 +697,7 @@ fn sign_custom(at: u64, custom: Custom<'_>) -> RawRequest {
     let signed_headers = names.join(";");
     let payload = custom
         .signed_payload
-        .unwrap_or_else(|| sigv4::sha256_hex(&body));
+        .unwrap_or_else(|| sluice_core::digest::sha256_hex(&body));
     let canonical = sigv4::canonical_request(
         "POST",
         "/",
@@ -748,7 +748,7 @@ fn presign(at: u64, expires: u64) -> RawRequest {
         &sigv4::canonical_query(&query, true),
         &sigv4::canonical_headers(&headers, &["host"]),
         "host",
-        &sigv4::sha256_hex(b""),
+        &sluice_core::digest::sha256_hex(b""),
     );
     let to_sign = sigv4::string_to_sign(&date, &scope, &canonical);
     let signature = sigv4::signature(
@@ -778,7 +778,7 @@ fn a1_custom_signatures_verify_unchanged() {
             .is_ok()
     );
     let body_hash = Custom {
-        content_sha256: Some(sigv4::sha256_hex(b"{}")),
+        content_sha256: Some(sluice_core::digest::sha256_hex(b"{}")),
         ..Custom::default()
     };
     assert!(v.verify(&sign_custom(NOW, body_hash).parts(), NOW).is_ok());
@@ -813,7 +813,7 @@ fn a1_content_sha256_must_be_the_bodys() {
     let req = sign_custom(
         NOW,
         Custom {
-            content_sha256: Some(sigv4::sha256_hex(b"another body")),
+            content_sha256: Some(sluice_core::digest::sha256_hex(b"another body")),
             ..Custom::default()
         },
     );

@@ -6,7 +6,7 @@
 //! the answer encoded in the request's protocol, with metrics and a
 //! request id. Each API supplies only its own stages.
 
-mod call;
+mod error_log;
 mod respond;
 mod route;
 
@@ -23,10 +23,9 @@ use sluice_protocol::{Protocol, encode_answer, encode_error};
 use tracing::Instrument;
 
 use crate::api::{Api, sluice::SluiceApi, sqs::SqsApi};
-use crate::http::{Serves, Via};
+use crate::inbound::{Call, Serves, Via, header, protocol_of};
 use crate::service::{RequestContext, Service};
 
-pub use call::Call;
 use respond::{closing, plain, respond};
 pub use route::Route;
 
@@ -84,7 +83,7 @@ async fn handle_in_span<B: Broker>(
         Ok(body) => body,
         Err(e) => {
             // Answered in the protocol the headers name.
-            let protocol = call::protocol_of(&parts.headers);
+            let protocol = protocol_of(&parts.headers);
             return closing(respond(encode_error(protocol, &e, request_id), request_id));
         }
     };
@@ -95,7 +94,7 @@ async fn handle_in_span<B: Broker>(
         request_id,
         started,
     };
-    let mut ctx = call.context();
+    let mut ctx = context(&call);
     // Authentication, before anything reads the request: with it off
     // (the default), this is the one branch it costs.
     if let Err(refused) = authenticate(svc, &request, route.as_ref().ok(), &mut ctx) {
@@ -113,6 +112,20 @@ async fn handle_in_span<B: Broker>(
             );
             respond(encode_error(call.protocol, &e, request_id), request_id)
         }
+    }
+}
+
+/// The facts of the request the actions may need; the signing region
+/// and the principal are set by the stages that read them.
+fn context(call: &Call<'_>) -> RequestContext {
+    RequestContext {
+        host: header(&call.parts.headers, http::header::HOST.as_str()).map(str::to_string),
+        scheme: if call.via.secure { "https" } else { "http" },
+        region: None,
+        trace_header: header(&call.parts.headers, "x-amzn-trace-id")
+            .filter(|v| !v.is_empty())
+            .map(str::to_string),
+        principal: None,
     }
 }
 
@@ -149,7 +162,7 @@ async fn serve_static<B: Broker>(
         );
         return Some(resp);
     }
-    (is_get && crate::console::is_console_path(path)).then(|| crate::console::serve(path))
+    (is_get && sluice_console::is_console_path(path)).then(|| sluice_console::serve(path))
 }
 
 /// The body, refused past [`MAX_REQUEST_BODY`] or `timeout`.
@@ -266,7 +279,7 @@ async fn serve<B: Broker, A: Api<B>>(
         }
         Err(e) => {
             tracing::debug!(action = name, code, message = %e.message, "request failed");
-            crate::http::log_server_error(&e, request_id);
+            error_log::log_server_error(&e, request_id);
             encode_error(protocol, &e, request_id)
         }
     };

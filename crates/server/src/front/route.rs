@@ -6,7 +6,7 @@ use sluice_core::SqsError;
 use sluice_protocol::decode::{invalid_action, missing_action};
 use sluice_protocol::{Protocol, sluice, sqs};
 
-use super::Call;
+use crate::inbound::Call;
 
 /// An API's operation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -14,13 +14,11 @@ use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::Registry;
 use sluice_broker::{Broker, QueueStats, StorageStats};
 
-use crate::alarms::Alarms;
-use crate::alarms::definition::AlarmState;
 use crate::long_polls::LongPolls;
+use sluice_alarms::Alarms;
+use sluice_alarms::definition::AlarmState;
 
-mod consumers;
-
-pub use consumers::{BatchInFlight, ConsumerMetrics, consumer_metric_names};
+pub use sluice_consumers::metrics::{ConsumerMetrics, consumer_metric_names};
 
 /// The content type of the exposition.
 pub const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";

@@ -10,9 +10,9 @@ use sluice_protocol::sluice::{
     PutAlarmRequest,
 };
 
-use crate::alarms::definition::{AlarmSource, AlarmState};
-use crate::alarms::store::AlarmEntry;
 use crate::service::{RequestContext, Service};
+use sluice_alarms::definition::{AlarmSource, AlarmState};
+use sluice_alarms::store::AlarmEntry;
 
 /// PutAlarm: create or replace an alarm on a queue metric.
 pub async fn put_alarm<B: Broker>(

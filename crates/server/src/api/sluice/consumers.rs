@@ -12,11 +12,11 @@ use sluice_protocol::sluice::{
     UpdateConsumerRequest,
 };
 
-use crate::params::in_range;
+use sluice_core::limits::in_range;
 
-use crate::consumers::ConsumerSpec;
-use crate::consumers::runtime::ConsumerChangeError;
 use crate::service::{RequestContext, Service};
+use sluice_consumers::ConsumerSpec;
+use sluice_consumers::runtime::ConsumerChangeError;
 
 /// ListConsumers: every consumer, or those of `QueueUrl`.
 pub async fn list_consumers<B: Broker>(

@@ -18,8 +18,8 @@ use sluice_protocol::sluice::{
 use sluice_protocol::sqs::MessageAttributeValue;
 
 use crate::api::sqs::by_handle;
-use crate::params::in_range;
 use crate::service::Service;
+use sluice_core::limits::in_range;
 
 /// Longest failure reason kept.
 const MAX_REASON: usize = 1024;

@@ -73,7 +73,7 @@ pub fn in_client_terms(
         .into_iter()
         .zip(handles)
         .map(|(r, (inner, sealed))| {
-            r.map_err(|e| crate::receipts::in_client_terms(e, inner, sealed))
+            r.map_err(|e| sluice_broker::receipts::in_client_terms(e, inner, sealed))
         })
         .collect()
 }

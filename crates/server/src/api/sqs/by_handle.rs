@@ -11,8 +11,8 @@ use sluice_protocol::sqs::{
 };
 
 use super::batch;
-use crate::receipts::in_client_terms;
 use crate::service::Service;
+use sluice_broker::receipts::in_client_terms;
 
 /// One handle's action: `apply` gets the queue's key and the engine's
 /// handle; its error is worded with the handle the client sent.

@@ -42,7 +42,7 @@ use sluice_protocol::{Protocol, XML_NAMESPACE};
 use super::Api;
 use crate::auth::Principal;
 use crate::authorize::{Asked, authorize};
-use crate::front::Call;
+use crate::inbound::Call;
 use crate::service::{RequestContext, Service};
 
 /// The SQS API's handler.

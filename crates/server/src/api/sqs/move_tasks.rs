@@ -12,8 +12,8 @@ use sluice_protocol::sqs::{
 };
 
 use crate::move_tasks::NewMoveTask;
-use crate::params::in_range;
 use crate::service::Service;
+use sluice_core::limits::in_range;
 
 /// Largest rate a task may ask for.
 const MAX_RATE: i64 = 500;

@@ -17,8 +17,8 @@ use sluice_protocol::sqs::{
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 
-use crate::params::in_range;
 use crate::service::Service;
+use sluice_core::limits::in_range;
 
 /// System attribute names a receive can ask for.
 const SYSTEM_ATTRIBUTES: &[&str] = &[

@@ -405,7 +405,7 @@ fn check_fifo_ids(
         config.content_based_deduplication,
     ) {
         (Some(d), _) => d.clone(),
-        (None, true) => sha256_hex(body),
+        (None, true) => sluice_core::digest::sha256_hex(body.as_bytes()),
         (None, false) => {
             return Err(SqsError::invalid_parameter(NO_DEDUPLICATION_ID));
         }
@@ -428,12 +428,4 @@ pub(crate) fn check_fifo_token(name: &str, value: &str) -> Result<(), SqsError> 
             ),
         ))
     }
-}
-
-fn sha256_hex(body: &str) -> String {
-    use sha2::{Digest, Sha256};
-    Sha256::digest(body.as_bytes())
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
 }

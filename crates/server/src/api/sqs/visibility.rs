@@ -10,8 +10,8 @@ use sluice_protocol::sqs::{
 };
 
 use super::by_handle;
-use crate::params::in_range;
 use crate::service::Service;
+use sluice_core::limits::in_range;
 
 fn timeout(value: Option<i64>) -> Result<u32, SqsError> {
     in_range(
