@@ -73,5 +73,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         omit_empty: &[],
     })?;
     sluice_codegen::write("sns.rs", &sns)?;
+
+    let sns_model = sluice_codegen::load(&models.join("sns-service-2.json"))?;
+    let sns_table = sluice_codegen::load_errors(&models.join("sns-errors.json"))?;
+    let sns_errors = sluice_codegen::errors::generate(&sluice_codegen::ErrorsSpec {
+        title: "SNS",
+        model: &sns_model,
+        codes: None,
+        table: &sns_table,
+    })?;
+    sluice_codegen::write("sns_errors.rs", &sns_errors)?;
     Ok(())
 }

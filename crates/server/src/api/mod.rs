@@ -14,8 +14,8 @@ pub mod sqs;
 use std::future::Future;
 
 use sluice_broker::Broker;
-use sluice_core::SqsError;
-use sluice_protocol::Answer;
+use sluice_core::{ErrorCode, SqsError};
+use sluice_protocol::{Answer, Encoded, Protocol, encode_error};
 
 use crate::auth::Principal;
 use crate::inbound::Call;
@@ -30,9 +30,15 @@ pub trait Api<B: Broker> {
     type Request: Send + Sync;
     /// A successful answer: an operation's typed output.
     type Response: Answer + Send;
+    /// Its errors: SQS's, or the API's own; the common stages'
+    /// (authentication, the form, the storage) convert into them.
+    type Error: ApiError;
 
     /// The API's XML namespace in Query answers.
     const NAMESPACE: &'static str;
+
+    /// The service its SigV4 credential scopes name (`sqs`, `sns`).
+    const SERVICE: &'static str;
 
     /// The operation's name, for logs and metrics.
     fn name(op: Self::Operation) -> &'static str;
@@ -42,7 +48,7 @@ pub trait Api<B: Broker> {
     fn needs_signing_region(op: Self::Operation) -> bool;
 
     /// Decodes the request for `op` from what arrived.
-    fn decode(op: Self::Operation, call: &Call<'_>) -> Result<Self::Request, SqsError>;
+    fn decode(op: Self::Operation, call: &Call<'_>) -> Result<Self::Request, Self::Error>;
 
     /// The access check of an authenticated request (rule A2).
     fn authorize(
@@ -50,18 +56,64 @@ pub trait Api<B: Broker> {
         ctx: &RequestContext,
         principal: &Principal,
         request: &Self::Request,
-    ) -> impl Future<Output = Result<(), SqsError>> + Send;
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send;
 
     /// Runs the request.
     fn handle(
         svc: &Service<B>,
         ctx: &RequestContext,
         request: Self::Request,
-    ) -> impl Future<Output = Result<Self::Response, SqsError>> + Send;
+    ) -> impl Future<Output = Result<Self::Response, Self::Error>> + Send;
 
     /// About how many bytes the answer takes, to write it into one
     /// allocation.
     fn capacity(_answer: &Self::Response) -> usize {
         256
+    }
+}
+
+/// What the front needs of an API's errors: their code for metrics and
+/// logs, their answer, and whether the server is at fault.
+pub trait ApiError: From<SqsError> + Send {
+    /// The Query code (`AWS.SimpleQueueService.NonExistentQueue`,
+    /// `NotFound`, …).
+    fn code(&self) -> &'static str;
+    /// The message.
+    fn message(&self) -> &str;
+    /// The answer in `protocol`.
+    fn encode(&self, protocol: Protocol, request_id: &str) -> Encoded;
+    /// How the server is at fault, for the log; `None` for the caller's.
+    fn server_fault(&self) -> Option<ServerFault>;
+}
+
+/// A server error, as the log tells them apart.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ServerFault {
+    /// A fault of ours: logged every time.
+    Internal,
+    /// The storage or the database out of reach: every request fails
+    /// alike while it lasts, so it is logged at most once a second.
+    Unavailable,
+}
+
+impl ApiError for SqsError {
+    fn code(&self) -> &'static str {
+        self.code.query_code()
+    }
+
+    fn message(&self) -> &str {
+        &self.message
+    }
+
+    fn encode(&self, protocol: Protocol, request_id: &str) -> Encoded {
+        encode_error(protocol, self, request_id)
+    }
+
+    fn server_fault(&self) -> Option<ServerFault> {
+        match self.code {
+            ErrorCode::InternalFailure => Some(ServerFault::Internal),
+            ErrorCode::ServiceUnavailable => Some(ServerFault::Unavailable),
+            _ => None,
+        }
     }
 }

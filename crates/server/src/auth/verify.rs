@@ -151,9 +151,20 @@ impl<'a> Scope<'a> {
 }
 
 impl Authenticator {
-    /// Verifies `req`'s signature at `now`: the principal it was signed by,
-    /// or why it is refused.
+    /// Verifies `req`'s signature at `now` for the verifier's service
+    /// (`sqs`): the principal it was signed by, or why it is refused.
     pub fn verify(&self, req: &RequestParts<'_>, now: Millis) -> Result<Arc<Principal>, Refusal> {
+        self.verify_for(req, self.service, now)
+    }
+
+    /// Verifies `req`'s signature at `now` for `service` (`sqs`, `sns`):
+    /// its credential scope must name that service.
+    pub fn verify_for(
+        &self,
+        req: &RequestParts<'_>,
+        service: &str,
+        now: Millis,
+    ) -> Result<Arc<Principal>, Refusal> {
         let signed = signed_parts(req)?;
         let scope = Scope::parse(&signed.credential)?;
         let keys = self.keys.load();
@@ -166,7 +177,7 @@ impl Authenticator {
             .by(scope.key_id));
         };
         let checked = scope
-            .check(self.service)
+            .check(service)
             .and_then(|()| check_token(&entry.credential, &signed))
             .and_then(|()| check_time(&signed, scope.date, now))
             .and_then(|()| check_host_signed(&signed))

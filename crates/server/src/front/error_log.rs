@@ -8,7 +8,7 @@
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use sluice_core::{ErrorCode, SqsError};
+use crate::api::{ApiError, ServerFault};
 
 /// How often an unavailable storage is logged at most.
 const UNAVAILABLE_EVERY: Duration = Duration::from_secs(1);
@@ -18,24 +18,24 @@ const UNAVAILABLE_EVERY: Duration = Duration::from_secs(1);
 static UNAVAILABLE: Throttle = Throttle::new(UNAVAILABLE_EVERY);
 
 /// Logs `e` when it is a server error, as the module says.
-pub(crate) fn log_server_error(e: &SqsError, request_id: &str) {
-    let code = e.code.query_code();
-    match e.code {
-        ErrorCode::InternalFailure => {
-            tracing::error!(request_id, code, message = %e.message, "server error");
+pub(crate) fn log_server_error<E: ApiError>(e: &E, request_id: &str) {
+    let code = e.code();
+    match e.server_fault() {
+        Some(ServerFault::Internal) => {
+            tracing::error!(request_id, code, message = %e.message(), "server error");
         }
-        ErrorCode::ServiceUnavailable => {
+        Some(ServerFault::Unavailable) => {
             if let Some(unlogged) = UNAVAILABLE.admit(Instant::now()) {
                 tracing::error!(
                     request_id,
                     code,
-                    message = %e.message,
+                    message = %e.message(),
                     unlogged,
                     "server error (unlogged: like ones since the last line)"
                 );
             }
         }
-        _ => {}
+        None => {}
     }
 }
 

@@ -10,6 +10,7 @@ mod error_log;
 mod respond;
 mod route;
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
@@ -22,7 +23,8 @@ use sluice_core::limits::MAX_REQUEST_BODY;
 use sluice_protocol::{Protocol, encode_answer, encode_error};
 use tracing::Instrument;
 
-use crate::api::{Api, sluice::SluiceApi, sqs::SqsApi};
+use crate::api::{Api, ApiError, sluice::SluiceApi, sqs::SqsApi};
+use crate::auth::Principal;
 use crate::inbound::{Call, Serves, Via, header, protocol_of};
 use crate::service::{RequestContext, Service};
 
@@ -88,31 +90,39 @@ async fn handle_in_span<B: Broker>(
         }
     };
     let (call, read) = Call::new(&parts, &body, via);
-    let route = read.and_then(|()| route::route(&call));
     let request = Inbound {
         call: &call,
         request_id,
         started,
     };
-    let mut ctx = context(&call);
-    // Authentication, before anything reads the request: with it off
-    // (the default), this is the one branch it costs.
-    if let Err(refused) = authenticate(svc, &request, route.as_ref().ok(), &mut ctx) {
+    match read.and_then(|()| route::route(&call)) {
+        Ok(Route::Sqs(op)) => serve::<B, SqsApi>(svc, &request, op).await,
+        Ok(Route::Sluice(op)) => serve::<B, SluiceApi>(svc, &request, op).await,
+        Err(e) => unrouted(svc, &request, e),
+    }
+}
+
+/// Answers a request that names no operation this server serves: a
+/// refusal of its signature first, as for any request, then why.
+fn unrouted<B: Broker>(
+    svc: &Service<B>,
+    request: &Inbound<'_>,
+    e: SqsError,
+) -> Response<Full<Bytes>> {
+    let call = request.call;
+    if let Err(refused) = authenticate::<B, SqsApi>(svc, request, None) {
         return *refused;
     }
-    match route {
-        Ok(Route::Sqs(op)) => serve::<B, SqsApi>(svc, &request, op, ctx).await,
-        Ok(Route::Sluice(op)) => serve::<B, SluiceApi>(svc, &request, op, ctx).await,
-        Err(e) => {
-            svc.metrics.record(
-                "",
-                call.protocol.as_str(),
-                e.code.query_code(),
-                started.elapsed(),
-            );
-            respond(encode_error(call.protocol, &e, request_id), request_id)
-        }
-    }
+    svc.metrics.record(
+        "",
+        call.protocol.as_str(),
+        e.code.query_code(),
+        request.started.elapsed(),
+    );
+    respond(
+        e.encode(call.protocol, request.request_id),
+        request.request_id,
+    )
 }
 
 /// The facts of the request the actions may need; the signing region
@@ -181,16 +191,16 @@ async fn read_body(incoming: Incoming, timeout: Duration) -> Result<Bytes, SqsEr
     }
 }
 
-/// With authentication on, the principal who signed the request, into
-/// `ctx`; a request that fails it is answered here, and logged once.
-fn authenticate<B: Broker>(
+/// With authentication on, the principal who signed the request for the
+/// API's service; a request that fails it is answered here, in the API's
+/// errors, and logged once.
+fn authenticate<B: Broker, A: Api<B>>(
     svc: &Service<B>,
     request: &Inbound<'_>,
-    route: Option<&Route>,
-    ctx: &mut RequestContext,
-) -> Result<(), Box<Response<Full<Bytes>>>> {
+    op: Option<A::Operation>,
+) -> Result<Option<Arc<Principal>>, Box<Response<Full<Bytes>>>> {
     let Some(auth) = &svc.config.auth else {
-        return Ok(());
+        return Ok(None);
     };
     let call = request.call;
     let signed = crate::auth::RequestParts {
@@ -200,29 +210,26 @@ fn authenticate<B: Broker>(
         headers: &call.parts.headers,
         body: call.body,
     };
-    match auth.verify(&signed, svc.now()) {
-        Ok(principal) => {
-            ctx.principal = Some(principal);
-            Ok(())
-        }
-        Err(refusal) => Err(Box::new(refuse(svc, request, route, refusal))),
+    match auth.verify_for(&signed, A::SERVICE, svc.now()) {
+        Ok(principal) => Ok(Some(principal)),
+        Err(refusal) => Err(Box::new(refuse::<B, A>(svc, request, op, refusal))),
     }
 }
 
 /// Answers a request that failed authentication, and logs it once: the
 /// key it named, the action it asked for, the queue it named, why (never
 /// a secret or a signature).
-fn refuse<B: Broker>(
+fn refuse<B: Broker, A: Api<B>>(
     svc: &Service<B>,
     request: &Inbound<'_>,
-    route: Option<&Route>,
+    op: Option<A::Operation>,
     refusal: crate::auth::Refusal,
 ) -> Response<Full<Bytes>> {
     let call = request.call;
     let is_json = call.protocol == Protocol::Json;
     // Metrics label only known actions: an unauthenticated client must
     // not be able to mint label values.
-    let known = route.map(|r| r.name());
+    let known = op.map(A::name);
     let action = known.map_or_else(
         || crate::auth::action_hint(call.target, call.url_query(), call.body),
         str::to_string,
@@ -247,8 +254,11 @@ fn refuse<B: Broker>(
         code,
         request.started.elapsed(),
     );
-    let encoded = encode_error(call.protocol, &refusal.error, request.request_id);
-    respond(encoded, request.request_id)
+    let error = A::Error::from(refusal.error);
+    respond(
+        error.encode(call.protocol, request.request_id),
+        request.request_id,
+    )
 }
 
 /// Runs an API's operation and answers it: the API's stages (decode, the
@@ -258,9 +268,15 @@ async fn serve<B: Broker, A: Api<B>>(
     svc: &Service<B>,
     request: &Inbound<'_>,
     op: A::Operation,
-    mut ctx: RequestContext,
 ) -> Response<Full<Bytes>> {
     let call = request.call;
+    let mut ctx = context(call);
+    // Authentication, before anything reads the request: with it off
+    // (the default), this is the one branch it costs.
+    match authenticate::<B, A>(svc, request, Some(op)) {
+        Ok(principal) => ctx.principal = principal,
+        Err(refused) => return *refused,
+    }
     let name = A::name(op);
     tracing::Span::current().record("action", name);
     if A::needs_signing_region(op) {
@@ -268,7 +284,7 @@ async fn serve<B: Broker, A: Api<B>>(
     }
     let result = run::<B, A>(svc, &ctx, call, op).await;
     let protocol = call.protocol;
-    let code = result.as_ref().err().map_or("ok", |e| e.code.query_code());
+    let code = result.as_ref().err().map_or("ok", ApiError::code);
     svc.metrics
         .record(name, protocol.as_str(), code, request.started.elapsed());
     let request_id = request.request_id;
@@ -278,9 +294,9 @@ async fn serve<B: Broker, A: Api<B>>(
             encode_answer(protocol, A::NAMESPACE, &answer, request_id, capacity)
         }
         Err(e) => {
-            tracing::debug!(action = name, code, message = %e.message, "request failed");
+            tracing::debug!(action = name, code, message = %e.message(), "request failed");
             error_log::log_server_error(&e, request_id);
-            encode_error(protocol, &e, request_id)
+            e.encode(protocol, request_id)
         }
     };
     respond(encoded, request_id)
@@ -292,7 +308,7 @@ async fn run<B: Broker, A: Api<B>>(
     ctx: &RequestContext,
     call: &Call<'_>,
     op: A::Operation,
-) -> Result<A::Response, SqsError> {
+) -> Result<A::Response, A::Error> {
     let request = A::decode(op, call)?;
     // Access rules (rule A2): with authentication off there is no
     // principal, and this is the one branch it costs.

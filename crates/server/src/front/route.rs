@@ -17,16 +17,6 @@ pub enum Route {
     Sluice(sluice::Operation),
 }
 
-impl Route {
-    /// The operation's name.
-    pub fn name(self) -> &'static str {
-        match self {
-            Route::Sqs(op) => op.name(),
-            Route::Sluice(op) => op.name(),
-        }
-    }
-}
-
 /// The operation `call` asks for, or SQS's error for a request that names
 /// none this server serves.
 pub fn route(call: &Call<'_>) -> Result<Route, SqsError> {

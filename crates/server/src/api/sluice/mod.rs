@@ -39,9 +39,13 @@ impl<B: Broker> Api<B> for SluiceApi {
     type Operation = Operation;
     type Request = Request;
     type Response = Response;
+    type Error = SqsError;
 
     /// Answered in SQS's namespace: they extend its API.
     const NAMESPACE: &'static str = XML_NAMESPACE;
+
+    /// Signed as SQS requests, for the same reason.
+    const SERVICE: &'static str = "sqs";
 
     fn name(op: Operation) -> &'static str {
         op.name()

@@ -52,8 +52,11 @@ impl<B: Broker> Api<B> for SqsApi {
     type Operation = Operation;
     type Request = Request;
     type Response = Response;
+    type Error = SqsError;
 
     const NAMESPACE: &'static str = XML_NAMESPACE;
+
+    const SERVICE: &'static str = "sqs";
 
     fn name(op: Operation) -> &'static str {
         op.name()
