@@ -78,6 +78,12 @@ pub enum EngineError {
     /// other node shares (the server keeps those itself).
     #[error("this engine keeps no consumers")]
     ConsumersNotShared,
+    /// The named topic does not exist (or was deleted meanwhile).
+    #[error("the topic does not exist")]
+    TopicDoesNotExist,
+    /// The named subscription does not exist (or was deleted meanwhile).
+    #[error("the subscription does not exist")]
+    SubscriptionDoesNotExist,
     /// The storage cannot answer now; a retry may succeed. The text is
     /// what the client reads.
     #[error("storage unavailable: {0}")]
@@ -156,6 +162,9 @@ impl From<EngineError> for SqsError {
             ConsumersNotShared => SqsError::internal(
                 "This storage engine keeps no consumers; the server keeps them itself.",
             ),
+            // No SQS action names a topic: reaching here is a fault of ours.
+            TopicDoesNotExist => SqsError::internal("The topic does not exist."),
+            SubscriptionDoesNotExist => SqsError::internal("The subscription does not exist."),
             Unavailable(message) => SqsError::new(ErrorCode::ServiceUnavailable, message),
             Storage(message) => SqsError::internal(message),
             Rejected(e) => e,

@@ -26,6 +26,7 @@ pub mod model_tests;
 pub mod moves;
 pub mod receipts;
 pub mod tags;
+pub mod topics;
 mod types;
 
 use std::future::Future;
@@ -36,6 +37,7 @@ pub use coordination::{
 };
 pub use error::EngineError;
 pub use metadata::MetaChange;
+pub use topics::{Subscription, Topic, Topics};
 pub use types::*;
 
 /// The SQS queue operations, atomic per call. Queue names are already
