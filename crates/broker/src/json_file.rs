@@ -20,8 +20,9 @@ pub fn read<T: DeserializeOwned + Default>(path: &Path) -> std::io::Result<T> {
     }
 }
 
-/// Writes `value` to a temporary file beside `path`, syncs it and renames
-/// it over `path`.
+/// Writes `value` to a temporary file beside `path`, syncs it, renames
+/// it over `path` and syncs the directory, so that the new contents, not
+/// only the old, survive a machine crash once this returns.
 pub fn write<T: Serialize>(path: &Path, value: &T) -> std::io::Result<()> {
     let bytes = serde_json::to_vec_pretty(value).map_err(std::io::Error::other)?;
     let tmp = path.with_extension("json.tmp");
@@ -30,7 +31,24 @@ pub fn write<T: Serialize>(path: &Path, value: &T) -> std::io::Result<()> {
         f.write_all(&bytes)?;
         f.sync_all()?;
     }
-    std::fs::rename(&tmp, path)
+    std::fs::rename(&tmp, path)?;
+    sync_dir(path)
+}
+
+/// Makes the rename into `path`'s directory durable (a no-op where a
+/// directory cannot be opened as a file).
+fn sync_dir(path: &Path) -> std::io::Result<()> {
+    #[cfg(unix)]
+    {
+        let dir = match path.parent() {
+            Some(dir) if !dir.as_os_str().is_empty() => dir,
+            _ => Path::new("."),
+        };
+        std::fs::File::open(dir)?.sync_all()?;
+    }
+    #[cfg(not(unix))]
+    let _ = path;
+    Ok(())
 }
 
 #[cfg(test)]

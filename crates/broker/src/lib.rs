@@ -6,7 +6,9 @@
 //! storage (validation, attribute parsing, digests) live in `sluice-core` and
 //! the service layer and are not repeated here. Operations fail with an
 //! [`EngineError`], which the server turns into the SQS error clients see
-//! through one `From` conversion. Beside the trait: [`receipts`] seals the
+//! through one `From` conversion. Engines keep SNS's topics and
+//! subscriptions too ([`Topics`], a supertrait), as records they load and
+//! store whole. Beside the trait: [`receipts`] seals the
 //! engines' receipt handles before clients see them, and [`json_file`]
 //! keeps a lone node's alarms and consumers in its data directory, what
 //! [`Coordination`] keeps on shared storage. [`conformance`] is the
@@ -42,8 +44,9 @@ pub use types::*;
 
 /// The SQS queue operations, atomic per call. Queue names are already
 /// validated. Clones share the same engine (background tasks hold one).
-/// Every engine also keeps the cluster's shared records ([`Coordination`]).
-pub trait Broker: Coordination {
+/// Every engine also keeps the cluster's shared records ([`Coordination`])
+/// and the SNS topics and subscriptions ([`Topics`]).
+pub trait Broker: Coordination + Topics {
     /// Creates a queue, or returns the existing one when the requested
     /// attributes match it (rule V9); `QueueNameExists` when they do not.
     fn create_queue(

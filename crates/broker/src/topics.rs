@@ -74,8 +74,9 @@ pub trait Topics: Clone + Send + Sync + 'static {
 
     /// Changes the topic of `key` with `change`, atomically against
     /// concurrent changes, and stores the result; the topic as stored. A
-    /// change that refuses (its own error, inside) stores nothing.
-    /// `TopicDoesNotExist`.
+    /// change that refuses (its own error, inside) stores nothing. The
+    /// key and creation time stay as stored, whatever `change` sets them
+    /// to. `TopicDoesNotExist`.
     fn update_topic<E, F>(
         &self,
         key: &str,
@@ -104,7 +105,8 @@ pub trait Topics: Clone + Send + Sync + 'static {
     ) -> impl Future<Output = Result<Subscription, EngineError>> + Send;
 
     /// Changes the subscription of `id` with `change`, as
-    /// [`Topics::update_topic`] changes a topic. `SubscriptionDoesNotExist`.
+    /// [`Topics::update_topic`] changes a topic; its id, topic, protocol,
+    /// endpoint and creation time stay as stored. `SubscriptionDoesNotExist`.
     fn update_subscription<E, F>(
         &self,
         id: &str,
@@ -119,7 +121,8 @@ pub trait Topics: Clone + Send + Sync + 'static {
     -> impl Future<Output = Result<(), EngineError>> + Send;
 
     /// The subscriptions of the topic of `topic`, or of every topic when
-    /// `None`, oldest first (ties by id).
+    /// `None`, oldest first (ties by id); none for a topic that does not
+    /// exist.
     fn subscriptions(
         &self,
         topic: Option<&str>,

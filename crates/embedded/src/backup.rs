@@ -193,9 +193,12 @@ impl Target {
     }
 }
 
-/// Copies the server's own files in the data directory (`alarms.json`,
-/// `consumers.json`: each replaced whole by a rename, so a copy is one
-/// version of it), synced. Returns how many and their bytes.
+/// Copies the JSON files of the data directory, synced: the engine's
+/// topics and subscriptions ([`TOPICS_FILE`](crate::TOPICS_FILE)) and the server's own files
+/// (`alarms.json`, `consumers.json`). Each is replaced whole by a rename,
+/// so a copy is one version of it, and a change answered before the
+/// backup began is in it (`topics.json.tmp`, a change being written, is
+/// left). Returns how many and their bytes.
 fn copy_server_files(from: &Path, to: &Path) -> io::Result<(u64, u64)> {
     let (mut files, mut bytes) = (0, 0);
     for entry in std::fs::read_dir(from)? {

@@ -1,5 +1,5 @@
 //! The engine's state: the handle, the queue registry, each queue's cell
-//! (its index behind its lock), and what every operation does with a
+//! (its index behind its lock), the topics, and what every operation does with a
 //! queue: take its lock with timers and retention brought up to date, and
 //! write the journal forms of its record and of a message's delivery state.
 
@@ -25,6 +25,7 @@ use crate::journal::Journal;
 use crate::message::MessageState;
 use crate::queue_state::QueueState;
 use crate::storage::Storage;
+use crate::topic_set::TopicState;
 
 /// Settings of the durable engine.
 #[derive(Debug, Clone, Copy)]
@@ -88,6 +89,9 @@ pub(crate) struct Inner {
     /// The receipt handles' key (rule A3): read from the store at open;
     /// in memory, made at the first use.
     pub(crate) handle_secret: Mutex<Option<HandleSecret>>,
+    /// SNS's topics and subscriptions: read from their file at open,
+    /// written whole at each change (see `crate::topic_set`).
+    pub(crate) topics: TopicState,
 }
 
 /// What reopening the storage in process needs (see `crate::reopen`).

@@ -14,8 +14,9 @@
 //! `impl Broker` below only calls into them: `queues` (create, get, list,
 //! delete, attributes, tags, purge), `send`, `receive`, `delete`,
 //! `visibility`, `nack`, `peek`, `dead_letter` (moves between queues)
-//! and `redrive`, `move_tasks`, `stats`; `backup` copies the data
-//! directory of a running engine (not an SQS action).
+//! and `redrive`, `move_tasks`, `stats`; `topics` holds SNS's topic and
+//! subscription records (`Topics`); `backup` copies the data directory of
+//! a running engine (not an SQS action).
 //!
 //! # Layers
 //!
@@ -25,7 +26,8 @@
 //! 1. Leaves: `message` (a message's data and delivery state),
 //!    `seq_hash`, `groups`, `fifo`, `fair`, `dedup`, `ids`,
 //!    `body_cache`, `storage` (the file system under the log and redb, and
-//!    its fault-injecting double for tests), and `wal` (log segments,
+//!    its fault-injecting double for tests), `topic_set` (the topics and
+//!    subscriptions, their index and their file) and `wal` (log segments,
 //!    which know nothing of what records hold).
 //! 2. Record formats: `codec` (message and state records), `change`
 //!    (the change vocabulary operations hand to the journal), `log_record`.
@@ -38,7 +40,8 @@
 //!    submissions that start it), `sweep`.
 //! 5. Operations, in the order listed above: `nack` uses `visibility`'s
 //!    receipt check, `redrive` uses `peek`'s snapshots and `dead_letter`.
-//! 6. This file: the public types' re-exports and the `Broker` impl.
+//! 6. This file: the public types' re-exports and the `Broker`,
+//!    `Coordination` and `Topics` impls.
 //!
 //! Inside the folders (`wal`, `store`, `group_commit`, `queue_state`) the
 //! same holds: `mod.rs` only declares and re-exports, each file imports
@@ -77,6 +80,8 @@ mod stats;
 mod storage;
 mod store;
 mod sweep;
+mod topic_set;
+mod topics;
 mod visibility;
 mod wal;
 
@@ -84,7 +89,8 @@ use sluice_broker::EngineError;
 use sluice_broker::{
     BackupReport, Broker, Coordination, CreateQueue, HandleSecret, MessageFilter, MetaChange,
     MoveTask, Nack, NewMessage, PeekPage, QueueCounts, QueueMeta, QueueStats, ReceiveOptions,
-    ReceivedMessage, Redrive, RedriveOutcome, SentMessage, StorageStats, VisibilityChange,
+    ReceivedMessage, Redrive, RedriveOutcome, SentMessage, StorageStats, Subscription, Topic,
+    Topics, VisibilityChange,
 };
 
 pub use engine::{EmbeddedBroker, EmbeddedOptions, RecoveryStats};
@@ -94,6 +100,10 @@ pub use fuzzing::decode_stored_bytes;
 pub use open::DATA_FILE;
 pub use storage::{DatabaseBackend, FaultStorage, OsStorage, Storage, StorageFile};
 pub use store::StoreError;
+/// The file in the data directory that holds SNS's topics and
+/// subscriptions, rewritten whole (through a temporary file and a rename)
+/// at each change.
+pub use topic_set::TOPICS_FILE;
 
 /// The write-ahead log's segments inside the data directory: changes not
 /// yet checkpointed into [`DATA_FILE`], and the data of the messages
@@ -227,6 +237,69 @@ impl Coordination for EmbeddedBroker {
 
     async fn move_tasks(&self) -> Result<Vec<MoveTask>, EngineError> {
         move_tasks::move_tasks(self).await
+    }
+}
+
+/// Topics and subscriptions in memory, read without a lock; each change
+/// written to [`TOPICS_FILE`] before it is served (see `topics`).
+impl Topics for EmbeddedBroker {
+    async fn create_topic(&self, topic: Topic) -> Result<(Topic, bool), EngineError> {
+        topics::create_topic(self, topic).await
+    }
+
+    async fn get_topic(&self, key: &str) -> Result<Topic, EngineError> {
+        topics::get_topic(self, key)
+    }
+
+    async fn list_topics(&self) -> Result<Vec<String>, EngineError> {
+        Ok(topics::list_topics(self))
+    }
+
+    async fn update_topic<E, F>(
+        &self,
+        key: &str,
+        change: F,
+    ) -> Result<Result<Topic, E>, EngineError>
+    where
+        E: Send + 'static,
+        F: FnOnce(&mut Topic) -> Result<(), E> + Send + 'static,
+    {
+        topics::update_topic(self, key, change).await
+    }
+
+    async fn delete_topic(&self, key: &str) -> Result<(), EngineError> {
+        topics::delete_topic(self, key).await
+    }
+
+    async fn subscribe(
+        &self,
+        subscription: Subscription,
+    ) -> Result<(Subscription, bool), EngineError> {
+        topics::subscribe(self, subscription).await
+    }
+
+    async fn get_subscription(&self, id: &str) -> Result<Subscription, EngineError> {
+        topics::get_subscription(self, id)
+    }
+
+    async fn update_subscription<E, F>(
+        &self,
+        id: &str,
+        change: F,
+    ) -> Result<Result<Subscription, E>, EngineError>
+    where
+        E: Send + 'static,
+        F: FnOnce(&mut Subscription) -> Result<(), E> + Send + 'static,
+    {
+        topics::update_subscription(self, id, change).await
+    }
+
+    async fn delete_subscription(&self, id: &str) -> Result<(), EngineError> {
+        topics::delete_subscription(self, id).await
+    }
+
+    async fn subscriptions(&self, topic: Option<&str>) -> Result<Vec<Subscription>, EngineError> {
+        Ok(topics::subscriptions(self, topic))
     }
 }
 

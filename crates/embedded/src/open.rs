@@ -1,6 +1,8 @@
-//! Start-up: opening the data directory and reading every queue's index
-//! back from the store after the log's replay. A reopen after a failed
-//! write (`crate::reopen`) goes through the same steps.
+//! Start-up: opening the data directory, reading the topics back from
+//! their file and every queue's index from the store after the log's
+//! replay. A reopen after a failed write (`crate::reopen`) goes through
+//! the same steps but the topics' (their file is written whole before a
+//! change is served, so memory never runs ahead of it).
 
 use std::collections::HashMap;
 use std::io;
@@ -19,6 +21,7 @@ use crate::journal::{self, Core, Journal};
 use crate::queue_state::QueueState;
 use crate::storage::{OsStorage, Overlay, Storage, probe};
 use crate::store::{INCOMPLETE_BACKUP_MARKER, Store, StoreError};
+use crate::topic_set::{self, TOPICS_FILE, TopicState};
 
 /// The file that holds the durable records inside the data directory.
 pub const DATA_FILE: &str = "sluice.redb";
@@ -237,6 +240,12 @@ impl EmbeddedBroker {
         clock: Arc<dyn Clock>,
         options: EmbeddedOptions,
     ) -> Result<(Self, RecoveryStats), StoreError> {
+        // Read first: a file that cannot be served stops the start before
+        // anything else is opened.
+        let topics = topic_set::read(&*storage, dir).map_err(|why| StoreError::Topics {
+            path: dir.join(TOPICS_FILE).display().to_string(),
+            why,
+        })?;
         let budget = Arc::new(BodyBudget::new(options.body_cache_bytes));
         let opened = open_storage(&storage, dir, &options, &budget, clock.now())?;
         let Opened {
@@ -261,6 +270,7 @@ impl EmbeddedBroker {
             .collect();
         *broker.inner.tasks.lock() = index.tasks;
         *broker.inner.handle_secret.lock() = Some(handle_secret);
+        broker.inner.topics.current.store(Arc::new(topics));
         Ok((broker, stats))
     }
 
@@ -286,6 +296,7 @@ impl EmbeddedBroker {
                 deleted: Mutex::new(HashMap::new()),
                 deleted_name_hold_ms: AtomicU64::new(RECREATE_AFTER_DELETE_SECS * 1000),
                 handle_secret: Mutex::new(None),
+                topics: TopicState::default(),
             }),
         }
     }

@@ -6,11 +6,11 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use sluice_broker::{Broker, CreateQueue, NewMessage, ReceiveOptions};
+use sluice_broker::{Broker, CreateQueue, NewMessage, ReceiveOptions, Subscription, Topic, Topics};
 use sluice_core::ErrorCode;
 use sluice_core::SystemClock;
 use sluice_core::attributes::QueueConfig;
-use sluice_embedded::{EmbeddedBroker, EmbeddedOptions};
+use sluice_embedded::{EmbeddedBroker, EmbeddedOptions, TOPICS_FILE};
 
 fn open(dir: &Path) -> EmbeddedBroker {
     let options = EmbeddedOptions {
@@ -179,4 +179,43 @@ fn d7_an_unfinished_backup_is_refused() {
         .expect("refused");
     assert!(e.to_string().contains("unfinished backup"), "{e}");
     assert!(!dir.path().join("sluice.redb").exists(), "nothing created");
+}
+
+/// D7, N1: a backup holds the topics and subscriptions answered before
+/// it began, and no change made after it ended.
+#[tokio::test]
+async fn d7_a_backup_holds_the_topics_and_subscriptions() {
+    let dir = tempfile::tempdir().expect("dir");
+    let b = open(&dir.path().join("data"));
+    let topic = Topic {
+        key: "t".into(),
+        attributes: BTreeMap::from([("DisplayName".into(), "T".into())]),
+        tags: BTreeMap::new(),
+        created_at: 1,
+    };
+    b.create_topic(topic.clone()).await.expect("create topic");
+    let sub = Subscription {
+        id: "s1".into(),
+        topic: "t".into(),
+        protocol: "sqs".into(),
+        endpoint: "arn:aws:sqs:us-east-1:000000000000:q".into(),
+        owner: "000000000000".into(),
+        attributes: BTreeMap::new(),
+        pending_token: None,
+        created_at: 2,
+    };
+    b.subscribe(sub.clone()).await.expect("subscribe");
+    let dest = dir.path().join("backup");
+    b.backup(&dest).await.expect("backup");
+    b.delete_topic("t").await.expect("delete topic");
+    drop(b);
+    assert!(dest.join(TOPICS_FILE).is_file());
+    assert!(!dest.join("topics.json.tmp").exists());
+
+    let copy = open(&dest);
+    assert_eq!(copy.get_topic("t").await.expect("topic"), topic);
+    assert_eq!(
+        copy.subscriptions(None).await.expect("subscriptions"),
+        [sub]
+    );
 }

@@ -7,7 +7,9 @@
 //! never hand out the same message; FIFO queues serialise sends and
 //! receives per queue with a transaction-scoped advisory lock (rule F1).
 //! Long polls wake on a local [`Notify`] for sends through this node and on
-//! `LISTEN/NOTIFY` for sends through the others ([`listener`]).
+//! `LISTEN/NOTIFY` for sends through the others ([`listener`]). SNS's
+//! topics and subscriptions are rows too (`topics`), shared by every
+//! node like the queues.
 
 mod activity_sync;
 mod alarm_store;
@@ -36,6 +38,7 @@ mod secrets;
 mod send;
 mod stats;
 mod sweep;
+mod topics;
 mod visibility;
 
 #[cfg(feature = "test-support")]

@@ -32,6 +32,7 @@ const MIGRATIONS: &[(i32, &str)] = &[
     (13, include_str!("../migrations/0013_deleted_queues.sql")),
     (21, include_str!("../migrations/0021_secrets.sql")),
     (24, include_str!("../migrations/0024_consumers.sql")),
+    (25, include_str!("../migrations/0025_topics.sql")),
 ];
 
 /// The newest schema version this build knows: the last migration's.

@@ -2,7 +2,8 @@
 //!
 //! Each function is one test and names the rule of SEMANTICS.md it proves:
 //! standard-queue behaviour in `standard`, FIFO in `fifo`, dead-letter
-//! queues, redrive and sluice's own DLQ tools in `dead_letter`.
+//! queues, redrive and sluice's own DLQ tools in `dead_letter`, SNS topics
+//! and subscriptions as engines store them in `topics`.
 //! Engines instantiate the suite with [`conformance_tests!`](crate::conformance_tests),
 //! giving an expression that builds a fresh [`Harness`] per test. Time-based
 //! rules use the harness's manual clock; no test sleeps to prove a timeout
@@ -91,6 +92,19 @@ macro_rules! conformance_tests {
             x1_peek_racing_receives_changes_nothing,
             w3_regional_queues_and_their_dead_letter_queues,
             a3_handle_secret_is_stable,
+            n1_create_topic_is_idempotent_per_key,
+            n1_topics_are_listed_sorted_and_deleted,
+            n1_a_missing_topic_is_topic_does_not_exist,
+            n1_update_topic_applies_the_change_and_keeps_it,
+            n1_a_refused_topic_change_stores_nothing,
+            n1_concurrent_topic_changes_are_all_kept,
+            n1_subscribe_is_idempotent_per_protocol_and_endpoint,
+            n1_concurrent_subscribes_store_one_subscription,
+            n1_subscribe_needs_its_topic,
+            n1_get_update_and_delete_a_subscription,
+            n1_an_update_keeps_what_identifies_a_record,
+            n1_deleting_a_topic_deletes_its_subscriptions,
+            n1_subscriptions_are_listed_oldest_first_ties_by_id,
         );
     };
     // The in-flight limit needs 120,000 sequential receives: engines whose
@@ -114,12 +128,14 @@ mod fifo;
 mod regions;
 mod retries;
 mod standard;
+mod topics;
 
 pub use dead_letter::*;
 pub use fifo::*;
 pub use regions::*;
 pub use retries::*;
 pub use standard::*;
+pub use topics::*;
 
 pub(crate) fn attrs(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
     pairs
@@ -256,6 +272,7 @@ mod listed {
             include_str!("regions.rs"),
             include_str!("retries.rs"),
             include_str!("standard.rs"),
+            include_str!("topics.rs"),
         ];
         let mut defined: Vec<&str> = sources
             .iter()

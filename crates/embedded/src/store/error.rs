@@ -27,6 +27,18 @@ pub enum StoreError {
         "{0} is an unfinished backup (it holds {marker}): a backup interrupted before it was complete; take a new one"
     , marker = INCOMPLETE_BACKUP_MARKER)]
     IncompleteBackup(String),
+    /// The file of SNS topics and subscriptions holds none this build can
+    /// serve.
+    #[error(
+        "{path} cannot be read ({why}): it holds the SNS topics and subscriptions; \
+         restore it from a backup, or move it away to start without them"
+    )]
+    Topics {
+        /// The file.
+        path: String,
+        /// Why it cannot be read.
+        why: String,
+    },
     /// An earlier write failed (the cause given); the engine accepts no
     /// more writes until it has reopened its storage (rule D5).
     #[error(
