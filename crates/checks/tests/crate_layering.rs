@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 const LEVELS: &[&[&str]] = &[
     &["sluice-codegen"],
     &["sluice-core", "sluice-outbound", "sluice-console"],
-    &["sluice-sigv4", "sluice-protocol"],
+    &["sluice-sigv4", "sluice-protocol", "sluice-sns"],
     &["sluice-broker"],
     &[
         "sluice-embedded",

@@ -121,6 +121,7 @@ fn w1_operations_have_inputs_of_their_own() {
         bounded_lists: &[],
         query_json_names: &[],
         omit_empty: &[],
+        empty_lists_written: false,
     })
     .unwrap_err();
     assert!(e.0.contains("share the input shape In"), "{e}");

@@ -17,6 +17,7 @@ pub mod receipt;
 pub mod redrive_policy;
 pub mod retry_backoff;
 pub mod timestamp;
+pub mod topic_name;
 
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use error::{ErrorCode, SqsError};

@@ -37,8 +37,12 @@ pub struct ApiSpec<'a> {
     pub query_json_names: &'a [(&'a str, &'a str, &'a str)],
     /// Required output lists AWS leaves out when empty all the same:
     /// (structure, member). Other required lists are written empty; lists
-    /// the model does not require are left out when empty.
+    /// the model does not require are left out when empty, unless
+    /// `empty_lists_written`.
     pub omit_empty: &'a [(&'a str, &'a str)],
+    /// Every output list is written, as an empty element when empty (SNS
+    /// writes `<Topics/>`, which SDKs read as an empty list).
+    pub empty_lists_written: bool,
 }
 
 /// Where a shape is defined.

@@ -275,7 +275,8 @@ impl Field {
         // `Failed` list is not written).
         let optional = input || (!collection && !required);
         let omitted = api.spec.omit_empty.contains(&(structure_name, name));
-        let written_empty = !input && kind == "list" && required && !omitted;
+        let written_empty =
+            !input && kind == "list" && (required || api.spec.empty_lists_written) && !omitted;
         let skip_empty = (!input && collection && !written_empty).then_some(if kind == "list" {
             "Vec::is_empty"
         } else {
