@@ -47,6 +47,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         bounded_lists: SQS_BATCHES,
         query_json_names: SQS_QUERY_JSON_NAMES,
         omit_empty: SQS_OMIT_EMPTY,
+        empty_lists_written: false,
     })?;
     sluice_codegen::write("sqs.rs", &sqs)?;
 
@@ -59,6 +60,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         bounded_lists: &[],
         query_json_names: &[],
         omit_empty: &[],
+        empty_lists_written: false,
     })?;
     sluice_codegen::write("sluice.rs", &sluice)?;
 
@@ -71,6 +73,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         bounded_lists: &[],
         query_json_names: &[],
         omit_empty: &[],
+        empty_lists_written: true,
     })?;
     sluice_codegen::write("sns.rs", &sns)?;
 

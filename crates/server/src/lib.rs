@@ -2,7 +2,7 @@
 //!
 //! [`http`] accepts connections; `front` takes each request through what
 //! every API shares (limits, routing, authentication, encoding, metrics);
-//! [`api`] has one handler per API (SQS, sluice's own actions), each with
+//! [`api`] has one handler per API (SQS, sluice's own actions, SNS), each with
 //! one function per operation that validates its typed input and calls
 //! the broker or a component; [`service`] holds what every action needs.
 //!
@@ -25,8 +25,9 @@
 //!    waiting receives), [`metrics`] (reads the alarms, the long polls and
 //!    the push consumers' counters), [`auth`] (SigV4, access patterns),
 //!    [`policy`] (queue policies; uses `auth`'s wildcards),
-//!    [`depth_history`] (every queue's depth over the last hour). They do
-//!    not import the service or the APIs.
+//!    [`depth_history`] (every queue's depth over the last hour),
+//!    [`sns_state`] (SNS's signing key, parsed filter policies, FIFO
+//!    deduplication). They do not import the service or the APIs.
 //! 6. Leaves that import nothing of the crate's: `inbound` (what arrived:
 //!    a request's parts, protocol and parameters, and how it came),
 //!    `params` (pagination), `signing_region`, [`backup_root`] (where
@@ -36,7 +37,8 @@
 //! crates of their own, below this one: `sluice-alarms` (evaluation,
 //! notification, storage), `sluice-consumers` (push delivery to HTTP
 //! handlers, and their counters) and `sluice-console` (the web console's
-//! static files, served at `/console/`); the sealed receipt handles that
+//! static files, served at `/console/`), `sluice-sns` (SNS's envelopes and
+//! their signatures, filter and delivery policies); the sealed receipt handles that
 //! the actions and the consumers both give out are `sluice-broker`'s
 //! `receipts`.
 
@@ -55,6 +57,7 @@ mod params;
 pub mod policy;
 pub mod service;
 mod signing_region;
+pub mod sns_state;
 
 pub use http::{ConnectionLimits, serve, serve_with};
 pub use service::{Service, ServiceConfig};

@@ -74,6 +74,9 @@ pub struct Service<B> {
     pub depth_history: Arc<DepthHistory>,
     /// Queue policies as the access check last parsed them (rule A6).
     pub policies: crate::policy::cache::PolicyCache,
+    /// What SNS keeps beside the engine: its signing key, parsed filter
+    /// policies, FIFO topics' deduplication (rules N3, N4, N7).
+    pub sns: crate::sns_state::SnsState,
 }
 
 /// How often a node on shared storage looks for consumers created,
@@ -175,6 +178,7 @@ impl<B: Broker> Service<B> {
             sealer: tokio::sync::OnceCell::new(),
             depth_history: Arc::default(),
             policies: Default::default(),
+            sns: Default::default(),
         }
     }
 
@@ -258,11 +262,24 @@ impl<B: Broker> Service<B> {
         self.clock.now()
     }
 
-    /// The queue URL of the queue stored under `key` as this request should
-    /// see it (rule W3): `<base>/<account>/<name>` in the server's region,
-    /// `<base>/<region>/<account>/<name>` in another.
-    pub fn queue_url(&self, ctx: &RequestContext, key: &str) -> String {
-        let base = match &self.config.base_url {
+    /// The key SNS signs envelopes with, derived from the storage's secret
+    /// (rule N3).
+    pub async fn sns_signing_key(
+        &self,
+    ) -> Result<Arc<sluice_sns::signing::SigningKey>, sluice_sns::signing::SigningError> {
+        let secret = async {
+            (self.broker.handle_secret().await)
+                .map(|s| s.0)
+                .map_err(|e| e.to_string())
+        };
+        self.sns.signing_key(secret).await
+    }
+
+    /// The server's address as this request should see it: the configured
+    /// `base_url`, or the request's scheme and `Host`. Queue URLs and the
+    /// URLs in SNS's envelopes start with it.
+    pub fn public_base(&self, ctx: &RequestContext) -> String {
+        match &self.config.base_url {
             Some(base) => base.trim_end_matches('/').to_string(),
             None => format!(
                 "{}://{}",
@@ -273,7 +290,14 @@ impl<B: Broker> Service<B> {
                 },
                 ctx.host.as_deref().unwrap_or("localhost:9324")
             ),
-        };
+        }
+    }
+
+    /// The queue URL of the queue stored under `key` as this request should
+    /// see it (rule W3): `<base>/<account>/<name>` in the server's region,
+    /// `<base>/<region>/<account>/<name>` in another.
+    pub fn queue_url(&self, ctx: &RequestContext, key: &str) -> String {
+        let base = self.public_base(ctx);
         match key_parts(key) {
             (Some(_), Some(_), _) => format!("{base}/{key}"),
             _ => format!("{base}/{}/{key}", self.config.account.id),

@@ -3,7 +3,7 @@
 
 use sluice_core::SqsError;
 
-use super::ErrorCode;
+use super::codes::ErrorCode;
 use crate::answer::{Encoded, XML_CONTENT_TYPE, error_document};
 
 /// The XML namespace of SNS answers.

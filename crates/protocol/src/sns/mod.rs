@@ -6,11 +6,13 @@
 #[allow(clippy::all)]
 mod generated {
     include!(concat!(env!("OUT_DIR"), "/sns.rs"));
-    include!(concat!(env!("OUT_DIR"), "/sns_errors.rs"));
 }
 
 pub use generated::*;
 
+mod codes;
 mod error;
+mod facts;
 
+pub use codes::ErrorCode;
 pub use error::{NAMESPACE, SnsError};

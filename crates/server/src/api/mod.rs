@@ -1,5 +1,6 @@
 //! The APIs the front serves, one handler each (as Garage's `ApiHandler`):
-//! [`sqs`] and [`sluice`] (sluice's own actions, in SQS's protocols). An
+//! [`sqs`], [`sluice`] (sluice's own actions, in SQS's protocols) and
+//! [`sns`] (topics, in SNS's Query protocol). An
 //! API supplies its operation enum, generated from its model, and says
 //! how one of its requests is decoded, checked and run; the front does the
 //! rest once for all (`crate::front`).
@@ -9,6 +10,7 @@
 //! (`named.rs`), and one file per family of actions.
 
 pub mod sluice;
+pub mod sns;
 pub mod sqs;
 
 use std::future::Future;
@@ -46,6 +48,14 @@ pub trait Api<B: Broker> {
     /// True when running `op` needs the region the request was signed
     /// for.
     fn needs_signing_region(op: Self::Operation) -> bool;
+
+    /// True for an operation anyone may ask for unsigned while
+    /// authentication is on (SNS's ConfirmSubscription and Unsubscribe,
+    /// whose token or ARN is the credential); one that is signed is still
+    /// verified.
+    fn allows_unsigned(_op: Self::Operation) -> bool {
+        false
+    }
 
     /// Decodes the request for `op` from what arrived.
     fn decode(op: Self::Operation, call: &Call<'_>) -> Result<Self::Request, Self::Error>;

@@ -23,7 +23,7 @@ use sluice_core::limits::MAX_REQUEST_BODY;
 use sluice_protocol::{Protocol, encode_answer, encode_error};
 use tracing::Instrument;
 
-use crate::api::{Api, ApiError, sluice::SluiceApi, sqs::SqsApi};
+use crate::api::{Api, ApiError, sluice::SluiceApi, sns::SnsApi, sqs::SqsApi};
 use crate::auth::Principal;
 use crate::inbound::{Call, Serves, Via, header, protocol_of};
 use crate::service::{RequestContext, Service};
@@ -95,22 +95,27 @@ async fn handle_in_span<B: Broker>(
         request_id,
         started,
     };
-    match read.and_then(|()| route::route(&call)) {
+    let routed = read
+        .map_err(|error| route::Unrouted { error, sns: false })
+        .and_then(|()| route::route(&call));
+    match routed {
         Ok(Route::Sqs(op)) => serve::<B, SqsApi>(svc, &request, op).await,
         Ok(Route::Sluice(op)) => serve::<B, SluiceApi>(svc, &request, op).await,
-        Err(e) => unrouted(svc, &request, e),
+        Ok(Route::Sns(op)) => serve::<B, SnsApi>(svc, &request, op).await,
+        Err(e) if e.sns => unrouted::<B, SnsApi>(svc, &request, e.error),
+        Err(e) => unrouted::<B, SqsApi>(svc, &request, e.error),
     }
 }
 
 /// Answers a request that names no operation this server serves: a
 /// refusal of its signature first, as for any request, then why.
-fn unrouted<B: Broker>(
+fn unrouted<B: Broker, A: Api<B>>(
     svc: &Service<B>,
     request: &Inbound<'_>,
     e: SqsError,
 ) -> Response<Full<Bytes>> {
     let call = request.call;
-    if let Err(refused) = authenticate::<B, SqsApi>(svc, request, None) {
+    if let Err(refused) = authenticate::<B, A>(svc, request, None) {
         return *refused;
     }
     svc.metrics.record(
@@ -119,6 +124,7 @@ fn unrouted<B: Broker>(
         e.code.query_code(),
         request.started.elapsed(),
     );
+    let e = A::Error::from(e);
     respond(
         e.encode(call.protocol, request.request_id),
         request.request_id,
@@ -172,7 +178,32 @@ async fn serve_static<B: Broker>(
         );
         return Some(resp);
     }
+    if is_get && sluice_sns::signing::is_certificate_path(path) {
+        return Some(sns_certificate(svc, path).await);
+    }
     (is_get && sluice_console::is_console_path(path)).then(|| sluice_console::serve(path))
+}
+
+/// The certificate that verifies SNS's envelope signatures, at the path
+/// their `SigningCertURL` names (rule N3); any other certificate name is
+/// 404.
+async fn sns_certificate<B: Broker>(svc: &Service<B>, path: &str) -> Response<Full<Bytes>> {
+    let key = match svc.sns_signing_key().await {
+        Ok(key) => key,
+        Err(e) => {
+            tracing::error!(error = %e, "the SNS signing key cannot be read or made");
+            return plain(StatusCode::SERVICE_UNAVAILABLE, "signing key unavailable\n");
+        }
+    };
+    if path.strip_prefix('/') != Some(key.certificate_name()) {
+        return plain(StatusCode::NOT_FOUND, "not found\n");
+    }
+    let mut resp = Response::new(Full::new(Bytes::from(key.certificate_pem().to_string())));
+    resp.headers_mut().insert(
+        http::header::CONTENT_TYPE,
+        HeaderValue::from_static("application/x-pem-file"),
+    );
+    resp
 }
 
 /// The body, refused past [`MAX_REQUEST_BODY`] or `timeout`.
@@ -193,7 +224,8 @@ async fn read_body(incoming: Incoming, timeout: Duration) -> Result<Bytes, SqsEr
 
 /// With authentication on, the principal who signed the request for the
 /// API's service; a request that fails it is answered here, in the API's
-/// errors, and logged once.
+/// errors, and logged once. An operation the API lets anyone ask for
+/// (`Api::allows_unsigned`) passes unsigned, without a principal.
 fn authenticate<B: Broker, A: Api<B>>(
     svc: &Service<B>,
     request: &Inbound<'_>,
@@ -203,6 +235,9 @@ fn authenticate<B: Broker, A: Api<B>>(
         return Ok(None);
     };
     let call = request.call;
+    if op.is_some_and(A::allows_unsigned) && !carries_signature(call) {
+        return Ok(None);
+    }
     let signed = crate::auth::RequestParts {
         method: call.parts.method.as_str(),
         path: call.path(),
@@ -214,6 +249,14 @@ fn authenticate<B: Broker, A: Api<B>>(
         Ok(principal) => Ok(Some(principal)),
         Err(refusal) => Err(Box::new(refuse::<B, A>(svc, request, op, refusal))),
     }
+}
+
+/// True when the request carries some part of a SigV4 signature: one that
+/// does is verified, whatever its operation.
+fn carries_signature(call: &Call<'_>) -> bool {
+    call.parts.headers.contains_key(http::header::AUTHORIZATION)
+        || call.param("X-Amz-Signature").is_some()
+        || call.param("X-Amz-Credential").is_some()
 }
 
 /// Answers a request that failed authentication, and logs it once: the
