@@ -248,6 +248,7 @@ async fn serve(args: ServeArgs, file: FileConfig) -> anyhow::Result<()> {
         consumer_tls: consumer_tls(&file)?,
         account,
         base_url: file.base_url.clone(),
+        sns_base_url: file.sns_base_url.clone(),
         auth,
         max_long_polls: file.max_long_polls(args.max_long_polls)?,
         backup_root: None,

@@ -54,6 +54,12 @@ pub struct FileConfig {
     pub backup_dir: Option<PathBuf>,
     /// Public base URL of queue URLs, e.g. `https://sqs.example.com`.
     pub base_url: Option<String>,
+    /// Public base URL of the URLs in SNS's messages (`SigningCertURL`,
+    /// `SubscribeURL`, `UnsubscribeURL`), e.g.
+    /// `https://sns.us-east-1.amazonaws.com` pointed at sluice, for
+    /// signature verifiers that check the certificate's host; default
+    /// `base_url`.
+    pub sns_base_url: Option<String>,
     /// Queues to create at start-up.
     #[serde(default)]
     pub queues: Vec<QueueDecl>,

@@ -27,6 +27,10 @@ pub struct ServiceConfig {
     /// Public base URL for queue URLs (e.g. `https://sqs.example.com`);
     /// without it, URLs use the `Host` header of each request.
     pub base_url: Option<String>,
+    /// Public base URL of the URLs in SNS's messages (`SigningCertURL`,
+    /// `SubscribeURL`, `UnsubscribeURL`); without it, [`Self::base_url`]'s
+    /// rule.
+    pub sns_base_url: Option<String>,
     /// Alarm sampling, the DLQ alarm setting, webhook delivery, saved alarms.
     pub alarms: AlarmSettings,
     /// SigV4 verification of every request (`auth.mode = "sigv4"`), or
@@ -290,6 +294,15 @@ impl<B: Broker> Service<B> {
                 },
                 ctx.host.as_deref().unwrap_or("localhost:9324")
             ),
+        }
+    }
+
+    /// The base of the URLs in SNS's messages: the configured
+    /// `sns_base_url`, or [`Self::public_base`] (rule N3).
+    pub fn sns_base(&self, ctx: &RequestContext) -> String {
+        match &self.config.sns_base_url {
+            Some(base) => base.trim_end_matches('/').to_string(),
+            None => self.public_base(ctx),
         }
     }
 

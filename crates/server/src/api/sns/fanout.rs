@@ -106,7 +106,7 @@ pub async fn deliver<B: Broker>(
     }
     let timestamp = rfc3339(svc.now());
     let (signatures, certificate) = sign(svc, topic, messages, &timestamp).await?;
-    let base_url = svc.public_base(ctx);
+    let base_url = svc.sns_base(ctx);
     let context = Context {
         account: &svc.config.account,
         topic,
