@@ -145,6 +145,15 @@ impl SnsState {
         }
     }
 
+    /// Forgets a deduplication id [`Self::assign`] remembered, for a
+    /// message that was not delivered after all.
+    pub fn forget(&self, topic: &Topic, group_id: Option<&str>, dedup_id: &str) {
+        let scope = dedup_scope(topic, group_id, dedup_id);
+        if let Some(window) = self.dedup.lock().get_mut(&topic.key) {
+            window.remove(&scope);
+        }
+    }
+
     /// A FIFO sequence number: 20 digits, growing, and growing across
     /// restarts (it counts from the clock's milliseconds).
     fn next_sequence(&self, now: Millis) -> String {
@@ -165,6 +174,19 @@ impl SnsState {
     }
 }
 
+/// What a deduplication id is unique within: the topic, or with
+/// `FifoThroughputScope` `MessageGroup` its message group.
+fn dedup_scope(topic: &Topic, group_id: Option<&str>, dedup_id: &str) -> String {
+    match topic
+        .attributes
+        .get("FifoThroughputScope")
+        .map(String::as_str)
+    {
+        Some("MessageGroup") => format!("{}\u{0}{dedup_id}", group_id.unwrap_or_default()),
+        _ => dedup_id.to_string(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -180,6 +202,38 @@ mod tests {
         };
         assert_eq!(name([7; 32]).await, name([7; 32]).await);
         assert_ne!(name([7; 32]).await, name([8; 32]).await);
+    }
+
+    /// N7: a deduplication id is a repeat within its window, and not once
+    /// forgotten (a publish that failed).
+    #[test]
+    fn n7_a_forgotten_id_is_fresh_again() {
+        let state = SnsState::default();
+        let topic = Topic {
+            key: "t.fifo".into(),
+            attributes: Default::default(),
+            tags: Default::default(),
+            created_at: 0,
+        };
+        let now = 1_796_000_000_000;
+        let first = state.assign(&topic, Some("g"), Some("d"), now);
+        assert!(first.fresh);
+        let again = state.assign(&topic, Some("g"), Some("d"), now + 1);
+        assert!(!again.fresh);
+        assert_eq!(again.message_id, first.message_id);
+        state.forget(&topic, Some("g"), "d");
+        assert!(state.assign(&topic, Some("g"), Some("d"), now + 2).fresh);
+        assert!(
+            state
+                .assign(&topic, Some("g"), Some("e"), now + DEDUP_WINDOW_MS + 3)
+                .fresh
+        );
+        assert!(
+            state
+                .assign(&topic, Some("g"), Some("d"), now + DEDUP_WINDOW_MS + 3)
+                .fresh,
+            "window over"
+        );
     }
 
     /// N7: sequence numbers are 20 digits and grow.

@@ -1,6 +1,9 @@
 //! Prometheus metrics (rule M1): request counts and latency by action,
-//! protocol and outcome, and per-queue gauges and counters read from the
-//! broker at scrape time. Served as OpenMetrics text on `GET /metrics`.
+//! protocol and outcome, per-queue gauges and counters read from the
+//! broker at scrape time, and what became of each topic's messages
+//! ([`topics`]). Served as OpenMetrics text on `GET /metrics`.
+
+pub mod topics;
 
 use std::collections::HashMap;
 use std::time::Duration;
@@ -61,6 +64,8 @@ pub struct Metrics {
     pub consumers: ConsumerMetrics,
     /// The long polls waiting now, and their cap (rule H5).
     pub long_polls: LongPolls,
+    /// What became of each topic's messages, per subscription.
+    pub topics: topics::TopicMetrics,
 }
 
 /// Per push consumer: batches POSTed, messages in them, messages deleted,
@@ -77,6 +82,7 @@ impl Default for Metrics {
             }),
             consumers: ConsumerMetrics::default(),
             long_polls: LongPolls::default(),
+            topics: topics::TopicMetrics::default(),
         }
     }
 }
@@ -101,21 +107,37 @@ impl Metrics {
             .observe(elapsed.as_secs_f64());
     }
 
-    /// The whole exposition: request metrics, every queue's metrics and
-    /// every alarm's state.
+    /// The whole exposition: request metrics, every queue's metrics,
+    /// every alarm's state, the storage's gauges and the topics' counts.
     pub async fn render<B: Broker>(&self, broker: &B, alarms: &Alarms<B>) -> String {
         let mut registry = Registry::default();
+        self.register_requests(&mut registry);
+        self.consumers.register(&mut registry);
+        self.topics.register(&mut registry);
+        register_queues(&mut registry, broker).await;
+        register_alarms(&mut registry, alarms);
+        if let Some(storage) = broker.storage_stats() {
+            register_storage(&mut registry, &storage);
+        }
+        let mut out = String::new();
+        if encode(&mut out, &registry).is_err() {
+            out.clear();
+        }
+        out
+    }
+
+    /// Requests, their latency, and the long polls.
+    fn register_requests(&self, registry: &mut Registry) {
         registry.register(
             "sluice_requests",
-            "SQS requests by action, protocol and outcome (ok or the error code)",
+            "API requests (SQS, SNS, sluice's own) by action, protocol and outcome (ok or the error code)",
             self.requests.clone(),
         );
         registry.register(
             "sluice_request_duration_seconds",
-            "Time to answer SQS requests, long polls included",
+            "Time to answer API requests, long polls included",
             self.latency.clone(),
         );
-        self.consumers.register(&mut registry);
         let waiting = Gauge::<i64>::default();
         waiting.set(i64::try_from(self.long_polls.waiting()).unwrap_or(i64::MAX));
         registry.register(
@@ -130,93 +152,100 @@ impl Metrics {
             "Receives that would have waited but answered at once: --max-long-polls were waiting",
             capped,
         );
-        let mut stats = Vec::new();
-        let mut sources: HashMap<String, i64> = HashMap::new();
-        for name in broker.list_queues().await.unwrap_or_default() {
-            if let Ok(meta) = broker.get_queue(&name).await
-                && let Some(policy) = meta.config.redrive()
-                && let Some(dlq) = policy.dead_letter_target_arn.rsplit(':').next()
-            {
-                *sources.entry(dlq.to_string()).or_default() += 1;
-            }
-            if let Ok(s) = broker.queue_stats(&name).await {
-                stats.push((name, s));
-            }
-        }
-        register_queue_metrics(&mut registry, &stats);
-        let dlq = Family::<QueueLabels, Gauge>::default();
-        for (queue, _) in &stats {
-            dlq.get_or_create(&QueueLabels {
-                queue: queue.clone(),
-            })
-            .set(sources.get(queue).copied().unwrap_or(0));
-        }
-        registry.register(
-            "sluice_queue_dead_letter_sources",
-            "Queues whose RedrivePolicy targets this queue (above 0: a dead-letter queue)",
-            dlq,
-        );
-        let states = Family::<AlarmLabels, Gauge>::default();
-        for e in alarms.store().entries() {
-            for s in [
-                AlarmState::Ok,
-                AlarmState::Alarm,
-                AlarmState::InsufficientData,
-            ] {
-                states
-                    .get_or_create(&AlarmLabels {
-                        alarm: e.def.name.clone(),
-                        queue: e.def.queue.clone(),
-                        state: s.as_str().to_string(),
-                    })
-                    .set(i64::from(e.state == s));
-            }
-        }
-        let outcomes = Family::<OutcomeLabels, Counter>::default();
-        for (outcome, n) in alarms.notification_counts() {
-            outcomes
-                .get_or_create(&OutcomeLabels {
-                    outcome: outcome.to_string(),
-                })
-                .inc_by(n);
-        }
-        registry.register(
-            "sluice_alarm_notifications",
-            "Alarm notifications by outcome: delivered, retried (a failed try to be repeated), failed (given up), dropped (too many waiting)",
-            outcomes,
-        );
-        registry.register(
-            "sluice_alarm_state",
-            "1 for the state each alarm is in (OK, ALARM, INSUFFICIENT_DATA), 0 for the others",
-            states,
-        );
-        if let Some(storage) = broker.storage_stats() {
-            for (name, help, value) in storage_gauges(&storage) {
-                let gauge = Gauge::<i64>::default();
-                gauge.set(i64::try_from(value).unwrap_or(i64::MAX));
-                registry.register(name, help, gauge);
-            }
-            let refused = Gauge::<i64>::default();
-            refused.set(i64::from(storage.writes_refused));
-            registry.register(
-                "sluice_storage_writes_refused",
-                "1 while the embedded engine refuses writes after a failed write to storage (a full disk, a failed fsync), until it has reopened its storage; else 0",
-                refused,
-            );
-        }
-        let evaluator = Gauge::<i64>::default();
-        evaluator.set(i64::from(alarms.is_evaluating()));
-        registry.register(
-            "sluice_alarm_evaluator",
-            "1 on the node that evaluates alarms and sends their notifications (one of the nodes sharing a database), else 0",
-            evaluator,
-        );
-        let mut out = String::new();
-        if encode(&mut out, &registry).is_err() {
-            out.clear();
-        }
-        out
     }
+}
+
+/// Every queue's gauges and counters, and how many queues dead-letter
+/// into each.
+async fn register_queues<B: Broker>(registry: &mut Registry, broker: &B) {
+    let mut stats = Vec::new();
+    let mut sources: HashMap<String, i64> = HashMap::new();
+    for name in broker.list_queues().await.unwrap_or_default() {
+        if let Ok(meta) = broker.get_queue(&name).await
+            && let Some(policy) = meta.config.redrive()
+            && let Some(dlq) = policy.dead_letter_target_arn.rsplit(':').next()
+        {
+            *sources.entry(dlq.to_string()).or_default() += 1;
+        }
+        if let Ok(s) = broker.queue_stats(&name).await {
+            stats.push((name, s));
+        }
+    }
+    register_queue_metrics(registry, &stats);
+    let dlq = Family::<QueueLabels, Gauge>::default();
+    for (queue, _) in &stats {
+        dlq.get_or_create(&QueueLabels {
+            queue: queue.clone(),
+        })
+        .set(sources.get(queue).copied().unwrap_or(0));
+    }
+    registry.register(
+        "sluice_queue_dead_letter_sources",
+        "Queues whose RedrivePolicy targets this queue (above 0: a dead-letter queue)",
+        dlq,
+    );
+}
+
+/// Every alarm's state, the notifications' outcomes, and whether this
+/// node evaluates them.
+fn register_alarms<B: Broker>(registry: &mut Registry, alarms: &Alarms<B>) {
+    let states = Family::<AlarmLabels, Gauge>::default();
+    for e in alarms.store().entries() {
+        for s in [
+            AlarmState::Ok,
+            AlarmState::Alarm,
+            AlarmState::InsufficientData,
+        ] {
+            states
+                .get_or_create(&AlarmLabels {
+                    alarm: e.def.name.clone(),
+                    queue: e.def.queue.clone(),
+                    state: s.as_str().to_string(),
+                })
+                .set(i64::from(e.state == s));
+        }
+    }
+    let outcomes = Family::<OutcomeLabels, Counter>::default();
+    for (outcome, n) in alarms.notification_counts() {
+        outcomes
+            .get_or_create(&OutcomeLabels {
+                outcome: outcome.to_string(),
+            })
+            .inc_by(n);
+    }
+    registry.register(
+        "sluice_alarm_notifications",
+        "Alarm notifications by outcome: delivered, retried (a failed try to be repeated), failed (given up), dropped (too many waiting)",
+        outcomes,
+    );
+    registry.register(
+        "sluice_alarm_state",
+        "1 for the state each alarm is in (OK, ALARM, INSUFFICIENT_DATA), 0 for the others",
+        states,
+    );
+    let evaluator = Gauge::<i64>::default();
+    evaluator.set(i64::from(alarms.is_evaluating()));
+    registry.register(
+        "sluice_alarm_evaluator",
+        "1 on the node that evaluates alarms and sends their notifications (one of the nodes sharing a database), else 0",
+        evaluator,
+    );
+}
+
+/// The embedded engine's storage gauges.
+fn register_storage(registry: &mut Registry, storage: &StorageStats) {
+    for (name, help, value) in storage_gauges(storage) {
+        let gauge = Gauge::<i64>::default();
+        gauge.set(i64::try_from(value).unwrap_or(i64::MAX));
+        registry.register(name, help, gauge);
+    }
+    let refused = Gauge::<i64>::default();
+    refused.set(i64::from(storage.writes_refused));
+    registry.register(
+        "sluice_storage_writes_refused",
+        "1 while the embedded engine refuses writes after a failed write to storage (a full disk, a failed fsync), until it has reopened its storage; else 0",
+        refused,
+    );
 }
 
 type Field = fn(&QueueStats) -> u64;

@@ -20,8 +20,12 @@ pub(super) enum Effect {
 pub(super) enum Principals {
     /// Everyone (`"*"`, `{"AWS": "*"}`).
     Anyone,
-    /// These account ids.
-    Accounts(Vec<String>),
+    /// These account ids (`{"AWS": …}`) and services (`{"Service":
+    /// "sns.amazonaws.com"}`).
+    Named {
+        accounts: Vec<String>,
+        services: Vec<String>,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

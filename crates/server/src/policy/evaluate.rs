@@ -18,8 +18,12 @@ pub enum Decision {
 /// What a request is, as policies see it.
 #[derive(Debug, Clone, Copy)]
 pub struct RequestFacts<'a> {
-    /// The requester's account.
+    /// The requester's account (for a service acting for a resource, the
+    /// resource's).
     pub account: &'a str,
+    /// The service acting (`sns.amazonaws.com` delivering a topic's
+    /// message); `None` for a client's own request.
+    pub service: Option<&'a str>,
     /// The IAM action (`sqs:SendMessage`).
     pub action: &'a str,
     /// The queue's ARN.
@@ -54,7 +58,10 @@ impl Statement {
     fn applies(&self, r: &RequestFacts<'_>) -> bool {
         let principal = match &self.principals {
             Principals::Anyone => true,
-            Principals::Accounts(accounts) => accounts.iter().any(|a| a == r.account),
+            Principals::Named { accounts, services } => {
+                accounts.iter().any(|a| a == r.account)
+                    || r.service.is_some_and(|s| services.iter().any(|n| n == s))
+            }
         };
         principal
             && self.actions.iter().any(|p| wildcard(p, r.action, true))

@@ -112,17 +112,25 @@ fn statement(value: &Value) -> Result<Statement, Refused> {
 }
 
 fn principals(value: &Value) -> Result<Principals, Refused> {
-    let aws = match value {
+    let map = match value {
         Value::String(s) if s == "*" => return Ok(Principals::Anyone),
-        Value::Object(map) => {
-            if let Some(other) = map.keys().find(|k| *k != "AWS") {
-                return Err(format!("unsupported principal type {other}"));
-            }
-            map.get("AWS").ok_or("Principal names no AWS principal")?
-        }
+        Value::Object(map) => map,
         _ => return Err("Principal is not \"*\" or an object".into()),
     };
-    let names = strings(aws, "Principal")?;
+    if let Some(other) = map.keys().find(|k| *k != "AWS" && *k != "Service") {
+        return Err(format!("unsupported principal type {other}"));
+    }
+    let names = match map.get("AWS") {
+        Some(aws) => strings(aws, "Principal")?,
+        None => Vec::new(),
+    };
+    let services = match map.get("Service") {
+        Some(service) => strings(service, "Principal")?,
+        None => Vec::new(),
+    };
+    if names.is_empty() && services.is_empty() {
+        return Err("Principal names no principal".into());
+    }
     if names.iter().any(|n| n == "*") {
         return Ok(Principals::Anyone);
     }
@@ -140,7 +148,7 @@ fn principals(value: &Value) -> Result<Principals, Refused> {
             }
         })
         .collect::<Result<_, _>>()?;
-    Ok(Principals::Accounts(accounts))
+    Ok(Principals::Named { accounts, services })
 }
 
 fn conditions(block: &Map<String, Value>) -> Result<Vec<Condition>, Refused> {

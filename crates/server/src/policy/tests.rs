@@ -9,6 +9,7 @@ const B: &str = "222222222222";
 fn facts<'a>(account: &'a str, action: &'a str) -> RequestFacts<'a> {
     RequestFacts {
         account,
+        service: None,
         action,
         resource: QUEUE,
         source_arn: None,
@@ -153,7 +154,11 @@ fn a7_unsupported_elements_are_refused() {
         with("NotPrincipal", json!({"AWS": B})),
         with("NotAction", json!("sqs:SendMessage")),
         with("NotResource", json!(QUEUE)),
-        with("Principal", json!({"Service": "sns.amazonaws.com"})),
+        with(
+            "Principal",
+            json!({"Federated": "cognito-identity.amazonaws.com"}),
+        ),
+        with("Principal", json!({})),
         with(
             "Principal",
             json!({"AWS": "arn:aws:iam::222222222222:role/x"}),
@@ -189,4 +194,35 @@ fn a7_unsupported_elements_are_refused() {
     }
     assert!(Policy::check_attribute("").is_ok());
     assert!(Policy::check_attribute(&json!({"Statement": base}).to_string()).is_ok());
+}
+
+/// N8: the policy AWS's guide gives for a topic's deliveries lets the SNS
+/// service send for that topic only; a client's own request is not the
+/// service, whatever its account.
+#[test]
+fn n8_the_sns_service_principal_with_its_source() {
+    let topic = "arn:aws:sns:us-east-1:111111111111:orders";
+    let p = policy(json!([{
+        "Effect": "Allow",
+        "Principal": {"Service": "sns.amazonaws.com"},
+        "Action": "sqs:SendMessage",
+        "Resource": QUEUE,
+        "Condition": {"ArnEquals": {"aws:SourceArn": topic}}
+    }]));
+    let delivery = |source: &'static str| RequestFacts {
+        service: Some("sns.amazonaws.com"),
+        source_arn: Some(source),
+        source_account: Some("111111111111"),
+        ..facts("111111111111", "sqs:SendMessage")
+    };
+    assert_eq!(p.evaluate(&delivery(topic)), Decision::Allow);
+    assert_eq!(
+        p.evaluate(&delivery("arn:aws:sns:us-east-1:111111111111:other")),
+        Decision::NotNamed
+    );
+    assert_eq!(
+        p.evaluate(&facts("111111111111", "sqs:SendMessage")),
+        Decision::NotNamed,
+        "a client is not the service"
+    );
 }

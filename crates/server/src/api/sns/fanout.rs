@@ -9,6 +9,7 @@
 use std::collections::BTreeMap;
 
 use futures_util::future::join_all;
+use sluice_broker::moves::LAST_FAILURE_REASON;
 use sluice_broker::{Broker, EngineError, NewMessage, Subscription, Topic};
 use sluice_core::message::{AttributeValue, MessageAttributeValue, MessageAttributes};
 use sluice_core::queue_name::Account;
@@ -20,7 +21,9 @@ use sluice_sns::signing::SignatureVersion;
 
 use super::errors::engine;
 use super::message_checks::{Attribute, AttributeData};
+use super::queue_access;
 use super::topic_attributes::is_fifo;
+use crate::metrics::topics::Outcome;
 use crate::service::{RequestContext, Service};
 
 /// The most attributes raw delivery takes to a queue (more are a
@@ -122,6 +125,12 @@ pub async fn deliver<B: Broker>(
             .filter(|(m, _)| svc.sns.filter(s).is_none_or(|p| m.passes(&p, "sqs")))
             .map(|(m, signed)| context.delivery(s, m, signed.as_ref()))
             .collect();
+        count(
+            svc,
+            s,
+            Outcome::FilteredOut,
+            messages.len() - deliveries.len(),
+        );
         send(svc, s, deliveries)
     });
     for sent in join_all(sends).await {
@@ -327,26 +336,71 @@ async fn send<B: Broker>(
     }
     let (refused, sendable): (Vec<Delivery>, Vec<Delivery>) =
         deliveries.into_iter().partition(|d| d.refused);
-    let mut undeliverable: Vec<NewMessage> = refused.into_iter().map(|d| d.message).collect();
+    let mut undeliverable: Vec<NewMessage> = refused
+        .into_iter()
+        .map(|d| {
+            failed_because(
+                d.message,
+                format!("more than {MAX_RAW_ATTRIBUTES} message attributes for raw delivery to an SQS queue"),
+            )
+        })
+        .collect();
     let queue = svc.config.account.key_from_any_arn(&s.endpoint);
     if !sendable.is_empty() {
         let messages: Vec<NewMessage> = sendable.into_iter().map(|d| d.message).collect();
-        match queue {
+        let topic_arn = svc.config.account.topic_arn(&s.topic);
+        let refused = match &queue {
+            Some(queue) => queue_access::refusal(svc, queue, &topic_arn).await?,
+            None => None,
+        };
+        let why = match queue {
+            _ if refused.is_some() => refused,
             Some(queue) => match svc.broker.send_messages(&queue, messages.clone()).await {
-                Ok(_) => {}
+                Ok(_) => None,
                 // The endpoint is gone or refuses: a client-side failure.
-                Err(EngineError::QueueDoesNotExist | EngineError::Rejected(_)) => {
-                    undeliverable.extend(messages);
+                Err(EngineError::QueueDoesNotExist) => {
+                    Some(format!("the queue {} does not exist", s.endpoint))
                 }
+                Err(EngineError::Rejected(e)) => Some(format!(
+                    "the queue {} refused it: {}",
+                    s.endpoint, e.message
+                )),
                 Err(e) => return Err(engine(e)),
             },
-            None => undeliverable.extend(messages),
+            None => Some(format!("{} is no queue of this server", s.endpoint)),
+        };
+        match why {
+            None => count(svc, s, Outcome::Delivered, messages.len()),
+            Some(why) => {
+                undeliverable.extend(messages.into_iter().map(|m| failed_because(m, why.clone())))
+            }
         }
     }
     if !undeliverable.is_empty() {
+        count(svc, s, Outcome::Failed, undeliverable.len());
         dead_letter(svc, s, undeliverable).await?;
     }
     Ok(())
+}
+
+/// `message` noted with why its delivery failed, as a system attribute
+/// SQS clients do not see and `sluice dlq`, PeekMessages and the console
+/// show (SNS itself adds nothing to a subscription's dead-lettered
+/// messages).
+fn failed_because(mut message: NewMessage, why: String) -> NewMessage {
+    message.system_attributes.insert(
+        LAST_FAILURE_REASON.to_string(),
+        MessageAttributeValue {
+            data_type: "String".into(),
+            value: AttributeValue::String(format!("SNS delivery: {why}")),
+        },
+    );
+    message
+}
+
+/// Counts `n` messages of subscription `s` that met `outcome`.
+fn count<B: Broker>(svc: &Service<B>, s: &Subscription, outcome: Outcome, n: usize) {
+    (svc.metrics.topics).count(&s.topic, &s.id, &s.protocol, outcome, n as u64);
 }
 
 /// Sends what could not be delivered to the subscription's dead-letter
@@ -363,25 +417,42 @@ async fn dead_letter<B: Broker>(
         .and_then(|p| serde_json::from_str::<serde_json::Value>(p).ok())
         .and_then(|p| p.get("deadLetterTargetArn")?.as_str().map(str::to_string))
         .and_then(|arn| svc.config.account.key_from_any_arn(&arn));
-    let count = messages.len();
+    let n = messages.len();
     let Some(dlq) = dlq else {
         tracing::warn!(
             subscription = s.id,
             endpoint = s.endpoint,
-            messages = count,
+            messages = n,
             "SNS delivery failed and the subscription has no dead-letter queue: dropped"
         );
+        count(svc, s, Outcome::Dropped, n);
         return Ok(());
     };
+    let topic_arn = svc.config.account.topic_arn(&s.topic);
+    if let Some(why) = queue_access::refusal(svc, &dlq, &topic_arn).await? {
+        tracing::warn!(
+            subscription = s.id,
+            dead_letter_queue = dlq,
+            messages = n,
+            why,
+            "SNS delivery failed and its dead-letter queue refuses the topic: dropped"
+        );
+        count(svc, s, Outcome::Dropped, n);
+        return Ok(());
+    }
     match svc.broker.send_messages(&dlq, messages).await {
-        Ok(_) => Ok(()),
+        Ok(_) => {
+            count(svc, s, Outcome::DeadLettered, n);
+            Ok(())
+        }
         Err(EngineError::QueueDoesNotExist | EngineError::Rejected(_)) => {
             tracing::warn!(
                 subscription = s.id,
                 dead_letter_queue = dlq,
-                messages = count,
+                messages = n,
                 "SNS delivery failed and its dead-letter queue refused the messages: dropped"
             );
+            count(svc, s, Outcome::Dropped, n);
             Ok(())
         }
         Err(e) => Err(engine(e)),

@@ -12,10 +12,13 @@
 //! | Publish, PublishBatch | `publish.rs` (checks: `message_checks.rs`; delivery: `fanout.rs`) |
 //!
 //! `arns.rs` reads topic and subscription ARNs with SNS's words,
-//! `errors.rs` words the common refusals, `paging.rs`
+//! `alarm_topics.rs` publishes alarm notifications to topics,
+//! `errors.rs` words the common refusals, `queue_access.rs` says whether
+//! a queue takes a topic's deliveries, `paging.rs`
 //! pages lists by 100, `access.rs` is the access check.
 
 mod access;
+pub mod alarm_topics;
 mod arns;
 mod errors;
 mod fanout;
@@ -23,11 +26,12 @@ mod message_checks;
 mod paging;
 mod permissions;
 mod publish;
-mod subscription_attributes;
+mod queue_access;
+pub(crate) mod subscription_attributes;
 mod subscription_reads;
 mod subscriptions;
 mod tags;
-mod topic_attributes;
+pub(crate) mod topic_attributes;
 mod topics;
 
 use sluice_broker::Broker;

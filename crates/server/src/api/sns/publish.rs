@@ -71,7 +71,13 @@ pub async fn publish<B: Broker>(
     outgoing.message_id = assigned.message_id;
     outgoing.sequence_number = assigned.sequence_number;
     if assigned.fresh {
-        fanout::deliver(svc, ctx, &topic, std::slice::from_ref(&outgoing)).await?;
+        let messages = std::slice::from_ref(&outgoing);
+        if let Err(e) = fanout::deliver(svc, ctx, &topic, messages).await {
+            // Not delivered: a retry of it is no duplicate.
+            forget(svc, &topic, messages);
+            return Err(e);
+        }
+        svc.metrics.topics.published(&topic.key, 1);
     }
     Ok(PublishResponse {
         message_id: Some(outgoing.message_id),
@@ -254,9 +260,23 @@ pub async fn publish_batch<B: Broker>(
         });
     }
     if !fresh.is_empty() {
-        fanout::deliver(svc, ctx, &topic, &fresh).await?;
+        if let Err(e) = fanout::deliver(svc, ctx, &topic, &fresh).await {
+            forget(svc, &topic, &fresh);
+            return Err(e);
+        }
+        svc.metrics.topics.published(&topic.key, fresh.len() as u64);
     }
     Ok(PublishBatchResponse { successful, failed })
+}
+
+/// Forgets the deduplication ids of messages whose delivery failed, so
+/// that the publisher's retry delivers them (rule N7).
+fn forget<B: Broker>(svc: &Service<B>, topic: &Topic, messages: &[Outgoing]) {
+    for m in messages {
+        if let Some(dedup_id) = m.dedup_id.as_deref() {
+            svc.sns.forget(topic, m.group_id.as_deref(), dedup_id);
+        }
+    }
 }
 
 /// A batch's entries: 1–10, ids of at most 80 letters, digits, `-` and
