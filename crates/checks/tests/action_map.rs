@@ -3,10 +3,10 @@
 //! (`models/`: each API's dispatch is an exhaustive match over them, so
 //! the compiler holds the server to the same list), each once with its
 //! generated input type, and that every file and every
-//! `Broker::`/`Coordination::` method they name exists, so the page
+//! `Broker::`/`Coordination::`/`Topics::` method they name exists, so the page
 //! cannot fall behind a new operation, a moved file or a renamed method.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 /// The workspace's `crates/` directory.
@@ -18,20 +18,23 @@ fn read(path: &Path) -> String {
     std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
-/// Each served operation's generated input type, by operation name:
-/// `sqs::CreateQueueRequest`, `sluice::PeekMessagesRequest`.
-fn served() -> BTreeMap<String, String> {
+/// Each served operation with its generated input type:
+/// (`CreateQueue`, `sqs::CreateQueueRequest`). Two APIs may share an
+/// operation's name (SQS's and SNS's AddPermission); the input tells them
+/// apart.
+fn served() -> BTreeSet<(String, String)> {
     let models = crates().join("../models");
-    let mut out = BTreeMap::new();
+    let mut out = BTreeSet::new();
     for (file, module) in [
         ("sqs-query-service-2.json", "sqs"),
         ("sluice-extensions.json", "sluice"),
+        ("sns-service-2.json", "sns"),
     ] {
         let model: serde_json::Value =
             serde_json::from_str(&read(&models.join(file))).expect("a model parses");
         for (name, op) in model["operations"].as_object().expect("operations") {
             let input = op["input"]["shape"].as_str().expect("an input shape");
-            out.insert(name.clone(), format!("{module}::{input}"));
+            out.insert((name.clone(), format!("{module}::{input}")));
         }
     }
     out
@@ -71,24 +74,20 @@ fn the_page_lists_every_served_operation_once_with_its_input() {
     let served = served();
     assert!(served.len() > 30, "the models were not read: {served:?}");
     let page = read(&crates().join("../docs/actions.md"));
-    let rows = rows(&page);
-    let listed: Vec<String> = rows.iter().map(|r| r[0].clone()).collect();
-    let unique: BTreeSet<String> = listed.iter().cloned().collect();
-    assert_eq!(unique.len(), listed.len(), "an action listed twice");
-    let names: BTreeSet<String> = served.keys().cloned().collect();
-    let missing: Vec<_> = names.difference(&unique).collect();
-    let unknown: Vec<_> = unique.difference(&names).collect();
-    assert!(missing.is_empty(), "docs/actions.md lacks {missing:?}");
-    assert!(unknown.is_empty(), "no model has {unknown:?}");
-    for row in &rows {
+    let mut listed = BTreeSet::new();
+    for row in rows(&page) {
         let input: Vec<&str> = code_spans(&row[2]).collect();
-        assert_eq!(
-            input,
-            [served[&row[0]].as_str()],
-            "{}: its input type",
-            row[0]
-        );
+        assert_eq!(input.len(), 1, "{}: one input type", row[0]);
+        let entry = (row[0].clone(), input[0].to_string());
+        assert!(listed.insert(entry.clone()), "listed twice: {entry:?}");
     }
+    let missing: Vec<_> = served.difference(&listed).collect();
+    let unknown: Vec<_> = listed.difference(&served).collect();
+    assert!(missing.is_empty(), "docs/actions.md lacks {missing:?}");
+    assert!(
+        unknown.is_empty(),
+        "no model has these (or not with that input): {unknown:?}"
+    );
 }
 
 #[test]
@@ -97,6 +96,7 @@ fn every_file_and_method_the_page_names_exists() {
     let page = read(&crates.join("../docs/actions.md"));
     let broker = read(&crates.join("broker/src/lib.rs"));
     let coordination = read(&crates.join("broker/src/coordination.rs"));
+    let topics = read(&crates.join("broker/src/topics.rs"));
     let mut checked = 0;
     for row in rows(&page) {
         assert_eq!(row.len(), 6, "row of 6 cells: {row:?}");
@@ -104,13 +104,16 @@ fn every_file_and_method_the_page_names_exists() {
             for span in code_spans(cell) {
                 let trait_source = if let Some(m) = span.strip_prefix("Broker::") {
                     Some((m, &broker))
+                } else if let Some(m) = span.strip_prefix("Topics::") {
+                    Some((m, &topics))
                 } else {
                     span.strip_prefix("Coordination::")
                         .map(|m| (m, &coordination))
                 };
                 if let Some((method, source)) = trait_source {
                     assert!(
-                        source.contains(&format!("fn {method}(")),
+                        source.contains(&format!("fn {method}("))
+                            || source.contains(&format!("fn {method}<")),
                         "{}: no method {span}",
                         row[0]
                     );

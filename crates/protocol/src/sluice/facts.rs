@@ -22,16 +22,18 @@ impl Operation {
             Operation::DeleteAlarms => "sluice:DeleteAlarms",
             Operation::GetDepthHistory => "sluice:GetDepthHistory",
             Operation::CreateBackup => "sluice:CreateBackup",
+            Operation::DescribeTopics => "sluice:DescribeTopics",
         }
     }
 
     /// True when it may name a queue, so the access check must look at
     /// the queues it names even for a key allowed everything (a queue of
     /// another account needs that account's consent). CreateBackup names
-    /// none: it copies the whole server.
+    /// none: it copies the whole server; DescribeTopics names topics,
+    /// which it lists of the key's own account only.
     pub const fn names_queues(self) -> bool {
         match self {
-            Operation::CreateBackup => false,
+            Operation::CreateBackup | Operation::DescribeTopics => false,
             Operation::ListConsumers
             | Operation::CreateConsumer
             | Operation::UpdateConsumer

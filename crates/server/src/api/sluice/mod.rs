@@ -9,6 +9,7 @@
 //! | ListConsumers, CreateConsumer, UpdateConsumer, DeleteConsumer, PauseConsumer, ResumeConsumer | `consumers.rs` |
 //! | GetDepthHistory | `depth_history.rs` |
 //! | CreateBackup | `backup.rs` |
+//! | DescribeTopics | `topics.rs` |
 //!
 //! `named.rs` holds what each request names for the access check.
 
@@ -18,6 +19,7 @@ mod consumers;
 mod depth_history;
 mod messages;
 mod named;
+mod topics;
 
 use sluice_broker::Broker;
 use sluice_core::SqsError;
@@ -149,6 +151,9 @@ async fn dispatch<B: Broker>(
         }
         Request::CreateBackup(input) => {
             Response::CreateBackup(backup::create_backup(svc, input).await?)
+        }
+        Request::DescribeTopics(input) => {
+            Response::DescribeTopics(topics::describe_topics(svc, ctx, input).await?)
         }
     })
 }
