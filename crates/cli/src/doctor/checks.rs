@@ -11,6 +11,7 @@ use crate::table::{duration, signed_duration};
 use crate::timefmt::rfc3339;
 
 mod consumers;
+mod subscriptions;
 
 /// The queue tag that declares how long a consumer may take on one message,
 /// in seconds (e.g. a Lambda function's timeout).
@@ -31,6 +32,7 @@ pub fn check(setup: &Setup) -> Report {
     fifo_ordering(setup, &mut report);
     dlq_alarm(setup, &mut report);
     consumers::check(setup, &mut report);
+    subscriptions::check(setup, &mut report);
     if live {
         dlq_expiring(setup, &mut report);
         inflight_limit(setup, &mut report);
@@ -401,7 +403,9 @@ mod tests {
     use std::collections::BTreeMap;
 
     use super::*;
-    use crate::doctor::setup::{ConsumerInfo, Consumers, LiveState};
+    use crate::doctor::setup::{
+        ConsumerInfo, Consumers, LiveState, SubscriptionInfo, TopicInfo, Topics,
+    };
 
     const NOW: u64 = 1_767_225_600_000;
 
@@ -418,6 +422,7 @@ mod tests {
             visibility_timeout_secs: 180,
             redrive: None,
             tags: BTreeMap::new(),
+            policy: None,
             live: Some(LiveState::default()),
         }
     }
@@ -443,6 +448,7 @@ mod tests {
                 has_actions: true,
             }]),
             consumers: Consumers::Known(Vec::new()),
+            topics: Topics::Known(Vec::new()),
             now_ms: NOW,
         }
     }
@@ -495,6 +501,128 @@ mod tests {
             .into_iter()
             .map(|f| (f.check, f.severity, f.queue))
             .collect()
+    }
+
+    /// N5, N6, N8: the topics' pitfalls, each found once, and none in the
+    /// seeds' setup fed by a topic whose subscription has all it needs.
+    #[test]
+    fn n5_topic_pitfalls() {
+        let topic = "arn:aws:sns:us-east-1:000000000000:events";
+        let mut s = clean();
+        s.queues.push(queue("events-undelivered"));
+        s.queues[0].policy = Some(
+            serde_json::json!({"Statement": [{"Effect": "Allow",
+                "Principal": {"Service": "sns.amazonaws.com"}, "Action": "sqs:SendMessage",
+                "Condition": {"ArnEquals": {"aws:SourceArn": topic}}}]})
+            .to_string(),
+        );
+        let good = SubscriptionInfo {
+            protocol: "sqs".into(),
+            endpoint: arn("orders"),
+            dead_letter_arn: Some(arn("events-undelivered")),
+            delivered: 3,
+            ..SubscriptionInfo::default()
+        };
+        s.topics = Topics::Known(vec![TopicInfo {
+            arn: topic.into(),
+            subscriptions: vec![good.clone()],
+        }]);
+        let found = checks(&s);
+        assert!(
+            found
+                .iter()
+                .all(|(c, _, _)| !c.starts_with("subscription-")),
+            "{found:?}"
+        );
+
+        let mut unpoliced = queue("audit");
+        unpoliced.redrive = Some((arn("orders-dlq"), 5));
+        s.queues.push(unpoliced);
+        let subscriptions = vec![
+            good,
+            // No policy on its queue, no DLQ of its own.
+            SubscriptionInfo {
+                protocol: "sqs".into(),
+                endpoint: arn("audit"),
+                ..SubscriptionInfo::default()
+            },
+            // Never confirmed, and its DLQ is the consumers' DLQ.
+            SubscriptionInfo {
+                protocol: "https".into(),
+                endpoint: "https://hooks.example.com/sns".into(),
+                pending: true,
+                dead_letter_arn: Some(arn("orders-dlq")),
+                ..SubscriptionInfo::default()
+            },
+            // A filter that let nothing through.
+            SubscriptionInfo {
+                protocol: "https".into(),
+                endpoint: "https://billing.example.com/sns".into(),
+                filter_policy: Some(r#"{"kind":["refund"]}"#.into()),
+                dead_letter_arn: Some(arn("events-undelivered")),
+                filtered_out: 12,
+                ..SubscriptionInfo::default()
+            },
+        ];
+        s.topics = Topics::Known(vec![TopicInfo {
+            arn: topic.into(),
+            subscriptions,
+        }]);
+        let mut found: Vec<_> = checks(&s)
+            .into_iter()
+            .filter(|(c, _, _)| c.starts_with("subscription-"))
+            .collect();
+        found.sort();
+        assert_eq!(
+            found,
+            [
+                ("subscription-dlq", Severity::Warning, "audit".to_string()),
+                (
+                    "subscription-dlq-mistaken",
+                    Severity::Info,
+                    "orders-dlq".to_string()
+                ),
+                (
+                    "subscription-filter",
+                    Severity::Warning,
+                    "https://billing.example.com/sns".to_string()
+                ),
+                (
+                    "subscription-queue-policy",
+                    Severity::Warning,
+                    "audit".to_string()
+                ),
+                (
+                    "subscription-unconfirmed",
+                    Severity::Warning,
+                    "https://hooks.example.com/sns".to_string()
+                ),
+            ]
+        );
+
+        // A subscription DLQ on a queue without a RedrivePolicy of its own.
+        let mut s = clean();
+        s.queues[0].redrive = None;
+        s.queues[0].policy =
+            Some(r#"{"Statement":{"Effect":"Allow","Principal":"*","Action":"*"}}"#.into());
+        s.topics = Topics::Known(vec![TopicInfo {
+            arn: topic.into(),
+            subscriptions: vec![SubscriptionInfo {
+                protocol: "sqs".into(),
+                endpoint: arn("orders"),
+                dead_letter_arn: Some(arn("orders-dlq")),
+                ..SubscriptionInfo::default()
+            }],
+        }]);
+        assert!(
+            checks(&s).contains(&(
+                "subscription-dlq-mistaken",
+                Severity::Warning,
+                "orders".to_string()
+            )),
+            "{:?}",
+            checks(&s)
+        );
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! What `sluice doctor`'s checks look at: a snapshot of the queues, the
-//! alarms and the push consumers, read from a running server or from a
-//! config file.
+//! alarms, the push consumers and the topics, read from a running server
+//! or from a config file.
 
 use std::collections::BTreeMap;
 
@@ -21,6 +21,8 @@ pub struct QueueSnapshot {
     pub redrive: Option<(String, u32)>,
     /// Tags.
     pub tags: BTreeMap<String, String>,
+    /// Its access policy (the `Policy` attribute), if any.
+    pub policy: Option<String>,
     /// What only a running server knows.
     pub live: Option<LiveState>,
 }
@@ -66,6 +68,8 @@ pub struct Setup {
     pub alarms: Alarms,
     /// The push consumers.
     pub consumers: Consumers,
+    /// The topics and their subscriptions.
+    pub topics: Topics,
     /// Now, ms since the epoch (for expiry).
     pub now_ms: u64,
 }
@@ -95,4 +99,42 @@ pub enum Consumers {
     Unknown(String),
     /// Every consumer.
     Known(Vec<ConsumerInfo>),
+}
+
+/// A topic as the checks see it (Sluice.DescribeTopics).
+#[derive(Debug, Clone, Default)]
+pub struct TopicInfo {
+    /// Its ARN.
+    pub arn: String,
+    /// Its subscriptions.
+    pub subscriptions: Vec<SubscriptionInfo>,
+}
+
+/// A subscription as the checks see it.
+#[derive(Debug, Clone, Default)]
+pub struct SubscriptionInfo {
+    /// `sqs`, `http`, `https`, …
+    pub protocol: String,
+    /// A queue's ARN, a URL.
+    pub endpoint: String,
+    /// Still waiting for its confirmation.
+    pub pending: bool,
+    /// Its filter policy, if any.
+    pub filter_policy: Option<String>,
+    /// The ARN of its dead-letter queue (its `RedrivePolicy`), if any.
+    pub dead_letter_arn: Option<String>,
+    /// Messages delivered to it, on the server's node since it started.
+    pub delivered: u64,
+    /// Messages its filter policy let pass by, likewise.
+    pub filtered_out: u64,
+}
+
+/// What is known of topics.
+#[derive(Debug, Clone)]
+pub enum Topics {
+    /// Nothing can be known: the subscription checks are skipped, with
+    /// this reason.
+    Unknown(String),
+    /// Every topic of the account.
+    Known(Vec<TopicInfo>),
 }

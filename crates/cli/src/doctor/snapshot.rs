@@ -6,7 +6,10 @@ use std::path::Path;
 use sluice_core::attributes::QueueConfig;
 use sluice_core::queue_name::Account;
 
-use super::setup::{AlarmInfo, Alarms, ConsumerInfo, Consumers, LiveState, QueueSnapshot, Setup};
+use super::setup::{
+    AlarmInfo, Alarms, ConsumerInfo, Consumers, LiveState, QueueSnapshot, Setup, SubscriptionInfo,
+    TopicInfo, Topics,
+};
 use crate::config;
 use crate::dlq::MessageFilter;
 use crate::dlq::browse::peek_page;
@@ -14,7 +17,10 @@ use crate::inventory::{self, QueueInfo, name_of};
 use crate::table::unsigned;
 use crate::timefmt::now_ms;
 use sluice_client::Client;
-use sluice_client::sluice::{Alarm, Consumer, DescribeAlarmsRequest, ListConsumersRequest};
+use sluice_client::sluice::{
+    Alarm, Consumer, DescribeAlarmsRequest, DescribeTopicsRequest, ListConsumersRequest,
+    SubscriptionDetail,
+};
 
 /// DLQ messages looked at for the one that expires first.
 const EXPIRY_SCAN: usize = 1000;
@@ -45,6 +51,7 @@ pub async fn live(client: &Client) -> anyhow::Result<Setup> {
         queues: snapshots,
         alarms: alarms(client).await?,
         consumers: consumers(client).await?,
+        topics: topics(client).await?,
         now_ms: now_ms(),
     })
 }
@@ -60,6 +67,7 @@ fn from_attributes(q: &QueueInfo) -> QueueSnapshot {
             .redrive()
             .map(|r| (r.dead_letter_target_arn, r.max_receive_count)),
         tags: q.tags.clone(),
+        policy: q.attributes.get("Policy").cloned(),
         live: None,
     }
 }
@@ -128,6 +136,44 @@ async fn consumers(client: &Client) -> anyhow::Result<Consumers> {
     ))
 }
 
+/// The account's topics and their subscriptions (Sluice.DescribeTopics),
+/// or why they cannot be known.
+async fn topics(client: &Client) -> anyhow::Result<Topics> {
+    let out = match client.call(&DescribeTopicsRequest::default()).await {
+        Ok(out) => out,
+        Err(e) if e.is_unknown_action() => {
+            return Ok(Topics::Unknown(format!(
+                "this server has no topics (Sluice.DescribeTopics: {e})"
+            )));
+        }
+        Err(e) => return Err(e.into()),
+    };
+    Ok(Topics::Known(
+        out.topics
+            .iter()
+            .map(|t| TopicInfo {
+                arn: t.topic_arn.clone().unwrap_or_default(),
+                subscriptions: t.subscriptions.iter().map(subscription_info).collect(),
+            })
+            .collect(),
+    ))
+}
+
+fn subscription_info(s: &SubscriptionDetail) -> SubscriptionInfo {
+    let dead_letter_arn = (s.attributes.get("RedrivePolicy"))
+        .and_then(|p| serde_json::from_str::<serde_json::Value>(p).ok())
+        .and_then(|p| p.get("deadLetterTargetArn")?.as_str().map(str::to_string));
+    SubscriptionInfo {
+        protocol: s.protocol.clone().unwrap_or_default(),
+        endpoint: s.endpoint.clone().unwrap_or_default(),
+        pending: s.pending_confirmation.unwrap_or(false),
+        filter_policy: s.attributes.get("FilterPolicy").cloned(),
+        dead_letter_arn,
+        delivered: unsigned(s.delivered_count).unwrap_or(0),
+        filtered_out: unsigned(s.filtered_out_count).unwrap_or(0),
+    }
+}
+
 fn consumer_info(c: &Consumer) -> ConsumerInfo {
     ConsumerInfo {
         name: c.name.clone().unwrap_or_default(),
@@ -175,6 +221,7 @@ pub fn from_config(path: &Path) -> anyhow::Result<Setup> {
                 .redrive()
                 .map(|r| (r.dead_letter_target_arn, r.max_receive_count)),
             tags: decl.tags.clone(),
+            policy: decl.attribute_strings().get("Policy").cloned(),
             live: None,
         });
     }
@@ -198,6 +245,7 @@ pub fn from_config(path: &Path) -> anyhow::Result<Setup> {
         queues,
         alarms: Alarms::Known(alarms),
         consumers: Consumers::Known(consumers),
+        topics: Topics::Unknown("a config file declares no topics: use --endpoint".into()),
         now_ms: now_ms(),
     })
 }
