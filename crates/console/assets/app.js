@@ -11,6 +11,7 @@ import * as redrivePage from './pages/redrive.js';
 import * as tasksPage from './pages/tasks.js';
 import * as alarmsPage from './pages/alarms.js';
 import * as doctorPage from './pages/doctor.js';
+import * as topicsPage from './pages/topics.js';
 
 const main = document.getElementById('main');
 const who = document.getElementById('who');
@@ -22,6 +23,7 @@ function parseRoute(hash) {
   const query = new URLSearchParams(search);
   if (parts[0] === 'alarms') return { page: alarmsPage, title: 'Alarms', query };
   if (parts[0] === 'doctor') return { page: doctorPage, title: 'Doctor', query };
+  if (parts[0] === 'topics') return { page: topicsPage, title: 'Topics', query };
   if (parts[0] !== 'queues' || parts.length === 1) return { page: queuesPage, title: 'Queues', query };
   const name = parts[1];
   const sub = parts[2] || '';

@@ -15,6 +15,11 @@ export const CLI_ONLY = {
   'consumer-visibility': "reads the push consumers' settings from the config file",
   'consumer-batch-failures': "reads the push consumers' settings from the config file",
   'consumer-dlq': "reads the push consumers' settings from the config file",
+  'subscription-queue-policy': 'reads the topics and their subscriptions (Sluice.DescribeTopics)',
+  'subscription-dlq': 'reads the topics and their subscriptions (Sluice.DescribeTopics)',
+  'subscription-dlq-mistaken': 'reads the topics and their subscriptions (Sluice.DescribeTopics)',
+  'subscription-unconfirmed': 'reads the topics and their subscriptions (Sluice.DescribeTopics)',
+  'subscription-filter': 'reads the topics and their counts (Sluice.DescribeTopics)',
 };
 
 const SEVERITY_RANK = { critical: 3, warning: 2, info: 1 };

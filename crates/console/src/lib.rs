@@ -58,6 +58,7 @@ static ASSETS: &[Asset] = &[
     asset!("pages/redrive.js", JS),
     asset!("pages/tasks.js", JS),
     asset!("pages/alarms.js", JS),
+    asset!("pages/topics.js", JS),
     asset!("pages/doctor.js", JS),
 ];
 

@@ -572,6 +572,61 @@ test("a DLQ's messages are filtered by attribute, source and send time, and expo
   assert.equal(await page.locator('#would-move').textContent(), 'Would move: 1');
 });
 
+/** An SNS call (Query protocol, unsigned); the answer's XML text. */
+async function sns(action, params) {
+  const body = new URLSearchParams({ Action: action, Version: '2010-03-31', ...params });
+  const resp = await fetch(`${ENDPOINT}/`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body,
+  });
+  const text = await resp.text();
+  if (!resp.ok) throw new Error(`${action}: ${text}`);
+  return text;
+}
+
+test("topics are listed with their subscriptions, their counts and a queue's two dead-letter queues apart", async () => {
+  // order-events → orders (raw, a filter nothing published matches) and an
+  // HTTPS endpoint that never confirmed; 2 published, both filtered out,
+  // so the queues' depths stay as the other tests left them.
+  const topicArn = /<TopicArn>([^<]+)<\/TopicArn>/.exec(await sns('CreateTopic', { Name: 'order-events' }))[1];
+  const ordersArn = (await sqs('GetQueueAttributes', { QueueUrl: q.orders, AttributeNames: ['QueueArn'] })).Attributes.QueueArn;
+  await sns('Subscribe', {
+    TopicArn: topicArn, Protocol: 'sqs', Endpoint: ordersArn,
+    'Attributes.entry.1.key': 'RawMessageDelivery', 'Attributes.entry.1.value': 'true',
+    'Attributes.entry.2.key': 'FilterPolicy', 'Attributes.entry.2.value': '{"kind":["refund"]}',
+  });
+  await sns('Subscribe', { TopicArn: topicArn, Protocol: 'https', Endpoint: 'https://hooks.example.invalid/sns' });
+  for (const kind of ['order', 'cancel']) {
+    await sns('Publish', {
+      TopicArn: topicArn, Message: `{"kind":"${kind}"}`,
+      'MessageAttributes.entry.1.Name': 'kind',
+      'MessageAttributes.entry.1.Value.DataType': 'String',
+      'MessageAttributes.entry.1.Value.StringValue': kind,
+    });
+  }
+
+  await page.goto(`${ENDPOINT}/console/#/topics`);
+  await page.locator('#topics[data-ready="true"]').waitFor();
+  assert.match(await page.locator('#topics tr[data-topic="order-events"]').textContent(), /order-events · 2 published · 2 subscriptions/);
+  const rows = page.locator('#topics tr[data-subscription]');
+  assert.equal(await rows.count(), 2);
+  const queueRow = page.locator('#topics tr[data-subscription]', { has: page.locator('[data-col="protocol"]', { hasText: 'sqs' }) });
+  const col = (row, name) => row.locator(`[data-col="${name}"]`).textContent();
+  assert.equal(await col(queueRow, 'endpoint'), 'orders');
+  assert.equal(await queueRow.locator('[data-col="endpoint"] a').getAttribute('href'), '#/queues/orders');
+  assert.equal(await col(queueRow, 'delivery'), 'raw');
+  assert.equal(await col(queueRow, 'filter'), 'on attributes');
+  assert.equal(await col(queueRow, 'undeliverable'), 'dropped', 'no subscription DLQ');
+  assert.equal(await col(queueRow, 'consumer-failures'), 'orders-dlq', "the queue's own DLQ");
+  assert.equal(await col(queueRow, 'filtered'), '2');
+  assert.equal(await col(queueRow, 'delivered'), '0');
+  const hookRow = page.locator('#topics tr[data-subscription]', { has: page.locator('[data-col="protocol"]', { hasText: 'https' }) });
+  assert.equal(await col(hookRow, 'status'), 'pending confirmation');
+  assert.equal(await col(hookRow, 'consumer-failures'), 'n/a');
+  await shot('topics');
+});
+
 test('no JavaScript error and no foreign request in the whole run', () => {
   assert.deepEqual(browser.errors, []);
 });
