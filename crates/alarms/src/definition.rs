@@ -300,11 +300,14 @@ pub enum AlarmAction {
     Webhook(String),
     /// Send the notification as a message to this queue (by name).
     Queue(String),
+    /// Publish the notification to this topic (by key), which fans it out
+    /// to its subscriptions: the on-call endpoint, a chat hook, queues.
+    Topic(String),
 }
 
 impl AlarmAction {
-    /// Parses an action: an `http://` or `https://` URL, or a queue ARN of
-    /// this account.
+    /// Parses an action: an `http://` or `https://` URL, or a queue or
+    /// topic ARN of this account.
     pub fn parse(raw: &str, account: &Account) -> Result<Self, SqsError> {
         if raw.starts_with("http://") || raw.starts_with("https://") {
             let uri: http::Uri = raw
@@ -319,6 +322,15 @@ impl AlarmAction {
             }
             return Ok(AlarmAction::Webhook(raw.to_string()));
         }
+        if sluice_core::topic_name::sns_arn_parts(raw).is_some() {
+            let key = account
+                .topic_key_from_arn(raw)
+                .filter(|key| account.owner_of(key) == account.id)
+                .ok_or_else(|| {
+                    SqsError::invalid_value("Actions", raw, "Not a topic ARN of this server.")
+                })?;
+            return Ok(AlarmAction::Topic(key));
+        }
         if raw.starts_with("arn:") {
             let key = account.key_from_arn(raw).ok_or_else(|| {
                 SqsError::invalid_value("Actions", raw, "Not a queue ARN of this server.")
@@ -328,7 +340,7 @@ impl AlarmAction {
         Err(SqsError::invalid_value(
             "Actions",
             raw,
-            "An action is an http:// or https:// webhook URL or a queue ARN.",
+            "An action is an http:// or https:// webhook URL, a queue ARN or a topic ARN.",
         ))
     }
 }

@@ -6,6 +6,7 @@
 //! - [`series`]: recent per-queue stats and the metric samples read from them;
 //! - [`store`]: alarms with their states and history; API alarms saved to a file;
 //! - [`notify`]: the notification body and the background webhook sender;
+//! - [`publish`]: publishing a notification to a topic, through the server;
 //! - [`shared`]: alarms kept in storage several nodes share.
 //!
 //! Webhooks go out through `sluice-outbound`'s client, `https://` ones
@@ -24,6 +25,7 @@
 pub mod definition;
 pub mod evaluate;
 pub mod notify;
+pub mod publish;
 pub mod series;
 pub mod shared;
 pub mod store;
@@ -32,7 +34,7 @@ pub mod tick;
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::Duration;
 
 use sluice_broker::{Broker, Coordination, JobClaim};
@@ -117,6 +119,8 @@ pub struct Alarms<B> {
     lead: tokio::sync::Mutex<Option<JobClaim>>,
     /// Whether the last tick evaluated (and notified).
     evaluating: AtomicBool,
+    /// What publishes to topics, once the service is served.
+    topics: OnceLock<Arc<dyn publish::TopicPublisher>>,
 }
 
 impl<B> Alarms<B> {
@@ -138,8 +142,15 @@ impl<B> Alarms<B> {
             ticking: tokio::sync::Mutex::new(()),
             lead: tokio::sync::Mutex::new(None),
             evaluating: AtomicBool::new(false),
+            topics: OnceLock::new(),
             settings,
         }
+    }
+
+    /// Sets what publishes the notifications of topic actions; the first
+    /// one set stays.
+    pub fn set_topic_publisher(&self, publisher: Arc<dyn publish::TopicPublisher>) {
+        let _ = self.topics.set(publisher);
     }
 
     /// The settings.
@@ -208,14 +219,22 @@ impl<B: Broker> Alarms<B> {
         self.broker.get_queue(&queue).await?;
         let def = AlarmDefinition::from_input(input, &queue, &self.account)?;
         for action in def.parsed_actions(&self.account) {
-            if let AlarmAction::Queue(q) = action
-                && self.broker.get_queue(&q).await.is_err()
-            {
-                return Err(SqsError::invalid_value(
-                    "Actions",
-                    self.account.queue_arn(&q),
-                    "The queue does not exist.",
-                ));
+            match action {
+                AlarmAction::Queue(q) if self.broker.get_queue(&q).await.is_err() => {
+                    return Err(SqsError::invalid_value(
+                        "Actions",
+                        self.account.queue_arn(&q),
+                        "The queue does not exist.",
+                    ));
+                }
+                AlarmAction::Topic(t) if self.broker.get_topic(&t).await.is_err() => {
+                    return Err(SqsError::invalid_value(
+                        "Actions",
+                        self.account.topic_arn(&t),
+                        "The topic does not exist.",
+                    ));
+                }
+                _ => {}
             }
         }
         let now = self.clock.now();

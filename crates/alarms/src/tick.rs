@@ -11,6 +11,7 @@ use sluice_core::clock::Millis;
 
 use super::definition::{AlarmAction, AlarmDefinition, AlarmSource};
 use super::notify::{self, NotificationCounters};
+use super::publish;
 use super::store::{AlarmEntry, Transition};
 use super::{Alarms, DlqAlarmSettings, dlq_alarm, evaluate, notifies, shared};
 
@@ -187,6 +188,30 @@ impl<B: Broker> Alarms<B> {
                         Err(e) => {
                             NotificationCounters::add(&counters.failed);
                             tracing::error!(alarm = def.name, queue, error = %e, "alarm notification not sent to its queue");
+                        }
+                    }
+                }
+                AlarmAction::Topic(topic) => {
+                    let counters = self.webhooks.counters();
+                    let published = match self.topics.get() {
+                        Some(publisher) => {
+                            let subject = publish::subject(t.new.as_str(), &def.name);
+                            publisher
+                                .publish(topic.clone(), subject, body.to_string())
+                                .await
+                        }
+                        None => Err("this server publishes to no topic".to_string()),
+                    };
+                    match published {
+                        Ok(()) => NotificationCounters::add(&counters.delivered),
+                        Err(e) => {
+                            NotificationCounters::add(&counters.failed);
+                            tracing::error!(
+                                alarm = def.name,
+                                topic,
+                                error = e,
+                                "alarm notification not published to its topic"
+                            );
                         }
                     }
                 }

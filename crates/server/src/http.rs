@@ -78,6 +78,8 @@ pub async fn serve_endpoints<B: Broker>(
     limits: ConnectionLimits,
     shutdown: impl Future<Output = ()>,
 ) -> std::io::Result<()> {
+    // A served service's alarms may publish to its topics.
+    crate::api::sns::alarm_topics::connect(&service);
     let max = limits
         .max_connections
         .clamp(1, Semaphore::MAX_PERMITS.min(u32::MAX as usize));

@@ -51,6 +51,7 @@ mod sdk_messages;
 mod sdk_move_tasks;
 mod sdk_queues;
 mod seed_story;
+mod sns_alarms;
 mod storage_faults;
 mod test_ca;
 mod tls;

@@ -9,13 +9,15 @@
 //! ListQueues is not refused: it lists only the queues the key may see
 //! (`actions::queues::list_queues`). DeleteAlarms is checked on the queues
 //! of the alarms it names; PutAlarm also on the queues its `Actions` send
-//! to, as `sqs:SendMessage` (rule A9).
+//! to, as `sqs:SendMessage`, and the topics they publish to, as
+//! `sns:Publish` on the key's own account's topics (rule A9).
 
 mod named;
 
 use sluice_broker::{Broker, EngineError};
 use sluice_core::SqsError;
 use sluice_core::queue_name::{Account, key_parts, name_of_key, parse_queue_url};
+use sluice_core::topic_name::sns_arn_parts;
 
 use crate::auth::Principal;
 use crate::auth::access::{access_denied, explicit_deny};
@@ -95,6 +97,26 @@ pub async fn authorize<B: Broker>(
         }
         check.queue(send, &key).await?;
     }
+    // One that publishes to a topic publishes for it likewise: the key
+    // must be one that may publish, to a topic of its own account.
+    let publish = sluice_protocol::sns::Operation::Publish.iam_action();
+    for arn in named
+        .alarm_actions
+        .iter()
+        .filter(|a| sns_arn_parts(a).is_some())
+    {
+        let foreign = sns_arn_parts(arn).is_some_and(|(_, account, _)| account != own);
+        if !access.allows_action(publish) || foreign {
+            tracing::warn!(
+                access_key = principal.access_key_id.as_str(),
+                action,
+                topic = arn.as_str(),
+                reason = "alarm action: publishing not allowed",
+                "request refused: access denied"
+            );
+            return Err(access_denied(own, &principal.access_key_id, publish, arn));
+        }
+    }
     Ok(())
 }
 
@@ -148,6 +170,7 @@ impl<B: Broker> Check<'_, B> {
         let resource = svc.queue_arn(key);
         let facts = RequestFacts {
             account: own,
+            service: None,
             action: iam,
             resource: &resource,
             // Clients' own requests carry no source: only a service
