@@ -176,7 +176,7 @@ mod tests {
             "{text}"
         );
         assert!(
-            !text.contains("dropped"),
+            !text.contains("outcome=\"dropped\""),
             "a zero count makes no series: {text}"
         );
     }
