@@ -358,3 +358,118 @@ async fn x5_doctor_clean_setup_has_no_findings() {
     let text = sluice(&server.endpoint, &["doctor"]).await.expect_code(0);
     assert!(text.stdout.contains("0 finding(s)"), "{}", text.stdout);
 }
+
+/// An SNS Query request to `server`, off the async runtime.
+async fn sns(server: &SluiceProcess, params: &[(&str, &str)]) -> String {
+    let raw = server.raw();
+    let mut p: Vec<(String, String)> = vec![("Version".into(), "2010-03-31".into())];
+    p.extend(params.iter().map(|(k, v)| (k.to_string(), v.to_string())));
+    let response = tokio::task::spawn_blocking(move || {
+        let p: Vec<(&str, &str)> = p.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        raw.query("/", &p)
+    })
+    .await
+    .unwrap();
+    assert_eq!(response.status, 200, "{}", response.body);
+    response.body
+}
+
+/// N5, N8: live, the doctor reads the topics and flags each subscription
+/// pitfall on the queue (or endpoint) it concerns: a queue whose policy
+/// does not let its topic send, a subscription without a dead-letter
+/// queue, a subscription DLQ on a queue that has no RedrivePolicy of its
+/// own, an HTTP subscription never confirmed, a filter that let nothing
+/// through.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn n5_doctor_live_flags_subscription_pitfalls() {
+    let server = SluiceProcess::start(&["--in-memory"]);
+    let sqs = server.sdk();
+    for name in ["orders", "orders-undeliverable", "audit"] {
+        sqs.create_queue().queue_name(name).send().await.unwrap();
+    }
+    let arn = |q: &str| format!("arn:aws:sqs:us-east-1:000000000000:{q}");
+    let created = sns(&server, &[("Action", "CreateTopic"), ("Name", "shop")]).await;
+    let topic = "arn:aws:sns:us-east-1:000000000000:shop";
+    assert!(created.contains(topic), "{created}");
+    let redrive = format!(
+        "{{\"deadLetterTargetArn\":\"{}\"}}",
+        arn("orders-undeliverable")
+    );
+    let orders = arn("orders");
+    sns(
+        &server,
+        &[
+            ("Action", "Subscribe"),
+            ("TopicArn", topic),
+            ("Protocol", "sqs"),
+            ("Endpoint", &orders),
+            ("Attributes.entry.1.key", "RedrivePolicy"),
+            ("Attributes.entry.1.value", &redrive),
+        ],
+    )
+    .await;
+    let audit = arn("audit");
+    sns(
+        &server,
+        &[
+            ("Action", "Subscribe"),
+            ("TopicArn", topic),
+            ("Protocol", "sqs"),
+            ("Endpoint", &audit),
+            ("Attributes.entry.1.key", "FilterPolicy"),
+            ("Attributes.entry.1.value", "{\"kind\":[\"never-sent\"]}"),
+        ],
+    )
+    .await;
+    sns(
+        &server,
+        &[
+            ("Action", "Subscribe"),
+            ("TopicArn", topic),
+            ("Protocol", "http"),
+            ("Endpoint", "http://127.0.0.1:1/hook"),
+        ],
+    )
+    .await;
+    sns(
+        &server,
+        &[
+            ("Action", "Publish"),
+            ("TopicArn", topic),
+            ("Message", "an order"),
+        ],
+    )
+    .await;
+
+    let doc = sluice(&server.endpoint, &["doctor", "--json"])
+        .await
+        .expect_code(1)
+        .json();
+    let found = findings(&doc);
+    for (check, severity, subject) in [
+        ("subscription-queue-policy", "warning", "orders"),
+        ("subscription-queue-policy", "warning", "audit"),
+        ("subscription-dlq-mistaken", "warning", "orders"),
+        ("subscription-dlq", "warning", "audit"),
+        ("subscription-dlq", "warning", "http://127.0.0.1:1/hook"),
+        (
+            "subscription-unconfirmed",
+            "warning",
+            "http://127.0.0.1:1/hook",
+        ),
+        ("subscription-filter", "warning", "audit"),
+    ] {
+        assert!(
+            has(&found, check, severity, subject),
+            "{check} {subject}: {found:?}"
+        );
+    }
+    assert!(
+        !has(&found, "subscription-dlq", "warning", "orders"),
+        "orders' subscription has a DLQ: {found:?}"
+    );
+    assert!(
+        !has(&found, "subscription-filter", "warning", "orders"),
+        "orders has no filter: {found:?}"
+    );
+}
