@@ -774,3 +774,45 @@ def sns_publish_by_bare_signed_post():
     assert "<PublishResponse" in text and "<MessageId>" in text, text
     (msg,) = drain(url, 1)
     check_envelope(envelope(msg), topic, sub, "test message direct post request")
+
+
+@sns_case("sns-publish", "N1, N2", RECORDED + "TestSNSMultiRegions::test_cross_region_delivery_sqs")
+def sns_topic_delivers_to_queue_of_another_region():
+    from fidelity import _created, make_client, unique
+
+    topic = new_topic("pt")
+    west_sqs = make_client("us-west-2")
+    url = west_sqs.create_queue(QueueName=unique("west"))["QueueUrl"]
+    _created.append((west_sqs, url))
+    q_arn = west_sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+    west_sqs.set_queue_attributes(QueueUrl=url, Attributes={"Policy": json.dumps({"Statement": [{
+        "Effect": "Allow", "Principal": {"Service": "sns.amazonaws.com"}, "Action": "sqs:SendMessage",
+        "Resource": q_arn, "Condition": {"ArnEquals": {"aws:SourceArn": topic}}}]})})
+    expect_sns_error(make_sns("us-west-2").subscribe, TopicArn=topic, Protocol="sqs", Endpoint=q_arn,
+                     code="InvalidParameter", message="Invalid parameter: TopicArn")
+    sub = sns.subscribe(TopicArn=topic, Protocol="sqs", Endpoint=q_arn)["SubscriptionArn"]
+    assert sub.startswith(topic + ":"), sub
+    sns.publish(TopicArn=topic, Message="This is a test message",
+                MessageAttributes={"attr1": {"DataType": "Number", "StringValue": "99.12"}})
+    msgs = west_sqs.receive_message(QueueUrl=url, WaitTimeSeconds=2, MessageAttributeNames=["All"]).get("Messages", [])
+    eq(len(msgs), 1, "messages in the other region's queue")
+    check_envelope(envelope(msgs[0]), topic, sub, "This is a test message",
+                   attrs={"attr1": {"Type": "Number", "Value": "99.12"}})
+
+
+@sns_case("sns-publish", "N3", RECORDED + "TestSNSSubscriptionSQS::test_publish_sqs_from_sns_with_xray_propagation")
+def sns_trace_header_reaches_the_queue():
+    trace = "Root=1-3152b799-8954dae64eda91bc9a23a7e8;Parent=7fa8c0f79203be72;Sampled=1"
+    topic, url, sub = topic_to_queue()
+    traced = make_sns()
+
+    def add_trace(request, **_):
+        request.headers["X-Amzn-Trace-Id"] = trace
+
+    traced.meta.events.register("before-send.sns.Publish", add_trace)
+    traced.publish(TargetArn=topic, Message="X-Ray propagation test msg")
+    msgs = sqs.receive_message(QueueUrl=url, AttributeNames=["SentTimestamp", "AWSTraceHeader"],
+                               WaitTimeSeconds=2).get("Messages", [])
+    eq(len(msgs), 1, "messages")
+    eq(msgs[0]["Attributes"].get("AWSTraceHeader"), trace, "AWSTraceHeader")
+    check_envelope(envelope(msgs[0]), topic, sub, "X-Ray propagation test msg")

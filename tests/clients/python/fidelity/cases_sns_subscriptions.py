@@ -292,3 +292,24 @@ def sns_queue_subscription_is_confirmed_at_once():
     attrs = sns.get_subscription_attributes(SubscriptionArn=sub)["Attributes"]
     eq(attrs["PendingConfirmation"], "false", "PendingConfirmation")
     eq(attrs["ConfirmationWasAuthenticated"], "true", "ConfirmationWasAuthenticated")
+
+
+@sns_case("sns-subscriptions", "N1", RECORDED + "TestSNSSubscriptionCrud::test_list_subscriptions_by_topic_pagination "
+          "(recorded with 101 SMS endpoints; here 101 queues that need not exist)")
+def sns_list_subscriptions_by_topic_pages_by_100():
+    import base64
+
+    topic = new_topic("sp")
+    for i in range(101):
+        sns.subscribe(TopicArn=topic, Protocol="sqs", Endpoint=f"arn:aws:sqs:{REGION}:{ACCOUNT}:{unique('p')}-{i}")
+    first = sns.list_subscriptions_by_topic(TopicArn=topic)
+    eq(len(first["Subscriptions"]), 100, "first page")
+    assert first.get("NextToken"), first.keys()
+    assert base64.b64decode(first["NextToken"]), first["NextToken"]
+    second = sns.list_subscriptions_by_topic(TopicArn=topic, NextToken=first["NextToken"])
+    eq(len(second["Subscriptions"]), 1, "second page")
+    assert "NextToken" not in second, second.keys()
+    page1 = {s["SubscriptionArn"] for s in first["Subscriptions"]}
+    assert second["Subscriptions"][0]["SubscriptionArn"] not in page1, "the last one was on the first page too"
+    everyone = sns.list_subscriptions()
+    assert "NextToken" in everyone and len(everyone["Subscriptions"]) <= 100, everyone.keys()

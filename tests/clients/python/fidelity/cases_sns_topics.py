@@ -278,3 +278,68 @@ def sns_remove_permission_of_missing_topic():
     sns.add_permission(TopicArn=arn, Label="test", AWSAccountId=[ACCOUNT], ActionName=["Publish"])
     expect_sns_error(sns.remove_permission, TopicArn=arn + "-not-existing", Label="test",
                      code="NotFound", message="Topic does not exist")
+
+
+@sns_case("sns-topics", "N1", RECORDED + "TestSNSMultiRegions::test_cross_region_access")
+def sns_topic_is_not_reached_from_another_region():
+    arn = new_topic("tr")
+    west = make_sns("us-west-2")
+    bad = "Invalid parameter: TopicArn"
+    expect_sns_error(west.set_topic_attributes, TopicArn=arn, AttributeName="DisplayName", AttributeValue="xenon",
+                     code="InvalidParameter", message=bad)
+    expect_sns_error(west.get_topic_attributes, TopicArn=arn, code="InvalidParameter", message=bad)
+    expect_sns_error(west.publish, TopicArn=arn, Message="hello world", code="InvalidParameter", message=bad)
+    expect_sns_error(west.subscribe, TopicArn=arn, Protocol="sqs",
+                     Endpoint=f"arn:aws:sqs:us-west-2:{ACCOUNT}:{unique('q')}", code="InvalidParameter", message=bad)
+    expect_sns_error(west.list_subscriptions_by_topic, TopicArn=arn, code="InvalidParameter", message=bad)
+    expect_sns_error(west.delete_topic, TopicArn=arn, code="InvalidParameter", message=bad)
+    eq(attrs_of(arn)["TopicArn"], arn, "the topic, still there in its region")
+
+
+@sns_case("sns-topics", "N1, N6", RECORDED + "TestSNSTopicCrud::test_topic_delivery_policy_crud")
+def sns_topic_delivery_policy_lifecycle():
+    arn = new_topic("tdp", fifo=True, attributes={
+        "DisplayName": "TestTopic", "SignatureVersion": "2",
+        "DeliveryPolicy": json.dumps({"http": {"defaultRequestPolicy": {"headerContentType": "application/json"}}})})
+    attrs = attrs_of(arn)
+    eq(json.loads(attrs["DeliveryPolicy"]),
+       {"http": {"disableSubscriptionOverrides": False, "defaultRequestPolicy": {"headerContentType": "application/json"}}},
+       "DeliveryPolicy as created")
+    want = json.loads(json.dumps(DEFAULT_EFFECTIVE_DELIVERY_POLICY))
+    want["http"]["defaultRequestPolicy"]["headerContentType"] = "application/json"
+    eq(json.loads(attrs["EffectiveDeliveryPolicy"]), want, "EffectiveDeliveryPolicy as created")
+
+    sns.set_topic_attributes(TopicArn=arn, AttributeName="DeliveryPolicy", AttributeValue=json.dumps(
+        {"http": {"defaultHealthyRetryPolicy": {"minDelayTarget": 5, "maxDelayTarget": 6, "numRetries": 1}}}))
+    attrs = attrs_of(arn)
+    eq(json.loads(attrs["DeliveryPolicy"]),
+       {"http": {"defaultHealthyRetryPolicy": {"minDelayTarget": 5, "maxDelayTarget": 6, "numRetries": 1},
+                 "disableSubscriptionOverrides": False}}, "DeliveryPolicy after update")
+    want = json.loads(json.dumps(DEFAULT_EFFECTIVE_DELIVERY_POLICY))
+    want["http"]["defaultHealthyRetryPolicy"].update(minDelayTarget=5, maxDelayTarget=6, numRetries=1)
+    eq(json.loads(attrs["EffectiveDeliveryPolicy"]), want, "EffectiveDeliveryPolicy after update")
+
+    sns.set_topic_attributes(TopicArn=arn, AttributeName="DeliveryPolicy",
+                             AttributeValue=json.dumps({"http": {"defaultHealthyRetryPolicy": None}}))
+    attrs = attrs_of(arn)
+    eq(json.loads(attrs["DeliveryPolicy"]), {"http": {"disableSubscriptionOverrides": False}}, "after a null policy")
+    eq(json.loads(attrs["EffectiveDeliveryPolicy"]), DEFAULT_EFFECTIVE_DELIVERY_POLICY, "effective after a null policy")
+
+    sns.set_topic_attributes(TopicArn=arn, AttributeName="DeliveryPolicy", AttributeValue="")
+    attrs = attrs_of(arn)
+    assert "DeliveryPolicy" not in attrs, attrs
+    eq(json.loads(attrs["EffectiveDeliveryPolicy"]), DEFAULT_EFFECTIVE_DELIVERY_POLICY, "effective after removal")
+
+
+@sns_case("sns-topics", "N1", RECORDED + "TestSNSTopicCrudV2::test_data_protection_policy_crud")
+def sns_topic_data_protection_policy():
+    arn = new_topic("tdpp")
+    check_standard_attrs(attrs_of(arn), arn)
+    doc = {"Name": "data_protection_policy", "Description": "Test Policy", "Version": "2021-06-01",
+           "Statement": [{"Sid": "test-statement", "DataDirection": "Inbound", "Principal": ["*"],
+                          "DataIdentifier": ["arn:aws:dataprotection:us-east-1::data-identifier/EmailAddress"],
+                          "Operation": {"Deny": {}}}]}
+    sns.put_data_protection_policy(ResourceArn=arn, DataProtectionPolicy=json.dumps(doc))
+    eq(json.loads(sns.get_data_protection_policy(ResourceArn=arn)["DataProtectionPolicy"]), doc,
+       "GetDataProtectionPolicy")
+    check_standard_attrs(attrs_of(arn), arn)
