@@ -816,3 +816,18 @@ def sns_trace_header_reaches_the_queue():
     eq(len(msgs), 1, "messages")
     eq(msgs[0]["Attributes"].get("AWSTraceHeader"), trace, "AWSTraceHeader")
     check_envelope(envelope(msgs[0]), topic, sub, "X-Ray propagation test msg")
+
+
+@sns_case("sns-publish", "N7", RECORDED + "TestSNSSubscriptionSQSFifo::test_message_to_fifo_sqs_ordering "
+          "(validated against AWS; its answer is an assertion, not a snapshot)")
+def sns_fifo_topic_keeps_group_order_in_every_queue():
+    topic = new_topic("po", fifo=True, attributes={"ContentBasedDeduplication": "true"})
+    urls = []
+    for _ in range(5):
+        url, q_arn = sqs_target(fifo=True, attributes={"ContentBasedDeduplication": "true"})
+        subscribe_queue(topic, q_arn, raw=True)
+        urls.append(url)
+    for i in range(10):
+        sns.publish(TopicArn=topic, Message=str(i), MessageGroupId="message-group-id-1")
+    for url in urls:
+        eq([m["Body"] for m in drain(url, 10)], [str(i) for i in range(10)], "order in a queue")
