@@ -14,8 +14,13 @@ test suites captured them from real SQS (for instance LocalStack's snapshot
 files, which store the raw answer of AWS for each request); the expectations
 here restate those facts, in this project's words.
 
+The SNS cases (cases_sns_*.py, helpers in sns_common.py) replay answers
+recorded from real SNS; SNS speaks Query whatever botocore speaks to SQS,
+so they run in the JSON pass only and are skipped in the Query pass.
+
 Output: one `ok - CATEGORY/NAME` or `not ok - CATEGORY/NAME: why` line per
 case, one `category: NAME passed=N failed=M` line per category, then
+`sns-recorded: N of M ...` when SNS cases ran, then
 `smoke-result: suite=NAME passed=N failed=M`; exit status 1 if any failed.
 """
 

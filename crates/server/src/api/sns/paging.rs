@@ -2,9 +2,13 @@
 //! base64 of the last item's sort key) only when more remain (rule N1;
 //! recorded: LocalStack test_list_topic_paging,
 //! test_list_subscriptions_by_topic_pagination).
+//!
+//! AWS's tokens decode as standard, padded base64 (the recorded pagination
+//! test decodes one), so ours are written so too; tokens in the URL-safe,
+//! unpadded alphabet that earlier versions handed out are still read.
 
 use base64::Engine;
-use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
 use sluice_protocol::sns::SnsError;
 
 /// The most items a page holds.
@@ -19,8 +23,9 @@ pub fn page<T>(
     items.sort_by(|a, b| a.0.cmp(&b.0));
     let after = match token {
         Some(t) => Some(
-            URL_SAFE_NO_PAD
+            STANDARD
                 .decode(t)
+                .or_else(|_| URL_SAFE_NO_PAD.decode(t))
                 .ok()
                 .and_then(|b| String::from_utf8(b).ok())
                 .ok_or_else(|| SnsError::invalid_parameter("NextToken"))?,
@@ -34,7 +39,7 @@ pub fn page<T>(
     let more = rest.len() > PAGE;
     rest.truncate(PAGE);
     let next = more
-        .then(|| rest.last().map(|(key, _)| URL_SAFE_NO_PAD.encode(key)))
+        .then(|| rest.last().map(|(key, _)| STANDARD.encode(key)))
         .flatten();
     Ok((rest.into_iter().map(|(_, item)| item).collect(), next))
 }
@@ -56,5 +61,23 @@ mod tests {
         assert_eq!(second[0], 100);
         assert!(token.is_none());
         assert!(page::<u8>(Vec::new(), Some("not base64!")).is_err());
+    }
+
+    /// N1: the token is standard, padded base64, as AWS's is (recorded:
+    /// LocalStack test_list_subscriptions_by_topic_pagination decodes it);
+    /// a URL-safe unpadded token is still accepted.
+    #[test]
+    fn n1_token_is_standard_base64() {
+        let items: Vec<(String, usize)> = (0..101)
+            .map(|i| (format!("arn:aws:sns:k{i:03}?"), i))
+            .collect();
+        let (_, token) = page(items.clone(), None).unwrap();
+        let token = token.unwrap();
+        let key = STANDARD.decode(&token).unwrap();
+        assert_eq!(key, b"arn:aws:sns:k099?");
+        assert!(token.ends_with('='), "padded: {token}");
+        let legacy = URL_SAFE_NO_PAD.encode(&key);
+        let (rest, _) = page(items, Some(&legacy)).unwrap();
+        assert_eq!(rest, vec![100]);
     }
 }
