@@ -118,8 +118,16 @@ pub struct BenchArgs {
           value_parser = clap::value_parser!(u32).range(2..=1000))]
     pub push_concurrency: u32,
 
-    /// With --push: the server's process id, whose CPU time (from /proc/PID/stat) is reported.
-    #[arg(long, value_name = "PID", requires = "push")]
+    /// Instead of a queue load, publish to a topic fanned out to the run's queues (--queues N, each subscribed): producers loop PublishBatch (--batch-size entries of --message-size bytes) for --duration or --messages; a publish is answered once it is in every queue, and the run checks that each queue grew by exactly the publishes acknowledged. Reports publishes/s and deliveries/s (and, with --server-pid, the server's CPU per 1,000 publishes).
+    #[arg(long, conflicts_with_all = ["null_server", "wake_probes", "sync_probe", "push", "fifo", "rate"])]
+    pub fanout: bool,
+
+    /// With --fanout: subscriptions deliver raw (RawMessageDelivery) instead of in SNS's signed envelope.
+    #[arg(long, requires = "fanout")]
+    pub raw_delivery: bool,
+
+    /// With --push or --fanout: the server's process id, whose CPU time (from /proc/PID/stat) is reported.
+    #[arg(long, value_name = "PID")]
     pub server_pid: Option<u32>,
 
     /// Print one JSON object instead of the table.

@@ -41,6 +41,18 @@ pub enum BenchError {
         /// Still in the queue after the run.
         left: u64,
     },
+    /// `--fanout`: a queue did not grow by the publishes acknowledged.
+    #[error(
+        "verification failed: {queue} got {got} messages for {published} acknowledged publishes"
+    )]
+    Unfanned {
+        /// The queue's URL.
+        queue: String,
+        /// What it got.
+        got: u64,
+        /// Publishes acknowledged.
+        published: u64,
+    },
     /// The async runtime or a socket failed.
     #[error("{context}")]
     Io {

@@ -13,6 +13,7 @@ pub mod args;
 pub mod body;
 pub mod cpu;
 pub mod error;
+pub mod fanout;
 pub mod latency;
 pub mod load;
 pub mod null_server;
@@ -106,6 +107,9 @@ async fn bench(args: BenchArgs) -> Result<(), BenchError> {
         queue_urls.push(created.url);
     }
 
+    if args.fanout {
+        return fanout(&args, &client, queue_urls).await;
+    }
     if let Some(probes) = args.wake_probes {
         return wake_probes(&args, &client, &queue_urls[0], null_server, probes).await;
     }
@@ -212,6 +216,27 @@ fn client_for(args: &BenchArgs, endpoint: &str, connections: usize) -> Result<Cl
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// `--wake-probes`: the long-poll wake-up measurement instead of a load.
+/// `--fanout`: the topic over the run's queues, its publishes, the report.
+async fn fanout(args: &BenchArgs, client: &Client, urls: Vec<String>) -> Result<(), BenchError> {
+    let mut queues = Vec::with_capacity(urls.len());
+    for url in urls {
+        let arn = client.queue_arn(&url).await?;
+        queues.push((url, arn));
+    }
+    let plan = fanout::FanoutPlan {
+        topic: format!("{}-topic", args.queue),
+        queues,
+        message_size: args.message_size as usize,
+        batch_size: args.batch_size,
+        producers: args.producers,
+        stop: args.stop_rule(),
+        raw: args.raw_delivery,
+        server_pid: args.server_pid,
+    };
+    let report = fanout::run(client, plan).await?;
+    print_report(args.json, &report, report.table())
+}
+
 async fn wake_probes(
     args: &BenchArgs,
     client: &Client,

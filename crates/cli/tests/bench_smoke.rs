@@ -258,3 +258,38 @@ fn sync_probe_times_the_disks_syncs_and_leaves_nothing_behind() {
     assert!(!ok, "a directory that does not exist fails the probe");
     assert!(report.is_null(), "no figures: {report}");
 }
+
+/// N2: `--fanout` publishes to a topic over every queue of the run and
+/// checks that each queue got every acknowledged publish; against the null
+/// server (no SNS) it fails at its set-up instead of reporting figures.
+#[test]
+fn fanout_puts_every_publish_in_every_queue() {
+    let (_server, endpoint) = start(
+        &["serve", "--in-memory", "--bind", "127.0.0.1:0"],
+        "sluice listening on ",
+    );
+    for (name, delivery) in [("raw", &["--raw-delivery"][..]), ("envelope", &[][..])] {
+        let mut flags = vec![
+            "--fanout",
+            "--queue",
+            name,
+            "--queues",
+            "3",
+            "--messages",
+            "40",
+        ];
+        flags.extend_from_slice(delivery);
+        let (ok, report) = bench_json(&endpoint, &flags);
+        assert!(ok, "bench failed: {report}");
+        assert_eq!(count(&report, "published"), 40, "{report}");
+        assert_eq!(count(&report, "failed"), 0, "{report}");
+        assert_eq!(count(&report, "subscriptions"), 3, "{report}");
+        assert_eq!(report["delivery"], name, "{report}");
+    }
+    let (_null, null_endpoint) = start(
+        &["bench", "--null-server", "--bind", "127.0.0.1:0"],
+        "sluice null server listening on ",
+    );
+    let (ok, _) = bench_json(&null_endpoint, &["--fanout", "--messages", "10"]);
+    assert!(!ok, "the null server has no topics: the run must fail");
+}

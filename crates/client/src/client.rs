@@ -259,6 +259,29 @@ impl Client {
         Ok((bytes, headers))
     }
 
+    /// POSTs a Query-protocol form (SNS's wire: `Action=…&Version=…`)
+    /// and returns the XML of a 2xx answer, or the service's error.
+    pub async fn post_form(&self, form: String) -> Result<Bytes, ClientError> {
+        let mut headers = HeaderMap::with_capacity(6);
+        headers.insert(
+            CONTENT_TYPE,
+            HeaderValue::from_static("application/x-www-form-urlencoded"),
+        );
+        let (status, headers, bytes) = self
+            .send(
+                Method::POST,
+                self.uri.clone(),
+                headers,
+                Bytes::from(form),
+                self.request_timeout,
+            )
+            .await?;
+        if !(200..300).contains(&status) {
+            return Err(service_error(status, &headers, &bytes));
+        }
+        Ok(bytes)
+    }
+
     /// Sends one request (`Host` and the signature added) and reads the
     /// whole answer.
     async fn send(
