@@ -85,7 +85,9 @@ impl Receiver {
 
     /// Waits (bounded) until `n` requests of SNS message type `kind` came.
     async fn wait_for(&self, kind: &str, n: usize) -> Vec<Got> {
-        for _ in 0..600 {
+        // Up to two minutes: a delivery a killed node held waits for its
+        // 60 s lease to end.
+        for _ in 0..1200 {
             let of_kind: Vec<Got> = (self.got().into_iter())
                 .filter(|g| g.header("x-amz-sns-message-type") == kind)
                 .collect();
@@ -549,4 +551,52 @@ async fn n6_an_answered_publish_survives_kill_9() {
     assert_eq!(got[0].json()["Message"], "kept");
     assert_eq!(got[0].header("x-amz-sns-subscription-arn"), subscription);
     drop(server);
+}
+
+/// N6 on shared storage: a publish answered by node A while the endpoint
+/// is down is made by node B after A is killed with kill -9.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn n6_another_node_delivers_what_a_killed_node_stored() {
+    let cluster = sluice_postgres::testing::cluster().expect("PostgreSQL for this test");
+    let url = cluster.fresh_database().await;
+    let args = ["--postgres", url.as_str(), "--postgres-pool-size", "4"];
+    let a = SluiceProcess::start(&args);
+    let b = SluiceProcess::start(&args);
+    let receiver = Receiver::start(Arc::new(|_| 200)).await;
+    let addr = receiver
+        .url
+        .trim_start_matches("http://")
+        .split('/')
+        .next()
+        .unwrap()
+        .to_string();
+    let topic = create_topic(a.raw(), "shared").await;
+    let patient =
+        r#"{"healthyRetryPolicy":{"numRetries":100,"minDelayTarget":1,"maxDelayTarget":1}}"#;
+    let subscription = subscribe(
+        a.raw(),
+        &topic,
+        &receiver.url,
+        &[("DeliveryPolicy", patient)],
+    )
+    .await;
+    let c = receiver.wait_for("SubscriptionConfirmation", 1).await;
+    confirm(b.raw(), &c[0]).await;
+    assert_eq!(pending(a.raw(), &subscription).await, "false");
+    receiver.stop().await;
+    ok(
+        a.raw(),
+        &[
+            ("Action", "Publish"),
+            ("TopicArn", &topic),
+            ("Message", "for any node"),
+        ],
+    )
+    .await;
+    a.kill_9();
+
+    let receiver = Receiver::start_at(&addr, Arc::new(|_| 200)).await;
+    let got = receiver.wait_for("Notification", 1).await;
+    assert_eq!(got[0].json()["Message"], "for any node");
+    drop(b);
 }
