@@ -379,6 +379,8 @@ async fn n6_http_endpoints_are_confirmed_then_notified_with_sns_headers() {
         listed.queue_urls().is_empty(),
         "the outbox is nobody's queue"
     );
+    let metrics = crate::alarms::metrics(raw).await;
+    assert!(!metrics.contains("sns-http-outbox"), "{metrics}");
 }
 
 /// The delivery policy of a quick test: two immediate retries.
