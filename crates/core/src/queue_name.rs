@@ -23,6 +23,23 @@ pub fn validate_queue_name(name: &str) -> Result<(), SqsError> {
     }
 }
 
+/// The account of sluice's own queues (SNS's outbox of HTTP/S
+/// deliveries): no request can name it, for an account id of credentials
+/// is 12 digits, an ARN's account holds no `:` and a URL's path no `#`.
+pub const INTERNAL_ACCOUNT: &str = "sluice:internal#";
+
+/// The key of sluice's own queue `name`, in no region a request names.
+pub fn internal_key(name: &str) -> String {
+    format!("sluice/{INTERNAL_ACCOUNT}/{name}")
+}
+
+/// True for the key of one of sluice's own queues, which engines leave
+/// out of their queue lists (so ListQueues, metrics, alarms, the console
+/// and the doctor never see them).
+pub fn is_internal_key(key: &str) -> bool {
+    key_parts(key).1 == Some(INTERNAL_ACCOUNT)
+}
+
 /// True for a name that names a FIFO queue.
 pub fn is_fifo_name(name: &str) -> bool {
     name.ends_with(".fifo")
@@ -181,6 +198,24 @@ pub fn parse_queue_url(url: &str) -> Option<(Option<&str>, &str)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// N6: no ARN nor URL a request can give names sluice's own queues
+    /// (the outbox of HTTP/S deliveries).
+    #[test]
+    fn n6_the_outbox_cannot_be_named() {
+        let key = internal_key("sns-http-outbox");
+        assert!(is_internal_key(&key));
+        assert!(!is_internal_key("q") && !is_internal_key("us-east-1/000000000000/q"));
+        let account = Account::default();
+        let arn = format!("arn:aws:sqs:sluice:{INTERNAL_ACCOUNT}:sns-http-outbox");
+        assert!(
+            account
+                .key_from_any_arn(&arn)
+                .is_none_or(|k| !is_internal_key(&k))
+        );
+        let url = format!("http://h/{key}");
+        assert!(parse_queue_url(&url).is_none_or(|(_, k)| !is_internal_key(k)));
+    }
 
     #[test]
     fn l5_names() {

@@ -113,7 +113,10 @@ fn live_meta<T>(
 
 /// ListQueues: every queue name, in name order.
 pub(crate) async fn list_queues(broker: &EmbeddedBroker) -> Result<Vec<String>, EngineError> {
-    let mut names: Vec<String> = broker.inner.queues.read().keys().cloned().collect();
+    let mut names: Vec<String> = (broker.inner.queues.read().keys())
+        .filter(|k| !sluice_core::queue_name::is_internal_key(k))
+        .cloned()
+        .collect();
     names.sort();
     Ok(names)
 }

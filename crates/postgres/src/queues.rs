@@ -100,7 +100,12 @@ pub(crate) async fn list_queues(b: &PostgresBroker) -> Result<Vec<String>, Engin
         &[],
     )
     .await?;
-    rows.iter().map(|r| col(r, 0)).collect()
+    let names: Vec<String> = rows.iter().map(|r| col(r, 0)).collect::<Result<_, _>>()?;
+    // sluice's own queues are no user's (rule N8).
+    Ok(names
+        .into_iter()
+        .filter(|k| !sluice_core::queue_name::is_internal_key(k))
+        .collect())
 }
 
 pub(crate) async fn delete_queue(b: &PostgresBroker, name: &str) -> Result<(), EngineError> {

@@ -80,6 +80,8 @@ pub async fn serve_endpoints<B: Broker>(
 ) -> std::io::Result<()> {
     // A served service's alarms may publish to its topics.
     crate::api::sns::alarm_topics::connect(&service);
+    // Its HTTP/S subscriptions' deliveries are made from its outbox.
+    crate::api::sns::deliverer::spawn(&service);
     let max = limits
         .max_connections
         .clamp(1, Semaphore::MAX_PERMITS.min(u32::MAX as usize));

@@ -33,6 +33,10 @@ pub struct SnsState {
     dedup: Mutex<HashMap<String, HashMap<String, Remembered>>>,
     /// The last sequence number given.
     sequence: AtomicU64,
+    /// Set once the outbox of HTTP/S deliveries exists (rule N6).
+    pub outbox_ready: tokio::sync::OnceCell<()>,
+    /// Set once this service's deliverer of HTTP/S deliveries runs.
+    pub deliverer_started: std::sync::atomic::AtomicBool,
 }
 
 /// What [`SnsState::assign`] gave a published message.

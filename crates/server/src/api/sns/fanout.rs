@@ -4,7 +4,8 @@
 //! (its attributes as SQS message attributes) or in SNS's signed envelope;
 //! a queue that is gone, or a raw message of more than 10 attributes,
 //! goes to the subscription's dead-letter queue when it has one, and is
-//! dropped when it has not; a storage failure fails the publish.
+//! dropped when it has not; a storage failure fails the publish. HTTP/S
+//! subscriptions' deliveries go to the outbox (`http_fanout.rs`, rule N6).
 
 use std::collections::BTreeMap;
 
@@ -63,7 +64,7 @@ impl Outgoing {
     }
 
     /// Whether `policy` lets it through to a subscriber of `protocol`.
-    fn passes(&self, policy: &filter::FilterPolicy, protocol: &str) -> bool {
+    pub(super) fn passes(&self, policy: &filter::FilterPolicy, protocol: &str) -> bool {
         if policy.scope() == filter::Scope::MessageBody {
             return policy.matches_body(self.message_for(protocol));
         }
@@ -100,10 +101,13 @@ pub async fn deliver<B: Broker>(
         .subscriptions(Some(&topic.key))
         .await
         .map_err(engine)?;
-    let subscriptions: Vec<&Subscription> = subscriptions
-        .iter()
-        .filter(|s| s.pending_token.is_none() && s.protocol == "sqs")
-        .collect();
+    let confirmed = subscriptions.iter().filter(|s| s.pending_token.is_none());
+    let (web, subscriptions): (Vec<&Subscription>, Vec<&Subscription>) = confirmed
+        .filter(|s| matches!(s.protocol.as_str(), "sqs" | "http" | "https"))
+        .partition(|s| s.protocol != "sqs");
+    // HTTP/S deliveries are made from the outbox, stored before the answer
+    // (rule N6).
+    super::http_fanout::enqueue(svc, ctx, topic, messages, &web).await?;
     if subscriptions.is_empty() {
         return Ok(());
     }
@@ -151,10 +155,7 @@ async fn sign<B: Broker>(
     if is_fifo(topic) {
         return Ok((vec![None; messages.len()], None));
     }
-    let version = match topic.attributes.get("SignatureVersion").map(String::as_str) {
-        Some("2") => SignatureVersion::V2,
-        _ => SignatureVersion::V1,
-    };
+    let version = signature_version(topic);
     let key = svc
         .sns_signing_key()
         .await
@@ -182,6 +183,14 @@ async fn sign<B: Broker>(
         out.push(Some((version, signature)));
     }
     Ok((out, Some(key.certificate_name().to_string())))
+}
+
+/// The signature version a topic's messages are signed with.
+pub(super) fn signature_version(topic: &Topic) -> SignatureVersion {
+    match topic.attributes.get("SignatureVersion").map(String::as_str) {
+        Some("2") => SignatureVersion::V2,
+        _ => SignatureVersion::V1,
+    }
 }
 
 /// A message's signature and its version; `None` unsigned.
@@ -267,20 +276,7 @@ impl Context<'_> {
             "{}/?Action=Unsubscribe&SubscriptionArn={subscription_arn}",
             self.base_url
         );
-        let attributes: Vec<EnvelopeAttribute> = if m.by_protocol.is_some() {
-            // Structured messages carry no attributes (the SNS developer
-            // guide).
-            Vec::new()
-        } else {
-            m.attributes
-                .iter()
-                .map(|a| EnvelopeAttribute {
-                    name: a.name.clone(),
-                    data_type: a.data_type.clone(),
-                    value: a.text().to_string(),
-                })
-                .collect()
-        };
+        let attributes = envelope_attributes(m);
         let notification = Notification {
             message_id: &m.message_id,
             sequence_number: m.sequence_number.as_deref(),
@@ -301,6 +297,23 @@ impl Context<'_> {
                 });
         notification.to_json(signed.as_ref())
     }
+}
+
+/// The message attributes an envelope of `m` carries.
+pub(super) fn envelope_attributes(m: &Outgoing) -> Vec<EnvelopeAttribute> {
+    if m.by_protocol.is_some() {
+        // Structured messages carry no attributes (the SNS developer
+        // guide).
+        return Vec::new();
+    }
+    m.attributes
+        .iter()
+        .map(|a| EnvelopeAttribute {
+            name: a.name.clone(),
+            data_type: a.data_type.clone(),
+            value: a.text().to_string(),
+        })
+        .collect()
 }
 
 /// A published message's attributes as SQS message attributes of the same
@@ -387,7 +400,7 @@ async fn send<B: Broker>(
 /// SQS clients do not see and `sluice dlq`, PeekMessages and the console
 /// show (SNS itself adds nothing to a subscription's dead-lettered
 /// messages).
-fn failed_because(mut message: NewMessage, why: String) -> NewMessage {
+pub(super) fn failed_because(mut message: NewMessage, why: String) -> NewMessage {
     message.system_attributes.insert(
         LAST_FAILURE_REASON.to_string(),
         MessageAttributeValue {
@@ -399,14 +412,14 @@ fn failed_because(mut message: NewMessage, why: String) -> NewMessage {
 }
 
 /// Counts `n` messages of subscription `s` that met `outcome`.
-fn count<B: Broker>(svc: &Service<B>, s: &Subscription, outcome: Outcome, n: usize) {
+pub(super) fn count<B: Broker>(svc: &Service<B>, s: &Subscription, outcome: Outcome, n: usize) {
     (svc.metrics.topics).count(&s.topic, &s.id, &s.protocol, outcome, n as u64);
 }
 
 /// Sends what could not be delivered to the subscription's dead-letter
 /// queue (rule N5), or drops it, logged, when there is none or it fails
 /// too.
-async fn dead_letter<B: Broker>(
+pub(super) async fn dead_letter<B: Broker>(
     svc: &Service<B>,
     s: &Subscription,
     messages: Vec<NewMessage>,

@@ -11,6 +11,10 @@
 //! | ListSubscriptions, ListSubscriptionsByTopic, Get/SetSubscriptionAttributes | `subscription_reads.rs` (attributes: `subscription_attributes.rs`) |
 //! | Publish, PublishBatch | `publish.rs` (checks: `message_checks.rs`; delivery: `fanout.rs`) |
 //!
+//! HTTP/S subscriptions' deliveries (rule N6) are stored in the outbox
+//! (`outbox.rs`: publishes by `http_fanout.rs`, confirmations by
+//! `confirmations.rs`) and made by `deliverer.rs` in the background.
+//!
 //! `arns.rs` reads topic and subscription ARNs with SNS's words,
 //! `alarm_topics.rs` publishes alarm notifications to topics,
 //! `errors.rs` words the common refusals, `queue_access.rs` says whether
@@ -20,9 +24,13 @@
 mod access;
 pub mod alarm_topics;
 mod arns;
+mod confirmations;
+pub mod deliverer;
 mod errors;
 mod fanout;
+mod http_fanout;
 mod message_checks;
+mod outbox;
 mod paging;
 mod permissions;
 mod publish;

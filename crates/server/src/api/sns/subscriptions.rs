@@ -12,8 +12,10 @@ use sluice_protocol::sns::{
     ConfirmSubscriptionInput, ConfirmSubscriptionResponse, ErrorCode, SnsError, SubscribeInput,
     SubscribeResponse, UnsubscribeInput,
 };
+use sluice_sns::envelope::ConfirmationKind;
 
 use super::arns;
+use super::confirmations;
 use super::errors::{engine, required};
 use super::subscription_attributes::{self, AUTHENTICATED, CONFIRMED_TOKEN, PRINCIPAL, effective};
 use super::topic_attributes::{Refused, is_fifo};
@@ -87,6 +89,20 @@ pub async fn subscribe<B: Broker>(
         return Err(SnsError::invalid_parameter(
             "Attributes Reason: Subscription already exists with different attributes",
         ));
+    }
+    if created
+        && confirmations::is_web(&stored)
+        && let Some(token) = &stored.pending_token
+    {
+        confirmations::send(
+            svc,
+            ctx,
+            &topic,
+            &stored,
+            ConfirmationKind::Subscription,
+            token,
+        )
+        .await?;
     }
     let arn = svc
         .config
@@ -306,9 +322,29 @@ pub async fn unsubscribe<B: Broker>(
 ) -> Result<(), SnsError> {
     let arn = required(input.subscription_arn, "SubscriptionArn")?;
     let (_, id) = arns::subscription(svc, ctx, &arn)?;
+    let gone = match svc.broker.get_subscription(&id).await {
+        Ok(s) => Some(s),
+        Err(EngineError::SubscriptionDoesNotExist) => None,
+        Err(e) => return Err(engine(e)),
+    };
     match svc.broker.delete_subscription(&id).await {
-        Ok(()) | Err(EngineError::SubscriptionDoesNotExist) => Ok(()),
-        Err(e) => Err(engine(e)),
+        Ok(()) => {}
+        Err(EngineError::SubscriptionDoesNotExist) => return Ok(()),
+        Err(e) => return Err(engine(e)),
+    }
+    // A confirmed HTTP/S endpoint is told (rule N6).
+    match gone {
+        Some(s) if confirmations::is_web(&s) && s.pending_token.is_none() => {
+            let topic = match svc.broker.get_topic(&s.topic).await {
+                Ok(topic) => topic,
+                Err(EngineError::TopicDoesNotExist) => return Ok(()),
+                Err(e) => return Err(engine(e)),
+            };
+            let token = s.attributes.get(CONFIRMED_TOKEN).cloned();
+            let token = token.unwrap_or_else(new_token);
+            confirmations::send(svc, ctx, &topic, &s, ConfirmationKind::Unsubscribe, &token).await
+        }
+        _ => Ok(()),
     }
 }
 
