@@ -112,7 +112,13 @@ pub async fn deliver<B: Broker>(
         return Ok(());
     }
     let timestamp = rfc3339(svc.now());
-    let (signatures, certificate) = sign(svc, topic, messages, &timestamp).await?;
+    // Raw deliveries carry no signature: an RSA signature costs more than
+    // the rest of a publish, so it is made only when an envelope needs it.
+    let (signatures, certificate) = if subscriptions.iter().all(|s| is_raw(s)) {
+        (vec![None; messages.len()], None)
+    } else {
+        sign(svc, topic, messages, &timestamp).await?
+    };
     let base_url = svc.sns_base(ctx);
     let context = Context {
         account: &svc.config.account,
@@ -185,6 +191,13 @@ async fn sign<B: Broker>(
     Ok((out, Some(key.certificate_name().to_string())))
 }
 
+/// Whether `s` gets the bare message rather than the envelope.
+fn is_raw(s: &Subscription) -> bool {
+    s.attributes
+        .get("RawMessageDelivery")
+        .is_some_and(|v| v == "true")
+}
+
 /// The signature version a topic's messages are signed with.
 pub(super) fn signature_version(topic: &Topic) -> SignatureVersion {
     match topic.attributes.get("SignatureVersion").map(String::as_str) {
@@ -217,10 +230,7 @@ impl Context<'_> {
         m: &Outgoing,
         signed: Option<&(SignatureVersion, String)>,
     ) -> Delivery {
-        let raw = s
-            .attributes
-            .get("RawMessageDelivery")
-            .is_some_and(|v| v == "true");
+        let raw = is_raw(s);
         let topic_fifo = is_fifo(self.topic);
         let queue_fifo = s.endpoint.ends_with(".fifo");
         let mut system_attributes = MessageAttributes::new();
