@@ -21,26 +21,30 @@ pub(super) struct Key {
     pub(super) credential: Credential,
     /// Shared by every request the key signs (and its rate's bucket).
     pub(super) principal: Arc<Principal>,
-    /// The signing key of the day and region last verified: it changes
-    /// once a day, and deriving it costs four HMACs.
+    /// The signing key of the day, region and service last verified: it
+    /// changes once a day, and deriving it costs four HMACs.
     day_key: ArcSwapOption<DayKey>,
 }
 
-/// A key's signing key for one day and region, ready to MAC with.
+/// A key's signing key for one day, region and service, ready to MAC with.
 struct DayKey {
     /// `yyyymmdd`.
     date: String,
     region: String,
+    /// `sqs` or `sns`: one key signs for both, and the service is part of
+    /// the signing key.
+    service: String,
     mac: sigv4::HmacSha256,
 }
 
 impl Key {
-    /// The MAC keyed with this key's signing key of `date` and `region`,
-    /// derived only when either changed since the last request.
+    /// The MAC keyed with this key's signing key of `date`, `region` and
+    /// `service`, derived only when one changed since the last request.
     pub(super) fn signing_mac(&self, date: &str, region: &str, service: &str) -> sigv4::HmacSha256 {
         if let Some(day) = self.day_key.load().as_deref()
             && day.date == date
             && day.region == region
+            && day.service == service
         {
             return day.mac.clone();
         }
@@ -48,6 +52,7 @@ impl Key {
         self.day_key.store(Some(Arc::new(DayKey {
             date: date.to_string(),
             region: region.to_string(),
+            service: service.to_string(),
             mac: mac.clone(),
         })));
         mac

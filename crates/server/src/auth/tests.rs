@@ -293,6 +293,18 @@ fn signed_request_in(
     at: u64,
     token: Option<&str>,
 ) -> RawRequest {
+    signed_request_for("sqs", region, key, secret, at, token)
+}
+
+/// [`signed_request_in`], its credential scoped to `service`.
+fn signed_request_for(
+    service: &str,
+    region: &str,
+    key: &str,
+    secret: &str,
+    at: u64,
+    token: Option<&str>,
+) -> RawRequest {
     let date = super::verify::amz_date_for_tests(at);
     let body = b"{}".to_vec();
     let mut headers = HeaderMap::new();
@@ -317,10 +329,10 @@ fn signed_request_in(
         &signed_headers,
         &sluice_core::digest::sha256_hex(&body),
     );
-    let scope = format!("{}/{region}/sqs/aws4_request", &date[..8]);
+    let scope = format!("{}/{region}/{service}/aws4_request", &date[..8]);
     let to_sign = sigv4::string_to_sign(&date, &scope, &canonical);
     let signature = sigv4::signature(
-        &sigv4::signing_key(secret, &date[..8], region, "sqs"),
+        &sigv4::signing_key(secret, &date[..8], region, service),
         &to_sign,
     );
     let auth = format!(
@@ -374,6 +386,24 @@ fn a1_the_kept_signing_key_follows_day_and_region() {
     let refused = verifier.verify(&forged.parts(), NOW + DAY).unwrap_err();
     assert_eq!(refused.error.code, ErrorCode::SignatureDoesNotMatch);
     assert_eq!(ok("eu-west-1", NOW + 3_000), Ok(KEY.to_string()));
+}
+
+/// A1, N1: one key signs for SQS and SNS, whose signing keys differ by
+/// service: an SQS request verifies after an SNS one of the same day and
+/// region, and the other way round.
+#[test]
+fn a1_the_kept_signing_key_follows_the_service() {
+    let verifier = sqs_verifier(None);
+    let ok = |service: &str, at: u64| {
+        let req = signed_request_for(service, "us-east-1", KEY, SECRET, at, None);
+        verifier
+            .verify_for(&req.parts(), service, at)
+            .map(|p| p.access_key_id.clone())
+    };
+    assert_eq!(ok("sqs", NOW), Ok(KEY.to_string()));
+    assert_eq!(ok("sns", NOW + 1_000), Ok(KEY.to_string()));
+    assert_eq!(ok("sqs", NOW + 2_000), Ok(KEY.to_string()));
+    assert_eq!(ok("sns", NOW + 3_000), Ok(KEY.to_string()));
 }
 
 /// A1: an unsigned request is MissingAuthenticationToken.

@@ -1,0 +1,174 @@
+// Client smoke test: sluice's SNS through the AWS SDK for JavaScript v3
+// (@aws-sdk/client-sns, AWS Query, rule N1), unchanged, on the same port as
+// @aws-sdk/client-sqs; the envelope a queue gets is verified with
+// sns-validator, the SNS message validator AWS publishes for Node.js,
+// unchanged.
+//
+// sns-validator fetches the signing certificate with `https.get` and takes
+// only `https:` URLs whose host matches its host pattern (SNS's own hosts by
+// default). So this suite runs against a server with [tls]: the certificate
+// URL in sluice's envelopes is then https://127.0.0.1:PORT/…pem, the pattern
+// given to the validator is that host and port, and NODE_EXTRA_CA_CERTS makes
+// Node trust the server's CA. The queue's policy lets the topic send, as a
+// server with authentication on requires (rule N8).
+//
+// Run by scripts/client-smoke, which starts sluice with TLS, sets
+// SLUICE_ENDPOINT and NODE_EXTRA_CA_CERTS. By hand:
+//   SLUICE_ENDPOINT=https://127.0.0.1:PORT NODE_EXTRA_CA_CERTS=…/ca.pem node --test smoke_sns.mjs
+//
+// Tests run in order and share state (one topic, one queue).
+
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import {
+  SNSClient,
+  CreateTopicCommand,
+  SubscribeCommand,
+  PublishCommand,
+  SetTopicAttributesCommand,
+  ListSubscriptionsByTopicCommand,
+  DeleteTopicCommand,
+  GetTopicAttributesCommand,
+  NotFoundException,
+} from "@aws-sdk/client-sns";
+import {
+  SQSClient,
+  CreateQueueCommand,
+  GetQueueAttributesCommand,
+  SetQueueAttributesCommand,
+  ReceiveMessageCommand,
+  DeleteMessageCommand,
+  DeleteQueueCommand,
+} from "@aws-sdk/client-sqs";
+import MessageValidator from "sns-validator";
+
+const endpoint = process.env.SLUICE_ENDPOINT;
+if (!endpoint) {
+  throw new Error("SLUICE_ENDPOINT is not set (e.g. https://127.0.0.1:9324)");
+}
+const config = {
+  endpoint,
+  region: "us-east-1",
+  credentials: { accessKeyId: "AKIDSLUICESMOKE", secretAccessKey: "sluice-smoke-secret" },
+  maxAttempts: 1, // a retry would hide a server error
+};
+const sns = new SNSClient(config);
+const sqs = new SQSClient(config);
+
+const ACCOUNT = process.env.SLUICE_ACCOUNT ?? "000000000000"; // sluice's default account
+const suffix = `${process.pid}-${Date.now()}`;
+const topicName = `smoke-js-sns-${suffix}`;
+const state = {};
+
+// The validator's host pattern: this server's host and port, exactly.
+const certHost = new URL(endpoint).host;
+const hostPattern = new RegExp(`^${certHost.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}$`);
+const validator = new MessageValidator(hostPattern);
+const validate = (message) =>
+  new Promise((resolve, reject) => validator.validate(message, (err, msg) => (err ? reject(err) : resolve(msg))));
+
+async function receiveOne() {
+  const out = await sqs.send(
+    new ReceiveMessageCommand({ QueueUrl: state.queueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 0 }),
+  );
+  const msgs = out.Messages ?? [];
+  assert.equal(msgs.length, 1, `expected one message, got ${JSON.stringify(msgs)}`);
+  await sqs.send(new DeleteMessageCommand({ QueueUrl: state.queueUrl, ReceiptHandle: msgs[0].ReceiptHandle }));
+  return JSON.parse(msgs[0].Body);
+}
+
+test("the server speaks https (sns-validator fetches certificates over https only)", () => {
+  assert.equal(new URL(endpoint).protocol, "https:");
+});
+
+test("[N1] create a topic with SNSClient, twice: the same ARN", async () => {
+  const out = await sns.send(new CreateTopicCommand({ Name: topicName }));
+  assert.equal(out.TopicArn, `arn:aws:sns:us-east-1:${ACCOUNT}:${topicName}`);
+  const again = await sns.send(new CreateTopicCommand({ Name: topicName }));
+  assert.equal(again.TopicArn, out.TopicArn);
+  state.topicArn = out.TopicArn;
+});
+
+test("[N8] a queue whose policy lets the topic send, subscribed with envelopes", async () => {
+  const q = await sqs.send(new CreateQueueCommand({ QueueName: `${topicName}-q` }));
+  state.queueUrl = q.QueueUrl;
+  const attrs = await sqs.send(new GetQueueAttributesCommand({ QueueUrl: q.QueueUrl, AttributeNames: ["QueueArn"] }));
+  const queueArn = attrs.Attributes.QueueArn;
+  const policy = {
+    Version: "2012-10-17",
+    Statement: [
+      {
+        Effect: "Allow",
+        Principal: { Service: "sns.amazonaws.com" },
+        Action: "sqs:SendMessage",
+        Resource: queueArn,
+        Condition: { ArnEquals: { "aws:SourceArn": state.topicArn } },
+      },
+    ],
+  };
+  await sqs.send(new SetQueueAttributesCommand({ QueueUrl: q.QueueUrl, Attributes: { Policy: JSON.stringify(policy) } }));
+  const sub = await sns.send(
+    new SubscribeCommand({ TopicArn: state.topicArn, Protocol: "sqs", Endpoint: queueArn, ReturnSubscriptionArn: true }),
+  );
+  assert.ok(sub.SubscriptionArn.startsWith(`${state.topicArn}:`), sub.SubscriptionArn);
+  const subs = await sns.send(new ListSubscriptionsByTopicCommand({ TopicArn: state.topicArn }));
+  assert.deepEqual(
+    subs.Subscriptions.map((s) => [s.SubscriptionArn, s.Protocol, s.Endpoint]),
+    [[sub.SubscriptionArn, "sqs", queueArn]],
+  );
+});
+
+test("[N2][N3] publish; the queue holds the envelope, read with SQSClient", async () => {
+  const out = await sns.send(
+    new PublishCommand({
+      TopicArn: state.topicArn,
+      Subject: "Greeting",
+      Message: "hello from JS v3 ✓ <&>",
+      MessageAttributes: { colour: { DataType: "String", StringValue: "blue" } },
+    }),
+  );
+  const env = await receiveOne();
+  assert.equal(env.Type, "Notification");
+  assert.equal(env.MessageId, out.MessageId);
+  assert.equal(env.TopicArn, state.topicArn);
+  assert.equal(env.Subject, "Greeting");
+  assert.equal(env.Message, "hello from JS v3 ✓ <&>");
+  assert.equal(env.SignatureVersion, "1");
+  assert.deepEqual(env.MessageAttributes, { colour: { Type: "String", Value: "blue" } });
+  assert.ok(env.SigningCertURL.startsWith(`https://${certHost}/SimpleNotificationService-`), env.SigningCertURL);
+  state.envelope = env;
+});
+
+test("[N3] sns-validator verifies the envelope's SignatureVersion 1 signature", async () => {
+  await validate(state.envelope);
+});
+
+test("[N3] sns-validator refuses a changed envelope, and sluice's host under its default pattern", async () => {
+  await assert.rejects(validate({ ...state.envelope, Message: `${state.envelope.Message}!` }), /signature is invalid/);
+  const strict = new MessageValidator();
+  await assert.rejects(
+    new Promise((resolve, reject) => strict.validate(state.envelope, (err, msg) => (err ? reject(err) : resolve(msg)))),
+    /invalid domain/,
+  );
+});
+
+test("[N3] SignatureVersion 2 (SHA256withRSA) verifies with sns-validator", async () => {
+  await sns.send(
+    new SetTopicAttributesCommand({ TopicArn: state.topicArn, AttributeName: "SignatureVersion", AttributeValue: "2" }),
+  );
+  await sns.send(new PublishCommand({ TopicArn: state.topicArn, Message: "signed with SHA256" }));
+  const env = await receiveOne();
+  assert.equal(env.SignatureVersion, "2");
+  assert.equal(env.Subject, undefined);
+  await validate(env);
+});
+
+test("[N1] delete the topic; GetTopicAttributes is NotFoundException", async () => {
+  await sns.send(new DeleteTopicCommand({ TopicArn: state.topicArn }));
+  await assert.rejects(sns.send(new GetTopicAttributesCommand({ TopicArn: state.topicArn })), (err) => {
+    assert.ok(err instanceof NotFoundException, `${err.name}: ${err.message}`);
+    assert.equal(err.$metadata.httpStatusCode, 404);
+    return true;
+  });
+  await sqs.send(new DeleteQueueCommand({ QueueUrl: state.queueUrl }));
+});
