@@ -14,6 +14,7 @@ const DEFAULT_DURATION_SECS: u64 = 10;
 /// server and every load flag is ignored.
 #[derive(Args, Debug, Clone)]
 #[command(
+    group(clap::ArgGroup::new("server_measured").args(["push", "fanout"])),
     after_help = "Measure sluice's efficiency: run `sluice bench --null-server` and the same \
                   load against it and against `sluice serve`; efficiency = sluice's \
                   end_to_end_per_sec / the null server's."
@@ -127,7 +128,7 @@ pub struct BenchArgs {
     pub raw_delivery: bool,
 
     /// With --push or --fanout: the server's process id, whose CPU time (from /proc/PID/stat) is reported.
-    #[arg(long, value_name = "PID")]
+    #[arg(long, value_name = "PID", requires = "server_measured")]
     pub server_pid: Option<u32>,
 
     /// Print one JSON object instead of the table.

@@ -355,7 +355,12 @@ mod tests {
         );
         assert!(bad(&["--wait-time-seconds", "21"]));
         assert!(bad(&["--push-concurrency", "4"]), "needs --push");
-        assert!(bad(&["--server-pid", "1"]), "needs --push");
+        assert!(bad(&["--server-pid", "1"]), "needs --push or --fanout");
+        assert!(!bad(&["--fanout", "--server-pid", "1"]));
+        assert!(!bad(&["--push", "--server-pid", "1"]));
+        assert!(bad(&["--raw-delivery"]), "needs --fanout");
+        assert!(bad(&["--fanout", "--push"]));
+        assert!(bad(&["--fanout", "--fifo"]));
         assert!(bad(&["--push", "--push-concurrency", "1"]));
         assert!(bad(&["--push", "--fifo"]));
         assert!(bad(&["--push", "--duration", "5"]));
