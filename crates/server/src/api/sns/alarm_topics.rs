@@ -12,7 +12,8 @@ use sluice_broker::Broker;
 use sluice_protocol::sns::SnsError;
 
 use super::errors::engine;
-use super::fanout::{self, Outgoing};
+use super::fanout;
+use super::outgoing::Outgoing;
 use super::topic_attributes::is_fifo;
 use crate::service::{RequestContext, Service};
 

@@ -11,8 +11,8 @@ use sluice_core::timestamp::rfc3339;
 use sluice_protocol::sns::SnsError;
 use sluice_sns::envelope::{Confirmation, ConfirmationKind, Signed};
 
-use super::fanout::signature_version;
 use super::outbox::{self, Entry, Kind};
+use super::outgoing::signature_version;
 use crate::service::{RequestContext, Service};
 
 /// Whether subscription `s` is one an HTTP/S endpoint confirms.

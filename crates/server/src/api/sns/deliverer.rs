@@ -26,8 +26,9 @@ use sluice_sns::delivery_policy::{
 };
 use tokio::sync::Semaphore;
 
-use super::fanout::{count, dead_letter, failed_because};
+use super::fanout::{dead_letter, failed_because};
 use super::outbox::{self, ATTEMPT_TIMEOUT_SECS, Entry, Kind, LEASE_SECS};
+use super::outgoing::count;
 use crate::metrics::topics::Outcome;
 use crate::service::Service;
 

@@ -7,8 +7,6 @@
 //! dropped when it has not; a storage failure fails the publish. HTTP/S
 //! subscriptions' deliveries go to the outbox (`http_fanout.rs`, rule N6).
 
-use std::collections::BTreeMap;
-
 use futures_util::future::join_all;
 use sluice_broker::moves::LAST_FAILURE_REASON;
 use sluice_broker::{Broker, EngineError, NewMessage, Subscription, Topic};
@@ -16,12 +14,12 @@ use sluice_core::message::{AttributeValue, MessageAttributeValue, MessageAttribu
 use sluice_core::queue_name::Account;
 use sluice_core::timestamp::rfc3339;
 use sluice_protocol::sns::SnsError;
-use sluice_sns::envelope::{EnvelopeAttribute, Notification, Signed};
-use sluice_sns::filter;
+use sluice_sns::envelope::{Notification, Signed};
 use sluice_sns::signing::SignatureVersion;
 
 use super::errors::engine;
 use super::message_checks::{Attribute, AttributeData};
+use super::outgoing::{Outgoing, count, envelope_attributes, signature_version};
 use super::queue_access;
 use super::topic_attributes::is_fifo;
 use crate::metrics::topics::Outcome;
@@ -30,56 +28,6 @@ use crate::service::{RequestContext, Service};
 /// The most attributes raw delivery takes to a queue (more are a
 /// client-side failure: the SNS developer guide, message attributes).
 const MAX_RAW_ATTRIBUTES: usize = 10;
-
-/// A published message on its way to the subscriptions.
-#[derive(Debug, Clone)]
-pub struct Outgoing {
-    /// Its id.
-    pub message_id: String,
-    /// Its sequence number, on a FIFO topic.
-    pub sequence_number: Option<String>,
-    /// The message (the default one when structured).
-    pub message: String,
-    /// With `MessageStructure=json`: the message for each protocol.
-    pub by_protocol: Option<BTreeMap<String, String>>,
-    /// Its subject.
-    pub subject: Option<String>,
-    /// Its attributes.
-    pub attributes: Vec<Attribute>,
-    /// Its message group.
-    pub group_id: Option<String>,
-    /// Its deduplication id (FIFO topics).
-    pub dedup_id: Option<String>,
-    /// Its bytes as SNS counts them.
-    pub size: usize,
-}
-
-impl Outgoing {
-    /// The message a subscriber of `protocol` gets.
-    pub fn message_for(&self, protocol: &str) -> &str {
-        self.by_protocol
-            .as_ref()
-            .and_then(|m| m.get(protocol).or_else(|| m.get("default")))
-            .map_or(self.message.as_str(), String::as_str)
-    }
-
-    /// Whether `policy` lets it through to a subscriber of `protocol`.
-    pub(super) fn passes(&self, policy: &filter::FilterPolicy, protocol: &str) -> bool {
-        if policy.scope() == filter::Scope::MessageBody {
-            return policy.matches_body(self.message_for(protocol));
-        }
-        let attributes: Vec<filter::Attribute<'_>> = self
-            .attributes
-            .iter()
-            .map(|a| filter::Attribute {
-                name: &a.name,
-                data_type: &a.data_type,
-                value: a.text(),
-            })
-            .collect();
-        policy.matches_attributes(&attributes)
-    }
-}
 
 /// What a subscription's queue gets of one message.
 struct Delivery {
@@ -198,14 +146,6 @@ fn is_raw(s: &Subscription) -> bool {
         .is_some_and(|v| v == "true")
 }
 
-/// The signature version a topic's messages are signed with.
-pub(super) fn signature_version(topic: &Topic) -> SignatureVersion {
-    match topic.attributes.get("SignatureVersion").map(String::as_str) {
-        Some("2") => SignatureVersion::V2,
-        _ => SignatureVersion::V1,
-    }
-}
-
 /// A message's signature and its version; `None` unsigned.
 type Signature = Option<(SignatureVersion, String)>;
 
@@ -309,23 +249,6 @@ impl Context<'_> {
     }
 }
 
-/// The message attributes an envelope of `m` carries.
-pub(super) fn envelope_attributes(m: &Outgoing) -> Vec<EnvelopeAttribute> {
-    if m.by_protocol.is_some() {
-        // Structured messages carry no attributes (the SNS developer
-        // guide).
-        return Vec::new();
-    }
-    m.attributes
-        .iter()
-        .map(|a| EnvelopeAttribute {
-            name: a.name.clone(),
-            data_type: a.data_type.clone(),
-            value: a.text().to_string(),
-        })
-        .collect()
-}
-
 /// A published message's attributes as SQS message attributes of the same
 /// types (raw delivery).
 fn sqs_attributes(attributes: &[Attribute]) -> MessageAttributes {
@@ -419,11 +342,6 @@ pub(super) fn failed_because(mut message: NewMessage, why: String) -> NewMessage
         },
     );
     message
-}
-
-/// Counts `n` messages of subscription `s` that met `outcome`.
-pub(super) fn count<B: Broker>(svc: &Service<B>, s: &Subscription, outcome: Outcome, n: usize) {
-    (svc.metrics.topics).count(&s.topic, &s.id, &s.protocol, outcome, n as u64);
 }
 
 /// Sends what could not be delivered to the subscription's dead-letter

@@ -12,8 +12,8 @@ use sluice_protocol::sns::SnsError;
 use sluice_sns::envelope::{Notification, Signed};
 use sluice_sns::signing::SigningKey;
 
-use super::fanout::{Outgoing, count, envelope_attributes, signature_version};
 use super::outbox::{self, Entry, Kind};
+use super::outgoing::{Outgoing, count, envelope_attributes, signature_version};
 use super::topic_attributes::is_fifo;
 use crate::metrics::topics::Outcome;
 use crate::service::{RequestContext, Service};

@@ -31,6 +31,7 @@ mod fanout;
 mod http_fanout;
 mod message_checks;
 mod outbox;
+mod outgoing;
 mod paging;
 mod permissions;
 mod publish;

@@ -17,10 +17,11 @@ use sluice_protocol::sns::{
 
 use super::arns;
 use super::errors::required;
-use super::fanout::{self, Outgoing};
+use super::fanout;
 use super::message_checks::{
     DEFAULT_MAX_SIZE, check_attributes, check_fifo_token, check_subject, size, structured,
 };
+use super::outgoing::Outgoing;
 use super::topic_attributes::is_fifo;
 use super::topics::named_topic;
 use crate::service::{RequestContext, Service};
