@@ -52,6 +52,7 @@ mod sdk_move_tasks;
 mod sdk_queues;
 mod seed_story;
 mod sns_alarms;
+mod sns_durable;
 mod sns_http;
 mod storage_faults;
 mod test_ca;
