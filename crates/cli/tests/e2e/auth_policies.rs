@@ -202,8 +202,8 @@ async fn a6_conditions_are_evaluated() {
     assert_eq!(receive(&b, &url).await, Ok(1));
 }
 
-/// A7: a policy with an element sluice would not enforce (NotPrincipal, a
-/// service principal, an unknown condition operator or key) is refused
+/// A7: a policy with an element sluice would not enforce (NotPrincipal,
+/// an unknown condition operator or key) is refused
 /// at SetQueueAttributes and CreateQueue as SQS refuses an invalid policy,
 /// and the queue keeps its policy.
 #[tokio::test]
@@ -213,7 +213,6 @@ async fn a7_an_unsupported_policy_is_refused_when_set() {
         json!({"Effect": "Allow", "Principal": "*", "Action": "sqs:*", "Resource": QUEUE_ARN});
     let variants = [
         ("NotPrincipal", json!({"AWS": ACCOUNT_B})),
-        ("Principal", json!({"Service": "sns.amazonaws.com"})),
         (
             "Condition",
             json!({"IpAddress": {"aws:SourceIp": "10.0.0.0/8"}}),
