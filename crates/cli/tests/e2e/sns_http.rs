@@ -4,11 +4,13 @@
 //! (raw or in the signed envelope), then an `UnsubscribeConfirmation`; a
 //! failing endpoint is retried as the delivery policy says, then
 //! dead-lettered; a 4xx answer counts as delivered; a publish answered
-//! while the endpoint is down survives kill -9. Header names and the
-//! confirmation's fields: the SNS developer guide and LocalStack's
-//! recorded `test_subscribe_external_http_endpoint`.
+//! while the endpoint is down survives kill -9; an https:// endpoint is
+//! reached when its certificate is trusted, never when it is not. Header
+//! names and the confirmation's fields: the SNS developer guide and
+//! LocalStack's recorded `test_subscribe_external_http_endpoint`.
 
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -16,75 +18,99 @@ use serde_json::Value;
 use sluice_broker::{Broker, ReceiveOptions};
 use sluice_sns::envelope::{Confirmation, ConfirmationKind, Notification};
 use sluice_sns::signing::SignatureVersion;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::TcpListener;
+use tokio_rustls::TlsAcceptor;
 
 use crate::common::{RawClient, RawResponse, SluiceProcess, TestServer};
+use crate::test_ca::TestCa;
+use sluice_outbound::{OutboundTls, Roots};
+use sluice_server::ServiceConfig;
 
 /// One request the receiver got.
 #[derive(Debug, Clone)]
-struct Got {
-    path: String,
-    headers: BTreeMap<String, String>,
-    body: String,
+pub(crate) struct Got {
+    pub(crate) path: String,
+    pub(crate) headers: BTreeMap<String, String>,
+    pub(crate) body: String,
 }
 
 impl Got {
-    fn header(&self, name: &str) -> &str {
+    pub(crate) fn header(&self, name: &str) -> &str {
         self.headers.get(name).map_or("", String::as_str)
     }
 
-    fn json(&self) -> Value {
+    pub(crate) fn json(&self) -> Value {
         serde_json::from_str(&self.body).unwrap_or(Value::Null)
     }
 }
 
 /// Decides the status answering a request of this SNS message type.
-type Answer = Arc<dyn Fn(&str) -> u16 + Send + Sync>;
+pub(crate) type Answer = Arc<dyn Fn(&str) -> u16 + Send + Sync>;
 
 /// A tiny HTTP/1.1 endpoint: records every request, answers by `answer`.
-struct Receiver {
-    url: String,
+pub(crate) struct Receiver {
+    pub(crate) url: String,
     got: Arc<Mutex<Vec<Got>>>,
+    /// TLS handshakes that failed (the client did not trust the
+    /// certificate).
+    refused: Arc<AtomicUsize>,
     task: tokio::task::JoinHandle<()>,
 }
 
 impl Receiver {
-    async fn start(answer: Answer) -> Self {
+    pub(crate) async fn start(answer: Answer) -> Self {
         Self::start_at("127.0.0.1:0", answer).await
     }
 
     async fn start_at(addr: &str, answer: Answer) -> Self {
+        Self::serving(addr, None, answer).await
+    }
+
+    /// An `https://` endpoint presenting `tls`'s certificate; a client
+    /// that does not trust it gets no request through.
+    pub(crate) async fn start_tls(tls: TlsAcceptor, answer: Answer) -> Self {
+        Self::serving("127.0.0.1:0", Some(tls), answer).await
+    }
+
+    async fn serving(addr: &str, tls: Option<TlsAcceptor>, answer: Answer) -> Self {
         let listener = TcpListener::bind(addr).await.unwrap();
-        let url = format!("http://{}/sns/in", listener.local_addr().unwrap());
+        let scheme = if tls.is_some() { "https" } else { "http" };
+        let url = format!("{scheme}://{}/sns/in", listener.local_addr().unwrap());
         let got = Arc::new(Mutex::new(Vec::new()));
-        let into = got.clone();
+        let refused = Arc::new(AtomicUsize::new(0));
+        let (into, failures) = (got.clone(), refused.clone());
         let task = tokio::spawn(async move {
-            while let Ok((mut stream, _)) = listener.accept().await {
-                let (into, answer) = (into.clone(), answer.clone());
+            while let Ok((stream, _)) = listener.accept().await {
+                let (into, answer, tls) = (into.clone(), answer.clone(), tls.clone());
+                let failures = failures.clone();
                 tokio::spawn(async move {
-                    let Some(request) = read_request(&mut stream).await else {
-                        return;
-                    };
-                    let status = answer(request.header("x-amz-sns-message-type"));
-                    into.lock().unwrap().push(request);
-                    let reply = format!(
-                        "HTTP/1.1 {status} X\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
-                    );
-                    let _ = stream.write_all(reply.as_bytes()).await;
-                    let _ = stream.shutdown().await;
+                    match tls {
+                        None => record(stream, &into, &answer).await,
+                        Some(tls) => match tls.accept(stream).await {
+                            Ok(stream) => record(stream, &into, &answer).await,
+                            Err(_) => {
+                                failures.fetch_add(1, Ordering::SeqCst);
+                            }
+                        },
+                    }
                 });
             }
         });
-        Receiver { url, got, task }
+        Receiver {
+            url,
+            got,
+            refused,
+            task,
+        }
     }
 
-    fn got(&self) -> Vec<Got> {
+    pub(crate) fn got(&self) -> Vec<Got> {
         self.got.lock().unwrap().clone()
     }
 
     /// Waits (bounded) until `n` requests of SNS message type `kind` came.
-    async fn wait_for(&self, kind: &str, n: usize) -> Vec<Got> {
+    pub(crate) async fn wait_for(&self, kind: &str, n: usize) -> Vec<Got> {
         // Up to two minutes: a delivery a killed node held waits for its
         // 60 s lease to end.
         for _ in 0..1200 {
@@ -100,14 +126,30 @@ impl Receiver {
     }
 
     /// Stops listening (the port refuses connections from now on).
-    async fn stop(self) {
+    pub(crate) async fn stop(self) {
         self.task.abort();
         // Its listener is closed once the task is.
         let _ = self.task.await;
     }
 }
 
-async fn read_request(stream: &mut tokio::net::TcpStream) -> Option<Got> {
+/// Reads one request from `stream`, records it and answers as `answer` says.
+async fn record<S: AsyncRead + AsyncWrite + Unpin>(
+    mut stream: S,
+    into: &Mutex<Vec<Got>>,
+    answer: &Answer,
+) {
+    let Some(request) = read_request(&mut stream).await else {
+        return;
+    };
+    let status = answer(request.header("x-amz-sns-message-type"));
+    into.lock().unwrap().push(request);
+    let reply = format!("HTTP/1.1 {status} X\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+    let _ = stream.write_all(reply.as_bytes()).await;
+    let _ = stream.shutdown().await;
+}
+
+async fn read_request<S: AsyncRead + Unpin>(stream: &mut S) -> Option<Got> {
     let mut buf = Vec::new();
     let mut chunk = [0u8; 8192];
     loop {
@@ -168,10 +210,15 @@ async fn create_topic(raw: RawClient, name: &str) -> String {
 
 /// Subscribes `endpoint` with these attributes; the subscription's ARN.
 async fn subscribe(raw: RawClient, topic: &str, endpoint: &str, attrs: &[(&str, &str)]) -> String {
+    let protocol = if endpoint.starts_with("https://") {
+        "https"
+    } else {
+        "http"
+    };
     let mut params = vec![
         ("Action".to_string(), "Subscribe".to_string()),
         ("TopicArn".into(), topic.into()),
-        ("Protocol".into(), "http".into()),
+        ("Protocol".into(), protocol.into()),
         ("Endpoint".into(), endpoint.into()),
         ("ReturnSubscriptionArn".into(), "true".into()),
     ];
@@ -459,6 +506,68 @@ async fn n5_a_failing_endpoint_is_retried_then_dead_lettered() {
 
 /// The metrics once they show `needle` (waited for, bounded: a count
 /// follows the act it counts).
+/// N6 over TLS: an `https://` endpoint whose certificate chains to the
+/// `consumer_ca_file` gets its confirmation (again when it is subscribed
+/// again while pending) and, once confirmed, the notification; one whose certificate no trusted CA issued is refused
+/// at the handshake and never sees a request.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn n6_https_endpoints_are_trusted_through_the_consumer_ca_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let (ca, stranger) = (TestCa::new(), TestCa::new());
+    let ca_file = ca.write_pem(dir.path());
+    let server = TestServer::start_real_time_with(ServiceConfig {
+        consumer_tls: OutboundTls::with_ca_file(Roots::Mozilla, &ca_file, "the consumer CA file")
+            .unwrap(),
+        ..Default::default()
+    })
+    .await;
+    let raw = server.raw();
+    let trusted = Receiver::start_tls(ca.acceptor(), Arc::new(|_| 200)).await;
+    let untrusted = Receiver::start_tls(stranger.acceptor(), Arc::new(|_| 200)).await;
+    assert!(
+        trusted.url.starts_with("https://127.0.0.1:"),
+        "{}",
+        trusted.url
+    );
+    let topic = create_topic(raw, "sealed").await;
+    let subscription = subscribe(raw, &topic, &trusted.url, &[]).await;
+    subscribe(raw, &topic, &untrusted.url, &[]).await;
+    let confirmation = trusted.wait_for("SubscriptionConfirmation", 1).await;
+    assert_eq!(confirmation[0].json()["TopicArn"], topic.as_str());
+    // Subscribing the pending endpoint again asks for confirmation again,
+    // for the same subscription.
+    assert_eq!(
+        subscribe(raw, &topic, &trusted.url, &[]).await,
+        subscription
+    );
+    let confirmation = trusted.wait_for("SubscriptionConfirmation", 2).await;
+    confirm(raw, &confirmation[1]).await;
+    assert_eq!(pending(raw, &subscription).await, "false");
+    ok(
+        raw,
+        &[
+            ("Action", "Publish"),
+            ("TopicArn", &topic),
+            ("Message", "over tls"),
+        ],
+    )
+    .await;
+    let notified = trusted.wait_for("Notification", 1).await;
+    assert_eq!(notified[0].json()["Message"], "over tls");
+    assert_eq!(
+        notified[0].header("x-amz-sns-subscription-arn"),
+        subscription
+    );
+    for _ in 0..100 {
+        if untrusted.refused.load(Ordering::SeqCst) > 0 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(untrusted.refused.load(Ordering::SeqCst) > 0, "never tried");
+    assert!(untrusted.got().is_empty(), "{:?}", untrusted.got());
+}
+
 async fn metrics_showing(raw: RawClient, needle: &str) -> String {
     let mut metrics = String::new();
     for _ in 0..100 {

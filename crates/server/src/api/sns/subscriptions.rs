@@ -90,8 +90,9 @@ pub async fn subscribe<B: Broker>(
             "Attributes Reason: Subscription already exists with different attributes",
         ));
     }
-    if created
-        && confirmations::is_web(&stored)
+    // Subscribing a pending endpoint again sends its confirmation again,
+    // as SNS does (the console's "Request confirmation" is that call).
+    if confirmations::is_web(&stored)
         && let Some(token) = &stored.pending_token
     {
         confirmations::send(
