@@ -50,6 +50,7 @@ mod sdk_fifo;
 mod sdk_messages;
 mod sdk_move_tasks;
 mod sdk_queues;
+mod sdk_sns;
 mod seed_story;
 mod sns_alarms;
 mod sns_durable;
