@@ -28,6 +28,10 @@ pub fn validate_queue_name(name: &str) -> Result<(), SqsError> {
 /// is 12 digits, an ARN's account holds no `:` and a URL's path no `#`.
 pub const INTERNAL_ACCOUNT: &str = "sluice:internal#";
 
+/// The name, among sluice's own queues, of SNS's outbox of HTTP/S
+/// deliveries.
+pub const SNS_HTTP_OUTBOX: &str = "sns-http-outbox";
+
 /// The key of sluice's own queue `name`, in no region a request names.
 pub fn internal_key(name: &str) -> String {
     format!("sluice/{INTERNAL_ACCOUNT}/{name}")

@@ -504,12 +504,11 @@ async fn n5_a_failing_endpoint_is_retried_then_dead_lettered() {
     metrics_showing(raw, "protocol=\"http\",outcome=\"dead_lettered\"} 1").await;
 }
 
-/// The metrics once they show `needle` (waited for, bounded: a count
-/// follows the act it counts).
 /// N6 over TLS: an `https://` endpoint whose certificate chains to the
 /// `consumer_ca_file` gets its confirmation (again when it is subscribed
-/// again while pending) and, once confirmed, the notification; one whose certificate no trusted CA issued is refused
-/// at the handshake and never sees a request.
+/// again while pending) and, once confirmed, the notification; one whose
+/// certificate no trusted CA issued is refused at the handshake and never
+/// sees a request.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn n6_https_endpoints_are_trusted_through_the_consumer_ca_file() {
     let dir = tempfile::tempdir().unwrap();
@@ -568,6 +567,8 @@ async fn n6_https_endpoints_are_trusted_through_the_consumer_ca_file() {
     assert!(untrusted.got().is_empty(), "{:?}", untrusted.got());
 }
 
+/// The metrics once they show `needle` (waited for, bounded: a count
+/// follows the act it counts).
 async fn metrics_showing(raw: RawClient, needle: &str) -> String {
     let mut metrics = String::new();
     for _ in 0..100 {
@@ -622,7 +623,8 @@ async fn n6_a_4xx_answer_counts_as_delivered() {
 
 /// N2, N6: a publish answered while its endpoint is down survives kill -9
 /// of sluice: after a restart on the same data directory, the endpoint,
-/// up again, gets it.
+/// up again, gets it. The outbox gauge counts it waiting, before and after
+/// the kill, and none once it is made.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn n6_an_answered_publish_survives_kill_9() {
     let dir = tempfile::tempdir().unwrap();
@@ -654,13 +656,17 @@ async fn n6_an_answered_publish_survives_kill_9() {
         ],
     )
     .await;
+    metrics_showing(raw, "\nsluice_sns_http_deliveries_pending 1\n").await;
     server.kill_9();
 
     let server = SluiceProcess::start(&["--data-dir", data]);
+    // Still waiting after the restart, and counted so.
+    metrics_showing(server.raw(), "\nsluice_sns_http_deliveries_pending 1\n").await;
     let receiver = Receiver::start_at(&addr, Arc::new(|_| 200)).await;
     let got = receiver.wait_for("Notification", 1).await;
     assert_eq!(got[0].json()["Message"], "kept");
     assert_eq!(got[0].header("x-amz-sns-subscription-arn"), subscription);
+    metrics_showing(server.raw(), "\nsluice_sns_http_deliveries_pending 0\n").await;
     drop(server);
 }
 

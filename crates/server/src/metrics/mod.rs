@@ -16,6 +16,7 @@ use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::Registry;
 use sluice_broker::{Broker, QueueStats, StorageStats};
+use sluice_core::queue_name::{SNS_HTTP_OUTBOX, internal_key};
 
 use crate::long_polls::LongPolls;
 use sluice_alarms::Alarms;
@@ -108,12 +109,14 @@ impl Metrics {
     }
 
     /// The whole exposition: request metrics, every queue's metrics,
-    /// every alarm's state, the storage's gauges and the topics' counts.
+    /// every alarm's state, the storage's gauges, the topics' counts and
+    /// the HTTP/S deliveries waiting in SNS's outbox.
     pub async fn render<B: Broker>(&self, broker: &B, alarms: &Alarms<B>) -> String {
         let mut registry = Registry::default();
         self.register_requests(&mut registry);
         self.consumers.register(&mut registry);
         self.topics.register(&mut registry);
+        register_outbox(&mut registry, broker).await;
         register_queues(&mut registry, broker).await;
         register_alarms(&mut registry, alarms);
         if let Some(storage) = broker.storage_stats() {
@@ -183,6 +186,23 @@ async fn register_queues<B: Broker>(registry: &mut Registry, broker: &B) {
         "sluice_queue_dead_letter_sources",
         "Queues whose RedrivePolicy targets this queue (above 0: a dead-letter queue)",
         dlq,
+    );
+}
+
+/// The HTTP/S deliveries not yet made: waiting for a node, being
+/// attempted, or waiting for a retry. The outbox is shared by the nodes
+/// on one storage, so every node shows the same number; none before the
+/// first HTTP/S subscription.
+async fn register_outbox<B: Broker>(registry: &mut Registry, broker: &B) {
+    let pending = Gauge::<i64>::default();
+    if let Ok(c) = broker.queue_counts(&internal_key(SNS_HTTP_OUTBOX)).await {
+        let total = c.visible + c.in_flight + c.delayed;
+        pending.set(i64::try_from(total).unwrap_or(i64::MAX));
+    }
+    registry.register(
+        "sluice_sns_http_deliveries_pending",
+        "HTTP/S subscription deliveries stored and not yet made (waiting, being attempted or waiting for a retry), shared by the nodes on one storage",
+        pending,
     );
 }
 

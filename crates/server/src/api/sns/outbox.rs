@@ -14,14 +14,11 @@ use serde::{Deserialize, Serialize};
 use sluice_broker::{Broker, CreateQueue, EngineError, NewMessage};
 use sluice_core::attributes::QueueConfig;
 use sluice_core::limits::MAX_RETENTION;
-use sluice_core::queue_name::internal_key;
+use sluice_core::queue_name::{SNS_HTTP_OUTBOX, internal_key};
 use sluice_protocol::sns::SnsError;
 
 use super::errors::engine;
 use crate::service::Service;
-
-/// The outbox's name among sluice's own queues.
-const OUTBOX_NAME: &str = "sns-http-outbox";
 
 /// How long a deliverer holds a delivery it received before another may
 /// take it: longer than an attempt ([`ATTEMPT_TIMEOUT_SECS`]) by far.
@@ -33,7 +30,7 @@ pub const ATTEMPT_TIMEOUT_SECS: u64 = 15;
 
 /// The outbox's key.
 pub fn key() -> String {
-    internal_key(OUTBOX_NAME)
+    internal_key(SNS_HTTP_OUTBOX)
 }
 
 /// What an HTTP/S delivery sends: SNS's three message types.
