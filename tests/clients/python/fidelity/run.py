@@ -20,6 +20,7 @@ import cases_sns_topics  # noqa: E402,F401
 import cases_sns_subscriptions  # noqa: E402,F401
 import cases_sns_publish  # noqa: E402,F401
 import cases_sns_filter  # noqa: E402,F401
+import cases_sns_http  # noqa: E402,F401
 import sns_common  # noqa: E402
 
 

@@ -201,7 +201,10 @@ async fn post<B: Broker>(
         .header("x-amz-sns-message-id", &entry.message_id)
         .header("x-amz-sns-topic-arn", account.topic_arn(&entry.topic))
         .header(http::header::CONTENT_TYPE, content_type)
-        .header(http::header::USER_AGENT, USER_AGENT);
+        .header(http::header::USER_AGENT, USER_AGENT)
+        // SNS's requests say so (recorded); the answer's body is never
+        // read, so nothing needs decompressing.
+        .header(http::header::ACCEPT_ENCODING, "gzip,deflate");
     if entry.kind != Kind::SubscriptionConfirmation {
         request = request.header(
             "x-amz-sns-subscription-arn",
