@@ -2,7 +2,8 @@
 // (@aws-sdk/client-sns, AWS Query, rule N1), unchanged, on the same port as
 // @aws-sdk/client-sqs; the envelope a queue gets is verified with
 // sns-validator, the SNS message validator AWS publishes for Node.js,
-// unchanged.
+// unchanged, as are the confirmation and the notification an HTTP endpoint
+// in this process gets (rule N6).
 //
 // sns-validator fetches the signing certificate with `https.get` and takes
 // only `https:` URLs whose host matches its host pattern (SNS's own hosts by
@@ -29,8 +30,10 @@ import {
   ListSubscriptionsByTopicCommand,
   DeleteTopicCommand,
   GetTopicAttributesCommand,
+  ConfirmSubscriptionCommand,
   NotFoundException,
 } from "@aws-sdk/client-sns";
+import http from "node:http";
 import {
   SQSClient,
   CreateQueueCommand,
@@ -161,6 +164,56 @@ test("[N3] SignatureVersion 2 (SHA256withRSA) verifies with sns-validator", asyn
   assert.equal(env.SignatureVersion, "2");
   assert.equal(env.Subject, undefined);
   await validate(env);
+});
+
+// An HTTP endpoint on a free loopback port: records each POST, answers 200.
+function startEndpoint() {
+  const got = [];
+  const server = http.createServer((req, res) => {
+    let body = "";
+    req.on("data", (chunk) => (body += chunk));
+    req.on("end", () => {
+      got.push({ headers: req.headers, body });
+      res.writeHead(200).end();
+    });
+  });
+  return new Promise((resolve) =>
+    server.listen(0, "127.0.0.1", () => {
+      const url = `http://127.0.0.1:${server.address().port}/sns`;
+      const wait = async (n) => {
+        for (let i = 0; i < 200 && got.length < n; i++) await new Promise((r) => setTimeout(r, 50));
+        assert.ok(got.length >= n, `expected ${n} requests, got ${JSON.stringify(got)}`);
+        return got[n - 1];
+      };
+      resolve({ url, wait, close: () => server.close() });
+    }),
+  );
+}
+
+test("[N6] an HTTP endpoint gets a confirmation, is confirmed by its token, then notified; both verify", async () => {
+  const endpoint = await startEndpoint();
+  try {
+    const sub = await sns.send(new SubscribeCommand({ TopicArn: state.topicArn, Protocol: "http", Endpoint: endpoint.url }));
+    assert.equal(sub.SubscriptionArn, "pending confirmation");
+    const confirmation = await endpoint.wait(1);
+    assert.equal(confirmation.headers["x-amz-sns-message-type"], "SubscriptionConfirmation");
+    const doc = JSON.parse(confirmation.body);
+    assert.equal(doc.Type, "SubscriptionConfirmation");
+    await validate(doc);
+    const confirmed = await sns.send(new ConfirmSubscriptionCommand({ TopicArn: state.topicArn, Token: doc.Token }));
+    assert.ok(confirmed.SubscriptionArn.startsWith(`${state.topicArn}:`), confirmed.SubscriptionArn);
+    await sns.send(new PublishCommand({ TopicArn: state.topicArn, Message: "to the web too" }));
+    const notification = await endpoint.wait(2);
+    assert.equal(notification.headers["x-amz-sns-message-type"], "Notification");
+    assert.equal(notification.headers["x-amz-sns-subscription-arn"], confirmed.SubscriptionArn);
+    const env = JSON.parse(notification.body);
+    assert.equal(env.Message, "to the web too");
+    await validate(env);
+    // The queue subscribed earlier got its copy too.
+    assert.equal((await receiveOne()).Message, "to the web too");
+  } finally {
+    endpoint.close();
+  }
 });
 
 test("[N1] delete the topic; GetTopicAttributes is NotFoundException", async () => {
