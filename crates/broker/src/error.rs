@@ -5,7 +5,7 @@
 //! into an SQS error, `From<EngineError> for SqsError`, decides the code
 //! and the words clients see, so both engines answer alike.
 
-use sluice_core::limits::{MAX_INFLIGHT, PURGE_INTERVAL_SECS};
+use sluice_core::limits::{MAX_INFLIGHT, MAX_VISIBILITY_TIMEOUT, PURGE_INTERVAL_SECS};
 use sluice_core::{ErrorCode, SqsError};
 
 /// Why a [`Broker`](crate::Broker) or [`Coordination`](crate::Coordination)
@@ -53,6 +53,13 @@ pub enum EngineError {
     /// The message is not in flight under this handle.
     #[error("the message is not in flight")]
     MessageNotInflight,
+    /// A visibility change that would keep the message invisible more than
+    /// 12 hours after the receive that issued the handle (rule V26).
+    #[error("visibility timeout {timeout} would pass 12 hours after the receive")]
+    TotalVisibilityBeyondLimit {
+        /// The visibility timeout asked for, in seconds.
+        timeout: u32,
+    },
     /// The queue holds the most in-flight messages it may.
     #[error("too many messages in flight")]
     OverLimit,
@@ -135,6 +142,13 @@ impl From<EngineError> for SqsError {
             MessageNotInflight => {
                 SqsError::new(ErrorCode::MessageNotInflight, "Message not inflight.")
             }
+            TotalVisibilityBeyondLimit { timeout } => SqsError::invalid_value(
+                "VisibilityTimeout",
+                timeout,
+                &format!(
+                    "Total VisibilityTimeout for the message is beyond the limit [{MAX_VISIBILITY_TIMEOUT} seconds]"
+                ),
+            ),
             OverLimit => SqsError::new(
                 ErrorCode::OverLimit,
                 format!("The maximum number of in flight messages ({MAX_INFLIGHT}) was reached."),

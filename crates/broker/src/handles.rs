@@ -3,6 +3,7 @@
 //! delivery state. NackMessage applies the FIFO form of the rule to every
 //! queue.
 
+use sluice_core::limits::MAX_VISIBILITY_TIMEOUT;
 use sluice_core::receipt::ReceiptHandle;
 
 use crate::error::EngineError;
@@ -62,6 +63,25 @@ pub fn check_visibility_change(
     }
 }
 
+/// Whether the visibility change `timeout` (seconds) made at `now` (ms)
+/// keeps the message of handle `rh` invisible no later than 12 hours after
+/// the receive that issued it (rule V26; SQS counts from the receive, so a
+/// heartbeat cannot extend past it). A handle whose receive time is not
+/// known (issued before handles carried it) is not limited.
+pub fn check_total_visibility(
+    rh: &ReceiptHandle,
+    now: u64,
+    timeout: u32,
+) -> Result<(), EngineError> {
+    let limit = rh.received_at + u64::from(MAX_VISIBILITY_TIMEOUT) * 1000;
+    let until = now + u64::from(timeout) * 1000;
+    if rh.received_at > 0 && until > limit {
+        Err(EngineError::TotalVisibilityBeyondLimit { timeout })
+    } else {
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -71,8 +91,38 @@ mod tests {
             queue_id: 7,
             seq: 3,
             receive,
+            received_at: 1_000_000,
         };
         (rh.encode(), rh)
+    }
+
+    /// V26: up to 12 hours after the receive, not a millisecond more; a
+    /// handle without its receive time is not limited.
+    #[test]
+    fn v26_total_visibility_is_twelve_hours_from_the_receive() {
+        let (_, rh) = handle(1);
+        let twelve_hours = 43_200_000;
+        assert_eq!(check_total_visibility(&rh, 1_000_000, 43_200), Ok(()));
+        assert_eq!(
+            check_total_visibility(&rh, 1_001_000, 43_200),
+            Err(EngineError::TotalVisibilityBeyondLimit { timeout: 43_200 })
+        );
+        assert_eq!(
+            check_total_visibility(&rh, 1_000_000 + twelve_hours - 60_000, 60),
+            Ok(())
+        );
+        assert_eq!(
+            check_total_visibility(&rh, 1_000_000 + twelve_hours - 60_000, 61),
+            Err(EngineError::TotalVisibilityBeyondLimit { timeout: 61 })
+        );
+        let unknown = ReceiptHandle {
+            received_at: 0,
+            ..rh
+        };
+        assert_eq!(
+            check_total_visibility(&unknown, u64::MAX / 2, 43_200),
+            Ok(())
+        );
     }
 
     fn check(receive: u32, count: u32, in_flight: bool, standard: bool) -> Result<(), EngineError> {

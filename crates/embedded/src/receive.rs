@@ -187,6 +187,7 @@ pub(crate) fn received(
             queue_id,
             seq,
             receive: state.receive_count,
+            received_at: state.last_receive_at,
         }
         .encode(),
         body: data.body.clone(),

@@ -1,5 +1,6 @@
 //! ChangeMessageVisibility (and its batch): which receipt handles may
-//! change a message's visibility (rules V5, V20), and the change.
+//! change a message's visibility (rules V5, V20), by how much (V26), and
+//! the change.
 
 use sluice_broker::handles::{self, Delivery};
 use sluice_broker::{EngineError, VisibilityChange};
@@ -30,6 +31,8 @@ pub(crate) async fn change_visibility(
             .iter()
             .map(|c| {
                 let seq = in_flight_seq(&st, cell.id, &c.receipt_handle, standard)?;
+                let rh = handles::decode_for_queue(&c.receipt_handle, cell.id)?;
+                handles::check_total_visibility(&rh, now, c.visibility_timeout)?;
                 let visible_at = now + u64::from(c.visibility_timeout) * 1000;
                 st.set_visibility(seq, visible_at, now);
                 woke |= c.visibility_timeout == 0;

@@ -132,6 +132,7 @@ impl MessageRow {
                 queue_id: queue_id as u64,
                 seq: self.seq as u64,
                 receive: self.receive_count as u32,
+                received_at: millis(self.last_receive_at),
             }
             .encode(),
             body: self.body.clone(),

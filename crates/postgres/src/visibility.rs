@@ -37,7 +37,7 @@ pub(crate) async fn in_flight(
     Ok(rh.seq as i64)
 }
 
-/// Changes the visibility of in-flight messages (rule V5).
+/// Changes the visibility of in-flight messages (rules V5, V26).
 pub(crate) async fn change_visibility(
     b: &PostgresBroker,
     name: &str,
@@ -52,7 +52,15 @@ pub(crate) async fn change_visibility(
     let mut released = false;
     for c in &changes {
         let standard = !q.config.fifo;
-        let result = match in_flight(&tx, &q, &c.receipt_handle, now, standard).await {
+        let checked = match in_flight(&tx, &q, &c.receipt_handle, now, standard).await {
+            Ok(seq) => handles::decode_for_queue(&c.receipt_handle, q.id as u64)
+                .and_then(|rh| {
+                    handles::check_total_visibility(&rh, now as u64, c.visibility_timeout)
+                })
+                .map(|()| seq),
+            Err(e) => Err(e),
+        };
+        let result = match checked {
             Ok(seq) => {
                 let visible_at = now + i64::from(c.visibility_timeout) * 1000;
                 execute(

@@ -44,6 +44,7 @@ macro_rules! conformance_tests {
             v5_change_visibility_extends_and_zero_releases,
             v5_change_visibility_needs_an_in_flight_message,
             v20_change_visibility_after_the_visibility_ended,
+            v26_visibility_ends_twelve_hours_after_the_receive,
             v6_long_poll_wakes_on_send_real_time,
             v6_long_poll_ends_empty_at_deadline_real_time,
             v7_retention_deletes_old_messages,

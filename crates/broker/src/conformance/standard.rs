@@ -216,6 +216,50 @@ pub async fn v5_change_visibility_extends_and_zero_releases<H: Harness>(h: &H) {
     assert_eq!(again[0].receive_count, 2);
 }
 
+/// V26: a message stays invisible at most 12 hours after the receive that
+/// gave the handle: a change reaching past that is refused with SQS's
+/// words (recorded by a user of SQS, localstack/localstack#3956: "Value
+/// 43200 for parameter VisibilityTimeout is invalid. Reason: Total
+/// VisibilityTimeout for the message is beyond the limit [43200
+/// seconds]"), per entry in a batch; the next receive starts a new 12 hours.
+pub async fn v26_visibility_ends_twelve_hours_after_the_receive<H: Harness>(h: &H) {
+    create(h, "q", &[]).await;
+    send(h, "q", &["a"]).await;
+    let m = receive(h, "q", 1).await.remove(0);
+    let change = |m: &ReceivedMessage, t| VisibilityChange {
+        receipt_handle: m.receipt_handle.clone(),
+        visibility_timeout: t,
+    };
+    let changed = async |changes| h.broker().change_visibility("q", changes).await.unwrap();
+    assert_eq!(changed(vec![change(&m, 3_600)]).await, vec![Ok(())]);
+    h.clock().advance_secs(3_000);
+    assert_eq!(
+        changed(vec![change(&m, 40_200)]).await,
+        vec![Ok(())],
+        "to the limit exactly"
+    );
+    let refused = changed(vec![change(&m, 40_201)]).await;
+    let e = refused[0].as_ref().unwrap_err().to_sqs();
+    assert_eq!(e.code, ErrorCode::InvalidParameterValue);
+    assert_eq!(
+        e.message,
+        "Value 40201 for parameter VisibilityTimeout is invalid. Reason: Total VisibilityTimeout for the message is beyond the limit [43200 seconds]"
+    );
+    h.clock().advance_secs(40_140);
+    let batch = changed(vec![change(&m, 60), change(&m, 61)]).await;
+    assert_eq!(batch[0], Ok(()));
+    assert!(batch[1].is_err(), "{batch:?}");
+    assert!(receive(h, "q", 1).await.is_empty(), "still invisible");
+    h.clock().advance_secs(60);
+    let again = receive(h, "q", 1).await.remove(0);
+    assert_eq!(again.receive_count, 2, "visible at 12 hours");
+    assert_eq!(
+        changed(vec![change(&again, 43_200)]).await,
+        vec![Ok(())],
+        "a new receive, a new 12 hours"
+    );
+}
+
 /// V5, V20: a deleted message cannot change visibility; once a delivery's
 /// visibility ended, only that latest handle can (AWS answers the latest
 /// handle with success, LocalStack snapshot

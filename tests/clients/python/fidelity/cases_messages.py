@@ -886,3 +886,26 @@ def messages_expire_after_the_retention_period_even_in_flight():
     time.sleep(7.5)
     assert not _receive_raw(flying).get("Messages"), "the in-flight one does not come back when its timeout ends"
     sqs.delete_message(QueueUrl=flying, ReceiptHandle=handle)
+
+
+@case("core", "V26", "AWS's answer as users of SQS report it (aws/aws-sdk-net#794, localstack/localstack#3956): "
+      "the 12 hours count from the receive, so 43200 a moment after it is beyond the limit")
+def change_visibility_past_twelve_hours_from_the_receive():
+    url = new_queue("vis12h")
+    sqs.send_message(QueueUrl=url, MessageBody="heartbeat")
+    handle = _one(url)["ReceiptHandle"]
+    time.sleep(0.05)
+    expect_error(
+        sqs.change_message_visibility, QueueUrl=url, ReceiptHandle=handle, VisibilityTimeout=43200,
+        code=IPV, json_type=IPV_JSON,
+        message="Value 43200 for parameter VisibilityTimeout is invalid. Reason: Total VisibilityTimeout for the "
+                "message is beyond the limit [43200 seconds]",
+    )
+    # In a batch, that entry alone fails, as SQS's batch errors are.
+    out = sqs.change_message_visibility_batch(QueueUrl=url, Entries=[
+        {"Id": "within", "ReceiptHandle": handle, "VisibilityTimeout": 42000},
+        {"Id": "beyond", "ReceiptHandle": handle, "VisibilityTimeout": 43200},
+    ])
+    eq([e["Id"] for e in out.get("Successful", [])], ["within"], "entries within the limit")
+    eq([(e["Id"], e["Code"], e["SenderFault"]) for e in out.get("Failed", [])], [("beyond", IPV, True)],
+       "the entry beyond the limit")
