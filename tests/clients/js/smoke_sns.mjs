@@ -3,7 +3,8 @@
 // @aws-sdk/client-sqs; the envelope a queue gets is verified with
 // sns-validator, the SNS message validator AWS publishes for Node.js,
 // unchanged, as are the confirmation and the notification an HTTP endpoint
-// in this process gets (rule N6).
+// in this process gets (rule N6); raw delivery through a filter policy and a
+// FIFO topic run too.
 //
 // sns-validator fetches the signing certificate with `https.get` and takes
 // only `https:` URLs whose host matches its host pattern (SNS's own hosts by
@@ -164,6 +165,93 @@ test("[N3] SignatureVersion 2 (SHA256withRSA) verifies with sns-validator", asyn
   assert.equal(env.SignatureVersion, "2");
   assert.equal(env.Subject, undefined);
   await validate(env);
+});
+
+// A queue whose policy lets `topicArn` send (rule N8), and its ARN.
+async function queueFor(topicArn, name, fifo = false) {
+  const q = await sqs.send(
+    new CreateQueueCommand({ QueueName: name, Attributes: fifo ? { FifoQueue: "true" } : undefined }),
+  );
+  const arn = (await sqs.send(new GetQueueAttributesCommand({ QueueUrl: q.QueueUrl, AttributeNames: ["QueueArn"] })))
+    .Attributes.QueueArn;
+  const policy = {
+    Version: "2012-10-17",
+    Statement: [
+      {
+        Effect: "Allow",
+        Principal: { Service: "sns.amazonaws.com" },
+        Action: "sqs:SendMessage",
+        Resource: arn,
+        Condition: { ArnEquals: { "aws:SourceArn": topicArn } },
+      },
+    ],
+  };
+  await sqs.send(new SetQueueAttributesCommand({ QueueUrl: q.QueueUrl, Attributes: { Policy: JSON.stringify(policy) } }));
+  return { url: q.QueueUrl, arn };
+}
+
+async function bodies(url) {
+  const out = await sqs.send(new ReceiveMessageCommand({ QueueUrl: url, MaxNumberOfMessages: 10, WaitTimeSeconds: 0 }));
+  return (out.Messages ?? []).map((m) => m.Body);
+}
+
+test("[N3][N4] raw delivery through a filter policy: only the matching message, as published", async () => {
+  const q = await queueFor(state.topicArn, `${topicName}-raw`);
+  await sns.send(
+    new SubscribeCommand({
+      TopicArn: state.topicArn,
+      Protocol: "sqs",
+      Endpoint: q.arn,
+      Attributes: { RawMessageDelivery: "true", FilterPolicy: JSON.stringify({ colour: ["red"] }) },
+    }),
+  );
+  for (const colour of ["blue", "red"]) {
+    await sns.send(
+      new PublishCommand({
+        TopicArn: state.topicArn,
+        Message: `a ${colour} one`,
+        MessageAttributes: { colour: { DataType: "String", StringValue: colour } },
+      }),
+    );
+  }
+  assert.deepEqual(await bodies(q.url), ["a red one"]);
+  // The enveloped queue subscribed earlier has no filter: both.
+  const out = await sqs.send(
+    new ReceiveMessageCommand({ QueueUrl: state.queueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 0 }),
+  );
+  const msgs = out.Messages ?? [];
+  assert.deepEqual(msgs.map((m) => JSON.parse(m.Body).Message).sort(), ["a blue one", "a red one"]);
+  for (const m of msgs) {
+    await sqs.send(new DeleteMessageCommand({ QueueUrl: state.queueUrl, ReceiptHandle: m.ReceiptHandle }));
+  }
+  await sqs.send(new DeleteQueueCommand({ QueueUrl: q.url }));
+});
+
+test("[N7] a FIFO topic into a FIFO queue: the group's order, the duplicate dropped", async () => {
+  const fifo = await sns.send(
+    new CreateTopicCommand({
+      Name: `${topicName}.fifo`,
+      Attributes: { FifoTopic: "true", ContentBasedDeduplication: "true" },
+    }),
+  );
+  const q = await queueFor(fifo.TopicArn, `${topicName}-q.fifo`, true);
+  await sns.send(
+    new SubscribeCommand({
+      TopicArn: fifo.TopicArn,
+      Protocol: "sqs",
+      Endpoint: q.arn,
+      Attributes: { RawMessageDelivery: "true" },
+    }),
+  );
+  const sequence = [];
+  for (const message of ["one", "two", "one"]) {
+    const out = await sns.send(new PublishCommand({ TopicArn: fifo.TopicArn, Message: message, MessageGroupId: "g" }));
+    sequence.push(out.SequenceNumber);
+  }
+  assert.equal(sequence[2], sequence[0], "the duplicate answered with the first one's number");
+  assert.deepEqual(await bodies(q.url), ["one", "two"]);
+  await sns.send(new DeleteTopicCommand({ TopicArn: fifo.TopicArn }));
+  await sqs.send(new DeleteQueueCommand({ QueueUrl: q.url }));
 });
 
 // An HTTP endpoint on a free loopback port: records each POST, answers 200.
