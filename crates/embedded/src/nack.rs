@@ -7,7 +7,7 @@ use sluice_broker::moves::{key_of_arn_near, sibling_arn};
 
 use crate::change::Change;
 use crate::engine::EmbeddedBroker;
-use crate::visibility::in_flight_seq;
+use crate::visibility::in_flight_handle;
 
 /// Nack: a consumer failed a message.
 pub(crate) async fn nack_message(
@@ -22,7 +22,7 @@ pub(crate) async fn nack_message(
     let (ticket, dead, visible_now) = {
         let mut st = inner.lock_current(&cell, now)?;
         let mut changes = Vec::new();
-        let seq = in_flight_seq(&st, cell.id, receipt_handle, false)?;
+        let seq = in_flight_handle(&st, cell.id, receipt_handle, false)?.seq;
         let dlq = if nack.permanent {
             let policy = st
                 .meta

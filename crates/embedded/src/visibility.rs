@@ -4,6 +4,7 @@
 
 use sluice_broker::handles::{self, Delivery};
 use sluice_broker::{EngineError, VisibilityChange};
+use sluice_core::receipt::ReceiptHandle;
 
 use crate::engine::EmbeddedBroker;
 use crate::engine::deleted_error;
@@ -30,9 +31,9 @@ pub(crate) async fn change_visibility(
         let results = changes_requested
             .iter()
             .map(|c| {
-                let seq = in_flight_seq(&st, cell.id, &c.receipt_handle, standard)?;
-                let rh = handles::decode_for_queue(&c.receipt_handle, cell.id)?;
+                let rh = in_flight_handle(&st, cell.id, &c.receipt_handle, standard)?;
                 handles::check_total_visibility(&rh, now, c.visibility_timeout)?;
+                let seq = rh.seq;
                 let visible_at = now + u64::from(c.visibility_timeout) * 1000;
                 st.set_visibility(seq, visible_at, now);
                 woke |= c.visibility_timeout == 0;
@@ -51,20 +52,20 @@ pub(crate) async fn change_visibility(
     Ok(results)
 }
 
-/// The sequence of the message `handle` holds in flight, with the errors
-/// ChangeMessageVisibility gives (rules V5, V20: `handles.rs` in
-/// sluice-broker).
-pub(crate) fn in_flight_seq(
+/// `handle`, decoded, when the message it names is in flight under it,
+/// with the errors ChangeMessageVisibility gives (rules V5, V20:
+/// `handles.rs` in sluice-broker).
+pub(crate) fn in_flight_handle(
     st: &QueueState,
     queue_id: u64,
     handle: &str,
     standard: bool,
-) -> Result<u64, EngineError> {
+) -> Result<ReceiptHandle, EngineError> {
     let rh = handles::decode_for_queue(handle, queue_id)?;
     let message = st.get(rh.seq).map(|entry| Delivery {
         receive_count: entry.receive_count,
         in_flight: entry.phase == Phase::InFlight,
     });
     handles::check_visibility_change(handle, &rh, message, standard)?;
-    Ok(rh.seq)
+    Ok(rh)
 }

@@ -25,7 +25,7 @@ pub(crate) async fn nack(
     let tx = client.transaction().await.map_err(error::db)?;
     let q = queue_row(&tx, name, "").await?;
     expire(inner, &tx, &q, now).await?;
-    let seq = in_flight(&tx, &q, receipt_handle, now, false).await?;
+    let seq = in_flight(&tx, &q, receipt_handle, now, false).await?.seq as i64;
     let dlq = if nack.permanent {
         let policy = q.config.redrive().ok_or(EngineError::NoRedrivePolicy)?;
         let dlq = dead_letter_target(&tx, &key_of_arn_near(name, &policy.dead_letter_target_arn))

@@ -3,21 +3,22 @@
 
 use sluice_broker::handles::{self, Delivery};
 use sluice_broker::{EngineError, VisibilityChange};
+use sluice_core::receipt::ReceiptHandle;
 
 use crate::engine::{PostgresBroker, announce, execute, query, queue_row};
 use crate::error;
 use crate::rows::{QueueRow, col};
 
-/// The message a handle holds in flight, locked, with the errors
-/// ChangeMessageVisibility and NackMessage give (rules V5, V20, X2:
-/// `handles.rs` in sluice-broker).
+/// `handle`, decoded, when the message it names is in flight under it
+/// (the message's row locked), with the errors ChangeMessageVisibility and
+/// NackMessage give (rules V5, V20, X2: `handles.rs` in sluice-broker).
 pub(crate) async fn in_flight(
     tx: &deadpool_postgres::Transaction<'_>,
     q: &QueueRow,
     handle: &str,
     now: i64,
     standard: bool,
-) -> Result<i64, EngineError> {
+) -> Result<ReceiptHandle, EngineError> {
     let rh = handles::decode_for_queue(handle, q.id as u64)?;
     let rows = query(
         tx,
@@ -34,7 +35,7 @@ pub(crate) async fn in_flight(
         None => None,
     };
     handles::check_visibility_change(handle, &rh, message, standard)?;
-    Ok(rh.seq as i64)
+    Ok(rh)
 }
 
 /// Changes the visibility of in-flight messages (rules V5, V26).
@@ -52,14 +53,12 @@ pub(crate) async fn change_visibility(
     let mut released = false;
     for c in &changes {
         let standard = !q.config.fifo;
-        let checked = match in_flight(&tx, &q, &c.receipt_handle, now, standard).await {
-            Ok(seq) => handles::decode_for_queue(&c.receipt_handle, q.id as u64)
-                .and_then(|rh| {
-                    handles::check_total_visibility(&rh, now as u64, c.visibility_timeout)
-                })
-                .map(|()| seq),
-            Err(e) => Err(e),
-        };
+        let checked = in_flight(&tx, &q, &c.receipt_handle, now, standard)
+            .await
+            .and_then(|rh| {
+                handles::check_total_visibility(&rh, now as u64, c.visibility_timeout)?;
+                Ok(rh.seq as i64)
+            });
         let result = match checked {
             Ok(seq) => {
                 let visible_at = now + i64::from(c.visibility_timeout) * 1000;
