@@ -93,11 +93,13 @@ test("[N1] create a topic with SNSClient, twice: the same ARN", async () => {
   state.topicArn = out.TopicArn;
 });
 
-test("[N8] a queue whose policy lets the topic send, subscribed with envelopes", async () => {
-  const q = await sqs.send(new CreateQueueCommand({ QueueName: `${topicName}-q` }));
-  state.queueUrl = q.QueueUrl;
-  const attrs = await sqs.send(new GetQueueAttributesCommand({ QueueUrl: q.QueueUrl, AttributeNames: ["QueueArn"] }));
-  const queueArn = attrs.Attributes.QueueArn;
+// A queue whose policy lets `topicArn` send (rule N8), and its ARN.
+async function queueFor(topicArn, name, fifo = false) {
+  const q = await sqs.send(
+    new CreateQueueCommand({ QueueName: name, Attributes: fifo ? { FifoQueue: "true" } : undefined }),
+  );
+  const arn = (await sqs.send(new GetQueueAttributesCommand({ QueueUrl: q.QueueUrl, AttributeNames: ["QueueArn"] })))
+    .Attributes.QueueArn;
   const policy = {
     Version: "2012-10-17",
     Statement: [
@@ -105,12 +107,24 @@ test("[N8] a queue whose policy lets the topic send, subscribed with envelopes",
         Effect: "Allow",
         Principal: { Service: "sns.amazonaws.com" },
         Action: "sqs:SendMessage",
-        Resource: queueArn,
-        Condition: { ArnEquals: { "aws:SourceArn": state.topicArn } },
+        Resource: arn,
+        Condition: { ArnEquals: { "aws:SourceArn": topicArn } },
       },
     ],
   };
   await sqs.send(new SetQueueAttributesCommand({ QueueUrl: q.QueueUrl, Attributes: { Policy: JSON.stringify(policy) } }));
+  return { url: q.QueueUrl, arn };
+}
+
+async function bodies(url) {
+  const out = await sqs.send(new ReceiveMessageCommand({ QueueUrl: url, MaxNumberOfMessages: 10, WaitTimeSeconds: 0 }));
+  return (out.Messages ?? []).map((m) => m.Body);
+}
+
+test("[N8] a queue whose policy lets the topic send, subscribed with envelopes", async () => {
+  const q = await queueFor(state.topicArn, `${topicName}-q`);
+  state.queueUrl = q.url;
+  const queueArn = q.arn;
   const sub = await sns.send(
     new SubscribeCommand({ TopicArn: state.topicArn, Protocol: "sqs", Endpoint: queueArn, ReturnSubscriptionArn: true }),
   );
@@ -166,34 +180,6 @@ test("[N3] SignatureVersion 2 (SHA256withRSA) verifies with sns-validator", asyn
   assert.equal(env.Subject, undefined);
   await validate(env);
 });
-
-// A queue whose policy lets `topicArn` send (rule N8), and its ARN.
-async function queueFor(topicArn, name, fifo = false) {
-  const q = await sqs.send(
-    new CreateQueueCommand({ QueueName: name, Attributes: fifo ? { FifoQueue: "true" } : undefined }),
-  );
-  const arn = (await sqs.send(new GetQueueAttributesCommand({ QueueUrl: q.QueueUrl, AttributeNames: ["QueueArn"] })))
-    .Attributes.QueueArn;
-  const policy = {
-    Version: "2012-10-17",
-    Statement: [
-      {
-        Effect: "Allow",
-        Principal: { Service: "sns.amazonaws.com" },
-        Action: "sqs:SendMessage",
-        Resource: arn,
-        Condition: { ArnEquals: { "aws:SourceArn": topicArn } },
-      },
-    ],
-  };
-  await sqs.send(new SetQueueAttributesCommand({ QueueUrl: q.QueueUrl, Attributes: { Policy: JSON.stringify(policy) } }));
-  return { url: q.QueueUrl, arn };
-}
-
-async function bodies(url) {
-  const out = await sqs.send(new ReceiveMessageCommand({ QueueUrl: url, MaxNumberOfMessages: 10, WaitTimeSeconds: 0 }));
-  return (out.Messages ?? []).map((m) => m.Body);
-}
 
 test("[N3][N4] raw delivery through a filter policy: only the matching message, as published", async () => {
   const q = await queueFor(state.topicArn, `${topicName}-raw`);
