@@ -557,13 +557,11 @@ async fn n6_https_endpoints_are_trusted_through_the_consumer_ca_file() {
         notified[0].header("x-amz-sns-subscription-arn"),
         subscription
     );
-    for _ in 0..100 {
-        if untrusted.refused.load(Ordering::SeqCst) > 0 {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    assert!(untrusted.refused.load(Ordering::SeqCst) > 0, "never tried");
+    let tried = crate::consumers::until(Duration::from_secs(10), async || {
+        untrusted.refused.load(Ordering::SeqCst) > 0
+    })
+    .await;
+    assert!(tried, "never tried");
     assert!(untrusted.got().is_empty(), "{:?}", untrusted.got());
 }
 

@@ -230,6 +230,7 @@ def content_type(raw):
                    "requestPolicy": {"headerContentType": "text/csv"}, "guaranteed": False}
             effective = dict(own, healthyRetryPolicy=DEFAULT_HEALTHY)
             wanted = "text/csv"
+            topic_content_type = "text/plain; charset=UTF-8"
         else:
             sns.set_topic_attributes(TopicArn=topic, AttributeName="DeliveryPolicy", AttributeValue=json.dumps(
                 {"http": {"defaultRequestPolicy": {"headerContentType": "application/json"}}}))
@@ -237,7 +238,7 @@ def content_type(raw):
                                      "defaultRequestPolicy": {"headerContentType": "application/json"}}}
             own = dict(FIXTURE_POLICY, requestPolicy=None)
             effective = dict(FIXTURE_POLICY, requestPolicy={"headerContentType": "application/json"})
-            wanted = "application/json"
+            wanted = topic_content_type = "application/json"
         attrs = sns.get_topic_attributes(TopicArn=topic)["Attributes"]
         if topic_policy:
             eq(json.loads(attrs["DeliveryPolicy"]), topic_policy, "the topic's DeliveryPolicy")
@@ -245,7 +246,7 @@ def content_type(raw):
             assert "DeliveryPolicy" not in attrs, attrs
         eq(json.loads(attrs["EffectiveDeliveryPolicy"]),
            {"http": {"defaultHealthyRetryPolicy": DEFAULT_HEALTHY, "disableSubscriptionOverrides": False,
-                     "defaultRequestPolicy": {"headerContentType": wanted if not raw else "text/plain; charset=UTF-8"}}},
+                     "defaultRequestPolicy": {"headerContentType": topic_content_type}}},
            "the topic's EffectiveDeliveryPolicy")
         attrs = sns.get_subscription_attributes(SubscriptionArn=sub)["Attributes"]
         eq(json.loads(attrs["DeliveryPolicy"]), own, "the subscription's DeliveryPolicy")
