@@ -37,13 +37,6 @@ impl Lanes {
         }
     }
 
-    /// Each group and the sequence at its head.
-    pub fn heads(&self) -> impl Iterator<Item = (&str, u64)> {
-        self.lanes
-            .iter()
-            .filter_map(|(group, lane)| lane.front().map(|&head| (group.as_str(), head)))
-    }
-
     /// The sequence at `position` in the group's order.
     pub fn at(&self, group: &str, position: usize) -> Option<u64> {
         self.lanes.get(group)?.get(position).copied()

@@ -1,11 +1,13 @@
 //! Delivery: which ready messages a receive gets, FIFO groups and
 //! fair turns, and the rules (visibility, maxReceiveCount) it applies.
 
+use std::ops::Bound::{Excluded, Unbounded};
+
 use sluice_core::clock::Millis;
 use sluice_core::limits::BACK_OF_QUEUE_RECEIVES;
 use sluice_core::retry_backoff::RetryBackoff;
 
-use super::entry::{Delivery, Entry, Order, Phase, fair_group};
+use super::entry::{Delivery, Entry, HeadTurn, Order, Phase, fair_group};
 use super::state::QueueState;
 use crate::fair::FairReady;
 
@@ -122,22 +124,24 @@ impl QueueState {
         now: Millis,
         rules: &DeliveryRules,
     ) {
-        // One step per group, not per message, however deep the backlog.
-        let Some(lanes) = &self.lanes else { return };
-        let mut groups: Vec<((Millis, bool, u64), String)> = lanes
-            .heads()
-            .filter_map(|(group, head)| {
-                let entry = self.entries.get(&head)?;
-                (entry.phase == Phase::Ready).then(|| {
-                    // When the head became receivable; at the same moment
-                    // a message never received has waited longer.
-                    let since = (entry.visible_at, entry.receive_count > 0, head);
-                    (since, group.to_string())
-                })
-            })
-            .collect();
-        groups.sort_unstable();
-        for (_, group) in groups {
+        // One step per group that can deliver, however deep the backlog and
+        // however many groups are in flight.
+        let mut after: Option<HeadTurn> = None;
+        while out.delivered.len() < max {
+            let next = match after {
+                None => self.ready_heads.first(),
+                Some(turn) => self.ready_heads.range((Excluded(turn), Unbounded)).next(),
+            };
+            let Some(&turn) = next else { break };
+            after = Some(turn);
+            let Some(group) = self
+                .entries
+                .get(&turn.2)
+                .and_then(|e| e.group)
+                .map(|g| self.groups.name(g).clone())
+            else {
+                continue;
+            };
             // Consecutive ready messages from the head of the group.
             let mut position = 0;
             while out.delivered.len() < max {
@@ -149,9 +153,6 @@ impl QueueState {
                 if self.deliver_one(seq, out, now, rules) {
                     position += 1;
                 }
-            }
-            if out.delivered.len() >= max {
-                break;
             }
         }
     }

@@ -47,6 +47,18 @@ pub struct Entry {
     pub(super) at_back: bool,
 }
 
+/// A FIFO group's turn, by its ready head: when the head became receivable,
+/// whether it was received before (at the same moment a message never
+/// received has waited longer), and the head's sequence.
+pub type HeadTurn = (Millis, bool, u64);
+
+impl Entry {
+    /// Its group's turn while it is the group's ready head (rule F14).
+    pub(super) fn head_turn(&self, seq: u64) -> HeadTurn {
+        (self.visible_at, self.receive_count > 0, seq)
+    }
+}
+
 /// A message taken out of a queue's index, with all it needs to be put
 /// into another one (or back).
 #[derive(Debug, Clone)]

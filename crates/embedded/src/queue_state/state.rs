@@ -7,7 +7,7 @@ use std::sync::Arc;
 use sluice_broker::{QueueCounts, QueueMeta};
 use sluice_core::clock::Millis;
 
-use super::entry::{Attempt, Entry, Order, Phase, Removed, fair_group};
+use super::entry::{Attempt, Entry, HeadTurn, Order, Phase, Removed, fair_group};
 use crate::body_cache::BodyBudget;
 use crate::dedup::DedupWindow;
 use crate::fair::FairReady;
@@ -36,6 +36,10 @@ pub struct QueueState {
     pub(super) delayed: usize,
     /// FIFO queues: each group's order.
     pub(super) lanes: Option<Lanes>,
+    /// FIFO queues: the groups whose head is ready, in the order they take
+    /// turns (rule F14), so a receive visits only groups it can serve
+    /// however many groups are in flight.
+    pub(super) ready_heads: BTreeSet<HeadTurn>,
     /// Standard queues once a message carries a group: turns between groups.
     pub(super) fair: Option<FairReady<Order>>,
     /// The names of the groups the messages carry.
@@ -80,6 +84,7 @@ impl QueueState {
             in_flight: 0,
             delayed: 0,
             lanes: meta_is_fifo.then(Lanes::default),
+            ready_heads: BTreeSet::new(),
             fair: None,
             groups: GroupNames::default(),
             failures: SeqMap::default(),
@@ -119,7 +124,15 @@ impl QueueState {
         self.by_age.insert((enqueued_at, seq));
         let group = group.map(|name| self.groups.intern(name));
         if let (Some(lanes), Some(group)) = (&mut self.lanes, group) {
-            lanes.insert(self.groups.name(group), seq);
+            let name = self.groups.name(group);
+            let head = lanes.at(name, 0);
+            lanes.insert(name, seq);
+            // Recovery and dead-letter put-backs may go ahead of the head.
+            if let Some(old) = head.filter(|&old| old > seq)
+                && let Some(old_entry) = self.entries.get(&old)
+            {
+                self.ready_heads.remove(&old_entry.head_turn(old));
+            }
         }
         if self.lanes.is_none() && self.fair.is_none() && group.is_some() {
             self.enable_fairness();
@@ -197,6 +210,14 @@ impl QueueState {
         }
     }
 
+    /// Whether `seq` is at the head of its FIFO group.
+    fn is_head(&self, seq: u64, entry: &Entry) -> bool {
+        match (&self.lanes, entry.group) {
+            (Some(lanes), Some(group)) => lanes.at(self.groups.name(group), 0) == Some(seq),
+            _ => false,
+        }
+    }
+
     pub(super) fn place(&mut self, seq: u64, entry: &Entry) {
         match entry.phase {
             Phase::Ready => {
@@ -204,6 +225,9 @@ impl QueueState {
                 self.ready.insert(order);
                 if let Some(fair) = &mut self.fair {
                     fair.add(fair_group(&self.groups, entry), order);
+                }
+                if self.is_head(seq, entry) {
+                    self.ready_heads.insert(entry.head_turn(seq));
                 }
             }
             Phase::Delayed => {
@@ -224,6 +248,9 @@ impl QueueState {
                 self.ready.remove(&order);
                 if let Some(fair) = &mut self.fair {
                     fair.remove(fair_group(&self.groups, entry), order);
+                }
+                if self.lanes.is_some() {
+                    self.ready_heads.remove(&entry.head_turn(seq));
                 }
             }
             Phase::Delayed => {
@@ -248,6 +275,13 @@ impl QueueState {
             let name = self.groups.name(g).clone();
             if let Some(lanes) = &mut self.lanes {
                 lanes.remove(&name, seq);
+                // The next message of the group may be its ready head now.
+                if let Some(next) = lanes.at(&name, 0)
+                    && let Some(next_entry) = self.entries.get(&next)
+                    && next_entry.phase == Phase::Ready
+                {
+                    self.ready_heads.insert(next_entry.head_turn(next));
+                }
             }
             self.groups.release(g);
             name
@@ -378,6 +412,7 @@ impl QueueState {
         if let Some(lanes) = &mut self.lanes {
             lanes.clear();
         }
+        self.ready_heads.clear();
         if let Some(fair) = &mut self.fair {
             fair.clear();
         }

@@ -133,3 +133,73 @@ fn trimming_lets_go_of_old_bodies_only_when_the_budget_is_half_used() {
     assert_eq!(q.trim_cache(35), 3);
     assert_eq!(q.cached_bodies(), 5);
 }
+
+/// The FIFO groups whose head is ready, recomputed from scratch.
+fn ready_heads_by_scan(q: &QueueState) -> std::collections::BTreeSet<HeadTurn> {
+    let lanes = q.lanes.as_ref().expect("a FIFO queue");
+    q.entries
+        .iter()
+        .filter(|(seq, e)| {
+            e.phase == Phase::Ready
+                && e.group
+                    .is_some_and(|g| lanes.at(q.groups.name(g), 0) == Some(**seq))
+        })
+        .map(|(seq, e)| e.head_turn(*seq))
+        .collect()
+}
+
+/// The index of ready FIFO heads follows every change that moves a head:
+/// deliveries, visibility returning, deletes of a head, messages put back
+/// ahead of a head (recovery, dead-letter put-backs) and dead messages.
+#[test]
+fn ready_fifo_heads_follow_every_change() {
+    let mut q = QueueState::new(
+        QueueMeta {
+            name: "q.fifo".into(),
+            config: QueueConfig::for_create(
+                "q.fifo",
+                &[("FifoQueue".to_string(), "true".to_string())].into(),
+            )
+            .expect("config"),
+            tags: Default::default(),
+            created_at: 0,
+            modified_at: 0,
+        },
+        None,
+    );
+    let check = |q: &QueueState, when: &str| {
+        assert_eq!(q.ready_heads, ready_heads_by_scan(q), "after {when}");
+    };
+    for seq in 10..40u64 {
+        let group = format!("g{}", seq % 4);
+        q.insert(seq, Some(data("x")), 0, Some(&group), fresh(), 0);
+    }
+    check(&q, "sends");
+    let rules = DeliveryRules::new(&q.meta.config, 1_000, Some(3));
+    let got = q.deliver(5, 0, &rules);
+    assert_eq!(got.delivered.len(), 5);
+    check(&q, "a receive");
+    // A head put back ahead of the group's ready head.
+    q.insert(2, Some(data("x")), 0, Some("g1"), fresh(), 0);
+    check(&q, "a put-back ahead of the head");
+    // Deleting ready heads, and an in-flight one.
+    for seq in [2, 11, got.delivered[0]] {
+        q.remove(seq);
+        check(&q, &format!("removing {seq}"));
+    }
+    q.tick(1_000);
+    check(&q, "visibility returning");
+    for now in [1_000, 2_000, 3_000, 4_000] {
+        let got = q.deliver(10, now, &rules);
+        check(&q, &format!("receiving at {now}"));
+        q.tick(now + 1_000);
+        check(&q, &format!("returning at {}", now + 1_000));
+        if got.delivered.is_empty() && got.dead.is_empty() {
+            break;
+        }
+    }
+    q.set_visibility(12, 0, 10_000);
+    check(&q, "a visibility change");
+    q.clear();
+    check(&q, "a purge");
+}
