@@ -38,11 +38,13 @@ pub(crate) async fn receive_messages(
             }
             let mut changes = Vec::new();
             inner.tick(&cell, &mut st, now, &mut changes);
-            if st.has_ready() && st.in_flight() >= MAX_INFLIGHT {
+            let fifo = st.meta.config.fifo;
+            // A FIFO queue at the limit answers as if nothing were ready,
+            // without an error (rule L4); only a standard queue says OverLimit.
+            if !fifo && st.has_ready() && st.in_flight() >= MAX_INFLIGHT {
                 drop(inner.submit(changes));
                 return Err(EngineError::OverLimit);
             }
-            let fifo = st.meta.config.fifo;
             // A FIFO receive retried with the same attempt id gets the
             // same messages and handles while they are still its (rule F4).
             if let (true, Some(id)) = (fifo, &options.attempt_id)
@@ -85,7 +87,7 @@ pub(crate) async fn receive_messages(
             let visibility = options
                 .visibility_timeout
                 .unwrap_or(st.meta.config.visibility_timeout);
-            let room = MAX_INFLIGHT - st.in_flight();
+            let room = MAX_INFLIGHT.saturating_sub(st.in_flight());
             let max = (options.max_messages as usize).min(room);
             let rules = DeliveryRules::new(
                 &st.meta.config,

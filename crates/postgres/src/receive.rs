@@ -348,7 +348,9 @@ async fn receive_locked(
     }
 
     let room = MAX_INFLIGHT.saturating_sub(in_flight(b, &tx, q, now).await?);
-    if room == 0 && already == 0 && has_ready(&tx, q, now).await? {
+    // A FIFO queue at the limit answers as if nothing were ready, without
+    // an error (rule L4); only a standard queue says OverLimit.
+    if room == 0 && already == 0 && !fifo && has_ready(&tx, q, now).await? {
         return Err(EngineError::OverLimit);
     }
     let max = (options.max_messages as usize)

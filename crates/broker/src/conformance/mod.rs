@@ -111,7 +111,10 @@ macro_rules! conformance_tests {
     // The in-flight limit needs 120,000 sequential receives: engines whose
     // every receive is a durable commit run it through this arm separately.
     (heavy $make:expr) => {
-        $crate::conformance_tests!(@each $make; l4_in_flight_limit_is_over_limit);
+        $crate::conformance_tests!(@each $make;
+            l4_in_flight_limit_is_over_limit,
+            l4_fifo_in_flight_limit_is_an_empty_receive,
+        );
     };
     (@each $make:expr; $($name:ident),* $(,)?) => {
         $(

@@ -775,6 +775,47 @@ pub async fn l4_in_flight_limit_is_over_limit<H: Harness>(h: &H) {
     );
 }
 
+/// L4: a FIFO queue with 120,000 messages in flight answers a receive with
+/// no messages and no error, although other groups have messages ready;
+/// `OverLimit` is a standard queue's answer (SQS Developer Guide, "Amazon
+/// SQS message quotas": "If you reach this quota for a FIFO queue, Amazon
+/// SQS returns no error messages").
+pub async fn l4_fifo_in_flight_limit_is_an_empty_receive<H: Harness>(h: &H) {
+    create_fifo(h, "q.fifo", &[]).await;
+    let limit = sluice_core::limits::MAX_INFLIGHT;
+    // Ten messages per group, so that each receive takes one whole group.
+    let total = limit + 10;
+    for start in (0..total).step_by(10_000) {
+        let batch = (start..(start + 10_000).min(total))
+            .map(|i| fifo_msg(&format!("g{}", i / 10), &i.to_string(), "x"))
+            .collect();
+        h.broker().send_messages("q.fifo", batch).await.unwrap();
+    }
+    let o = opts(10);
+    let mut received = 0;
+    while received < limit {
+        let got = h
+            .broker()
+            .receive_messages("q.fifo", o.clone())
+            .await
+            .unwrap();
+        assert!(!got.is_empty());
+        received += got.len();
+    }
+    let empty = h.broker().receive_messages("q.fifo", o.clone()).await;
+    assert_eq!(empty.unwrap().len(), 0, "no messages, and no OverLimit");
+    h.clock().advance_secs(30);
+    assert_eq!(
+        h.broker()
+            .receive_messages("q.fifo", o)
+            .await
+            .unwrap()
+            .len(),
+        10,
+        "limit lifts as messages return"
+    );
+}
+
 /// V10, fair queues: on a standard queue, a message group that floods the
 /// queue does not starve the others. A noisy tenant sends 1,000 messages,
 /// then ten quiet tenants one each; a consumer takes 10 per second. Every
