@@ -6,7 +6,9 @@ use std::time::{Duration, Instant};
 use aws_sdk_sqs::error::ProvideErrorMetadata;
 use aws_sdk_sqs::types::QueueAttributeName as Attr;
 
-use crate::common::{DLQ_ARN, SluiceProcess, TestServer, approximate, create_queue, dead_lettered};
+use crate::common::{
+    DLQ_ARN, SluiceProcess, TestServer, approximate, create_queue, dead_lettered, send_bodies,
+};
 
 async fn wait_for_status(
     sqs: &aws_sdk_sqs::Client,
@@ -284,4 +286,213 @@ async fn r9_task_handles_and_cancel_errors_real_time() {
         .await
         .unwrap();
     assert!(out.approximate_number_of_messages_moved() <= 3);
+}
+
+/// A standard queue `name` with a RedrivePolicy naming `dlq_arn`, so that
+/// the queue behind it counts as a DLQ (StartMessageMoveTask wants one).
+async fn source_of(sqs: &aws_sdk_sqs::Client, name: &str, dlq_arn: &str, fifo: bool) {
+    let mut create = sqs.create_queue().queue_name(name).attributes(
+        Attr::RedrivePolicy,
+        format!(r#"{{"deadLetterTargetArn":"{dlq_arn}","maxReceiveCount":1}}"#),
+    );
+    if fifo {
+        create = create.attributes(Attr::FifoQueue, "true");
+    }
+    create.send().await.expect("create the source queue");
+}
+
+fn arn(name: &str) -> String {
+    format!("arn:aws:sqs:us-east-1:000000000000:{name}")
+}
+
+/// R16 (SQS Developer Guide, "Learn how to configure a dead-letter queue
+/// redrive": the redrive destination must be of the DLQ's type): a
+/// standard DLQ does not redrive into a FIFO queue, nor a FIFO DLQ into a
+/// standard one; nothing is started, and the messages stay.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn r16_a_task_moves_only_between_queues_of_one_type() {
+    let server = TestServer::start().await;
+    let sqs = server.sdk();
+    let (_, dlq) = dead_lettered(&sqs, 2).await;
+    let fifo_dlq = sqs
+        .create_queue()
+        .queue_name("dlq.fifo")
+        .attributes(Attr::FifoQueue, "true")
+        .send()
+        .await
+        .unwrap()
+        .queue_url
+        .unwrap();
+    source_of(&sqs, "src.fifo", &arn("dlq.fifo"), true).await;
+    sqs.create_queue()
+        .queue_name("other.fifo")
+        .attributes(Attr::FifoQueue, "true")
+        .send()
+        .await
+        .unwrap();
+    create_queue(&sqs, "other").await;
+    for (source, destination) in [
+        (DLQ_ARN.to_string(), "other.fifo"),
+        (arn("dlq.fifo"), "other"),
+    ] {
+        let e = sqs
+            .start_message_move_task()
+            .source_arn(&source)
+            .destination_arn(arn(destination))
+            .send()
+            .await
+            .unwrap_err()
+            .into_service_error();
+        assert_eq!(
+            e.code(),
+            Some("InvalidParameterValue"),
+            "{source} → {destination}"
+        );
+        assert!(
+            e.message().unwrap_or_default().contains("same type"),
+            "{:?}",
+            e.message()
+        );
+        let listed = sqs
+            .list_message_move_tasks()
+            .source_arn(&source)
+            .send()
+            .await
+            .unwrap();
+        assert!(listed.results().is_empty(), "a refused task was stored");
+    }
+    assert_eq!(
+        approximate(&sqs, &dlq, Attr::ApproximateNumberOfMessages).await,
+        2
+    );
+    assert_eq!(
+        approximate(&sqs, &fifo_dlq, Attr::ApproximateNumberOfMessages).await,
+        0
+    );
+    // Same types move.
+    sqs.start_message_move_task()
+        .source_arn(arn("dlq.fifo"))
+        .destination_arn(arn("other.fifo"))
+        .send()
+        .await
+        .expect("FIFO to FIFO starts");
+}
+
+/// R16 (SQS Developer Guide, dead-letter queue redrive: at most 100 active
+/// redrive tasks per account): the 101st active task is `OverLimit`; one
+/// slot freed by a cancel lets the next start.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn r16_at_most_100_active_tasks_per_account() {
+    let server = TestServer::start().await;
+    let sqs = server.sdk();
+    // Sent straight to the DLQs, the messages have no source to go back to.
+    create_queue(&sqs, "other").await;
+    let mut handles = Vec::new();
+    for i in 0..=100 {
+        let dlq = create_queue(&sqs, &format!("dlq{i}")).await;
+        source_of(&sqs, &format!("src{i}"), &arn(&format!("dlq{i}")), false).await;
+        // Enough messages at 1 a second that every task stays RUNNING.
+        send_bodies(
+            &sqs,
+            &dlq,
+            &(0..10).map(|n| n.to_string()).collect::<Vec<_>>(),
+        )
+        .await;
+        if i == 100 {
+            break;
+        }
+        let started = sqs
+            .start_message_move_task()
+            .source_arn(arn(&format!("dlq{i}")))
+            .destination_arn(arn("other"))
+            .max_number_of_messages_per_second(1)
+            .send()
+            .await
+            .expect("one of the first 100 tasks");
+        handles.push(started.task_handle().unwrap().to_string());
+    }
+    let e = sqs
+        .start_message_move_task()
+        .source_arn(arn("dlq100"))
+        .destination_arn(arn("other"))
+        .max_number_of_messages_per_second(1)
+        .send()
+        .await
+        .unwrap_err()
+        .into_service_error();
+    assert_eq!(e.code(), Some("OverLimit"), "{e:?}");
+    sqs.cancel_message_move_task()
+        .task_handle(&handles[0])
+        .send()
+        .await
+        .unwrap();
+    // CANCELLING is still active; the slot frees once the task is CANCELLED.
+    let deadline = Instant::now() + Duration::from_secs(15);
+    loop {
+        let listed = sqs
+            .list_message_move_tasks()
+            .source_arn(arn("dlq0"))
+            .send()
+            .await
+            .unwrap();
+        if listed.results()[0].status() == Some("CANCELLED") {
+            break;
+        }
+        assert!(Instant::now() < deadline, "never cancelled: {listed:?}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    sqs.start_message_move_task()
+        .source_arn(arn("dlq100"))
+        .destination_arn(arn("other"))
+        .max_number_of_messages_per_second(1)
+        .send()
+        .await
+        .expect("a slot freed by a cancel");
+    for handle in &handles[1..] {
+        sqs.cancel_message_move_task()
+            .task_handle(handle)
+            .send()
+            .await
+            .unwrap();
+    }
+}
+
+/// R16 (SQS Developer Guide, dead-letter queue redrive: a task runs at
+/// most 36 hours): a task still moving after 36 hours ends FAILED with a
+/// reason; what it moved stays moved and the rest stays in the DLQ.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn r16_a_task_ends_after_36_hours() {
+    let server = TestServer::start().await;
+    let sqs = server.sdk();
+    let (src, dlq) = dead_lettered(&sqs, 10).await;
+    sqs.start_message_move_task()
+        .source_arn(DLQ_ARN)
+        .max_number_of_messages_per_second(1)
+        .send()
+        .await
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while approximate(&sqs, &src, Attr::ApproximateNumberOfMessages).await == 0 {
+        assert!(Instant::now() < deadline, "the task never moved a message");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    server.clock.advance_secs(36 * 3600);
+    let failed = wait_for_status(&sqs, "FAILED").await;
+    assert!(
+        failed
+            .failure_reason()
+            .unwrap_or_default()
+            .contains("36 hours"),
+        "{failed:?}"
+    );
+    let moved = failed.approximate_number_of_messages_moved() as usize;
+    assert!((1..10).contains(&moved), "moved {moved}");
+    assert_eq!(
+        approximate(&sqs, &src, Attr::ApproximateNumberOfMessages).await,
+        moved
+    );
+    assert_eq!(
+        approximate(&sqs, &dlq, Attr::ApproximateNumberOfMessages).await,
+        10 - moved
+    );
 }

@@ -27,6 +27,14 @@ use sluice_core::{ErrorCode, SqsError};
 pub use runner::{fail_interrupted_tasks, spawn_move_task_adopter};
 pub use state::MoveTasks;
 
+/// Most move tasks an account may have active at a time (rule R16).
+pub const MAX_ACTIVE_TASKS_PER_ACCOUNT: usize = 100;
+
+/// The account id in a queue ARN; empty when it is not one.
+fn account_of(arn: &str) -> &str {
+    sluice_core::queue_name::arn_parts(arn).map_or("", |(_, account, _)| account)
+}
+
 /// A task to start, its queues resolved and checked by the caller.
 #[derive(Debug, Clone)]
 pub struct NewMoveTask {
@@ -107,6 +115,19 @@ impl<B: Broker> MoveTasks<B> {
                 "Source queue must be configured as a Dead Letter Queue.",
             ));
         }
+        // A FIFO DLQ redrives only into a FIFO queue, a standard one only
+        // into a standard queue (rule R16); back to their sources they
+        // always match, as a RedrivePolicy names a DLQ of its own type.
+        if let Some(destination) = &destination {
+            let source_fifo = self.broker.get_queue(&source).await?.config.fifo;
+            let destination_fifo = self.broker.get_queue(destination).await?.config.fifo;
+            if source_fifo != destination_fifo {
+                return Err(SqsError::invalid_parameter(
+                    "The destination queue must be of the same type as the source queue: \
+                     both standard or both FIFO.",
+                ));
+            }
+        }
         let existing = self.broker.move_tasks().await?;
         if existing
             .iter()
@@ -115,6 +136,20 @@ impl<B: Broker> MoveTasks<B> {
             // Shared storage also refuses a second active task at the save
             // below, with this error, when two nodes pass this check at once.
             return Err(sluice_broker::EngineError::MoveTaskAlreadyRunning.into());
+        }
+        let account = account_of(&source_arn);
+        let active_in_account = existing
+            .iter()
+            .filter(|t| t.status.is_active() && account_of(&t.source_arn) == account)
+            .count();
+        if active_in_account >= MAX_ACTIVE_TASKS_PER_ACCOUNT {
+            return Err(SqsError::new(
+                ErrorCode::OverLimit,
+                format!(
+                    "There are already {MAX_ACTIVE_TASKS_PER_ACCOUNT} active message move tasks \
+                     in this account, the most it may have at a time."
+                ),
+            ));
         }
         let to_move = self.broker.queue_counts(&source).await?.visible;
         let task = MoveTask {
@@ -142,6 +177,7 @@ impl<B: Broker> MoveTasks<B> {
         let handle = task.handle.clone();
         tokio::spawn(runner::run(
             self.broker.clone(),
+            self.clock.clone(),
             task,
             source,
             destination,

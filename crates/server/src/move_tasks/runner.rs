@@ -8,11 +8,16 @@ use std::time::Duration;
 
 use sluice_broker::{Broker, Coordination, JobClaim, MoveTask, MoveTaskStatus, Redrive};
 use sluice_core::SqsError;
+use sluice_core::clock::Clock;
 
 use super::state::MoveTasks;
 
 /// Messages moved per second when the task sets no rate.
 const DEFAULT_RATE: u32 = 1_000;
+/// How long a task may run (rule R16), milliseconds: 36 hours.
+pub const MAX_TASK_MS: u64 = 36 * 3600 * 1000;
+/// Why a task that ran for [`MAX_TASK_MS`] is failed.
+const TOO_LONG_REASON: &str = "The task ran for 36 hours, the longest a message move task may run; start a new task to move the remaining messages.";
 /// Why an active task is failed when the server starts.
 const RESTART_REASON: &str = "The server restarted while this task was running; start a new task to move the remaining messages.";
 
@@ -104,6 +109,7 @@ async fn adopt_orphans<B: Broker>(tasks: &MoveTasks<B>) -> Result<(), SqsError> 
         tasks.cancels().insert(task.handle.clone(), cancel.clone());
         tokio::spawn(run(
             tasks.broker.clone(),
+            tasks.clock.clone(),
             task,
             source,
             destination,
@@ -128,10 +134,11 @@ async fn ended_elsewhere<C: Coordination>(broker: &C, handle: &str) -> Option<Mo
 
 /// Moves a task's messages, one step per second at its rate, until every
 /// message counted at the start is handled, the DLQ is empty, the task is
-/// cancelled (here, or through another node), or a message cannot be moved.
-/// Holds `claim` until it ends.
+/// cancelled (here, or through another node), a message cannot be moved,
+/// or it has run for 36 hours. Holds `claim` until it ends.
 pub(super) async fn run<B: Broker>(
     broker: B,
+    clock: Arc<dyn Clock>,
     mut task: MoveTask,
     source: String,
     destination: Option<String>,
@@ -157,14 +164,20 @@ pub(super) async fn run<B: Broker>(
             task.failure_reason = stored.failure_reason;
             break;
         }
+        if clock.now().saturating_sub(task.started_at) >= MAX_TASK_MS {
+            task.status = MoveTaskStatus::Failed;
+            task.failure_reason = Some(TOO_LONG_REASON.into());
+            break;
+        }
         let remaining = task.to_move.saturating_sub(task.moved);
         if remaining == 0 {
             task.status = MoveTaskStatus::Completed;
             break;
         }
+        let wanted = remaining.min(rate);
         let step = Redrive {
             destination: destination.clone(),
-            max: remaining.min(rate) as usize,
+            max: wanted as usize,
             ..Default::default()
         };
         match broker.redrive_messages(&source, &step).await {
@@ -192,8 +205,11 @@ pub(super) async fn run<B: Broker>(
                     task.failure_reason = step.reason;
                     break;
                 }
-                if step.moved == 0 {
-                    // Nothing receivable is left (the rest was received or deleted meanwhile).
+                // Every counted message moved, or fewer receivable than
+                // asked for (the rest was received or deleted meanwhile):
+                // the DLQ is drained, and the task says COMPLETED with the
+                // count that drained it, never RUNNING with it (rule R7).
+                if task.moved >= task.to_move || step.moved < wanted {
                     task.status = MoveTaskStatus::Completed;
                     break;
                 }

@@ -151,7 +151,9 @@ def move_task_to_destination():
     eq(doc["sourceArn"], dlq_arn, "handle sourceArn")
     uuid.UUID(doc["taskId"])
     eq(sorted(collect(dst, 2, 10)), ["message-0", "message-1"], "moved bodies")
-    task = wait_task(dlq_arn, lambda t: t["Status"] != "RUNNING")
+    # As the recording waits: until the count says 2; the task that moved
+    # them is COMPLETED in that same answer, never RUNNING with the DLQ drained.
+    task = wait_task(dlq_arn, lambda t: t["ApproximateNumberOfMessagesMoved"] == 2)
     eq_members(task, TASK_DONE + ["DestinationArn"], "task")
     eq(task["Status"], "COMPLETED", "Status")
     eq(task["ApproximateNumberOfMessagesMoved"], 2, "moved")
@@ -221,7 +223,7 @@ def move_task_back_to_source():
     fill_dlq(src, dlq, 2)
     sqs.start_message_move_task(SourceArn=dlq_arn)
     eq(sorted(collect(src, 2, 10)), ["message-0", "message-1"], "bodies back in the source")
-    task = wait_task(dlq_arn, lambda t: t["Status"] != "RUNNING")
+    task = wait_task(dlq_arn, lambda t: t["ApproximateNumberOfMessagesMoved"] == 2)
     eq_members(task, TASK_DONE, "task")
     eq((task["Status"], task["ApproximateNumberOfMessagesMoved"], task["ApproximateNumberOfMessagesToMove"]),
        ("COMPLETED", 2, 2), "status, moved, to move")
@@ -242,10 +244,22 @@ def move_task_back_to_several_sources():
     sqs.start_message_move_task(SourceArn=dlq_arn)
     for src in (src1, src2):
         eq(sorted(collect(src, 2, 10)), [f"{name_of(src)}-{i}" for i in range(2)], "bodies back in their source")
-    task = wait_task(dlq_arn, lambda t: t["Status"] != "RUNNING")
+    task = wait_task(dlq_arn, lambda t: t["ApproximateNumberOfMessagesMoved"] == 4)
     eq_members(task, TASK_DONE, "task")
     eq((task["Status"], task["ApproximateNumberOfMessagesMoved"], task["ApproximateNumberOfMessagesToMove"]),
        ("COMPLETED", 4, 4), "status, moved, to move")
+
+
+@case("dlq", "R16", "SQS Developer Guide, dead-letter queue redrive: the destination must be of the DLQ's type")
+def move_task_between_queue_types_is_refused():
+    fifo_dlq = new_queue("dlq", fifo=True)
+    policy = json.dumps({"deadLetterTargetArn": queue_arn(fifo_dlq), "maxReceiveCount": 1})
+    new_queue("src", fifo=True, attributes={"RedrivePolicy": policy})
+    standard = new_queue("dst")
+    expect_error(sqs.start_message_move_task, SourceArn=queue_arn(fifo_dlq), DestinationArn=queue_arn(standard),
+                 code="InvalidParameterValue", json_type="InvalidParameterValueException",
+                 message="The destination queue must be of the same type as the source queue: both standard or both FIFO.")
+    eq(sqs.list_message_move_tasks(SourceArn=queue_arn(fifo_dlq)).get("Results", []), [], "no task stored")
 
 
 # ---- redrive policies ------------------------------------------------------------
