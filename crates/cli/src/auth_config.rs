@@ -65,6 +65,24 @@ pub fn auth_settings(
     }
 }
 
+/// `[auth] organization_id`, checked to be an AWS Organizations id
+/// (`o-` and 10–32 lowercase letters or digits).
+pub fn organization_id(file: &FileConfig) -> anyhow::Result<Option<String>> {
+    let Some(id) = file.auth.as_ref().and_then(|t| t.organization_id.clone()) else {
+        return Ok(None);
+    };
+    let body = id.strip_prefix("o-").unwrap_or_default();
+    anyhow::ensure!(
+        (10..=32).contains(&body.len())
+            && body
+                .bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit()),
+        "[auth] organization_id must look like o-a1b2c3d4e5 (o- and 10 to 32 lowercase \
+         letters or digits), got {id:?}"
+    );
+    Ok(Some(id))
+}
+
 /// The `[[auth.credentials]]` of `file`, their accounts filled in.
 fn credentials(file: &FileConfig, default_account: &str) -> anyhow::Result<Vec<Credential>> {
     let table = file.auth.as_ref();
@@ -147,6 +165,21 @@ mod tests {
 
     fn file(toml: &str) -> FileConfig {
         toml::from_str(toml).unwrap()
+    }
+
+    /// A6: `[auth] organization_id` is taken only in AWS Organizations'
+    /// form, so a typo fails the start instead of matching nothing.
+    #[test]
+    fn a6_organization_id_is_checked() {
+        let with = |id: &str| file(&format!("[auth]\norganization_id = \"{id}\"\n"));
+        assert_eq!(
+            organization_id(&with("o-a1b2c3d4e5")).unwrap(),
+            Some("o-a1b2c3d4e5".to_string())
+        );
+        for bad in ["a1b2c3d4e5", "o-short", "o-UPPERCASE12", "o-a1b2c3d4e5!"] {
+            assert!(organization_id(&with(bad)).is_err(), "{bad}");
+        }
+        assert_eq!(organization_id(&file("")).unwrap(), None);
     }
 
     const LOOPBACK: &str = "127.0.0.1:9324";

@@ -250,6 +250,7 @@ async fn serve(args: ServeArgs, file: FileConfig) -> anyhow::Result<()> {
         base_url: file.base_url.clone(),
         sns_base_url: file.sns_base_url.clone(),
         auth,
+        organization_id: crate::auth_config::organization_id(&file)?,
         max_long_polls: file.max_long_polls(args.max_long_polls)?,
         backup_root: None,
     };

@@ -222,6 +222,9 @@ pub struct AuthDecl {
     pub default_rate_limit: Option<u32>,
     /// The burst of those keys (default: one second's worth).
     pub default_burst: Option<u32>,
+    /// The AWS Organizations id (`o-…`) the server's accounts belong to:
+    /// `aws:PrincipalOrgID` of signed requests in queue policies.
+    pub organization_id: Option<String>,
     /// The keys clients may sign with.
     #[serde(default)]
     pub credentials: Vec<CredentialDecl>,

@@ -139,7 +139,7 @@ async fn accept_loop<B: Broker>(
                 }
             }
         };
-        let (stream, _peer) = tokio::select! {
+        let (stream, peer) = tokio::select! {
             accepted = endpoint.listener.accept() => match accepted {
                 Ok(conn) => conn,
                 Err(e) => {
@@ -160,6 +160,7 @@ async fn accept_loop<B: Broker>(
                 let via = Via {
                     secure: false,
                     serves,
+                    peer: Some(peer.ip()),
                 };
                 tokio::spawn(serve_connection(
                     stream, via, service, limits, stopping, slot,
@@ -177,6 +178,7 @@ async fn accept_loop<B: Broker>(
                         let via = Via {
                             secure: true,
                             serves,
+                            peer: Some(peer.ip()),
                         };
                         serve_connection(stream, via, service, limits, stopping, slot).await;
                     }

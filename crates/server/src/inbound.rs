@@ -19,6 +19,8 @@ pub struct Via {
     pub secure: bool,
     /// What its listener serves.
     pub serves: Serves,
+    /// The client's address (`aws:SourceIp` in queue policies).
+    pub peer: Option<std::net::IpAddr>,
 }
 
 /// What a listener serves. `GET /health` is served on every listener, for

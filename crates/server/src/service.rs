@@ -36,6 +36,10 @@ pub struct ServiceConfig {
     /// SigV4 verification of every request (`auth.mode = "sigv4"`), or
     /// `None`: requests are not authenticated (docs/security.md).
     pub auth: Option<Arc<Authenticator>>,
+    /// The AWS Organizations id the server's accounts belong to
+    /// (`[auth] organization_id`): `aws:PrincipalOrgID` of every signed
+    /// client request in queue policies.
+    pub organization_id: Option<String>,
     /// Where consumers created at run time are saved (`consumers.json` in
     /// the data directory), or `None`: they last until the server stops.
     /// Unused on shared storage, which keeps them for every node (rule C9).
@@ -128,6 +132,9 @@ pub struct RequestContext {
     /// Who signed the request, when authentication is on (`None` when it
     /// is off, and for the server's own requests).
     pub principal: Option<Arc<Principal>>,
+    /// The client's address, `aws:SourceIp` to queue policies (`None` for
+    /// the server's own requests).
+    pub source_ip: Option<std::net::IpAddr>,
 }
 
 impl RequestContext {

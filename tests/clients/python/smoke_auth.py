@@ -26,8 +26,9 @@ AWS Query protocol. Checks, with AWS's codes and HTTP statuses
     recorded wording: aws/serverless-application-model#3633);
   * another account (rule A6): AccessDenied without a policy; after
     AddPermission(SendMessage) it sends but may not receive; a policy
-    with NotPrincipal is refused at SetQueueAttributes (rule A7:
-    InvalidAttributeValue, "Invalid value for the parameter Policy.");
+    allowing everyone but one account (NotPrincipal in an Allow) is
+    refused at SetQueueAttributes (rule A7: InvalidAttributeValue, "Invalid
+    value for the parameter Policy." and the reason);
   * Query only: a presigned GET URL from generate_presigned_url works, and
     one past its ExpiresIn is RequestExpired, 400.
 
@@ -39,6 +40,7 @@ Output: `ok - NAME` / `not ok - NAME` per check, then
 `smoke-result: suite=NAME passed=N failed=M`; exit status 1 if any failed.
 """
 
+import json
 import os
 import ssl
 import sys
@@ -182,10 +184,44 @@ def other_account_needs_a_policy():
     )
     e = refused(lambda: sqs.set_queue_attributes(QueueUrl=url, Attributes={"Policy": bad}))
     expect_error(e, "InvalidAttributeValue", 400)
-    assert e.response["Error"]["Message"] == "Invalid value for the parameter Policy.", e.response
+    message = e.response["Error"]["Message"]
+    assert message.startswith("Invalid value for the parameter Policy. Reason: sluice does not enforce NotPrincipal"), e.response
     sqs.remove_permission(QueueUrl=url, Label="other-sends")
     e = refused(lambda: other.send_message(QueueUrl=url, MessageBody="revoked"))
     expect_error(e, "AccessDenied", 403)
+
+
+def policies_as_stacks_write_them():
+    # Rule A6: the conditions of real stacks' policies, evaluated for the
+    # other account's requests; this client connects from loopback, and
+    # the server's config puts its accounts in o-sluicesmoke1.
+    other = client(key=OTHER_KEY, secret=OTHER_SECRET)
+    url = sqs.create_queue(QueueName=QUEUE + "-stacks")["QueueUrl"]
+    arn = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+
+    def allow_other_when(condition):
+        statement = {"Effect": "Allow", "Principal": {"AWS": "444455556666"},
+                     "Action": "sqs:SendMessage", "Resource": arn, "Condition": condition}
+        policy = json.dumps({"Version": "2012-10-17", "Statement": [statement]})
+        sqs.set_queue_attributes(QueueUrl=url, Attributes={"Policy": policy})
+
+    allow_other_when({"IpAddress": {"aws:SourceIp": ["127.0.0.0/8", "::1/128"]}})
+    other.send_message(QueueUrl=url, MessageBody="from loopback")
+    allow_other_when({"IpAddress": {"aws:SourceIp": "10.0.0.0/8"}})
+    expect_error(refused(lambda: other.send_message(QueueUrl=url, MessageBody="x")), "AccessDenied", 403)
+    allow_other_when({"StringEquals": {"aws:PrincipalOrgID": "o-sluicesmoke1"},
+                      "StringNotEqualsIfExists": {"aws:SourceAccount": "999999999999"}})
+    other.send_message(QueueUrl=url, MessageBody="same organisation")
+    allow_other_when({"StringEquals": {"aws:ResourceTag/team": "payments"}})
+    expect_error(refused(lambda: other.send_message(QueueUrl=url, MessageBody="x")), "AccessDenied", 403)
+    sqs.tag_queue(QueueUrl=url, Tags={"team": "payments"})
+    other.send_message(QueueUrl=url, MessageBody="tagged")
+    vpce = json.dumps({"Statement": [{"Effect": "Allow", "Principal": "*", "Action": "sqs:*",
+                                      "Condition": {"StringEquals": {"aws:SourceVpce": "vpce-1"}}}]})
+    e = refused(lambda: sqs.set_queue_attributes(QueueUrl=url, Attributes={"Policy": vpce}))
+    expect_error(e, "InvalidAttributeValue", 400)
+    assert "sluice does not enforce the condition key aws:SourceVpce" in e.response["Error"]["Message"], e.response
+    sqs.delete_queue(QueueUrl=url)
 
 
 def fetch(url):
@@ -225,6 +261,7 @@ else:
     print("# skipped the AccessDenied check: SLUICE_AUTH_LIMITED_KEY/SECRET not set")
 if OTHER_KEY and OTHER_SECRET:
     check("another account: AccessDenied until AddPermission grants it; NotPrincipal refused", other_account_needs_a_policy)
+    check("policies as stacks write them: SourceIp, PrincipalOrgID, IfExists, ResourceTag", policies_as_stacks_write_them)
 else:
     print("# skipped the queue policy checks: SLUICE_AUTH_OTHER_KEY/SECRET not set")
 if PROTOCOL == "query":

@@ -62,6 +62,15 @@ pub(crate) struct Server {
 
 impl Server {
     pub(crate) async fn start(credentials: Vec<Credential>) -> Self {
+        Self::start_in(credentials, None).await
+    }
+
+    /// [`Server::start`] with the accounts in the AWS Organizations
+    /// organisation `organization_id` (`aws:PrincipalOrgID`).
+    pub(crate) async fn start_in(
+        credentials: Vec<Credential>,
+        organization_id: Option<&str>,
+    ) -> Self {
         let now = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map(|d| d.as_millis() as u64)
@@ -69,6 +78,7 @@ impl Server {
         let auth = Authenticator::new(credentials).expect("credentials");
         let config = ServiceConfig {
             auth: Some(Arc::new(auth)),
+            organization_id: organization_id.map(str::to_string),
             ..Default::default()
         };
         let server = TestServer::start_with_clock(config, ManualClock::new(now)).await;

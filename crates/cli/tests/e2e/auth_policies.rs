@@ -202,27 +202,128 @@ async fn a6_conditions_are_evaluated() {
     assert_eq!(receive(&b, &url).await, Ok(1));
 }
 
-/// A7: a policy with an element sluice would not enforce (NotPrincipal,
-/// an unknown condition operator or key) is refused
-/// at SetQueueAttributes and CreateQueue as SQS refuses an invalid policy,
-/// and the queue keeps its policy.
+/// A6: the conditions stacks write beside the service principals:
+/// `aws:SourceIp` ranges (the test's client is 127.0.0.1), a `Deny` with
+/// `NotIpAddress` that binds the owner too, `aws:PrincipalOrgID` against
+/// the configured organisation, and tag-based access on the queue's tags
+/// (`aws:ResourceTag/…`), which follows a retag at once.
+#[tokio::test]
+async fn a6_source_ip_organisation_and_tags() {
+    let server = Server::start_in(
+        vec![
+            credential(TEAM_A, ACCOUNT_A, None, None),
+            credential(TEAM_B, ACCOUNT_B, None, None),
+        ],
+        Some("o-a1b2c3d4e5"),
+    )
+    .await;
+    let (a, b) = (server.sdk(TEAM_A), server.sdk(TEAM_B));
+    let url = a
+        .create_queue()
+        .queue_name("shared")
+        .send()
+        .await
+        .unwrap()
+        .queue_url
+        .unwrap();
+    let allow_b_when = |condition: serde_json::Value| {
+        json!([{
+            "Effect": "Allow", "Principal": {"AWS": ACCOUNT_B}, "Action": "sqs:SendMessage",
+            "Resource": QUEUE_ARN, "Condition": condition,
+        }])
+    };
+    for (condition, expected) in [
+        (
+            json!({"IpAddress": {"aws:SourceIp": ["10.0.0.0/8", "127.0.0.0/8"]}}),
+            Ok(()),
+        ),
+        (
+            json!({"IpAddress": {"aws:SourceIp": "10.0.0.0/8"}}),
+            Err("AccessDenied".to_string()),
+        ),
+        (
+            json!({"NotIpAddress": {"aws:SourceIp": "10.0.0.0/8"}}),
+            Ok(()),
+        ),
+        (
+            json!({"StringEquals": {"aws:PrincipalOrgID": "o-a1b2c3d4e5"}}),
+            Ok(()),
+        ),
+        (
+            json!({"StringEquals": {"aws:PrincipalOrgID": "o-zzzzzzzzzz"}}),
+            Err("AccessDenied".into()),
+        ),
+        (
+            json!({"StringEquals": {"aws:ResourceTag/team": "payments"}}),
+            Err("AccessDenied".into()),
+        ),
+    ] {
+        set_policy(&a, &url, allow_b_when(condition.clone())).await;
+        assert_eq!(send(&b, &url).await, expected, "{condition}");
+    }
+    a.tag_queue()
+        .queue_url(&url)
+        .tags("Team", "payments")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(send(&b, &url).await, Ok(()), "tagged for the policy");
+    a.tag_queue()
+        .queue_url(&url)
+        .tags("Team", "search")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(send(&b, &url).await, Err("AccessDenied".into()), "retagged");
+
+    set_policy(
+        &a,
+        &url,
+        json!([{"Effect": "Deny", "Principal": "*", "Action": "sqs:*", "Resource": QUEUE_ARN,
+                "Condition": {"NotIpAddress": {"aws:SourceIp": "10.0.0.0/8"}}}]),
+    )
+    .await;
+    assert_eq!(
+        send(&a, &url).await,
+        Err("AccessDenied".into()),
+        "the owner too"
+    );
+}
+
+/// A7: a policy with an element sluice would not enforce (a role as a
+/// principal, a federated principal, a condition key or operator it does
+/// not evaluate) is refused at SetQueueAttributes and CreateQueue with
+/// SQS's code and words and the reason after them; a malformed one in
+/// SQS's words alone; the queue keeps its policy.
 #[tokio::test]
 async fn a7_an_unsupported_policy_is_refused_when_set() {
     let (_server, a, b, url) = two_accounts().await;
     let base =
         json!({"Effect": "Allow", "Principal": "*", "Action": "sqs:*", "Resource": QUEUE_ARN});
     let variants = [
-        ("NotPrincipal", json!({"AWS": ACCOUNT_B})),
         (
-            "Condition",
-            json!({"IpAddress": {"aws:SourceIp": "10.0.0.0/8"}}),
+            "Principal",
+            json!({"AWS": "arn:aws:iam::444455556666:role/app"}),
+            Some("the principal arn:aws:iam::444455556666:role/app"),
+        ),
+        (
+            "Principal",
+            json!({"Federated": "cognito-identity.amazonaws.com"}),
+            Some("Federated principals"),
         ),
         (
             "Condition",
             json!({"StringEquals": {"aws:SourceVpce": "vpce-1"}}),
+            Some("the condition key aws:SourceVpce"),
         ),
+        (
+            "Condition",
+            json!({"DateLessThan": {"aws:CurrentTime": "2030-01-01T00:00:00Z"}}),
+            Some("the condition operator DateLessThan"),
+        ),
+        ("Effect", json!("Perhaps"), None),
     ];
-    for (member, value) in variants {
+    for (member, value, reason) in variants {
         let mut statement = base.clone();
         statement[member] = value;
         let doc = json!({"Statement": [statement]}).to_string();
@@ -234,10 +335,16 @@ async fn a7_an_unsupported_policy_is_refused_when_set() {
             .await
             .expect_err("refused");
         assert_eq!(code(&e), "InvalidAttributeValue", "{doc}");
-        assert_eq!(
-            aws_sdk_sqs::error::ProvideErrorMetadata::message(&e),
-            Some("Invalid value for the parameter Policy.")
-        );
+        let message = aws_sdk_sqs::error::ProvideErrorMetadata::message(&e).unwrap_or_default();
+        match reason {
+            Some(what) => assert!(
+                message.starts_with(
+                    "Invalid value for the parameter Policy. Reason: sluice does not enforce "
+                ) && message.contains(what),
+                "{message}"
+            ),
+            None => assert_eq!(message, "Invalid value for the parameter Policy."),
+        }
         let e = a
             .create_queue()
             .queue_name("other")

@@ -168,21 +168,34 @@ impl<B: Broker> Check<'_, B> {
             Err(e) => return Err(e.into()),
         };
         let resource = svc.queue_arn(key);
-        let facts = RequestFacts {
-            account: own,
-            service: None,
-            action: iam,
-            resource: &resource,
-            // Clients' own requests carry no source: only a service
-            // acting for a resource would.
-            source_arn: None,
-            source_account: None,
-            secure_transport: self.ctx.scheme == "https",
-        };
         let decision = match policy.as_deref() {
             None => Decision::NotNamed,
             Some(document) => match &*svc.policies.parsed(key, document) {
-                Ok(policy) => policy.evaluate(&facts),
+                Ok(policy) => {
+                    // Only a policy with `aws:ResourceTag/…` reads the tags.
+                    let tags = match policy.reads_tags() {
+                        true => match svc.broker.get_queue(key).await {
+                            Ok(meta) => Some(meta.tags),
+                            Err(EngineError::QueueDoesNotExist) => return Ok(()),
+                            Err(e) => return Err(e.into()),
+                        },
+                        false => None,
+                    };
+                    policy.evaluate(&RequestFacts {
+                        account: own,
+                        service: None,
+                        action: iam,
+                        resource: &resource,
+                        // Clients' own requests carry no source: only a
+                        // service acting for a resource would.
+                        source_arn: None,
+                        source_account: None,
+                        secure_transport: self.ctx.secure_transport(),
+                        source_ip: self.ctx.source_ip,
+                        principal_org_id: svc.config.organization_id.as_deref(),
+                        resource_tags: tags.as_ref(),
+                    })
+                }
                 // Kept from before authentication was on: it grants nothing.
                 Err(reason) => {
                     tracing::warn!(

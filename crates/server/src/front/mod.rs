@@ -142,6 +142,7 @@ fn context(call: &Call<'_>) -> RequestContext {
             .filter(|v| !v.is_empty())
             .map(str::to_string),
         principal: None,
+        source_ip: call.via.peer,
     }
 }
 

@@ -1,7 +1,12 @@
 //! Evaluation of a queue policy for one request (rule A6): an explicit
 //! Deny wins over any Allow; without either, the policy says nothing.
 
-use super::document::{Condition, ConditionKey, Effect, Operator, Policy, Principals, Statement};
+use std::collections::BTreeMap;
+use std::net::IpAddr;
+
+use super::document::{
+    Cidr, Condition, ConditionKey, Effect, Matched, Operator, Policy, Principals, Statement,
+};
 use crate::auth::access::wildcard;
 
 /// What a policy says of a request.
@@ -34,6 +39,12 @@ pub struct RequestFacts<'a> {
     pub source_account: Option<&'a str>,
     /// `aws:SecureTransport`.
     pub secure_transport: bool,
+    /// `aws:SourceIp`: the client's address; `None` for a service.
+    pub source_ip: Option<IpAddr>,
+    /// `aws:PrincipalOrgID`, when the requester belongs to one.
+    pub principal_org_id: Option<&'a str>,
+    /// The queue's tags (`aws:ResourceTag/…`), when the policy reads them.
+    pub resource_tags: Option<&'a BTreeMap<String, String>>,
 }
 
 impl Policy {
@@ -54,46 +65,114 @@ impl Policy {
     }
 }
 
+impl<T> Matched<T> {
+    /// Whether the statement applies, given whether the list names it.
+    fn applies(&self, named: bool) -> bool {
+        named != self.negated
+    }
+}
+
 impl Statement {
     fn applies(&self, r: &RequestFacts<'_>) -> bool {
-        let principal = match &self.principals {
+        let principal = match &self.principals.items {
             Principals::Anyone => true,
             Principals::Named { accounts, services } => {
                 accounts.iter().any(|a| a == r.account)
                     || r.service.is_some_and(|s| services.iter().any(|n| n == s))
             }
         };
-        principal
-            && self.actions.iter().any(|p| wildcard(p, r.action, true))
-            && self
-                .resources
-                .as_ref()
-                .is_none_or(|rs| rs.iter().any(|p| wildcard(p, r.resource, false)))
+        let action = self
+            .actions
+            .items
+            .iter()
+            .any(|p| wildcard(p, r.action, true));
+        self.principals.applies(principal)
+            && self.actions.applies(action)
+            && self.resources.as_ref().is_none_or(|rs| {
+                rs.applies(rs.items.iter().any(|p| wildcard(p, r.resource, false)))
+            })
             && self.conditions.iter().all(|c| c.holds(r))
     }
 }
 
 impl Condition {
-    /// True when some value matches the request's value of the key; a key
-    /// the request has no value for matches nothing.
+    /// Whether the condition holds for the request. A key the request has
+    /// no value for matches nothing, so a positive operator fails and a
+    /// negated one holds, as IAM evaluates them; `…IfExists` holds then.
     fn holds(&self, r: &RequestFacts<'_>) -> bool {
         let secure = r.secure_transport.to_string();
-        let actual = match self.key {
+        let actual: Option<&str> = match &self.key {
             ConditionKey::SourceArn => r.source_arn,
             ConditionKey::SourceAccount => r.source_account,
             ConditionKey::PrincipalAccount => Some(r.account),
+            ConditionKey::PrincipalOrgId => r.principal_org_id,
             ConditionKey::SecureTransport => Some(secure.as_str()),
+            ConditionKey::SourceIp => None,
+            ConditionKey::ResourceTag(tag) => r.resource_tags.and_then(|tags| {
+                tags.iter()
+                    .find(|(k, _)| k.eq_ignore_ascii_case(tag))
+                    .map(|(_, v)| v.as_str())
+            }),
         };
-        let Some(actual) = actual else {
-            return false;
+        let present = match self.key {
+            ConditionKey::SourceIp => r.source_ip.is_some(),
+            _ => actual.is_some(),
         };
-        self.values.iter().any(|v| match self.operator {
-            Operator::StringEquals => v == actual,
+        if self.operator == Operator::Null {
+            // "true": the key is absent; "false": it is present.
+            return self
+                .values
+                .iter()
+                .any(|v| v.eq_ignore_ascii_case("true") != present);
+        }
+        if !present {
+            return self.if_exists || self.operator.is_negated();
+        }
+        let any = |matches: &dyn Fn(&str, &str) -> bool| {
+            let actual = actual.unwrap_or_default();
+            self.values.iter().any(|v| matches(v, actual))
+        };
+        match self.operator {
+            Operator::StringEquals => any(&|v, a| v == a),
+            Operator::StringNotEquals => !any(&|v, a| v == a),
+            Operator::StringEqualsIgnoreCase => any(&|v, a| v.eq_ignore_ascii_case(a)),
+            Operator::StringNotEqualsIgnoreCase => !any(&|v, a| v.eq_ignore_ascii_case(a)),
+            Operator::StringLike => any(&|v, a| wildcard(v, a, false)),
+            Operator::StringNotLike => !any(&|v, a| wildcard(v, a, false)),
             // IAM matches ArnEquals as ArnLike: wildcards in either.
-            Operator::StringLike | Operator::ArnEquals | Operator::ArnLike => {
-                wildcard(v, actual, false)
+            Operator::ArnEquals | Operator::ArnLike => any(&|v, a| wildcard(v, a, false)),
+            Operator::ArnNotEquals | Operator::ArnNotLike => !any(&|v, a| wildcard(v, a, false)),
+            Operator::Bool => any(&|v, a| v.eq_ignore_ascii_case(a)),
+            Operator::IpAddress => r.source_ip.is_some_and(|ip| self.in_ranges(ip)),
+            Operator::NotIpAddress => r.source_ip.is_some_and(|ip| !self.in_ranges(ip)),
+            // Answered above, before the key's presence decides.
+            Operator::Null => false,
+        }
+    }
+
+    fn in_ranges(&self, ip: IpAddr) -> bool {
+        self.ranges.iter().any(|range| range.contains(ip))
+    }
+}
+
+impl Cidr {
+    /// Whether `ip` is within the range; an IPv4 address seen as IPv6
+    /// (`::ffff:a.b.c.d`) is compared as IPv4.
+    fn contains(&self, ip: IpAddr) -> bool {
+        match (self.network, ip.to_canonical()) {
+            (IpAddr::V4(net), IpAddr::V4(ip)) => {
+                let mask = u32::MAX
+                    .checked_shl(32 - u32::from(self.prefix))
+                    .unwrap_or(0);
+                u32::from(net) & mask == u32::from(ip) & mask
             }
-            Operator::Bool => v.eq_ignore_ascii_case(actual),
-        })
+            (IpAddr::V6(net), IpAddr::V6(ip)) => {
+                let mask = u128::MAX
+                    .checked_shl(128 - u32::from(self.prefix))
+                    .unwrap_or(0);
+                u128::from(net) & mask == u128::from(ip) & mask
+            }
+            _ => false,
+        }
     }
 }

@@ -5,18 +5,19 @@
 //! whether a request is allowed, denied, or not named by the policy.
 //!
 //! Supported: `Statement` (one or a list) with `Effect` Allow/Deny,
-//! `Principal` `"*"` or `{"AWS": …}` naming accounts (12 digits or
-//! `arn:aws:iam::<account>:root`, one or a list, or `"*"`), `Action`
-//! (patterns, one or a list), `Resource` (queue ARN patterns, one or a
-//! list; none means the queue itself), `Sid`, and `Condition` with the
-//! operators in [`Operator`] on the keys in [`ConditionKey`].
+//! `Principal` or `NotPrincipal` `"*"`, `{"AWS": …}` naming accounts (12
+//! digits or `arn:aws:iam::<account>:root`, one or a list, or `"*"`) and
+//! `{"Service": …}`, `Action` or `NotAction` (patterns, one or a list),
+//! `Resource` or `NotResource` (queue ARN patterns, one or a list; none
+//! means the queue itself), `Sid`, and `Condition` with the operators in
+//! [`Operator`] (each also `…IfExists`) on the keys in [`ConditionKey`].
 
 pub mod cache;
 mod document;
 mod evaluate;
 mod parse;
 
-pub use document::{ConditionKey, Operator, Policy};
+pub use document::{ConditionKey, Operator, Policy, Refused};
 pub use evaluate::{Decision, RequestFacts};
 pub use parse::invalid_policy;
 

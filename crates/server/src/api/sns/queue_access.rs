@@ -40,17 +40,30 @@ pub async fn refusal<B: Broker>(
     };
     let topic_account = topic_arn.split(':').nth(4).unwrap_or_default();
     let resource = svc.queue_arn(queue);
-    let facts = RequestFacts {
-        account: topic_account,
-        service: Some(SNS_SERVICE),
-        action: "sqs:SendMessage",
-        resource: &resource,
-        source_arn: Some(topic_arn),
-        source_account: Some(topic_account),
-        secure_transport: true,
-    };
     let decision = match &*svc.policies.parsed(queue, &document) {
-        Ok(policy) => policy.evaluate(&facts),
+        Ok(policy) => {
+            let tags = match policy.reads_tags() {
+                true => match svc.broker.get_queue(queue).await {
+                    Ok(meta) => Some(meta.tags),
+                    Err(EngineError::QueueDoesNotExist) => return Ok(None),
+                    Err(e) => return Err(engine(e)),
+                },
+                false => None,
+            };
+            policy.evaluate(&RequestFacts {
+                account: topic_account,
+                service: Some(SNS_SERVICE),
+                action: "sqs:SendMessage",
+                resource: &resource,
+                source_arn: Some(topic_arn),
+                source_account: Some(topic_account),
+                secure_transport: true,
+                // A service has no client address nor organisation.
+                source_ip: None,
+                principal_org_id: None,
+                resource_tags: tags.as_ref(),
+            })
+        }
         Err(_) => Decision::NotNamed,
     };
     Ok(match decision {
