@@ -25,11 +25,13 @@ pub struct Activity {
     pub redriven: AtomicU64,
     /// Messages deleted by retention.
     pub expired: AtomicU64,
+    /// FIFO sends answered as duplicates.
+    pub deduplicated: AtomicU64,
 }
 
 impl Activity {
     /// The queue's statistics: these counters with its counts and the age
-    /// of its oldest message.
+    /// of its oldest message (the engine adds its groups in flight).
     pub fn stats(&self, counts: QueueCounts, oldest_age_ms: u64) -> QueueStats {
         QueueStats {
             counts,
@@ -42,6 +44,8 @@ impl Activity {
             dead_lettered: get(&self.dead_lettered),
             redriven: get(&self.redriven),
             expired: get(&self.expired),
+            deduplicated: get(&self.deduplicated),
+            groups_in_flight: 0,
         }
     }
 }

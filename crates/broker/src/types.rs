@@ -242,6 +242,13 @@ pub struct QueueStats {
     pub redriven: u64,
     /// Messages deleted by retention.
     pub expired: u64,
+    /// FIFO sends answered as duplicates within the deduplication window,
+    /// nothing stored (NumberOfDeduplicatedSentMessages).
+    pub deduplicated: u64,
+    /// FIFO: message groups with a message in flight
+    /// (ApproximateNumberOfGroupsWithInflightMessages); 0 for a standard
+    /// queue.
+    pub groups_in_flight: u64,
 }
 
 /// A consumer's report that it failed to process a message (rule X2).

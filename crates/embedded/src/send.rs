@@ -75,6 +75,7 @@ pub(crate) async fn send_messages(
                             message_id: uuid_string(&seen.message_id),
                             sequence_number: Some(sequence_number(seen.seq)),
                         });
+                        activity::add(&cell.activity.deduplicated, 1);
                         continue;
                     }
                     Some(key)

@@ -36,11 +36,14 @@ pub(crate) async fn queue_stats(
     let cell = broker.queue(name)?;
     let inner = &broker.inner;
     let now = inner.now();
-    let (counts, oldest) = {
+    let (counts, oldest, groups_in_flight) = {
         let st = inner.lock_current(&cell, now)?;
-        (st.counts(), st.oldest_enqueued_at())
+        (st.counts(), st.oldest_enqueued_at(), st.groups_in_flight())
     };
-    Ok(cell
-        .activity
-        .stats(counts, oldest.map_or(0, |t| now.saturating_sub(t))))
+    Ok(QueueStats {
+        groups_in_flight,
+        ..cell
+            .activity
+            .stats(counts, oldest.map_or(0, |t| now.saturating_sub(t)))
+    })
 }

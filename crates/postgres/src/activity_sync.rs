@@ -159,7 +159,7 @@ impl PostgresBroker {
 
     /// The queue's counts with every node's activity, as flushed.
     pub(crate) async fn cluster_stats(&self, name: &str) -> Result<QueueStats, EngineError> {
-        let (counts, oldest_age_ms, id) = self.queue_stats_inner(name).await?;
+        let (counts, oldest_age_ms, id, groups_in_flight) = self.queue_stats_inner(name).await?;
         let [
             sent,
             sent_bytes,
@@ -181,6 +181,9 @@ impl PostgresBroker {
             dead_lettered,
             redriven,
             expired,
+            // Not among the shared totals: this node's count.
+            deduplicated: get(&self.inner.activity(id).deduplicated),
+            groups_in_flight,
         })
     }
 }

@@ -86,8 +86,11 @@ impl Broker for PostgresBroker {
     }
 
     async fn queue_stats(&self, name: &str) -> Result<QueueStats, EngineError> {
-        let (counts, oldest_age_ms, id) = self.queue_stats_inner(name).await?;
-        Ok(self.inner.activity(id).stats(counts, oldest_age_ms))
+        let (counts, oldest_age_ms, id, groups_in_flight) = self.queue_stats_inner(name).await?;
+        Ok(QueueStats {
+            groups_in_flight,
+            ..self.inner.activity(id).stats(counts, oldest_age_ms)
+        })
     }
 
     async fn nack_message(

@@ -111,6 +111,7 @@ async fn send_to(
     let mut sent = Vec::with_capacity(messages.len());
     let mut bytes = 0u64;
     let mut stored = 0u64;
+    let mut deduplicated = 0u64;
     for m in messages.iter() {
         let dedup_key = match &m.dedup_id {
             Some(dedup_id) => {
@@ -135,6 +136,7 @@ async fn send_to(
                         message_id: id.hyphenated().to_string(),
                         sequence_number: Some(sequence_number(col(row, 1)?)),
                     });
+                    deduplicated += 1;
                     continue;
                 }
                 Some(key)
@@ -189,6 +191,7 @@ async fn send_to(
         });
     }
     commit_send(b, tx, q, name, stored, bytes).await?;
+    activity::add(&b.inner.activity(q.id).deduplicated, deduplicated);
     Ok(sent)
 }
 

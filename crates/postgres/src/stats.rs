@@ -8,11 +8,12 @@ use crate::error;
 use crate::rows::col;
 
 impl PostgresBroker {
-    /// Counts, oldest message age and the queue's id.
+    /// Counts, oldest message age, the queue's id, and for a FIFO queue its
+    /// groups with a message in flight.
     pub(crate) async fn queue_stats_inner(
         &self,
         name: &str,
-    ) -> Result<(QueueCounts, u64, i64), EngineError> {
+    ) -> Result<(QueueCounts, u64, i64, u64), EngineError> {
         let inner = &self.inner;
         let now = inner.now();
         let mut client = inner.client().await?;
@@ -24,7 +25,8 @@ impl PostgresBroker {
             "SELECT count(*) FILTER (WHERE visible_at <= $2),
                     count(*) FILTER (WHERE visible_at > $2 AND receive_count > 0),
                     count(*) FILTER (WHERE visible_at > $2 AND receive_count = 0),
-                    min(enqueued_at) FILTER (WHERE NOT back)
+                    min(enqueued_at) FILTER (WHERE NOT back),
+                    count(DISTINCT group_id) FILTER (WHERE visible_at > $2 AND receive_count > 0)
              FROM sluice_messages WHERE queue_id = $1",
             &[&q.id, &now],
         )
@@ -41,6 +43,7 @@ impl PostgresBroker {
         };
         let oldest: Option<i64> = col(row, 3)?;
         let age = oldest.map_or(0, |t| (now - t).max(0) as u64);
-        Ok((counts, age, q.id))
+        let groups_in_flight = if q.config.fifo { count(4)? } else { 0 };
+        Ok((counts, age, q.id, groups_in_flight))
     }
 }

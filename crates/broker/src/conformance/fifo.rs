@@ -501,3 +501,46 @@ pub async fn f16_sequence_numbers_look_like_sqs<H: Harness>(h: &H) {
         );
     }
 }
+
+/// M1 (SQS Developer Guide, "Available CloudWatch metrics for Amazon SQS":
+/// ApproximateNumberOfGroupsWithInflightMessages and
+/// NumberOfDeduplicatedSentMessages, FIFO queues): the groups with a
+/// message in flight, counted once however many of theirs are, and the
+/// sends answered as duplicates; a standard queue has no groups in flight.
+pub async fn m1_fifo_groups_in_flight_and_deduplicated_sends<H: Harness>(h: &H) {
+    create_fifo(h, "q.fifo", &[]).await;
+    let b = h.broker();
+    let sent = vec![
+        fifo_msg("g1", "a", "a"),
+        fifo_msg("g1", "b", "b"),
+        fifo_msg("g2", "c", "c"),
+        fifo_msg("g3", "d", "d"),
+    ];
+    b.send_messages("q.fifo", sent).await.unwrap();
+    let again = vec![fifo_msg("g1", "a", "a"), fifo_msg("g2", "c", "c")];
+    b.send_messages("q.fifo", again).await.unwrap();
+    let stats = b.queue_stats("q.fifo").await.unwrap();
+    assert_eq!((stats.sent, stats.deduplicated), (4, 2));
+    assert_eq!(stats.groups_in_flight, 0);
+
+    let first = b.receive_messages("q.fifo", opts(2)).await.unwrap();
+    assert_eq!(in_order(&first), ["a", "b"], "one group's two messages");
+    assert_eq!(b.queue_stats("q.fifo").await.unwrap().groups_in_flight, 1);
+    let second = b.receive_messages("q.fifo", opts(1)).await.unwrap();
+    assert_eq!(second.len(), 1);
+    assert_eq!(b.queue_stats("q.fifo").await.unwrap().groups_in_flight, 2);
+    let handles = first.into_iter().map(|m| m.receipt_handle).collect();
+    b.delete_messages("q.fifo", handles).await.unwrap();
+    assert_eq!(b.queue_stats("q.fifo").await.unwrap().groups_in_flight, 1);
+    h.clock().advance_secs(30);
+    assert_eq!(
+        b.queue_stats("q.fifo").await.unwrap().groups_in_flight,
+        0,
+        "visible again"
+    );
+
+    create(h, "std", &[]).await;
+    b.send_messages("std", vec![msg("x")]).await.unwrap();
+    b.receive_messages("std", opts(1)).await.unwrap();
+    assert_eq!(b.queue_stats("std").await.unwrap().groups_in_flight, 0);
+}

@@ -72,6 +72,7 @@ macro_rules! conformance_tests {
             f11_purge_ends_the_deduplication_window,
             f12_deduplication_scope_is_the_one_given_at_creation,
             f16_sequence_numbers_look_like_sqs,
+            m1_fifo_groups_in_flight_and_deduplicated_sends,
             f2_deduplication_window_outlives_delete,
             f2_deduplication_scope_message_group,
             f3_sequence_numbers_increase,

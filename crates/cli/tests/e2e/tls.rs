@@ -605,3 +605,60 @@ async fn a6_a10_a_secure_transport_deny_refuses_plain_http_only() {
         refusals[0]
     );
 }
+
+/// V14 (AWS Compute Blog, "Announcing server-side encryption with SSE-SQS
+/// by default": queues created over HTTPS are encrypted by default, those
+/// created over the non-TLS endpoint are not): a queue created over HTTPS
+/// says `SqsManagedSseEnabled` true, one created over the plain listener
+/// false, unless the request sets it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn v14_sse_sqs_is_the_default_over_https_only() {
+    use aws_sdk_sqs::types::QueueAttributeName as Attr;
+    let config = config_text(KEY, SECRET, "server.pem", "server-key.pem");
+    let server = TlsServer::start(&config, &["--plain-bind", "127.0.0.1:0"]);
+    let https = https_sdk(&server.endpoint(), KEY, SECRET);
+    let plain = sdk_signing(
+        &format!("http://{}", server.plain.expect("plain listener")),
+        KEY,
+        SECRET,
+        None,
+    );
+    let sse_of = |client: aws_sdk_sqs::Client, name: &'static str, asked: Option<&'static str>| async move {
+        let mut create = client.create_queue().queue_name(name);
+        if let Some(value) = asked {
+            create = create.attributes(Attr::SqsManagedSseEnabled, value);
+        }
+        let url = create.send().await.expect("create").queue_url.expect("url");
+        let attrs = client
+            .get_queue_attributes()
+            .queue_url(url)
+            .attribute_names(Attr::SqsManagedSseEnabled)
+            .send()
+            .await
+            .expect("attributes");
+        attrs
+            .attributes()
+            .and_then(|a| a.get(&Attr::SqsManagedSseEnabled))
+            .cloned()
+    };
+    assert_eq!(
+        sse_of(https.clone(), "over-tls", None).await.as_deref(),
+        Some("true")
+    );
+    assert_eq!(
+        sse_of(plain.clone(), "in-the-clear", None).await.as_deref(),
+        Some("false")
+    );
+    assert_eq!(
+        sse_of(plain, "asked-in-the-clear", Some("true"))
+            .await
+            .as_deref(),
+        Some("true")
+    );
+    assert_eq!(
+        sse_of(https, "declined-over-tls", Some("false"))
+            .await
+            .as_deref(),
+        Some("false")
+    );
+}

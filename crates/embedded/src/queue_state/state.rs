@@ -374,6 +374,23 @@ impl QueueState {
             .map(|&(at, _)| at)
     }
 
+    /// FIFO queues: the message groups with a message in flight; 0 for a
+    /// standard queue. Reads every message in flight or delayed: for the
+    /// metrics, not for a request path.
+    pub fn groups_in_flight(&self) -> u64 {
+        if self.lanes.is_none() {
+            return 0;
+        }
+        let groups: std::collections::HashSet<_> = self
+            .timers
+            .iter()
+            .filter_map(|(_, seq)| self.entries.get(seq))
+            .filter(|e| e.phase == Phase::InFlight)
+            .filter_map(|e| e.group)
+            .collect();
+        groups.len() as u64
+    }
+
     /// Number of messages in flight.
     pub fn in_flight(&self) -> usize {
         self.in_flight

@@ -311,6 +311,11 @@ const GAUGES: &[(&str, &str, Field)] = &[
         "Messages waiting for their delay (ApproximateNumberOfMessagesDelayed)",
         |s| s.counts.delayed,
     ),
+    (
+        "sluice_queue_groups_with_inflight_messages",
+        "FIFO message groups with a message in flight (ApproximateNumberOfGroupsWithInflightMessages); 0 for standard queues",
+        |s| s.groups_in_flight,
+    ),
 ];
 
 /// Per-queue counters: name (without `_total`), help, value.
@@ -354,6 +359,11 @@ const COUNTERS: &[(&str, &str, Field)] = &[
         "sluice_queue_messages_expired",
         "Messages deleted by the retention period",
         |s| s.expired,
+    ),
+    (
+        "sluice_queue_messages_deduplicated",
+        "FIFO sends answered as duplicates, nothing stored (NumberOfDeduplicatedSentMessages)",
+        |s| s.deduplicated,
     ),
 ];
 

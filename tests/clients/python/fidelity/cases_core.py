@@ -276,7 +276,7 @@ def all_attributes_of_a_standard_queue():
         "MessageRetentionPeriod": "604800",
         "QueueArn": f"arn:aws:sqs:{REGION}:{ACCOUNT}:{name_of(url)}",
         "ReceiveMessageWaitTimeSeconds": "10",
-        "SqsManagedSseEnabled": "true",
+        "SqsManagedSseEnabled": SSE_DEFAULT,
         "VisibilityTimeout": "20",
     }
     for k, v in want.items():
@@ -310,7 +310,7 @@ def defaults_and_resetting_kms_attributes():
         "MessageRetentionPeriod": "345600",
         "QueueArn": arn,
         "ReceiveMessageWaitTimeSeconds": "0",
-        "SqsManagedSseEnabled": "true",
+        "SqsManagedSseEnabled": SSE_DEFAULT,
         "VisibilityTimeout": "30",
     }
 

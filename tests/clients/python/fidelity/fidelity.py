@@ -51,6 +51,11 @@ ACCOUNT = os.environ.get("SLUICE_ACCOUNT", "000000000000")
 # documented differences between engines; scripts/client-smoke sets it.
 ENGINE = os.environ.get("SLUICE_ENGINE", "memory")
 REGION = "us-east-1"
+# SqsManagedSseEnabled of a queue created without it (rule V14): the
+# recordings, made over HTTPS, say "true"; a queue created over the non-TLS
+# endpoint is not encrypted by default (AWS Compute Blog, "Announcing
+# server-side encryption with SSE-SQS by default", 2022).
+SSE_DEFAULT = "true" if ENDPOINT.startswith("https://") else "false"
 
 
 def make_client(region=REGION):

@@ -23,7 +23,12 @@ pub async fn create_queue<B: Broker>(
     let name = required(input.queue_name, "QueueName")?;
     validate_queue_name(&name)?;
     let requested = input.attributes.unwrap_or_default();
-    let config = QueueConfig::for_create(&name, &requested)?;
+    let mut config = QueueConfig::for_create(&name, &requested)?;
+    // SSE-SQS is on by default only for queues created over HTTPS; one
+    // created over plain HTTP is not encrypted unless it asks (rule V14).
+    if !ctx.secure_transport() && !requested.contains_key("SqsManagedSseEnabled") {
+        config.sqs_managed_sse_enabled = false;
+    }
     super::attributes::check_access_policy(svc, &requested)?;
 
     let tags = input.tags.unwrap_or_default();
