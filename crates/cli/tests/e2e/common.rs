@@ -496,6 +496,31 @@ pub async fn dead_lettered(sqs: &aws_sdk_sqs::Client, n: usize) -> (String, Stri
     (src, dlq)
 }
 
+/// Visible, in-flight and delayed messages of a queue, read in one
+/// request: read apart, a message moving between two of the counts (in
+/// flight, then visible again) would be missed by both and the queue would
+/// look empty.
+pub async fn messages_in(sqs: &aws_sdk_sqs::Client, url: &str) -> usize {
+    use aws_sdk_sqs::types::QueueAttributeName as Name;
+    let counts = [
+        Name::ApproximateNumberOfMessages,
+        Name::ApproximateNumberOfMessagesNotVisible,
+        Name::ApproximateNumberOfMessagesDelayed,
+    ];
+    let out = sqs
+        .get_queue_attributes()
+        .queue_url(url)
+        .set_attribute_names(Some(counts.to_vec()))
+        .send()
+        .await
+        .expect("queue counts");
+    let attributes = out.attributes().expect("the counts asked for");
+    counts
+        .iter()
+        .map(|c| attributes[c].parse::<usize>().expect("a count"))
+        .sum()
+}
+
 /// One of a queue's approximate counts, e.g. `ApproximateNumberOfMessages`.
 pub async fn approximate(
     sqs: &aws_sdk_sqs::Client,

@@ -285,27 +285,7 @@ pub(crate) async fn until(limit: Duration, mut done: impl AsyncFnMut() -> bool) 
 
 /// The messages of a queue not yet deleted: visible, in flight or delayed.
 pub(crate) async fn remaining(server: &TestServer, url: &str) -> usize {
-    // One request for the three counts: read apart, a message moving
-    // between two of them (in flight, then visible again) would be missed
-    // by both and the queue would look empty.
-    let counts = [
-        QueueAttributeName::ApproximateNumberOfMessages,
-        QueueAttributeName::ApproximateNumberOfMessagesNotVisible,
-        QueueAttributeName::ApproximateNumberOfMessagesDelayed,
-    ];
-    let out = server
-        .sdk()
-        .get_queue_attributes()
-        .queue_url(url)
-        .set_attribute_names(Some(counts.to_vec()))
-        .send()
-        .await
-        .unwrap();
-    let attributes = out.attributes().unwrap();
-    counts
-        .iter()
-        .map(|c| attributes[c].parse::<usize>().unwrap())
-        .sum()
+    crate::common::messages_in(&server.sdk(), url).await
 }
 
 pub(crate) fn bodies(event: &Value) -> Vec<String> {

@@ -7,12 +7,12 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use aws_sdk_sqs::types::{MessageAttributeValue, QueueAttributeName};
+use aws_sdk_sqs::types::MessageAttributeValue;
 use serde_json::{Value, json};
 
 use crate::alarms::sluice;
 use crate::cli_run::sluice as cli;
-use crate::common::{SluiceProcess, approximate};
+use crate::common::{SluiceProcess, messages_in};
 use crate::consumers::{Handler, Reply, bodies, until};
 
 /// C13: of four messages, the JSON order (first pattern) and the refund
@@ -71,17 +71,11 @@ filter = ['{{"body": {{"type": ["order"]}}}}', '{{"messageAttributes": {{"priori
         .send()
         .await
         .unwrap();
-    let left = async || {
-        approximate(&sqs, &url, QueueAttributeName::ApproximateNumberOfMessages).await
-            + approximate(
-                &sqs,
-                &url,
-                QueueAttributeName::ApproximateNumberOfMessagesNotVisible,
-            )
-            .await
-    };
     assert!(
-        until(Duration::from_secs(10), async || left().await == 0).await,
+        until(Duration::from_secs(10), async || {
+            messages_in(&sqs, &url).await == 0
+        })
+        .await,
         "every message handled or filtered out"
     );
     let mut delivered: Vec<String> = handler.events().iter().flat_map(bodies).collect();

@@ -50,9 +50,7 @@ async fn send_all(node: &SluiceProcess, url: &str, bodies: &[String]) {
 
 /// Visible plus in-flight messages of a queue.
 async fn remaining(node: &SluiceProcess, url: &str) -> usize {
-    let sqs = node.sdk();
-    approximate(&sqs, url, Attr::ApproximateNumberOfMessages).await
-        + approximate(&sqs, url, Attr::ApproximateNumberOfMessagesNotVisible).await
+    crate::common::messages_in(&node.sdk(), url).await
 }
 
 /// A sluice action that must succeed.
