@@ -13,6 +13,7 @@ pub mod args;
 pub mod body;
 pub mod cpu;
 pub mod error;
+pub mod fair;
 pub mod fanout;
 pub mod latency;
 pub mod load;
@@ -110,6 +111,29 @@ async fn bench(args: BenchArgs) -> Result<(), BenchError> {
     if args.fanout {
         return fanout(&args, &client, queue_urls).await;
     }
+    if args.fair {
+        if !(args.fair_work_ms.is_finite() && args.fair_work_ms >= 0.1) {
+            return Err(BenchError::Usage(format!(
+                "--fair-work-ms must be at least 0.1, got {}",
+                args.fair_work_ms
+            )));
+        }
+        let plan = fair::FairPlan {
+            queue: args.queue.clone(),
+            consumers: args.consumers,
+            work: Duration::from_secs_f64(args.fair_work_ms / 1000.0),
+            phase: Duration::from_secs(args.duration.unwrap_or(DEFAULT_FAIR_PHASE_SECS)),
+        };
+        if !args.json {
+            eprintln!(
+                "sluice bench: fair queue dwell time, four phases of {} s on {} ...",
+                plan.phase.as_secs(),
+                args.endpoint
+            );
+        }
+        let report = fair::run(&client, &plan).await?;
+        return print_report(args.json, &report, report.table());
+    }
     if let Some(probes) = args.wake_probes {
         return wake_probes(&args, &client, &queue_urls[0], null_server, probes).await;
     }
@@ -194,6 +218,9 @@ async fn push(args: &BenchArgs) -> Result<(), BenchError> {
     }
     Ok(())
 }
+
+/// Each `--fair` phase's length without `--duration`.
+const DEFAULT_FAIR_PHASE_SECS: u64 = 10;
 
 /// The backlog of `--push` without `--messages`.
 const PUSH_MESSAGES: u64 = 100_000;

@@ -4,7 +4,7 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use crate::types::{QueueCounts, QueueStats};
+use crate::types::{FairStats, QueueCounts, QueueStats};
 
 /// Counters of one queue.
 #[derive(Debug, Default)]
@@ -46,6 +46,7 @@ impl Activity {
             expired: get(&self.expired),
             deduplicated: get(&self.deduplicated),
             groups_in_flight: 0,
+            fair: FairStats::default(),
         }
     }
 }

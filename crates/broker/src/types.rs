@@ -249,6 +249,28 @@ pub struct QueueStats {
     /// (ApproximateNumberOfGroupsWithInflightMessages); 0 for a standard
     /// queue.
     pub groups_in_flight: u64,
+    /// Fair queues: the noisy tenants and the quiet ones' messages; zeros
+    /// for any other queue.
+    pub fair: FairStats,
+}
+
+/// A fair queue's metrics as SQS publishes them (rule V10).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct FairStats {
+    /// Tenants noisy now (ApproximateNumberOfNoisyGroups).
+    pub noisy_groups: u64,
+    /// Quiet tenants' messages ready to be received
+    /// (ApproximateNumberOfMessagesVisibleInQuietGroups).
+    pub quiet_visible: u64,
+    /// Quiet tenants' messages in flight
+    /// (ApproximateNumberOfMessagesNotVisibleInQuietGroups).
+    pub quiet_in_flight: u64,
+    /// Quiet tenants' delayed messages
+    /// (ApproximateNumberOfMessagesDelayedInQuietGroups).
+    pub quiet_delayed: u64,
+    /// Age of the oldest quiet tenant's message waiting to be received, ms
+    /// (ApproximateAgeOfOldestMessageInQuietGroups).
+    pub quiet_oldest_age_ms: u64,
 }
 
 /// A consumer's report that it failed to process a message (rule X2).

@@ -26,6 +26,16 @@ pub struct QueueSample {
     pub redriven: f64,
     /// `sluice_queue_messages_expired_total`.
     pub expired: f64,
+    /// `sluice_queue_noisy_groups` (fair queues).
+    pub noisy_groups: f64,
+    /// `sluice_queue_quiet_group_messages_visible`.
+    pub quiet_visible: f64,
+    /// `sluice_queue_quiet_group_messages_not_visible`.
+    pub quiet_in_flight: f64,
+    /// `sluice_queue_quiet_group_messages_delayed`.
+    pub quiet_delayed: f64,
+    /// `sluice_queue_quiet_group_oldest_message_age_seconds`.
+    pub quiet_oldest_age_secs: f64,
 }
 
 /// Every queue's sample in an exposition, by queue name.
@@ -50,6 +60,11 @@ pub fn queue_samples(text: &str) -> BTreeMap<String, QueueSample> {
             "sluice_queue_messages_dead_lettered_total" => &mut s.dead_lettered,
             "sluice_queue_messages_redriven_total" => &mut s.redriven,
             "sluice_queue_messages_expired_total" => &mut s.expired,
+            "sluice_queue_noisy_groups" => &mut s.noisy_groups,
+            "sluice_queue_quiet_group_messages_visible" => &mut s.quiet_visible,
+            "sluice_queue_quiet_group_messages_not_visible" => &mut s.quiet_in_flight,
+            "sluice_queue_quiet_group_messages_delayed" => &mut s.quiet_delayed,
+            "sluice_queue_quiet_group_oldest_message_age_seconds" => &mut s.quiet_oldest_age_secs,
             _ => continue,
         };
         *field = value;

@@ -63,6 +63,32 @@ pub struct Row {
     pub received_per_second: Option<f64>,
     /// Deletes per second.
     pub deleted_per_second: Option<f64>,
+    /// Fair queues: what SQS publishes of their tenants (all zero for
+    /// any other queue).
+    pub fair: FairRow,
+}
+
+/// A fair queue's noisy and quiet tenants (rule V10), named as SQS's
+/// metrics.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct FairRow {
+    /// ApproximateNumberOfNoisyGroups.
+    pub noisy_groups: u64,
+    /// ApproximateNumberOfMessagesVisibleInQuietGroups.
+    pub quiet_visible: u64,
+    /// ApproximateNumberOfMessagesNotVisibleInQuietGroups.
+    pub quiet_in_flight: u64,
+    /// ApproximateNumberOfMessagesDelayedInQuietGroups.
+    pub quiet_delayed: u64,
+    /// ApproximateAgeOfOldestMessageInQuietGroups, seconds.
+    pub quiet_oldest_message_age_seconds: f64,
+}
+
+impl FairRow {
+    fn is_empty(&self) -> bool {
+        *self == Self::default()
+    }
 }
 
 /// The rows of `current`, with rates against `previous` taken `elapsed`
@@ -103,9 +129,41 @@ pub fn rows(
                 sent_per_second: rate(sent),
                 received_per_second: rate(received),
                 deleted_per_second: rate(deleted),
+                fair: FairRow {
+                    noisy_groups: s.noisy_groups as u64,
+                    quiet_visible: s.quiet_visible as u64,
+                    quiet_in_flight: s.quiet_in_flight as u64,
+                    quiet_delayed: s.quiet_delayed as u64,
+                    quiet_oldest_message_age_seconds: s.quiet_oldest_age_secs,
+                },
             }
         })
         .collect()
+}
+
+/// The fair queues' tenants, for the queues that have any to show.
+fn fair_table(rows: &[Row]) -> Option<String> {
+    let mut table = Table::new(&[
+        "FAIR QUEUE",
+        "NOISY GROUPS>",
+        "QUIET VISIBLE>",
+        "QUIET IN FLIGHT>",
+        "QUIET DELAYED>",
+        "QUIET OLDEST>",
+    ]);
+    let mut any = false;
+    for r in rows.iter().filter(|r| !r.fair.is_empty()) {
+        any = true;
+        table.row(vec![
+            r.name.clone(),
+            r.fair.noisy_groups.to_string(),
+            r.fair.quiet_visible.to_string(),
+            r.fair.quiet_in_flight.to_string(),
+            r.fair.quiet_delayed.to_string(),
+            duration(r.fair.quiet_oldest_message_age_seconds as u64),
+        ]);
+    }
+    any.then(|| table.render())
 }
 
 /// Runs `stats`; returns the exit code.
@@ -245,6 +303,10 @@ fn draw(
     } else {
         out!("{}", table.render());
     }
+    if let Some(fair) = fair_table(rows) {
+        outln!();
+        out!("{fair}");
+    }
     if !consumers.is_empty() {
         outln!();
         out!("{}", stats_consumers::table(consumers));
@@ -303,5 +365,34 @@ mod tests {
         let r = rows(Some((&before, Duration::from_secs(1))), &after);
         assert_eq!(r[0].sent_per_second, None);
         assert_eq!(rows(None, &after)[0].sent, None);
+    }
+
+    #[test]
+    fn v10_fair_queues_get_a_table_of_their_tenants() {
+        let fair = QueueSample {
+            noisy_groups: 1.0,
+            quiet_visible: 3.0,
+            quiet_in_flight: 2.0,
+            quiet_delayed: 1.0,
+            quiet_oldest_age_secs: 65.0,
+            ..Default::default()
+        };
+        let current = BTreeMap::from([
+            ("plain".to_string(), sample(1.0, 1.0, 1.0)),
+            ("tenants".to_string(), fair),
+        ]);
+        let r = rows(None, &current);
+        assert_eq!(r[1].fair.noisy_groups, 1);
+        let table = fair_table(&r).expect("a fair queue to show");
+        assert!(table.contains("tenants"), "{table}");
+        assert!(!table.contains("plain"), "{table}");
+        assert!(table.contains("1m5s"), "{table}");
+        assert_eq!(
+            fair_table(&rows(
+                None,
+                &BTreeMap::from([("plain".to_string(), sample(1.0, 1.0, 1.0))])
+            )),
+            None
+        );
     }
 }

@@ -136,12 +136,18 @@ const QUEUE_SERIES = {
   sluice_queue_messages_sent_total: 'sent',
   sluice_queue_messages_received_total: 'received',
   sluice_queue_messages_deleted_total: 'deleted',
+  sluice_queue_noisy_groups: 'noisyGroups',
+  sluice_queue_quiet_group_messages_visible: 'quietVisible',
+  sluice_queue_quiet_group_messages_not_visible: 'quietInFlight',
+  sluice_queue_quiet_group_messages_delayed: 'quietDelayed',
+  sluice_queue_quiet_group_oldest_message_age_seconds: 'quietOldest',
 };
 
 /**
  * One scrape of `/metrics` (which SQS's API does not carry): `at` (ms) and
- * by queue name the age in seconds of its oldest message and its sent,
- * received and deleted counters; an empty map if unavailable.
+ * by queue name the age in seconds of its oldest message, its sent,
+ * received and deleted counters, and a fair queue's noisy and quiet
+ * tenants; an empty map if unavailable.
  */
 export async function queueMetrics() {
   const byQueue = new Map();

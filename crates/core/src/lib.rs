@@ -9,6 +9,7 @@ pub mod attributes;
 pub mod clock;
 pub mod digest;
 pub mod error;
+pub mod fair_tenants;
 pub mod fifo_settings;
 pub mod limits;
 pub mod message;

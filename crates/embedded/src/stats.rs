@@ -36,12 +36,19 @@ pub(crate) async fn queue_stats(
     let cell = broker.queue(name)?;
     let inner = &broker.inner;
     let now = inner.now();
-    let (counts, oldest, groups_in_flight) = {
+    let (counts, oldest, groups_in_flight, fair) = {
         let st = inner.lock_current(&cell, now)?;
-        (st.counts(), st.oldest_enqueued_at(), st.groups_in_flight())
+        let fair = st.fair_stats(now);
+        (
+            st.counts(),
+            st.oldest_enqueued_at(),
+            st.groups_in_flight(),
+            fair,
+        )
     };
     Ok(QueueStats {
         groups_in_flight,
+        fair,
         ..cell
             .activity
             .stats(counts, oldest.map_or(0, |t| now.saturating_sub(t)))

@@ -159,7 +159,8 @@ impl PostgresBroker {
 
     /// The queue's counts with every node's activity, as flushed.
     pub(crate) async fn cluster_stats(&self, name: &str) -> Result<QueueStats, EngineError> {
-        let (counts, oldest_age_ms, id, groups_in_flight) = self.queue_stats_inner(name).await?;
+        let snapshot = self.queue_stats_inner(name).await?;
+        let id = snapshot.id;
         let [
             sent,
             sent_bytes,
@@ -171,8 +172,8 @@ impl PostgresBroker {
             expired,
         ] = totals(&self.inner, id).await?;
         Ok(QueueStats {
-            counts,
-            oldest_age_ms,
+            counts: snapshot.counts,
+            oldest_age_ms: snapshot.oldest_age_ms,
             sent,
             sent_bytes,
             received,
@@ -183,7 +184,8 @@ impl PostgresBroker {
             expired,
             // Not among the shared totals: this node's count.
             deduplicated: get(&self.inner.activity(id).deduplicated),
-            groups_in_flight,
+            groups_in_flight: snapshot.groups_in_flight,
+            fair: snapshot.fair,
         })
     }
 }

@@ -34,7 +34,7 @@ impl Broker for PostgresBroker {
     }
 
     async fn queue_counts(&self, name: &str) -> Result<QueueCounts, EngineError> {
-        Ok(self.queue_stats_inner(name).await?.0)
+        Ok(self.queue_stats_inner(name).await?.counts)
     }
 
     async fn update_queue(&self, name: &str, change: MetaChange) -> Result<QueueMeta, EngineError> {
@@ -86,10 +86,11 @@ impl Broker for PostgresBroker {
     }
 
     async fn queue_stats(&self, name: &str) -> Result<QueueStats, EngineError> {
-        let (counts, oldest_age_ms, id, groups_in_flight) = self.queue_stats_inner(name).await?;
+        let s = self.queue_stats_inner(name).await?;
         Ok(QueueStats {
-            groups_in_flight,
-            ..self.inner.activity(id).stats(counts, oldest_age_ms)
+            groups_in_flight: s.groups_in_flight,
+            fair: s.fair,
+            ..self.inner.activity(s.id).stats(s.counts, s.oldest_age_ms)
         })
     }
 

@@ -93,6 +93,7 @@ impl PostgresBroker {
                 waiters: Mutex::new(HashMap::new()),
                 activity: Mutex::new(HashMap::new()),
                 in_flight: Mutex::new(HashMap::new()),
+                fair: Default::default(),
                 queues: cache::QueueCache::default(),
                 sends: Default::default(),
                 deletes: Default::default(),

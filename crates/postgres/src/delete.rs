@@ -145,11 +145,11 @@ async fn delete_standard(
         "WITH gone AS (
             DELETE FROM sluice_messages m USING unnest($2::bigint[], $3::int[]) AS h(seq, receive)
             WHERE m.queue_id = $1 AND m.seq = h.seq AND m.receive_count >= h.receive
-            RETURNING m.seq, m.receive_count
+            RETURNING m.seq, m.receive_count, m.group_id, m.last_receive_at
          )
-         SELECT seq, receive_count, TRUE FROM gone
+         SELECT seq, receive_count, TRUE, group_id, last_receive_at FROM gone
          UNION ALL
-         SELECT m.seq, m.receive_count, FALSE FROM sluice_messages m
+         SELECT m.seq, m.receive_count, FALSE, NULL, 0 FROM sluice_messages m
          WHERE m.queue_id = $1
            AND m.seq = ANY(ARRAY(SELECT unnest($2::bigint[]) EXCEPT SELECT seq FROM gone))",
         &[&q.id, &seqs, &receives],
@@ -157,10 +157,19 @@ async fn delete_standard(
     .await?;
     let mut deleted = 0u64;
     let mut counts: HashMap<i64, u32> = HashMap::with_capacity(rows.len());
+    let now = b.inner.now();
     for r in &rows {
         counts.insert(col(r, 0)?, col::<i32>(r, 1)?.max(0) as u32);
         if col::<bool>(r, 2)? {
             deleted += 1;
+            // A fair queue weighs its tenants by processing time (V10):
+            // this message's ended now.
+            if q.fair {
+                let group: Option<String> = col(r, 3)?;
+                b.inner
+                    .fair
+                    .finished(q.id, now, group.as_deref(), col(r, 4)?);
+            }
         }
     }
     let results = requests

@@ -61,6 +61,8 @@ pub(crate) struct Inner {
     pub(crate) flusher: tokio::sync::Mutex<Flusher>,
     /// How long a deleted name stays taken (ms); 0 frees it at once.
     pub(crate) deleted_name_hold_ms: std::sync::atomic::AtomicU64,
+    /// Fair queues' noisy tenants as this node sees them (rule V10).
+    pub(crate) fair: crate::fair::FairTenants,
 }
 
 /// One DeleteMessage or DeleteMessageBatch request on a standard queue,

@@ -23,6 +23,7 @@ mod dead_letter;
 mod delete;
 mod engine;
 mod error;
+mod fair;
 mod listener;
 mod locks;
 mod nack;

@@ -13,12 +13,13 @@ pub(crate) async fn pick(
     now: i64,
     want: usize,
     exclude: &[i64],
+    noisy: &[String],
 ) -> Result<Vec<MessageRow>, EngineError> {
     if q.config.fifo {
         return pick_fifo(tx, q, now, want, exclude).await;
     }
     let want = want as i64;
-    if !q.fair {
+    if noisy.is_empty() {
         // Visible longest first: the index's own order, so no sort.
         let sql = format!(
             "SELECT {MESSAGE_COLUMNS} FROM sluice_messages
@@ -27,20 +28,24 @@ pub(crate) async fn pick(
         );
         return MessageRow::all(&query(tx, &sql, &[&q.id, &now, &want, &exclude]).await?);
     }
-    // Fair queues (V10): each group's oldest first, groups in turn; the
-    // ungrouped messages are one more group (rows::UNGROUPED_IN_FAIR_QUEUE).
+    // A fair queue with noisy tenants (V10): the quiet tenants' messages
+    // first, oldest first, then the noisy tenants' in the order given
+    // (fewest in flight first), each one's oldest first. Each group's
+    // oldest receivable messages are read through the group index, one
+    // probe per group, so a noisy tenant's backlog is never scanned; the
+    // ungrouped messages are one group there (rows::UNGROUPED_IN_FAIR_QUEUE)
+    // and quiet, each a tenant of its own.
     let sql = format!(
         "WITH RECURSIVE {GROUPS}
-        SELECT h.seq, h.turn FROM groups CROSS JOIN LATERAL (
-            SELECT seq, row_number() OVER (ORDER BY seq) AS turn FROM (
-                SELECT seq FROM sluice_messages m
-                WHERE m.queue_id = $1 AND m.group_id = groups.g AND m.visible_at <= $2
-                  AND NOT (m.seq = ANY($4))
-                ORDER BY seq LIMIT $3) r
+        SELECT h.seq FROM groups CROSS JOIN LATERAL (
+            SELECT seq FROM sluice_messages m
+            WHERE m.queue_id = $1 AND m.group_id = groups.g AND m.visible_at <= $2
+              AND NOT (m.seq = ANY($4))
+            ORDER BY seq LIMIT $3
         ) h WHERE groups.g IS NOT NULL
-        ORDER BY 2, 1 LIMIT $3"
+        ORDER BY array_position($5::text[], groups.g) NULLS FIRST, h.seq LIMIT $3"
     );
-    let order = query(tx, &sql, &[&q.id, &now, &want, &exclude])
+    let order = query(tx, &sql, &[&q.id, &now, &want, &exclude, &noisy])
         .await?
         .iter()
         .map(|r| col(r, 0))

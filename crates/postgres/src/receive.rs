@@ -80,11 +80,21 @@ async fn receive_once(
 ) -> Result<Attempt, EngineError> {
     let inner = &b.inner;
     let q = inner.queue_by_name(name).await?;
-    // Plain standard queues take the one-statement path, put together
-    // with the node's other receives on the queue (combine.rs); fair
-    // queues, retry backoff, FIFO queues, the in-flight limit and dead
-    // letters take the transaction below.
-    if !q.config.fifo && !q.fair && q.config.backoff().is_none() {
+    // A fair queue with a noisy tenant serves the quiet ones first (V10).
+    let noisy = match (q.fair && !q.config.fifo).then(|| inner.fair.known(q.id, now)) {
+        Some(Some(known)) => known.groups,
+        Some(None) => {
+            let client = inner.client().await?;
+            inner.fair.refresh(&client, &q, now).await?.groups
+        }
+        None => Default::default(),
+    };
+    // Plain standard queues, and fair ones while no tenant is noisy, take
+    // the one-statement path, put together with the node's other receives
+    // on the queue (combine.rs); noisy tenants, retry backoff, FIFO
+    // queues, the in-flight limit and dead letters take the transaction
+    // below.
+    if !q.config.fifo && noisy.is_empty() && q.config.backoff().is_none() {
         let counted = match known_in_flight(b, &q) {
             Some(count) => count,
             None => recount_in_flight(b, &inner.client().await?, &q, now).await?,
@@ -117,7 +127,7 @@ async fn receive_once(
             let mut delivered = share.delivered;
             let already = delivered.len();
             let mut client = inner.client().await?;
-            let more = receive_locked(b, &mut client, &q, options, now, already).await?;
+            let more = receive_locked(b, &mut client, &q, options, now, already, &noisy).await?;
             delivered.extend(more.delivered);
             let next_due = more.next_due.filter(|_| delivered.is_empty());
             return Ok(Attempt {
@@ -128,7 +138,7 @@ async fn receive_once(
         }
     }
     let mut client = inner.client().await?;
-    receive_locked(b, &mut client, &q, options, now, 0).await
+    receive_locked(b, &mut client, &q, options, now, 0, &noisy).await
 }
 
 /// Messages in flight in `q` as this node counted them at most
@@ -327,6 +337,7 @@ async fn receive_locked(
     options: &ReceiveOptions,
     now: i64,
     already: usize,
+    noisy: &[String],
 ) -> Result<Attempt, EngineError> {
     let inner = &b.inner;
     let tx = client.transaction().await.map_err(error::db)?;
@@ -379,7 +390,7 @@ async fn receive_locked(
         if want == 0 {
             break;
         }
-        let picked = pick(&tx, q, now, want, &exclude).await?;
+        let picked = pick(&tx, q, now, want, &exclude, noisy).await?;
         let mut died = false;
         for m in picked {
             if max_receives.is_some_and(|limit| m.receive_count >= limit) {

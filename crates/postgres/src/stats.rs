@@ -1,49 +1,96 @@
 //! A queue's counts and the age of its oldest message, for
-//! GetQueueAttributes and the metrics (rule M1).
+//! GetQueueAttributes and the metrics (rule M1), and a fair queue's counts
+//! outside its noisy tenants (rule V10).
 
-use sluice_broker::{EngineError, QueueCounts};
+use sluice_broker::{EngineError, FairStats, QueueCounts};
 
 use crate::engine::{PostgresBroker, expire, query, queue_row};
 use crate::error;
-use crate::rows::col;
+use crate::rows::{UNGROUPED_IN_FAIR_QUEUE, col};
+
+/// What [`PostgresBroker::queue_stats_inner`] reads of a queue.
+pub(crate) struct Snapshot {
+    pub(crate) counts: QueueCounts,
+    pub(crate) oldest_age_ms: u64,
+    pub(crate) id: i64,
+    /// FIFO: groups with a message in flight.
+    pub(crate) groups_in_flight: u64,
+    pub(crate) fair: FairStats,
+}
 
 impl PostgresBroker {
-    /// Counts, oldest message age, the queue's id, and for a FIFO queue its
-    /// groups with a message in flight.
-    pub(crate) async fn queue_stats_inner(
-        &self,
-        name: &str,
-    ) -> Result<(QueueCounts, u64, i64, u64), EngineError> {
+    /// Counts, oldest message age, the queue's id, for a FIFO queue its
+    /// groups with a message in flight, and for a fair queue its noisy
+    /// tenants and the quiet ones' counts.
+    pub(crate) async fn queue_stats_inner(&self, name: &str) -> Result<Snapshot, EngineError> {
         let inner = &self.inner;
         let now = inner.now();
         let mut client = inner.client().await?;
-        let tx = client.transaction().await.map_err(error::db)?;
-        let q = queue_row(&tx, name, "").await?;
-        expire(inner, &tx, &q, now).await?;
+        let q = {
+            let tx = client.transaction().await.map_err(error::db)?;
+            let q = queue_row(&tx, name, "").await?;
+            expire(inner, &tx, &q, now).await?;
+            tx.commit().await.map_err(error::db)?;
+            q
+        };
+        let fair = q.fair && !q.config.fifo;
+        let noisy = match fair.then(|| inner.fair.known(q.id, now)) {
+            Some(Some(known)) => Some(known),
+            Some(None) => Some(inner.fair.refresh(&client, &q, now).await?),
+            None => None,
+        };
+        let noisy_groups: Vec<String> = noisy.as_ref().map_or_else(Vec::new, |n| n.groups.to_vec());
+        // Groups are counted only where they are reported: counting
+        // distinct groups reads every row in flight.
         let rows = query(
-            &tx,
+            &client,
             "SELECT count(*) FILTER (WHERE visible_at <= $2),
                     count(*) FILTER (WHERE visible_at > $2 AND receive_count > 0),
                     count(*) FILTER (WHERE visible_at > $2 AND receive_count = 0),
                     min(enqueued_at) FILTER (WHERE NOT back),
-                    count(DISTINCT group_id) FILTER (WHERE visible_at > $2 AND receive_count > 0)
-             FROM sluice_messages WHERE queue_id = $1",
-            &[&q.id, &now],
+                    CASE WHEN $3 THEN count(DISTINCT group_id)
+                        FILTER (WHERE visible_at > $2 AND receive_count > 0) ELSE 0 END,
+                    count(*) FILTER (WHERE $4 AND visible_at <= $2 AND quiet),
+                    count(*) FILTER (WHERE $4 AND visible_at > $2 AND receive_count = 0 AND quiet),
+                    min(enqueued_at) FILTER (WHERE $4 AND visible_at <= $2 AND quiet)
+             FROM (SELECT *, NOT (coalesce(group_id, $6) = ANY($5::text[])) AS quiet
+                   FROM sluice_messages WHERE queue_id = $1) m",
+            &[
+                &q.id,
+                &now,
+                &q.config.fifo,
+                &fair,
+                &noisy_groups,
+                &UNGROUPED_IN_FAIR_QUEUE,
+            ],
         )
         .await?;
-        tx.commit().await.map_err(error::db)?;
         let row = rows
             .first()
             .ok_or_else(|| EngineError::Storage("no counts".into()))?;
         let count = |i| col::<i64>(row, i).map(|n| n.max(0) as u64);
+        let age = |i| col::<Option<i64>>(row, i).map(|t| t.map_or(0, |t| (now - t).max(0) as u64));
         let counts = QueueCounts {
             visible: count(0)?,
             in_flight: count(1)?,
             delayed: count(2)?,
         };
-        let oldest: Option<i64> = col(row, 3)?;
-        let age = oldest.map_or(0, |t| (now - t).max(0) as u64);
-        let groups_in_flight = if q.config.fifo { count(4)? } else { 0 };
-        Ok((counts, age, q.id, groups_in_flight))
+        let fair = match &noisy {
+            Some(noisy) => FairStats {
+                noisy_groups: noisy.groups.len() as u64,
+                quiet_visible: count(5)?,
+                quiet_in_flight: counts.in_flight.saturating_sub(noisy.in_flight),
+                quiet_delayed: count(6)?,
+                quiet_oldest_age_ms: age(7)?,
+            },
+            None => FairStats::default(),
+        };
+        Ok(Snapshot {
+            counts,
+            oldest_age_ms: age(3)?,
+            id: q.id,
+            groups_in_flight: count(4)?,
+            fair,
+        })
     }
 }

@@ -426,6 +426,30 @@ test("a queue's page lists the push consumers that read it", async () => {
   await sqs('DeleteQueue', { QueueUrl: invoices });
 });
 
+test("a fair queue's page shows its noisy and quiet tenants (rule V10)", async () => {
+  const tenants = (await sqs('CreateQueue', { QueueName: 'tenants' })).QueueUrl;
+  // bulk floods the queue and holds 40 messages in flight: noisy while it
+  // still has a backlog; small has one message waiting.
+  for (let b = 0; b < 5; b++) {
+    const Entries = Array.from({ length: 10 }, (_, i) => ({ Id: `m${i}`, MessageBody: `bulk ${b * 10 + i}`, MessageGroupId: 'bulk' }));
+    await sqs('SendMessageBatch', { QueueUrl: tenants, Entries });
+  }
+  for (let i = 0; i < 4; i++) {
+    const got = await sqs('ReceiveMessage', { QueueUrl: tenants, MaxNumberOfMessages: 10, VisibilityTimeout: 600 });
+    assert.equal(got.Messages.length, 10);
+  }
+  await sqs('SendMessage', { QueueUrl: tenants, MessageBody: 'small 0', MessageGroupId: 'small' });
+  await page.goto(`${ENDPOINT}/console/#/queues/tenants`);
+  await page.locator('#fair:not([hidden])').waitFor({ timeout: 15000 });
+  assert.equal(await page.locator('#fair-noisy').textContent(), '1');
+  assert.equal(await page.locator('#fair-quiet-visible').textContent(), '1');
+  assert.equal(await page.locator('#fair-quiet-in-flight').textContent(), '0');
+  await page.goto(`${ENDPOINT}/console/#/queues/payments`);
+  await page.locator('#depths').waitFor();
+  assert.equal(await page.locator('#fair').getAttribute('hidden'), '', 'not a fair queue: no section');
+  await sqs('DeleteQueue', { QueueUrl: tenants });
+});
+
 test('doctor findings are computed in the page with their fixes, and follow the queues', async () => {
   // emails: one receive before the DLQ, and a visibility timeout too short for its consumer.
   const dlqArn = (await sqs('GetQueueAttributes', { QueueUrl: q.dlq, AttributeNames: ['QueueArn'] })).Attributes.QueueArn;

@@ -78,8 +78,11 @@ macro_rules! conformance_tests {
             f3_sequence_numbers_increase,
             f4_receive_attempt_id_replays,
             r3_fifo_dlq_resets_enqueue_time,
-            v10_fair_queue_flooding_group_does_not_starve_others,
-            v10_ungrouped_messages_of_a_fair_queue_take_one_turn,
+            v10_fair_queue_serves_oldest_first_while_no_tenant_is_noisy,
+            v10_fair_queue_tenant_with_forty_in_flight_waits_behind_quiet_ones,
+            v10_fair_queue_flooding_tenant_does_not_starve_others,
+            v10_fair_queue_noisy_tenant_quiet_again_after_five_silent_minutes,
+            v10_fair_queue_metrics_count_noisy_and_quiet_tenants,
             r7_redrive_returns_messages_to_their_sources,
             r7_redrive_to_a_destination_in_steps,
             r7_unmovable_messages_stay,
@@ -129,6 +132,7 @@ macro_rules! conformance_tests {
 }
 
 mod dead_letter;
+mod fair;
 mod fifo;
 mod regions;
 mod retries;
@@ -136,6 +140,7 @@ mod standard;
 mod topics;
 
 pub use dead_letter::*;
+pub use fair::*;
 pub use fifo::*;
 pub use regions::*;
 pub use retries::*;
@@ -273,6 +278,7 @@ mod listed {
         let sources = [
             include_str!("mod.rs"),
             include_str!("dead_letter.rs"),
+            include_str!("fair.rs"),
             include_str!("fifo.rs"),
             include_str!("regions.rs"),
             include_str!("retries.rs"),

@@ -1,5 +1,5 @@
 //! Standard queues: the message lifecycle, limits and queue management
-//! (rules V1–V11, L2, L4) and fair queues.
+//! (rules V1–V11, L2, L4).
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -813,104 +813,6 @@ pub async fn l4_fifo_in_flight_limit_is_an_empty_receive<H: Harness>(h: &H) {
             .len(),
         10,
         "limit lifts as messages return"
-    );
-}
-
-/// V10, fair queues: on a standard queue, a message group that floods the
-/// queue does not starve the others. A noisy tenant sends 1,000 messages,
-/// then ten quiet tenants one each; a consumer takes 10 per second. Every
-/// quiet message waits at most two receives, not a hundred.
-pub async fn v10_fair_queue_flooding_group_does_not_starve_others<H: Harness>(h: &H) {
-    create(h, "shared", &[]).await;
-    let grouped = |group: &str, body: String| NewMessage {
-        body,
-        group_id: Some(group.into()),
-        ..Default::default()
-    };
-    for chunk in 0..10 {
-        let batch = (0..100)
-            .map(|i| grouped("noisy", format!("n{}", chunk * 100 + i)))
-            .collect();
-        h.broker().send_messages("shared", batch).await.unwrap();
-    }
-    let sent_at = h.clock().now();
-    let quiet = (0..10)
-        .map(|i| grouped(&format!("quiet{i}"), format!("q{i}")))
-        .collect();
-    h.broker().send_messages("shared", quiet).await.unwrap();
-    let mut dwell_ms: BTreeMap<String, u64> = BTreeMap::new();
-    for _ in 0..5 {
-        let got = receive(h, "shared", 10).await;
-        let now = h.clock().now();
-        for m in &got {
-            let group = m.group_id.clone().unwrap();
-            if group.starts_with("quiet") {
-                dwell_ms.insert(group, now - sent_at);
-            }
-        }
-        let handles = got.into_iter().map(|m| m.receipt_handle).collect();
-        h.broker().delete_messages("shared", handles).await.unwrap();
-        h.clock().advance_secs(1);
-    }
-    assert_eq!(
-        dwell_ms.len(),
-        10,
-        "every quiet tenant was served: {dwell_ms:?}"
-    );
-    assert!(
-        dwell_ms.values().all(|&d| d <= 1_000),
-        "quiet tenants waited at most one extra receive: {dwell_ms:?}"
-    );
-}
-
-/// V10, fair queues: messages without a group form one group of their
-/// own, whether they were sent before the queue turned fair (its first
-/// grouped message) or after; each is delivered once, without a group id.
-pub async fn v10_ungrouped_messages_of_a_fair_queue_take_one_turn<H: Harness>(h: &H) {
-    create(h, "mixed", &[]).await;
-    send(h, "mixed", &["u0", "u1", "u2"]).await;
-    let grouped = (0..6)
-        .map(|i| NewMessage {
-            body: format!("g{i}"),
-            group_id: Some("g".into()),
-            ..Default::default()
-        })
-        .collect();
-    h.broker().send_messages("mixed", grouped).await.unwrap();
-    send(h, "mixed", &["u3", "u4"]).await;
-
-    let first = receive(h, "mixed", 4).await;
-    let ungrouped = first.iter().filter(|m| m.group_id.is_none()).count();
-    assert_eq!(
-        (first.len(), ungrouped),
-        (4, 2),
-        "the ungrouped messages and the group take turns: {:?}",
-        first.iter().map(|m| &m.body).collect::<Vec<_>>()
-    );
-    let mut seen: Vec<(String, Option<String>)> = Vec::new();
-    let mut batch = first;
-    for _ in 0..5 {
-        seen.extend(batch.iter().map(|m| (m.body.clone(), m.group_id.clone())));
-        let handles = batch.into_iter().map(|m| m.receipt_handle).collect();
-        h.broker().delete_messages("mixed", handles).await.unwrap();
-        batch = receive(h, "mixed", 10).await;
-        if batch.is_empty() {
-            break;
-        }
-    }
-    seen.sort();
-    let expected: Vec<(String, Option<String>)> = ["g0", "g1", "g2", "g3", "g4", "g5"]
-        .iter()
-        .map(|b| (b.to_string(), Some("g".to_string())))
-        .chain(
-            ["u0", "u1", "u2", "u3", "u4"]
-                .iter()
-                .map(|b| (b.to_string(), None)),
-        )
-        .collect();
-    assert_eq!(
-        seen, expected,
-        "every message once, ungrouped ones without a group"
     );
 }
 

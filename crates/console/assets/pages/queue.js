@@ -2,9 +2,9 @@
 // dead-letter sources and push consumers; send a test message; purge and
 // delete behind a typed confirmation of the queue's name.
 
-import { queueAttributes, queueUrl, sluice, sqs } from '../api.js';
+import { queueAttributes, queueMetrics, queueUrl, sluice, sqs } from '../api.js';
 import { editSection } from './queue-edit.js';
-import { count, el, prettyJson, queueHref, queueName, replace, setText, statusLine, time, typedConfirmation } from '../ui.js';
+import { count, duration, el, prettyJson, queueHref, queueName, replace, setText, statusLine, time, typedConfirmation } from '../ui.js';
 
 const REFRESH_MS = 3000;
 const TIMESTAMPS = new Set(['CreatedTimestamp', 'LastModifiedTimestamp']);
@@ -35,6 +35,28 @@ export async function render(root, { name }, ctx) {
     setText(delayed.value, count(a.ApproximateNumberOfMessagesDelayed));
   };
   showDepths(attrs);
+
+  // A fair queue's tenants (from /metrics, which the SQS API does not
+  // carry): shown once the queue has any, as SQS's metrics name them.
+  const noisy = depth('fair-noisy', 'Noisy groups');
+  const quietVisible = depth('fair-quiet-visible', 'Quiet groups: visible');
+  const quietInFlight = depth('fair-quiet-in-flight', 'Quiet groups: in flight');
+  const quietOldest = depth('fair-quiet-oldest', 'Quiet groups: oldest');
+  const fairSection = el('section', { 'aria-labelledby': 'h-fair', id: 'fair', hidden: true },
+    el('h2', { id: 'h-fair' }, 'Fair queue'),
+    el('p', { class: 'muted' }, 'Each message group is a tenant. A noisy tenant (a backlog and over a tenth of the messages in flight or of the processing time) is served after the quiet ones.'),
+    el('dl', { class: 'figures' }, noisy.node, quietVisible.node, quietInFlight.node, quietOldest.node));
+  const showFair = async () => {
+    const m = (await queueMetrics()).byQueue.get(name) || {};
+    const keys = ['noisyGroups', 'quietVisible', 'quietInFlight', 'quietDelayed', 'quietOldest'];
+    if (!keys.some((k) => m[k] > 0)) return;
+    fairSection.hidden = false;
+    setText(noisy.value, count(m.noisyGroups || 0));
+    setText(quietVisible.value, count(m.quietVisible || 0));
+    setText(quietInFlight.value, count(m.quietInFlight || 0));
+    setText(quietOldest.value, duration(m.quietOldest || 0));
+  };
+  if (!fifo) await showFair();
 
   const links = el(
     'nav',
@@ -90,6 +112,7 @@ export async function render(root, { name }, ctx) {
     el('h1', {}, name, fifo && el('span', { class: 'badge' }, 'FIFO'), isDlq && el('span', { class: 'badge dlq' }, 'DLQ')),
     links,
     el('dl', { class: 'figures', id: 'depths' }, visible.node, inFlight.node, delayed.node),
+    fairSection,
     isDlq &&
       el('section', { 'aria-labelledby': 'h-sources' },
         el('h2', { id: 'h-sources' }, 'Dead-letter queue of'),
@@ -132,6 +155,7 @@ export async function render(root, { name }, ctx) {
   ctx.every(REFRESH_MS, async () => {
     const [fresh, readers] = await Promise.all([queueAttributes(url), listConsumers(url)]);
     showDepths(fresh);
+    if (!fifo) await showFair();
     consumerList.show(readers);
   });
 }

@@ -62,6 +62,9 @@ impl QueueState {
             self.deliver_fifo(&mut out, max, now, rules);
             return out;
         }
+        if let Some(fair) = &mut self.fair {
+            fair.observe(now);
+        }
         while out.delivered.len() < max {
             let next = match &mut self.fair {
                 Some(fair) => fair.next(),
@@ -99,12 +102,21 @@ impl QueueState {
             .collect()
     }
 
-    /// Starts taking turns between groups, from the messages ready now.
-    pub(super) fn enable_fairness(&mut self) {
+    /// Starts telling tenants apart (rule V10), from the messages ready and
+    /// in flight now.
+    pub(super) fn enable_fairness(&mut self, now: Millis) {
         let mut fair = FairReady::default();
+        fair.observe(now);
         for &order in &self.ready {
             if let Some(entry) = self.seq_at(order).and_then(|seq| self.entries.get(&seq)) {
                 fair.add(fair_group(&self.groups, entry), order);
+            }
+        }
+        for (_, seq) in &self.timers {
+            if let Some(entry) = self.entries.get(seq)
+                && entry.phase == Phase::InFlight
+            {
+                fair.in_flight_changed(fair_group(&self.groups, entry), true);
             }
         }
         self.fair = Some(fair);

@@ -97,7 +97,8 @@ pub struct Attempt {
     pub messages: Vec<sluice_broker::ReceivedMessage>,
 }
 
-/// The group a message takes turns with; ungrouped messages share one.
-pub(super) fn fair_group<'a>(groups: &'a GroupNames, entry: &Entry) -> &'a str {
-    entry.group.map_or("", |g| groups.name(g))
+/// The tenant of a fair queue a message belongs to: its group; none for an
+/// ungrouped message, a tenant of its own.
+pub(super) fn fair_group<'a>(groups: &'a GroupNames, entry: &Entry) -> Option<&'a Arc<str>> {
+    entry.group.map(|g| groups.name(g))
 }

@@ -4,7 +4,7 @@
 use std::collections::{BTreeSet, HashMap, VecDeque};
 use std::sync::Arc;
 
-use sluice_broker::{QueueCounts, QueueMeta};
+use sluice_broker::{FairStats, QueueCounts, QueueMeta};
 use sluice_core::clock::Millis;
 
 use super::entry::{Attempt, Entry, HeadTurn, Order, Phase, Removed, fair_group};
@@ -135,7 +135,10 @@ impl QueueState {
             }
         }
         if self.lanes.is_none() && self.fair.is_none() && group.is_some() {
-            self.enable_fairness();
+            self.enable_fairness(now);
+        }
+        if let (Some(fair), Some(group)) = (&mut self.fair, group) {
+            fair.sent(self.groups.name(group), enqueued_at);
         }
         self.newest_seq = self.newest_seq.max(seq);
         let body = match (&self.cache, body) {
@@ -237,6 +240,9 @@ impl QueueState {
             Phase::InFlight => {
                 self.in_flight += 1;
                 self.timers.insert((entry.visible_at, seq));
+                if let Some(fair) = &mut self.fair {
+                    fair.in_flight_changed(fair_group(&self.groups, entry), true);
+                }
             }
         }
     }
@@ -260,7 +266,15 @@ impl QueueState {
             Phase::InFlight => {
                 self.in_flight -= 1;
                 self.timers.remove(&(entry.visible_at, seq));
+                self.left_flight(entry);
             }
+        }
+    }
+
+    /// Counts a message out of flight among its tenant's.
+    pub(super) fn left_flight(&mut self, entry: &Entry) {
+        if let Some(fair) = &mut self.fair {
+            fair.in_flight_changed(fair_group(&self.groups, entry), false);
         }
     }
 
@@ -389,6 +403,34 @@ impl QueueState {
             .filter_map(|e| e.group)
             .collect();
         groups.len() as u64
+    }
+
+    /// Fair queues: the noisy tenants and the quiet ones' messages (rule
+    /// V10); zeros for any other queue. Reads every delayed message: for
+    /// the metrics, not for a request path.
+    pub fn fair_stats(&self, now: Millis) -> FairStats {
+        let Some(fair) = &self.fair else {
+            return FairStats::default();
+        };
+        let counts = fair.quiet_counts();
+        let quiet_delayed = self
+            .timers
+            .iter()
+            .filter_map(|(_, seq)| self.entries.get(seq))
+            .filter(|e| e.phase == Phase::Delayed)
+            .filter(|e| fair_group(&self.groups, e).is_none_or(|g| !fair.is_noisy(g)))
+            .count() as u64;
+        let oldest = fair
+            .oldest_quiet()
+            .and_then(|order| self.seq_at(order))
+            .and_then(|seq| self.entries.get(&seq));
+        FairStats {
+            noisy_groups: counts.noisy_groups,
+            quiet_visible: counts.visible,
+            quiet_in_flight: counts.in_flight,
+            quiet_delayed,
+            quiet_oldest_age_ms: oldest.map_or(0, |e| now.saturating_sub(e.enqueued_at)),
+        }
     }
 
     /// Number of messages in flight.

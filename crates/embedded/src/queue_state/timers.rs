@@ -10,6 +10,9 @@ impl QueueState {
     /// Returns the sequences removed by retention (to delete durably) and
     /// whether any message became ready.
     pub fn tick(&mut self, now: Millis) -> (Vec<u64>, bool) {
+        if let Some(fair) = &mut self.fair {
+            fair.observe(now);
+        }
         let retention_ms = u64::from(self.meta.config.message_retention_period) * 1000;
         let mut expired = Vec::new();
         while let Some(&(enqueued_at, seq)) = self.by_age.first() {
@@ -31,7 +34,10 @@ impl QueueState {
             if let Some(mut entry) = self.entries.remove(&seq) {
                 match entry.phase {
                     Phase::Delayed => self.delayed -= 1,
-                    Phase::InFlight => self.in_flight -= 1,
+                    Phase::InFlight => {
+                        self.in_flight -= 1;
+                        self.left_flight(&entry);
+                    }
                     Phase::Ready => {}
                 }
                 self.make_ready(seq, &mut entry);

@@ -316,6 +316,40 @@ const GAUGES: &[(&str, &str, Field)] = &[
         "FIFO message groups with a message in flight (ApproximateNumberOfGroupsWithInflightMessages); 0 for standard queues",
         |s| s.groups_in_flight,
     ),
+    (
+        "sluice_queue_noisy_groups",
+        "Fair queues: message groups noisy now, served after the quiet ones (ApproximateNumberOfNoisyGroups)",
+        |s| s.fair.noisy_groups,
+    ),
+    (
+        "sluice_queue_quiet_group_messages_visible",
+        "Fair queues: quiet groups' messages available for retrieval (ApproximateNumberOfMessagesVisibleInQuietGroups)",
+        |s| s.fair.quiet_visible,
+    ),
+    (
+        "sluice_queue_quiet_group_messages_not_visible",
+        "Fair queues: quiet groups' messages in flight (ApproximateNumberOfMessagesNotVisibleInQuietGroups)",
+        |s| s.fair.quiet_in_flight,
+    ),
+    (
+        "sluice_queue_quiet_group_messages_delayed",
+        "Fair queues: quiet groups' delayed messages (ApproximateNumberOfMessagesDelayedInQuietGroups)",
+        |s| s.fair.quiet_delayed,
+    ),
+];
+
+/// Per-queue ages in seconds, from milliseconds: name, help, value.
+const AGES: &[(&str, &str, Field)] = &[
+    (
+        "sluice_queue_oldest_message_age_seconds",
+        "Age of the oldest message in the queue (ApproximateAgeOfOldestMessage)",
+        |s| s.oldest_age_ms,
+    ),
+    (
+        "sluice_queue_quiet_group_oldest_message_age_seconds",
+        "Fair queues: age of the oldest quiet group's message waiting (ApproximateAgeOfOldestMessageInQuietGroups)",
+        |s| s.fair.quiet_oldest_age_ms,
+    ),
 ];
 
 /// Per-queue counters: name (without `_total`), help, value.
@@ -379,18 +413,16 @@ fn register_queue_metrics(registry: &mut Registry, stats: &[(String, QueueStats)
         }
         registry.register(name, help, family);
     }
-    let age = Family::<QueueLabels, Gauge<f64, std::sync::atomic::AtomicU64>>::default();
-    for (queue, s) in stats {
-        age.get_or_create(&QueueLabels {
-            queue: queue.clone(),
-        })
-        .set(s.oldest_age_ms as f64 / 1000.0);
+    for &(name, help, field) in AGES {
+        let age = Family::<QueueLabels, Gauge<f64, std::sync::atomic::AtomicU64>>::default();
+        for (queue, s) in stats {
+            age.get_or_create(&QueueLabels {
+                queue: queue.clone(),
+            })
+            .set(field(s) as f64 / 1000.0);
+        }
+        registry.register(name, help, age);
     }
-    registry.register(
-        "sluice_queue_oldest_message_age_seconds",
-        "Age of the oldest message in the queue (ApproximateAgeOfOldestMessage)",
-        age,
-    );
     for &(name, help, field) in COUNTERS {
         let family = Family::<QueueLabels, Counter>::default();
         for (queue, s) in stats {
@@ -409,8 +441,11 @@ fn register_queue_metrics(registry: &mut Registry, stats: &[(String, QueueStats)
 /// and alert rules against; the consumers' ([`consumer_metric_names`])
 /// show only once a consumer runs.
 pub fn metric_names() -> Vec<String> {
-    let mut names: Vec<String> = GAUGES.iter().map(|(n, _, _)| n.to_string()).collect();
-    names.push("sluice_queue_oldest_message_age_seconds".into());
+    let mut names: Vec<String> = GAUGES
+        .iter()
+        .chain(AGES)
+        .map(|(n, _, _)| n.to_string())
+        .collect();
     names.push("sluice_queue_dead_letter_sources".into());
     names.push("sluice_alarm_state".into());
     names.push("sluice_alarm_notifications_total".into());

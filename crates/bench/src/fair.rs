@@ -1,0 +1,409 @@
+//! `--fair`: what a fair queue promises (rule V10), measured as the dwell
+//! time (from the send's answer to the receive's) of quiet tenants'
+//! messages. Ten quiet tenants send a trickle throughout; consumers take
+//! up to ten messages at a time and spend `--fair-work-ms` on each. Four
+//! phases, each on a fresh queue:
+//!
+//! - `idle`: the quiet tenants alone;
+//! - `busy`: plus load at 80 % of what the consumers can take, spread over
+//!   100 tenants, none noisy: the baseline with the consumers as busy as a
+//!   healthy queue keeps them;
+//! - `flood`: instead, one tenant sending 150 % of it, a growing backlog;
+//! - `flood-ungrouped`: the same flood without a group id, which a fair
+//!   queue serves oldest first (each ungrouped message is a tenant of its
+//!   own): what the quiet tenants would suffer without fairness.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use serde::Serialize;
+use sluice_client::sqs::{
+    DeleteMessageBatchRequest, DeleteMessageBatchRequestEntry, DeleteQueueRequest,
+    ReceiveMessageRequest, SendMessageBatchRequest, SendMessageBatchRequestEntry,
+};
+use sluice_client::{Client, ENTRY_IDS};
+
+use crate::error::BenchError;
+use crate::latency::Samples;
+
+/// Quiet tenants, and the messages per second they send together.
+const QUIET_TENANTS: u32 = 10;
+const QUIET_RATE: f64 = 20.0;
+/// Tenants the `busy` phase's load is spread over.
+const BUSY_TENANTS: u32 = 100;
+/// How long the consumers may take to drain a phase's backlog.
+const DRAIN_LIMIT: Duration = Duration::from_secs(120);
+
+/// What `--fair` runs.
+#[derive(Debug, Clone)]
+pub struct FairPlan {
+    /// Base name of the queues (one per phase, deleted after it).
+    pub queue: String,
+    /// Consumers, each with one receive or one batch of work at a time.
+    pub consumers: u32,
+    /// Time a consumer spends on each message.
+    pub work: Duration,
+    /// How long each phase sends.
+    pub phase: Duration,
+}
+
+impl FairPlan {
+    /// Messages per second the consumers can take.
+    pub fn capacity(&self) -> f64 {
+        f64::from(self.consumers) / self.work.as_secs_f64().max(1e-6)
+    }
+}
+
+/// The load besides the quiet tenants in one phase.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Load {
+    None,
+    Spread { share: f64 },
+    OneTenant { share: f64, grouped: bool },
+}
+
+const PHASES: [(&str, Load); 4] = [
+    ("idle", Load::None),
+    ("busy", Load::Spread { share: 0.8 }),
+    (
+        "flood",
+        Load::OneTenant {
+            share: 1.5,
+            grouped: true,
+        },
+    ),
+    (
+        "flood-ungrouped",
+        Load::OneTenant {
+            share: 1.5,
+            grouped: false,
+        },
+    ),
+];
+
+/// Dwell-time percentiles of one class of messages, ms.
+#[derive(Debug, Clone, Copy, Default, Serialize)]
+pub struct Dwell {
+    /// Messages received.
+    pub count: u64,
+    /// Median.
+    pub p50_ms: f64,
+    /// 99th percentile.
+    pub p99_ms: f64,
+    /// Longest.
+    pub max_ms: f64,
+}
+
+impl From<Samples> for Dwell {
+    fn from(samples: Samples) -> Self {
+        let s = samples.summary();
+        Self {
+            count: s.count,
+            p50_ms: s.p50_ms,
+            p99_ms: s.p99_ms,
+            max_ms: s.max_ms,
+        }
+    }
+}
+
+/// One phase's outcome.
+#[derive(Debug, Clone, Serialize)]
+pub struct PhaseReport {
+    /// `idle`, `busy`, `flood` or `flood-ungrouped`.
+    pub phase: &'static str,
+    /// The quiet tenants' messages.
+    pub quiet: Dwell,
+    /// The other load's messages.
+    pub load: Dwell,
+}
+
+/// What `--fair` reports.
+#[derive(Debug, Clone, Serialize)]
+pub struct FairReport {
+    /// Messages per second the consumers can take.
+    pub capacity_per_sec: f64,
+    /// Consumers and the time each spends per message.
+    pub consumers: u32,
+    /// Per-message work, ms.
+    pub work_ms: f64,
+    /// Each phase.
+    pub phases: Vec<PhaseReport>,
+    /// The quiet tenants' p99 dwell under the flood over their p99 on the
+    /// busy queue without a noisy tenant.
+    pub flood_over_busy_p99: f64,
+}
+
+impl FairReport {
+    /// The human-readable table.
+    pub fn table(&self) -> String {
+        let mut out = format!(
+            "fair queue dwell time: {} consumers, {:.1} ms per message, capacity {:.0} msg/s\n",
+            self.consumers, self.work_ms, self.capacity_per_sec
+        );
+        out.push_str(&format!(
+            "{:<16} {:>8} {:>10} {:>10} {:>8} {:>10} {:>10}\n",
+            "PHASE", "QUIET", "QUIET P50", "QUIET P99", "LOAD", "LOAD P50", "LOAD P99"
+        ));
+        for p in &self.phases {
+            out.push_str(&format!(
+                "{:<16} {:>8} {:>8.1}ms {:>8.1}ms {:>8} {:>8.1}ms {:>8.1}ms\n",
+                p.phase,
+                p.quiet.count,
+                p.quiet.p50_ms,
+                p.quiet.p99_ms,
+                p.load.count,
+                p.load.p50_ms,
+                p.load.p99_ms
+            ));
+        }
+        out.push_str(&format!(
+            "quiet p99 under the flood / on the busy queue: {:.2}x\n",
+            self.flood_over_busy_p99
+        ));
+        out
+    }
+}
+
+/// Runs the four phases.
+pub async fn run(client: &Client, plan: &FairPlan) -> Result<FairReport, BenchError> {
+    let mut phases = Vec::new();
+    let run_id = uuid::Uuid::new_v4().simple().to_string()[..8].to_string();
+    for (name, load) in PHASES {
+        let queue = format!("{}-fair-{name}-{run_id}", plan.queue);
+        let created =
+            client
+                .create_queue(&queue, &[])
+                .await
+                .map_err(|source| BenchError::Setup {
+                    queue: queue.clone(),
+                    source,
+                })?;
+        let report = phase(client, plan, name, load, &created.url).await;
+        let _ = client
+            .call(&DeleteQueueRequest {
+                queue_url: Some(created.url.clone()),
+            })
+            .await;
+        phases.push(report?);
+    }
+    let p99 = |name: &str| {
+        phases
+            .iter()
+            .find(|p| p.phase == name)
+            .map_or(0.0, |p| p.quiet.p99_ms)
+    };
+    Ok(FairReport {
+        capacity_per_sec: plan.capacity(),
+        consumers: plan.consumers,
+        work_ms: plan.work.as_secs_f64() * 1000.0,
+        flood_over_busy_p99: p99("flood") / p99("busy").max(1e-3),
+        phases,
+    })
+}
+
+/// Dwell samples by class (`true`: quiet).
+type Dwells = Arc<Mutex<HashMap<bool, Samples>>>;
+
+async fn phase(
+    client: &Client,
+    plan: &FairPlan,
+    name: &'static str,
+    load: Load,
+    url: &str,
+) -> Result<PhaseReport, BenchError> {
+    let sending = Arc::new(AtomicBool::new(true));
+    let dwells: Dwells = Arc::default();
+    let mut producers = Vec::new();
+    let quiet_groups = (0..QUIET_TENANTS)
+        .map(|i| Some(format!("quiet-{i}")))
+        .collect();
+    producers.push(tokio::spawn(produce(
+        client.clone(),
+        url.to_string(),
+        QUIET_RATE,
+        1,
+        quiet_groups,
+        true,
+        sending.clone(),
+    )));
+    let rate = |share: f64| share * plan.capacity();
+    match load {
+        Load::None => {}
+        Load::Spread { share } => {
+            let groups = (0..BUSY_TENANTS)
+                .map(|i| Some(format!("tenant-{i}")))
+                .collect();
+            producers.push(tokio::spawn(produce(
+                client.clone(),
+                url.to_string(),
+                rate(share),
+                10,
+                groups,
+                false,
+                sending.clone(),
+            )));
+        }
+        Load::OneTenant { share, grouped } => {
+            let group = grouped.then(|| "noisy".to_string());
+            producers.push(tokio::spawn(produce(
+                client.clone(),
+                url.to_string(),
+                rate(share),
+                10,
+                vec![group],
+                false,
+                sending.clone(),
+            )));
+        }
+    }
+    let consumers: Vec<_> = (0..plan.consumers)
+        .map(|_| {
+            tokio::spawn(consume(
+                client.clone(),
+                url.to_string(),
+                plan.work,
+                sending.clone(),
+                dwells.clone(),
+            ))
+        })
+        .collect();
+    tokio::time::sleep(plan.phase).await;
+    sending.store(false, Ordering::Release);
+    for producer in producers {
+        let _ = producer.await;
+    }
+    let _ = tokio::time::timeout(DRAIN_LIMIT, futures_join(consumers)).await;
+    let mut dwells = std::mem::take(&mut *dwells.lock().unwrap_or_else(PoisonError::into_inner));
+    Ok(PhaseReport {
+        phase: name,
+        quiet: dwells.remove(&true).unwrap_or_default().into(),
+        load: dwells.remove(&false).unwrap_or_default().into(),
+    })
+}
+
+async fn futures_join(tasks: Vec<tokio::task::JoinHandle<()>>) {
+    for task in tasks {
+        let _ = task.await;
+    }
+}
+
+fn now_micros() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_micros() as u64)
+}
+
+/// Sends `rate` messages a second in batches of `batch`, the groups in
+/// turn, while `sending`; each body is its class and the time it was
+/// sent.
+async fn produce(
+    client: Client,
+    url: String,
+    rate: f64,
+    batch: usize,
+    groups: Vec<Option<String>>,
+    quiet: bool,
+    sending: Arc<AtomicBool>,
+) {
+    let every = Duration::from_secs_f64(batch as f64 / rate.max(0.001));
+    let mut tick = tokio::time::interval(every);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Burst);
+    let mut turn = 0usize;
+    while sending.load(Ordering::Acquire) {
+        tick.tick().await;
+        let sent_at = now_micros();
+        let entries = (0..batch)
+            .map(|i| {
+                let group = groups[turn % groups.len()].clone();
+                turn += 1;
+                SendMessageBatchRequestEntry {
+                    id: Some(ENTRY_IDS[i].to_string()),
+                    message_body: Some(format!("{}|{sent_at}", if quiet { 'q' } else { 'l' })),
+                    message_group_id: group,
+                    ..Default::default()
+                }
+            })
+            .collect();
+        let input = SendMessageBatchRequest {
+            queue_url: Some(url.clone()),
+            entries: Some(entries),
+        };
+        let _ = client.send_message_batch(&input).await;
+    }
+}
+
+/// Receives, records each message's dwell, works on them, deletes them;
+/// stops once sending is over and a receive finds nothing.
+async fn consume(
+    client: Client,
+    url: String,
+    work: Duration,
+    sending: Arc<AtomicBool>,
+    dwells: Dwells,
+) {
+    let mut local: HashMap<bool, Samples> = HashMap::new();
+    loop {
+        let input = ReceiveMessageRequest {
+            queue_url: Some(url.clone()),
+            max_number_of_messages: Some(10),
+            wait_time_seconds: Some(1),
+            ..Default::default()
+        };
+        let Ok(answer) = client.receive_message(&input).await else {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            continue;
+        };
+        let received_at = now_micros();
+        if answer.messages.is_empty() {
+            if sending.load(Ordering::Acquire) {
+                continue;
+            }
+            break;
+        }
+        let mut entries = Vec::with_capacity(answer.messages.len());
+        for (i, m) in answer.messages.iter().enumerate() {
+            let body = m.body.as_deref().unwrap_or("");
+            if let Some((class, sent)) = body.split_once('|')
+                && let Ok(sent) = sent.parse::<u64>()
+            {
+                local
+                    .entry(class == "q")
+                    .or_default()
+                    .record(Duration::from_micros(received_at.saturating_sub(sent)));
+            }
+            entries.push(DeleteMessageBatchRequestEntry {
+                id: Some(ENTRY_IDS[i].to_string()),
+                receipt_handle: m.receipt_handle.clone(),
+            });
+        }
+        tokio::time::sleep(work * entries.len() as u32).await;
+        let _ = client
+            .call(&DeleteMessageBatchRequest {
+                queue_url: Some(url.clone()),
+                entries: Some(entries),
+            })
+            .await;
+    }
+    let mut shared = dwells.lock().unwrap_or_else(PoisonError::into_inner);
+    for (class, samples) in local {
+        shared.entry(class).or_default().merge(samples);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn capacity_is_consumers_over_work() {
+        let plan = FairPlan {
+            queue: "q".into(),
+            consumers: 4,
+            work: Duration::from_millis(2),
+            phase: Duration::from_secs(1),
+        };
+        assert_eq!(plan.capacity().round(), 2000.0);
+    }
+}
