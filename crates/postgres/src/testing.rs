@@ -122,6 +122,34 @@ pub async fn two_nodes() -> Option<(String, crate::PostgresBroker, crate::Postgr
     Some((url, a, b))
 }
 
+/// A plain connection to the database at `url`, beside the engines, for
+/// tests that look at or prepare the stored rows.
+pub async fn plain_connection(url: &str) -> tokio_postgres::Client {
+    let (db, connection) = tokio_postgres::connect(url, tokio_postgres::NoTls)
+        .await
+        .expect("connect to the test database");
+    tokio::spawn(connection);
+    db
+}
+
+/// Creates the queue `name` with the attributes `pairs` through `node`.
+pub async fn create_queue(node: &crate::PostgresBroker, name: &str, pairs: &[(&str, &str)]) {
+    use sluice_broker::Broker;
+    let requested: std::collections::BTreeMap<String, String> = pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    node.create_queue(sluice_broker::CreateQueue {
+        name: name.into(),
+        config: sluice_core::attributes::QueueConfig::for_create(name, &requested)
+            .expect("valid attributes"),
+        requested,
+        tags: std::collections::BTreeMap::new(),
+    })
+    .await
+    .expect("create the queue");
+}
+
 /// The cluster of this test process, started on first use; `None` (after a
 /// loud message) when PostgreSQL's binaries are not installed.
 pub fn cluster() -> Option<&'static TestCluster> {

@@ -5,38 +5,17 @@
 //! two nodes, each with its own cached view of whether a queue is fair.
 //! Without PostgreSQL's binaries every test says SKIPPED and passes.
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use sluice_broker::{Broker, CreateQueue, NewMessage, ReceiveOptions};
-use sluice_core::attributes::QueueConfig;
+use sluice_broker::{Broker, NewMessage, ReceiveOptions};
 use sluice_postgres::{PostgresBroker, testing};
 
 /// Two nodes on a fresh database and a plain connection to it, or `None`
 /// without PostgreSQL.
 async fn two_nodes() -> Option<(PostgresBroker, PostgresBroker, tokio_postgres::Client)> {
     let (url, a, b) = testing::two_nodes().await?;
-    let (db, connection) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
-        .await
-        .expect("connect to the test database");
-    tokio::spawn(connection);
-    Some((a, b, db))
-}
-
-async fn create(node: &PostgresBroker, name: &str, pairs: &[(&str, &str)]) {
-    let requested: BTreeMap<String, String> = pairs
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect();
-    node.create_queue(CreateQueue {
-        name: name.into(),
-        config: QueueConfig::for_create(name, &requested).expect("valid attributes"),
-        requested,
-        tags: BTreeMap::new(),
-    })
-    .await
-    .expect("create the queue");
+    Some((a, b, testing::plain_connection(&url).await))
 }
 
 fn ungrouped(bodies: impl IntoIterator<Item = String>) -> Vec<NewMessage> {
@@ -106,7 +85,7 @@ async fn plain_standard_messages_stay_out_of_the_group_index() {
     let Some((a, _, db)) = two_nodes().await else {
         return;
     };
-    create(&a, "plain", &[]).await;
+    testing::create_queue(&a, "plain", &[]).await;
     for batch in 0..200 {
         a.send_messages("plain", ungrouped((0..10).map(|i| format!("{batch}-{i}"))))
             .await
@@ -146,7 +125,7 @@ async fn v10_a_node_that_missed_the_turn_still_files_ungrouped_messages() {
     let Some((a, b, db)) = two_nodes().await else {
         return;
     };
-    create(&a, "mixed", &[]).await;
+    testing::create_queue(&a, "mixed", &[]).await;
     // Both nodes now remember the queue as not fair.
     a.get_queue("mixed").await.expect("read through A");
     b.get_queue("mixed").await.expect("read through B");
@@ -174,7 +153,7 @@ async fn v10_sends_racing_the_turn_to_fair_are_all_delivered() {
     let Some((a, b, db)) = two_nodes().await else {
         return;
     };
-    create(&a, "raced", &[]).await;
+    testing::create_queue(&a, "raced", &[]).await;
     b.get_queue("raced").await.expect("read through B");
     let b = Arc::new(b);
     let senders: Vec<_> = (0..8)
@@ -217,10 +196,10 @@ async fn v10_an_ungrouped_message_moved_into_a_fair_queue_is_received() {
     let Some((a, _, db)) = two_nodes().await else {
         return;
     };
-    create(&a, "dlq", &[]).await;
+    testing::create_queue(&a, "dlq", &[]).await;
     let policy =
         r#"{"deadLetterTargetArn":"arn:aws:sqs:us-east-1:000000000000:dlq","maxReceiveCount":1}"#;
-    create(&a, "src", &[("RedrivePolicy", policy)]).await;
+    testing::create_queue(&a, "src", &[("RedrivePolicy", policy)]).await;
     a.send_messages("dlq", vec![grouped("grouped", "g")])
         .await
         .expect("turn the DLQ fair");

@@ -4,12 +4,10 @@
 //! receives would have left them (received once, hidden for an hour).
 //! Without PostgreSQL's binaries every test says SKIPPED and passes.
 
-use std::collections::BTreeMap;
 use std::time::Duration;
 
-use sluice_broker::{Broker, CreateQueue, NewMessage, ReceiveOptions};
+use sluice_broker::{Broker, NewMessage, ReceiveOptions};
 use sluice_core::ErrorCode;
-use sluice_core::attributes::QueueConfig;
 use sluice_core::limits::MAX_INFLIGHT;
 use sluice_postgres::{PostgresBroker, testing};
 
@@ -17,26 +15,7 @@ use sluice_postgres::{PostgresBroker, testing};
 /// without PostgreSQL.
 async fn engine() -> Option<(PostgresBroker, tokio_postgres::Client)> {
     let (url, node, _) = testing::two_nodes().await?;
-    let (db, connection) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
-        .await
-        .expect("connect to the test database");
-    tokio::spawn(connection);
-    Some((node, db))
-}
-
-async fn create(node: &PostgresBroker, name: &str, pairs: &[(&str, &str)]) {
-    let requested: BTreeMap<String, String> = pairs
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect();
-    node.create_queue(CreateQueue {
-        name: name.into(),
-        config: QueueConfig::for_create(name, &requested).expect("valid attributes"),
-        requested,
-        tags: BTreeMap::new(),
-    })
-    .await
-    .expect("create the queue");
+    Some((node, testing::plain_connection(&url).await))
 }
 
 /// Sends ten messages to `queue` through the engine (of one group on a
@@ -90,7 +69,7 @@ async fn l4_standard_queue_at_the_limit_is_over_limit() {
     let Some((node, db)) = engine().await else {
         return;
     };
-    create(&node, "q", &[]).await;
+    testing::create_queue(&node, "q", &[]).await;
     fill_to_the_limit(&node, &db, "q").await;
     let refused = node.receive_messages("q", ten()).await.unwrap_err();
     assert_eq!(refused.to_sqs().code, ErrorCode::OverLimit);
@@ -104,7 +83,7 @@ async fn l4_fifo_queue_at_the_limit_is_an_empty_receive() {
     let Some((node, db)) = engine().await else {
         return;
     };
-    create(&node, "q.fifo", &[("FifoQueue", "true")]).await;
+    testing::create_queue(&node, "q.fifo", &[("FifoQueue", "true")]).await;
     fill_to_the_limit(&node, &db, "q.fifo").await;
     let got = node
         .receive_messages("q.fifo", ten())

@@ -14,10 +14,20 @@ const QUEUE_ARN: &str = "arn:aws:sqs:us-east-1:111122223333:shared";
 
 /// Two accounts' keys; A owns `shared`. Returns (server, A, B, URL).
 async fn two_accounts() -> (Server, aws_sdk_sqs::Client, aws_sdk_sqs::Client, String) {
-    let server = Server::start(vec![
-        credential(TEAM_A, ACCOUNT_A, None, None),
-        credential(TEAM_B, ACCOUNT_B, None, None),
-    ])
+    two_accounts_in(None).await
+}
+
+/// [`two_accounts`] on a server of the organisation `organization_id`.
+async fn two_accounts_in(
+    organization_id: Option<&str>,
+) -> (Server, aws_sdk_sqs::Client, aws_sdk_sqs::Client, String) {
+    let server = Server::start_in(
+        vec![
+            credential(TEAM_A, ACCOUNT_A, None, None),
+            credential(TEAM_B, ACCOUNT_B, None, None),
+        ],
+        organization_id,
+    )
     .await;
     let (a, b) = (server.sdk(TEAM_A), server.sdk(TEAM_B));
     let url = a
@@ -209,23 +219,7 @@ async fn a6_conditions_are_evaluated() {
 /// (`aws:ResourceTag/…`), which follows a retag at once.
 #[tokio::test]
 async fn a6_source_ip_organisation_and_tags() {
-    let server = Server::start_in(
-        vec![
-            credential(TEAM_A, ACCOUNT_A, None, None),
-            credential(TEAM_B, ACCOUNT_B, None, None),
-        ],
-        Some("o-a1b2c3d4e5"),
-    )
-    .await;
-    let (a, b) = (server.sdk(TEAM_A), server.sdk(TEAM_B));
-    let url = a
-        .create_queue()
-        .queue_name("shared")
-        .send()
-        .await
-        .unwrap()
-        .queue_url
-        .unwrap();
+    let (_server, a, b, url) = two_accounts_in(Some("o-a1b2c3d4e5")).await;
     let allow_b_when = |condition: serde_json::Value| {
         json!([{
             "Effect": "Allow", "Principal": {"AWS": ACCOUNT_B}, "Action": "sqs:SendMessage",

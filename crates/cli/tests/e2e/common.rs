@@ -536,3 +536,15 @@ pub async fn approximate(
         .unwrap();
     a.attributes().unwrap()[&attr].parse().unwrap()
 }
+
+/// Waits up to `limit` for `done`, polling every 50 ms; whether it came.
+pub(crate) async fn until(limit: Duration, mut done: impl AsyncFnMut() -> bool) -> bool {
+    let start = std::time::Instant::now();
+    while start.elapsed() < limit {
+        if done().await {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    false
+}

@@ -271,17 +271,7 @@ pub(crate) async fn send(server: &TestServer, url: &str, body: &str) -> String {
         .unwrap()
 }
 
-/// Waits up to `limit` for `done`, polling.
-pub(crate) async fn until(limit: Duration, mut done: impl AsyncFnMut() -> bool) -> bool {
-    let start = Instant::now();
-    while start.elapsed() < limit {
-        if done().await {
-            return true;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    false
-}
+pub(crate) use crate::common::until;
 
 /// The messages of a queue not yet deleted: visible, in flight or delayed.
 pub(crate) async fn remaining(server: &TestServer, url: &str) -> usize {

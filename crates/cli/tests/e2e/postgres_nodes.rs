@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use aws_sdk_sqs::types::{DeleteMessageBatchRequestEntry, QueueAttributeName as Attr};
 use sluice_postgres::testing;
 
-use crate::common::{DLQ_ARN, SluiceProcess, approximate, create_queue, dead_lettered};
+use crate::common::{DLQ_ARN, SluiceProcess, approximate, create_queue, dead_lettered, until};
 
 /// Two nodes on a fresh database, or `None` without PostgreSQL.
 async fn two_nodes() -> Option<(SluiceProcess, SluiceProcess, String)> {
@@ -204,15 +204,15 @@ async fn r7_move_task_survives_kill_9_of_its_node() {
         .await
         .unwrap();
     // Kill A once its task has moved something and is far from done.
-    let deadline = Instant::now() + Duration::from_secs(15);
-    let moved_by_a = loop {
-        let moved = approximate(&sa, &src, Attr::ApproximateNumberOfMessages).await;
-        if moved > 0 {
-            break moved;
-        }
-        assert!(Instant::now() < deadline, "the task never moved a message");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    };
+    let mut moved_by_a = 0;
+    assert!(
+        until(Duration::from_secs(15), async || {
+            moved_by_a = approximate(&sa, &src, Attr::ApproximateNumberOfMessages).await;
+            moved_by_a > 0
+        })
+        .await,
+        "the task never moved a message"
+    );
     a.kill_9();
     assert!(
         moved_by_a < N,

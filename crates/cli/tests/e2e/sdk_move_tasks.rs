@@ -8,6 +8,7 @@ use aws_sdk_sqs::types::QueueAttributeName as Attr;
 
 use crate::common::{
     DLQ_ARN, SluiceProcess, TestServer, approximate, create_queue, dead_lettered, send_bodies,
+    until,
 };
 
 async fn wait_for_status(
@@ -144,11 +145,13 @@ async fn r7_cancel_half_way_real_time() {
     );
     // Cancel once the first step has moved something (at 1 message/s the
     // task is far from done), however slow this machine is today.
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while approximate(&sqs, &other, Attr::ApproximateNumberOfMessages).await == 0 {
-        assert!(Instant::now() < deadline, "the task never moved a message");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    assert!(
+        until(Duration::from_secs(10), async || {
+            approximate(&sqs, &other, Attr::ApproximateNumberOfMessages).await > 0
+        })
+        .await,
+        "the task never moved a message"
+    );
     sqs.cancel_message_move_task()
         .task_handle(started.task_handle().unwrap())
         .send()
@@ -471,11 +474,13 @@ async fn r16_a_task_ends_after_36_hours() {
         .send()
         .await
         .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while approximate(&sqs, &src, Attr::ApproximateNumberOfMessages).await == 0 {
-        assert!(Instant::now() < deadline, "the task never moved a message");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    assert!(
+        until(Duration::from_secs(10), async || {
+            approximate(&sqs, &src, Attr::ApproximateNumberOfMessages).await > 0
+        })
+        .await,
+        "the task never moved a message"
+    );
     server.clock.advance_secs(36 * 3600);
     let failed = wait_for_status(&sqs, "FAILED").await;
     assert!(

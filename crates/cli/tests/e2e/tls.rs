@@ -129,6 +129,20 @@ impl Drop for TlsServer {
     }
 }
 
+/// A server with an HTTPS and a plain listener, and a client of each.
+fn both_listeners() -> (TlsServer, aws_sdk_sqs::Client, aws_sdk_sqs::Client) {
+    let config = config_text(KEY, SECRET, "server.pem", "server-key.pem");
+    let server = TlsServer::start(&config, &["--plain-bind", "127.0.0.1:0"]);
+    let https = https_sdk(&server.endpoint(), KEY, SECRET);
+    let plain = sdk_signing(
+        &format!("http://{}", server.plain.expect("plain listener")),
+        KEY,
+        SECRET,
+        None,
+    );
+    (server, https, plain)
+}
+
 fn ca_pem() -> Vec<u8> {
     std::fs::read(testdata("ca.pem")).expect("ca.pem")
 }
@@ -520,15 +534,7 @@ async fn a10_operator_commands_and_bench_speak_https() {
 /// logged once.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a6_a10_a_secure_transport_deny_refuses_plain_http_only() {
-    let config = config_text(KEY, SECRET, "server.pem", "server-key.pem");
-    let server = TlsServer::start(&config, &["--plain-bind", "127.0.0.1:0"]);
-    let https = https_sdk(&server.endpoint(), KEY, SECRET);
-    let plain = sdk_signing(
-        &format!("http://{}", server.plain.expect("plain listener")),
-        KEY,
-        SECRET,
-        None,
-    );
+    let (server, https, plain) = both_listeners();
     let url = https
         .create_queue()
         .queue_name("tls-only")
@@ -614,15 +620,7 @@ async fn a6_a10_a_secure_transport_deny_refuses_plain_http_only() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn v14_sse_sqs_is_the_default_over_https_only() {
     use aws_sdk_sqs::types::QueueAttributeName as Attr;
-    let config = config_text(KEY, SECRET, "server.pem", "server-key.pem");
-    let server = TlsServer::start(&config, &["--plain-bind", "127.0.0.1:0"]);
-    let https = https_sdk(&server.endpoint(), KEY, SECRET);
-    let plain = sdk_signing(
-        &format!("http://{}", server.plain.expect("plain listener")),
-        KEY,
-        SECRET,
-        None,
-    );
+    let (_server, https, plain) = both_listeners();
     let sse_of = |client: aws_sdk_sqs::Client, name: &'static str, asked: Option<&'static str>| async move {
         let mut create = client.create_queue().queue_name(name);
         if let Some(value) = asked {

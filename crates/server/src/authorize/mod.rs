@@ -22,7 +22,7 @@ use sluice_core::topic_name::sns_arn_parts;
 use crate::auth::Principal;
 use crate::auth::access::{access_denied, explicit_deny};
 use crate::auth::rate::throttled;
-use crate::policy::{Decision, RequestFacts};
+use crate::policy::{Decision, RequestFacts, resource_tags};
 use crate::service::{RequestContext, Service};
 
 pub use named::Named;
@@ -173,13 +173,10 @@ impl<B: Broker> Check<'_, B> {
             Some(document) => match &*svc.policies.parsed(key, document) {
                 Ok(policy) => {
                     // Only a policy with `aws:ResourceTag/…` reads the tags.
-                    let tags = match policy.reads_tags() {
-                        true => match svc.broker.get_queue(key).await {
-                            Ok(meta) => Some(meta.tags),
-                            Err(EngineError::QueueDoesNotExist) => return Ok(()),
-                            Err(e) => return Err(e.into()),
-                        },
-                        false => None,
+                    let tags = match resource_tags(&svc.broker, policy, key).await {
+                        Ok(tags) => tags,
+                        Err(EngineError::QueueDoesNotExist) => return Ok(()),
+                        Err(e) => return Err(e.into()),
                     };
                     policy.evaluate(&RequestFacts {
                         account: own,

@@ -40,14 +40,23 @@ fn account_of(arn: &str) -> &str {
 pub struct NewMoveTask {
     /// The ARN of the dead-letter queue to empty.
     pub source_arn: String,
-    /// Its key.
-    pub source: String,
+    /// Its key, and whether it is a FIFO queue.
+    pub source: Resolved,
     /// Where its messages go, when not back to their sources.
     pub destination_arn: Option<String>,
-    /// Its key.
-    pub destination: Option<String>,
+    /// Its key, and whether it is a FIFO queue.
+    pub destination: Option<Resolved>,
     /// Messages moved per second, when the caller set a rate.
     pub max_per_second: Option<u32>,
+}
+
+/// A queue an ARN of a request names, as found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Resolved {
+    /// Its key.
+    pub key: String,
+    /// Whether it is a FIFO queue.
+    pub fifo: bool,
 }
 
 /// `ResourceNotFoundException` for the queue parameter `what`.
@@ -73,20 +82,24 @@ impl<B: Coordination> MoveTasks<B> {
 }
 
 impl<B: Broker> MoveTasks<B> {
-    /// The key of the existing queue `arn` names, or `ResourceNotFoundException`
-    /// for the parameter `what`.
-    pub async fn resolve(&self, arn: &str, what: &str) -> Result<String, SqsError> {
+    /// The existing queue `arn` names, or `ResourceNotFoundException` for
+    /// the parameter `what`.
+    pub async fn resolve(&self, arn: &str, what: &str) -> Result<Resolved, SqsError> {
         // Any account's queue: whether the request may touch it is the
         // access check's to say (rule A2); an unknown one does not exist.
         let key = self
             .account
             .key_from_any_arn(arn)
             .ok_or_else(|| not_found(what))?;
-        self.broker
+        let meta = self
+            .broker
             .get_queue(&key)
             .await
             .map_err(|_| not_found(what))?;
-        Ok(key)
+        Ok(Resolved {
+            key,
+            fifo: meta.config.fifo,
+        })
     }
 
     /// Starts moving a dead-letter queue's messages; the new task's handle.
@@ -118,15 +131,13 @@ impl<B: Broker> MoveTasks<B> {
         // A FIFO DLQ redrives only into a FIFO queue, a standard one only
         // into a standard queue (rule R16); back to their sources they
         // always match, as a RedrivePolicy names a DLQ of its own type.
-        if let Some(destination) = &destination {
-            let source_fifo = self.broker.get_queue(&source).await?.config.fifo;
-            let destination_fifo = self.broker.get_queue(destination).await?.config.fifo;
-            if source_fifo != destination_fifo {
-                return Err(SqsError::invalid_parameter(
-                    "The destination queue must be of the same type as the source queue: \
-                     both standard or both FIFO.",
-                ));
-            }
+        if let Some(destination) = &destination
+            && source.fifo != destination.fifo
+        {
+            return Err(SqsError::invalid_parameter(
+                "The destination queue must be of the same type as the source queue: \
+                 both standard or both FIFO.",
+            ));
         }
         let existing = self.broker.move_tasks().await?;
         if existing
@@ -151,7 +162,7 @@ impl<B: Broker> MoveTasks<B> {
                 ),
             ));
         }
-        let to_move = self.broker.queue_counts(&source).await?.visible;
+        let to_move = self.broker.queue_counts(&source.key).await?.visible;
         let task = MoveTask {
             handle: encode_handle(&uuid::Uuid::new_v4().to_string(), &source_arn),
             source_arn,
@@ -179,8 +190,8 @@ impl<B: Broker> MoveTasks<B> {
             self.broker.clone(),
             self.clock.clone(),
             task,
-            source,
-            destination,
+            source.key,
+            destination.map(|d| d.key),
             cancel,
             claim,
         ));

@@ -16,10 +16,12 @@ pub mod cache;
 mod document;
 mod evaluate;
 mod parse;
+mod resource_tags;
 
 pub use document::{ConditionKey, Operator, Policy, Refused};
 pub use evaluate::{Decision, RequestFacts};
 pub use parse::invalid_policy;
+pub use resource_tags::resource_tags;
 
 #[cfg(test)]
 mod tests;

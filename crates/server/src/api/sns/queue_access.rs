@@ -9,7 +9,7 @@ use sluice_broker::{Broker, EngineError};
 use sluice_protocol::sns::SnsError;
 
 use super::errors::engine;
-use crate::policy::{Decision, RequestFacts};
+use crate::policy::{Decision, RequestFacts, resource_tags};
 use crate::service::Service;
 
 /// The service principal SNS sends to queues as.
@@ -42,13 +42,10 @@ pub async fn refusal<B: Broker>(
     let resource = svc.queue_arn(queue);
     let decision = match &*svc.policies.parsed(queue, &document) {
         Ok(policy) => {
-            let tags = match policy.reads_tags() {
-                true => match svc.broker.get_queue(queue).await {
-                    Ok(meta) => Some(meta.tags),
-                    Err(EngineError::QueueDoesNotExist) => return Ok(None),
-                    Err(e) => return Err(engine(e)),
-                },
-                false => None,
+            let tags = match resource_tags(&svc.broker, policy, queue).await {
+                Ok(tags) => tags,
+                Err(EngineError::QueueDoesNotExist) => return Ok(None),
+                Err(e) => return Err(engine(e)),
             };
             policy.evaluate(&RequestFacts {
                 account: topic_account,

@@ -34,7 +34,7 @@ pub async fn start_message_move_task<B: Broker>(
     let destination = match &input.destination_arn {
         Some(arn) => {
             let name = tasks.resolve(arn, "DestinationArn").await?;
-            if name == source {
+            if name.key == source.key {
                 return Err(SqsError::invalid_parameter(
                     "The DestinationArn must differ from the SourceArn.",
                 ));
