@@ -18,8 +18,6 @@ use sluice_broker::{NewMessage, ReceivedMessage, SentMessage};
 use sluice_core::clock::Clock;
 use sluice_core::receipt::ReceiptHandle;
 use tokio::sync::Notify;
-use tokio_postgres::Row;
-use tokio_postgres::types::ToSql;
 
 use crate::error;
 use crate::retention::expired_seqs;
@@ -244,26 +242,7 @@ impl Inner {
     }
 }
 
-/// Runs a prepared (cached) statement, in a transaction or on its own.
-pub(crate) async fn query<C: GenericClient>(
-    tx: &C,
-    sql: &str,
-    params: &[&(dyn ToSql + Sync)],
-) -> Result<Vec<Row>, EngineError> {
-    let statement = tx.prepare_cached(sql).await.map_err(error::db)?;
-    tx.query(&statement, params).await.map_err(error::db)
-}
-
-/// Runs a prepared (cached) statement, in a transaction or on its own;
-/// rows changed.
-pub(crate) async fn execute<C: GenericClient>(
-    tx: &C,
-    sql: &str,
-    params: &[&(dyn ToSql + Sync)],
-) -> Result<u64, EngineError> {
-    let statement = tx.prepare_cached(sql).await.map_err(error::db)?;
-    tx.execute(&statement, params).await.map_err(error::db)
-}
+pub(crate) use crate::statements::{execute, query};
 
 /// The queue named `name`; `lock` is a row lock clause or "".
 pub(crate) async fn queue_row<C: GenericClient>(

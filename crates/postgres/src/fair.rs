@@ -18,8 +18,8 @@ use parking_lot::Mutex;
 use sluice_broker::EngineError;
 use sluice_core::fair_tenants::{NOISY_SEND_WINDOW_MS, QueueLoad, TenantLoad, Usage};
 
-use crate::engine::query;
 use crate::rows::{QueueRow, UNGROUPED_IN_FAIR_QUEUE, col};
+use crate::statements::query;
 
 /// How long a node trusts the noisy tenants it worked out (ms).
 pub(crate) const FAIR_REFRESH_MS: i64 = 1_000;

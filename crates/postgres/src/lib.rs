@@ -37,6 +37,7 @@ mod rows;
 mod schema;
 mod secrets;
 mod send;
+mod statements;
 mod stats;
 mod sweep;
 mod topics;

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use sluice_broker::{Broker, EngineError};
 
-use super::Policy;
+use super::document::Policy;
 
 /// The tags of the queue stored under `key` when `policy` reads them,
 /// else `None`; `QueueDoesNotExist` when the queue went meanwhile.
