@@ -123,11 +123,11 @@ pub struct BenchArgs {
     #[arg(long, conflicts_with_all = ["null_server", "wake_probes", "sync_probe", "push", "fifo", "rate"])]
     pub fanout: bool,
 
-    /// Instead of a load, measure a fair queue (rule V10): the dwell time of ten quiet tenants' messages (20 msg/s in all) while --consumers consumers spend --fair-work-ms on each message, in four phases of --duration seconds (default 10) on fresh queues: quiet tenants alone; plus 80% of the consumers' capacity spread over 100 tenants (a busy queue, nobody noisy); plus one tenant sending 150% of it (a flood); the same flood without a group id (served oldest first, as without fairness). Reports p50/p99 dwell per phase and the quiet tenants' p99 under the flood over their p99 on the busy queue.
+    /// Instead of a load, measure a fair queue (rule V10): the dwell time of ten quiet tenants' messages (20 msg/s in all) while --consumers consumers spend about --fair-work-ms on each message (half to one and a half times it, as handlers vary), in four phases of --duration seconds (default 10) on fresh queues: quiet tenants alone; plus 80% of the consumers' capacity spread over 100 tenants (a busy queue, nobody noisy); plus one tenant sending 150% of it (a flood); the same flood without a group id (served oldest first, as without fairness). Reports p50/p99 dwell per phase and the quiet tenants' p99 under the flood over their p99 on the busy queue.
     #[arg(long, conflicts_with_all = ["null_server", "wake_probes", "sync_probe", "push", "fanout", "fifo", "messages", "rate", "queues"])]
     pub fair: bool,
 
-    /// With --fair: milliseconds a consumer spends on each message it receives.
+    /// With --fair: milliseconds a consumer spends on each message it receives, on average.
     #[arg(long, value_name = "MS", default_value_t = 2.0, requires = "fair")]
     pub fair_work_ms: f64,
 

@@ -1,8 +1,10 @@
 //! `--fair`: what a fair queue promises (rule V10), measured as the dwell
 //! time (from the send's answer to the receive's) of quiet tenants'
 //! messages. Ten quiet tenants send a trickle throughout; consumers take
-//! up to ten messages at a time and spend `--fair-work-ms` on each. Four
-//! phases, each on a fresh queue:
+//! up to ten messages at a time and spend about `--fair-work-ms` on each
+//! (from half to one and a half times it, as real handlers vary: consumers
+//! that all took the same time would poll in lockstep). Four phases, each
+//! on a fresh queue:
 //!
 //! - `idle`: the quiet tenants alone;
 //! - `busy`: plus load at 80 % of what the consumers can take, spread over
@@ -259,11 +261,11 @@ async fn phase(
         }
     }
     let consumers: Vec<_> = (0..plan.consumers)
-        .map(|_| {
+        .map(|consumer| {
             tokio::spawn(consume(
                 client.clone(),
                 url.to_string(),
-                plan.work,
+                Work::new(plan.work, consumer),
                 sending.clone(),
                 dwells.clone(),
             ))
@@ -334,12 +336,43 @@ async fn produce(
     }
 }
 
+/// A consumer's time per message: from half to one and a half times the
+/// plan's, drawn from a generator of its own (xorshift, seeded by the
+/// consumer's number) so runs repeat.
+struct Work {
+    mean: Duration,
+    state: u64,
+}
+
+impl Work {
+    fn new(mean: Duration, consumer: u32) -> Self {
+        Self {
+            mean,
+            state: 0x9E37_79B9_7F4A_7C15
+                ^ (u64::from(consumer) + 1).wrapping_mul(0xBF58_476D_1CE4_E5B9),
+        }
+    }
+
+    /// The time `n` messages take.
+    fn for_messages(&mut self, n: usize) -> Duration {
+        (0..n)
+            .map(|_| {
+                self.state ^= self.state << 13;
+                self.state ^= self.state >> 7;
+                self.state ^= self.state << 17;
+                let factor = 0.5 + (self.state % 1_000) as f64 / 1_000.0;
+                self.mean.mul_f64(factor)
+            })
+            .sum()
+    }
+}
+
 /// Receives, records each message's dwell, works on them, deletes them;
 /// stops once sending is over and a receive finds nothing.
 async fn consume(
     client: Client,
     url: String,
-    work: Duration,
+    mut work: Work,
     sending: Arc<AtomicBool>,
     dwells: Dwells,
 ) {
@@ -378,7 +411,7 @@ async fn consume(
                 receipt_handle: m.receipt_handle.clone(),
             });
         }
-        tokio::time::sleep(work * entries.len() as u32).await;
+        tokio::time::sleep(work.for_messages(entries.len())).await;
         let _ = client
             .call(&DeleteMessageBatchRequest {
                 queue_url: Some(url.clone()),
@@ -395,6 +428,16 @@ async fn consume(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn work_varies_around_its_mean() {
+        let mut work = Work::new(Duration::from_millis(2), 0);
+        let total = work.for_messages(10_000).as_secs_f64();
+        assert!((19.0..21.0).contains(&total), "{total}");
+        let one: Vec<Duration> = (0..100).map(|_| work.for_messages(1)).collect();
+        assert!(one.iter().all(|d| (1_000..=3_000).contains(&d.as_micros())));
+        assert!(one.iter().any(|d| *d != one[0]), "not all the same");
+    }
 
     #[test]
     fn capacity_is_consumers_over_work() {

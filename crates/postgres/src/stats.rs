@@ -40,16 +40,17 @@ impl PostgresBroker {
             None => None,
         };
         let noisy_groups: Vec<String> = noisy.as_ref().map_or_else(Vec::new, |n| n.groups.to_vec());
-        // Groups are counted only where they are reported: counting
-        // distinct groups reads every row in flight.
+        // Groups are counted only where they are reported (the filter, not
+        // a CASE around the aggregate, keeps the rows from its sort):
+        // counting distinct groups sorts every row in flight.
         let rows = query(
             &client,
             "SELECT count(*) FILTER (WHERE visible_at <= $2),
                     count(*) FILTER (WHERE visible_at > $2 AND receive_count > 0),
                     count(*) FILTER (WHERE visible_at > $2 AND receive_count = 0),
                     min(enqueued_at) FILTER (WHERE NOT back),
-                    CASE WHEN $3 THEN count(DISTINCT group_id)
-                        FILTER (WHERE visible_at > $2 AND receive_count > 0) ELSE 0 END,
+                    count(DISTINCT group_id)
+                        FILTER (WHERE $3 AND visible_at > $2 AND receive_count > 0),
                     count(*) FILTER (WHERE $4 AND visible_at <= $2 AND quiet),
                     count(*) FILTER (WHERE $4 AND visible_at > $2 AND receive_count = 0 AND quiet),
                     min(enqueued_at) FILTER (WHERE $4 AND visible_at <= $2 AND quiet)
