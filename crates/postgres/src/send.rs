@@ -229,7 +229,7 @@ const ANNOUNCE_ARRIVAL: &str =
     "SELECT set_config('synchronous_commit', 'off', true), pg_notify('sluice_arrivals', $1)";
 
 /// Turns a standard queue fair on its first grouped message (V10): from
-/// then on its groups take turns, and its ungrouped messages, those
+/// then on its tenants are told apart, and its ungrouped messages, those
 /// already stored included, carry [`UNGROUPED_IN_FAIR_QUEUE`] so that
 /// fair receives find them in the group index. Updating the queue's row
 /// waits for the sends holding it (they lock it `FOR SHARE`), and the

@@ -1,5 +1,6 @@
-//! Delivery: which ready messages a receive gets, FIFO groups and
-//! fair turns, and the rules (visibility, maxReceiveCount) it applies.
+//! Delivery: which ready messages a receive gets, FIFO groups and fair
+//! queues' quiet tenants first, and the rules (visibility,
+//! maxReceiveCount) it applies.
 
 use std::ops::Bound::{Excluded, Unbounded};
 
