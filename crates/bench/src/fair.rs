@@ -66,6 +66,25 @@ enum Load {
     OneTenant { share: f64, grouped: bool },
 }
 
+impl Load {
+    /// Its share of the consumers' capacity and the groups its messages
+    /// take in turn (`None`: no group), or nothing for no load.
+    fn senders(self) -> Option<(f64, Vec<Option<String>>)> {
+        match self {
+            Load::None => None,
+            Load::Spread { share } => Some((
+                share,
+                (0..BUSY_TENANTS)
+                    .map(|i| Some(format!("tenant-{i}")))
+                    .collect(),
+            )),
+            Load::OneTenant { share, grouped } => {
+                Some((share, vec![grouped.then(|| "noisy".to_string())]))
+            }
+        }
+    }
+}
+
 const PHASES: [(&str, Load); 4] = [
     ("idle", Load::None),
     ("busy", Load::Spread { share: 0.8 }),
@@ -230,35 +249,16 @@ async fn phase(
         true,
         sending.clone(),
     )));
-    let rate = |share: f64| share * plan.capacity();
-    match load {
-        Load::None => {}
-        Load::Spread { share } => {
-            let groups = (0..BUSY_TENANTS)
-                .map(|i| Some(format!("tenant-{i}")))
-                .collect();
-            producers.push(tokio::spawn(produce(
-                client.clone(),
-                url.to_string(),
-                rate(share),
-                10,
-                groups,
-                false,
-                sending.clone(),
-            )));
-        }
-        Load::OneTenant { share, grouped } => {
-            let group = grouped.then(|| "noisy".to_string());
-            producers.push(tokio::spawn(produce(
-                client.clone(),
-                url.to_string(),
-                rate(share),
-                10,
-                vec![group],
-                false,
-                sending.clone(),
-            )));
-        }
+    if let Some((share, groups)) = load.senders() {
+        producers.push(tokio::spawn(produce(
+            client.clone(),
+            url.to_string(),
+            share * plan.capacity(),
+            10,
+            groups,
+            false,
+            sending.clone(),
+        )));
     }
     let consumers: Vec<_> = (0..plan.consumers)
         .map(|consumer| {

@@ -24,6 +24,11 @@ use crate::statements::query;
 /// How long a node trusts the noisy tenants it worked out (ms).
 pub(crate) const FAIR_REFRESH_MS: i64 = 1_000;
 
+/// A queue whose tenants nobody asked about for this long (ms) is
+/// forgotten: it was deleted on another node, or is no longer fair. Longer
+/// than the five minutes a tenant's latest send counts for.
+const FORGET_AFTER_MS: i64 = 10 * 60 * 1_000;
+
 /// Each fair queue's tenants as this node knows them, by queue id.
 #[derive(Default)]
 pub(crate) struct FairTenants {
@@ -32,6 +37,8 @@ pub(crate) struct FairTenants {
 
 #[derive(Default)]
 struct QueueTenants {
+    /// When a request last read or changed these (engine clock, ms).
+    used_at: i64,
     /// When the noisy tenants were last worked out (engine clock, ms).
     refreshed_at: Option<i64>,
     /// The noisy tenants, the one with the fewest in flight first.
@@ -60,6 +67,7 @@ impl FairTenants {
         let now = now.max(0) as u64;
         let mut queues = self.queues.lock();
         let tenants = queues.entry(queue_id).or_default();
+        tenants.used_at = tenants.used_at.max(now as i64);
         tenants.done_total.add(now, spent);
         if let Some(group) = group.filter(|g| *g != UNGROUPED_IN_FAIR_QUEUE) {
             match tenants.done.get_mut(group) {
@@ -73,6 +81,11 @@ impl FairTenants {
         }
     }
 
+    /// Drops what this node knows of a deleted queue's tenants.
+    pub(crate) fn forget(&self, queue_id: i64) {
+        self.queues.lock().remove(&queue_id);
+    }
+
     /// The noisy tenants of queue `queue_id` as last worked out, the one
     /// with the fewest in flight first, unless that was over
     /// [`FAIR_REFRESH_MS`] ago: then None, and the caller works them out
@@ -81,6 +94,7 @@ impl FairTenants {
     pub(crate) fn known(&self, queue_id: i64, now: i64) -> Option<NoisyView> {
         let mut queues = self.queues.lock();
         let tenants = queues.entry(queue_id).or_default();
+        tenants.used_at = tenants.used_at.max(now);
         let view = NoisyView {
             groups: tenants.noisy.clone(),
             in_flight: tenants.noisy_in_flight,
@@ -92,6 +106,9 @@ impl FairTenants {
             return Some(view);
         }
         tenants.refreshed_at = Some(now);
+        // At most once a second per queue: queues nobody asks about are
+        // dropped here.
+        queues.retain(|_, t| now - t.used_at < FORGET_AFTER_MS);
         None
     }
 
@@ -229,4 +246,23 @@ async fn confirm<C: deadpool_postgres::GenericClient>(
         }
     }
     Ok(noisy)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_queue_nobody_asks_about_is_forgotten() {
+        let tenants = FairTenants::default();
+        tenants.finished(1, 1_000, Some("a"), 0);
+        assert!(tenants.known(2, 1_000).is_none());
+        assert_eq!(tenants.queues.lock().len(), 2);
+        let later = 1_000 + FORGET_AFTER_MS;
+        assert!(tenants.known(2, later).is_none());
+        assert!(tenants.queues.lock().contains_key(&2));
+        assert!(!tenants.queues.lock().contains_key(&1), "queue 1 forgotten");
+        tenants.forget(2);
+        assert!(tenants.queues.lock().is_empty());
+    }
 }

@@ -143,6 +143,7 @@ pub(crate) async fn delete_queue(b: &PostgresBroker, name: &str) -> Result<(), E
     announce(&tx, name).await?;
     tx.commit().await.map_err(error::db)?;
     inner.activity.lock().remove(&id);
+    inner.fair.forget(id);
     inner.queues.forget(name);
     inner.wake(name);
     Ok(())

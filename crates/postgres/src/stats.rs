@@ -42,7 +42,9 @@ impl PostgresBroker {
         let noisy_groups: Vec<String> = noisy.as_ref().map_or_else(Vec::new, |n| n.groups.to_vec());
         // Groups are counted only where they are reported (the filter, not
         // a CASE around the aggregate, keeps the rows from its sort):
-        // counting distinct groups sorts every row in flight.
+        // counting distinct groups sorts every row in flight. `$4 AND`
+        // first: AND stops at false, so only a fair queue's rows are
+        // matched against its noisy tenants.
         let rows = query(
             &client,
             "SELECT count(*) FILTER (WHERE visible_at <= $2),
@@ -51,10 +53,10 @@ impl PostgresBroker {
                     min(enqueued_at) FILTER (WHERE NOT back),
                     count(DISTINCT group_id)
                         FILTER (WHERE $3 AND visible_at > $2 AND receive_count > 0),
-                    count(*) FILTER (WHERE $4 AND visible_at <= $2 AND quiet),
-                    count(*) FILTER (WHERE $4 AND visible_at > $2 AND receive_count = 0 AND quiet),
-                    min(enqueued_at) FILTER (WHERE $4 AND visible_at <= $2 AND quiet)
-             FROM (SELECT *, NOT (coalesce(group_id, $6) = ANY($5::text[])) AS quiet
+                    count(*) FILTER (WHERE quiet AND visible_at <= $2),
+                    count(*) FILTER (WHERE quiet AND visible_at > $2 AND receive_count = 0),
+                    min(enqueued_at) FILTER (WHERE quiet AND visible_at <= $2)
+             FROM (SELECT *, $4 AND NOT (coalesce(group_id, $6) = ANY($5::text[])) AS quiet
                    FROM sluice_messages WHERE queue_id = $1) m",
             &[
                 &q.id,

@@ -31,6 +31,17 @@ async fn flood<H: Harness>(h: &H, q: &str, group: &str, prefix: &str, n: usize) 
     }
 }
 
+/// Floods `q` with `n` messages of tenant `noisy` (bodies `n0`, `n1`, …)
+/// and takes 40 of them in flight for `visibility` seconds: over a tenth
+/// of the messages in flight and at least 30, the concurrency share that
+/// makes a tenant with a backlog noisy.
+async fn forty_noisy_in_flight<H: Harness>(h: &H, q: &str, n: usize, visibility: u32) {
+    flood(h, q, "noisy", "n", n).await;
+    for _ in 0..4 {
+        assert_eq!(receive_vt(h, q, 10, visibility).await.len(), 10);
+    }
+}
+
 async fn delete_all<H: Harness>(h: &H, q: &str, got: Vec<ReceivedMessage>) {
     let handles = got.into_iter().map(|m| m.receipt_handle).collect();
     h.broker()
@@ -78,10 +89,7 @@ pub async fn v10_fair_queue_serves_oldest_first_while_no_tenant_is_noisy<H: Harn
 /// ungrouped one), oldest first, then the noisy tenant's.
 pub async fn v10_fair_queue_tenant_with_forty_in_flight_waits_behind_quiet_ones<H: Harness>(h: &H) {
     create(h, "shared", &[]).await;
-    flood(h, "shared", "noisy", "n", 100).await;
-    for _ in 0..4 {
-        assert_eq!(receive_vt(h, "shared", 10, 600).await.len(), 10);
-    }
+    forty_noisy_in_flight(h, "shared", 100, 600).await;
     h.broker()
         .send_messages(
             "shared",
@@ -142,10 +150,7 @@ pub async fn v10_fair_queue_flooding_tenant_does_not_starve_others<H: Harness>(h
 /// again, and its messages, the oldest, come first once more.
 pub async fn v10_fair_queue_noisy_tenant_quiet_again_after_five_silent_minutes<H: Harness>(h: &H) {
     create(h, "shared", &[]).await;
-    flood(h, "shared", "noisy", "n", 100).await;
-    for _ in 0..4 {
-        receive_vt(h, "shared", 10, 3_600).await;
-    }
+    forty_noisy_in_flight(h, "shared", 100, 3_600).await;
     h.clock().advance_secs(1);
     assert_eq!(fair_stats(h, "shared").await.noisy_groups, 1);
     h.clock().advance_secs(300);
@@ -169,10 +174,7 @@ pub async fn v10_fair_queue_metrics_count_noisy_and_quiet_tenants<H: Harness>(h:
     create(h, "shared", &[]).await;
     create(h, "plain", &[]).await;
     send(h, "plain", &["p"]).await;
-    flood(h, "shared", "noisy", "n", 50).await;
-    for _ in 0..4 {
-        receive_vt(h, "shared", 10, 600).await;
-    }
+    forty_noisy_in_flight(h, "shared", 50, 600).await;
     let later = NewMessage {
         body: "delayed".into(),
         delay_seconds: Some(60),
