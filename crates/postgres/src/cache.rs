@@ -4,7 +4,7 @@
 //! statement each. SQS itself documents that attribute
 //! changes take a while to reach every server; here another node's change
 //! shows within [`QUEUE_TTL`], this node's own at once. A send to a queue
-//! deleted meanwhile still fails: its insert breaks the foreign key.
+//! deleted meanwhile still fails: its insert finds no queue row to hold.
 
 use std::collections::HashMap;
 use std::sync::Arc;

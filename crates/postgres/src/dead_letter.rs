@@ -21,24 +21,28 @@ pub(crate) async fn dead_letter_target(
 
 /// An ungrouped message moving into a fair queue takes the group id of its
 /// ungrouped messages, read with the queue's row `FOR SHARE` so that the
-/// queue cannot turn fair before this commits (see `send::turn_fair`).
-/// Marked `moved`: it may keep an enqueue time older than the messages
-/// stored before it, so retention finds it through the age index
+/// queue cannot turn fair before this commits (see `send::turn_fair`) nor
+/// be deleted: a queue deleted meanwhile has no row, and nothing is
+/// inserted. Marked `moved`: it may keep an enqueue time older than the
+/// messages stored before it, so retention finds it through the age index
 /// (`retention::EXPIRE_QUEUE`).
 const INSERT_MOVED: &str = "INSERT INTO sluice_messages
     (queue_id, seq, message_id, body, attributes, system_attributes, group_id, dedup_id,
      sent_at, enqueued_at, visible_at, receive_count, first_receive_at, last_receive_at, moved)
-    VALUES ($1, nextval('sluice_message_seq'), $2, $3, $4, $5,
-            COALESCE($6, (SELECT CASE WHEN fair THEN $14::text END FROM sluice_queues
-                          WHERE id = $1 FOR SHARE)),
-            $7, $8, $9, $10, $11, $12, $13, TRUE)";
+    SELECT $1, nextval('sluice_message_seq'), $2, $3, $4, $5,
+           COALESCE($6, CASE WHEN q.fair THEN $14::text END),
+           $7, $8, $9, $10, $11, $12, $13, TRUE
+    FROM (SELECT fair FROM sluice_queues WHERE id = $1 FOR SHARE) q";
 
+/// Stores `m` in `dest`; the transaction must be rolled back (the caller's
+/// `?` does) when `dest` was deleted meanwhile, so that the message stays
+/// where it was.
 pub(crate) async fn insert_moved(
     tx: &deadpool_postgres::Transaction<'_>,
     dest: &QueueRow,
     m: &MessageRow,
 ) -> Result<(), EngineError> {
-    execute(
+    let stored = execute(
         tx,
         INSERT_MOVED,
         &[
@@ -59,6 +63,13 @@ pub(crate) async fn insert_moved(
         ],
     )
     .await?;
+    if stored == 0 {
+        // Retried, the move finds the queue gone and leaves the message.
+        return Err(EngineError::Unavailable(format!(
+            "The queue {} was deleted while messages moved into it.",
+            dest.name
+        )));
+    }
     Ok(())
 }
 

@@ -87,8 +87,3 @@ fn violates(e: &tokio_postgres::Error, constraint: &str) -> bool {
         *db.code() == SqlState::UNIQUE_VIOLATION && db.constraint() == Some(constraint)
     })
 }
-
-/// True when `e` is a foreign key violation: the queue was deleted meanwhile.
-pub(crate) fn is_missing_queue(e: &tokio_postgres::Error) -> bool {
-    e.code() == Some(&SqlState::FOREIGN_KEY_VIOLATION)
-}

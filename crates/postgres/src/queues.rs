@@ -122,6 +122,17 @@ pub(crate) async fn delete_queue(b: &PostgresBroker, name: &str) -> Result<(), E
         return Err(EngineError::QueueDoesNotExist);
     };
     let id: i64 = col(row, 0)?;
+    // Its messages and deduplication ids go with it (no foreign key
+    // cascades: inserts hold the queue's row FOR SHARE, so none is stored
+    // once the row's delete commits, and none committed before escapes
+    // these, which read after the row's lock was granted).
+    execute(
+        &tx,
+        "DELETE FROM sluice_messages WHERE queue_id = $1",
+        &[&id],
+    )
+    .await?;
+    execute(&tx, "DELETE FROM sluice_dedup WHERE queue_id = $1", &[&id]).await?;
     // Remembered for a minute, so the name is not created again before
     // (rule V19); older entries are dropped on the way.
     let now = inner.now();

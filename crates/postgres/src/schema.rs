@@ -33,6 +33,10 @@ const MIGRATIONS: &[(i32, &str)] = &[
     (21, include_str!("../migrations/0021_secrets.sql")),
     (24, include_str!("../migrations/0024_consumers.sql")),
     (25, include_str!("../migrations/0025_topics.sql")),
+    (
+        26,
+        include_str!("../migrations/0026_messages_without_foreign_keys.sql"),
+    ),
 ];
 
 /// The newest schema version this build knows: the last migration's.

@@ -29,6 +29,25 @@ pub(crate) async fn lock_fifo(
     Ok(())
 }
 
+/// [`lock_fifo`] for a send, which also holds the queue's row `FOR SHARE`
+/// until it commits: a queue deleted meanwhile has no row, and the send
+/// stores nothing (no foreign key stands guard; see `queues::delete_queue`).
+async fn lock_fifo_queue(
+    tx: &deadpool_postgres::Transaction<'_>,
+    q: &QueueRow,
+) -> Result<(), EngineError> {
+    let rows = query(
+        tx,
+        "SELECT pg_advisory_xact_lock(id) FROM sluice_queues WHERE id = $1 FOR SHARE",
+        &[&q.id],
+    )
+    .await?;
+    if rows.is_empty() {
+        return Err(EngineError::QueueDoesNotExist);
+    }
+    Ok(())
+}
+
 const INSERT_MESSAGE: &str = "INSERT INTO sluice_messages
     (queue_id, seq, message_id, body, attributes, system_attributes, group_id, dedup_id,
      sent_at, enqueued_at, visible_at)
@@ -106,7 +125,7 @@ async fn send_to(
     let mut client = b.inner.client().await?;
     let tx = client.transaction().await.map_err(error::db)?;
     // A FIFO queue from here on: each message deduplicated and numbered.
-    lock_fifo(&tx, q).await?;
+    lock_fifo_queue(&tx, q).await?;
     let per_group = q.config.deduplicates_per_group();
     let mut sent = Vec::with_capacity(messages.len());
     let mut bytes = 0u64;
@@ -161,13 +180,7 @@ async fn send_to(
                 ],
             )
             .await
-            .map_err(|e| {
-                if error::is_missing_queue(&e) {
-                    EngineError::QueueDoesNotExist
-                } else {
-                    error::db(e)
-                }
-            })?;
+            .map_err(error::db)?;
         let seq: i64 = match rows.first() {
             Some(r) => col(r, 0)?,
             None => return Err(EngineError::Storage("insert returned nothing".into())),
@@ -342,14 +355,8 @@ async fn send_standard(
         // next attempt.
         tracing::warn!(error = %e, queue = name, "arrival not announced");
     }
-    let stored = stored.map_err(|e| {
-        // The queue was deleted meanwhile: its row is gone.
-        if error::is_missing_queue(&e) {
-            EngineError::QueueDoesNotExist
-        } else {
-            error::db(e)
-        }
-    })?;
+    let stored = stored.map_err(error::db)?;
+    // The queue was deleted meanwhile: its row is gone, nothing stored.
     if (col::<i64>(&stored, 0)? as usize) < n {
         return Err(EngineError::QueueDoesNotExist);
     }
