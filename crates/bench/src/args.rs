@@ -51,7 +51,7 @@ pub struct BenchArgs {
           value_parser = clap::value_parser!(u32).range(64..=1_048_576))]
     pub message_size: u32,
 
-    /// Messages per SendMessageBatch, and the MaxNumberOfMessages of each receive (1 to 10).
+    /// Messages per SendMessageBatch, and the MaxNumberOfMessages of each receive (1 to 10; with --fair, the consumers' only).
     #[arg(long, value_name = "N", default_value_t = 10,
           value_parser = clap::value_parser!(u32).range(1..=10))]
     pub batch_size: u32,
@@ -123,7 +123,7 @@ pub struct BenchArgs {
     #[arg(long, conflicts_with_all = ["null_server", "wake_probes", "sync_probe", "push", "fifo", "rate"])]
     pub fanout: bool,
 
-    /// Instead of a load, measure a fair queue (rule V10): the dwell time of ten quiet tenants' messages (20 msg/s in all) while --consumers consumers spend about --fair-work-ms on each message (half to one and a half times it, as handlers vary), in four phases of --duration seconds (default 10) on fresh queues: quiet tenants alone; plus 80% of the consumers' capacity spread over 100 tenants (a busy queue, nobody noisy); plus one tenant sending 150% of it (a flood); the same flood without a group id (served oldest first, as without fairness). Reports p50/p99 dwell per phase and the quiet tenants' p99 under the flood over their p99 on the busy queue.
+    /// Instead of a load, measure a fair queue (rule V10): the dwell time of ten quiet tenants' messages (20 msg/s in all) while --consumers consumers, taking up to --batch-size per receive, spend about --fair-work-ms on each message (half to one and a half times it, as handlers vary), in four phases of --duration seconds (default 10) on fresh queues: quiet tenants alone; plus 80% of the consumers' capacity spread over 100 tenants (a busy queue, nobody noisy); plus one tenant sending 150% of it (a flood); the same flood without a group id (served oldest first, as without fairness). Reports p50/p99 dwell per phase and the quiet tenants' p99 under the flood over their p99 on the busy queue.
     #[arg(long, conflicts_with_all = ["null_server", "wake_probes", "sync_probe", "push", "fanout", "fifo", "messages", "rate", "queues"])]
     pub fair: bool,
 

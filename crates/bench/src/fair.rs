@@ -1,7 +1,7 @@
 //! `--fair`: what a fair queue promises (rule V10), measured as the dwell
 //! time (from the send's answer to the receive's) of quiet tenants'
 //! messages. Ten quiet tenants send a trickle throughout; consumers take
-//! up to ten messages at a time and spend about `--fair-work-ms` on each
+//! up to `--batch-size` messages at a time and spend about `--fair-work-ms` on each
 //! (from half to one and a half times it, as real handlers vary: consumers
 //! that all took the same time would poll in lockstep). Four phases, each
 //! on a fresh queue:
@@ -47,6 +47,8 @@ pub struct FairPlan {
     pub consumers: u32,
     /// Time a consumer spends on each message.
     pub work: Duration,
+    /// The consumers' MaxNumberOfMessages.
+    pub receive_batch: u32,
     /// How long each phase sends.
     pub phase: Duration,
 }
@@ -149,6 +151,8 @@ pub struct FairReport {
     pub consumers: u32,
     /// Per-message work, ms.
     pub work_ms: f64,
+    /// Messages a consumer takes per receive, at most.
+    pub receive_batch: u32,
     /// Each phase.
     pub phases: Vec<PhaseReport>,
     /// The quiet tenants' p99 dwell under the flood over their p99 on the
@@ -160,8 +164,8 @@ impl FairReport {
     /// The human-readable table.
     pub fn table(&self) -> String {
         let mut out = format!(
-            "fair queue dwell time: {} consumers, {:.1} ms per message, capacity {:.0} msg/s\n",
-            self.consumers, self.work_ms, self.capacity_per_sec
+            "fair queue dwell time: {} consumers, up to {} per receive, {:.1} ms per message, capacity {:.0} msg/s\n",
+            self.consumers, self.receive_batch, self.work_ms, self.capacity_per_sec
         );
         out.push_str(&format!(
             "{:<16} {:>8} {:>10} {:>10} {:>8} {:>10} {:>10}\n",
@@ -219,6 +223,7 @@ pub async fn run(client: &Client, plan: &FairPlan) -> Result<FairReport, BenchEr
         capacity_per_sec: plan.capacity(),
         consumers: plan.consumers,
         work_ms: plan.work.as_secs_f64() * 1000.0,
+        receive_batch: plan.receive_batch,
         flood_over_busy_p99: p99("flood") / p99("busy").max(1e-3),
         phases,
     })
@@ -266,6 +271,7 @@ async fn phase(
                 client.clone(),
                 url.to_string(),
                 Work::new(plan.work, consumer),
+                plan.receive_batch,
                 sending.clone(),
                 dwells.clone(),
             ))
@@ -373,6 +379,7 @@ async fn consume(
     client: Client,
     url: String,
     mut work: Work,
+    receive_batch: u32,
     sending: Arc<AtomicBool>,
     dwells: Dwells,
 ) {
@@ -380,7 +387,7 @@ async fn consume(
     loop {
         let input = ReceiveMessageRequest {
             queue_url: Some(url.clone()),
-            max_number_of_messages: Some(10),
+            max_number_of_messages: Some(i64::from(receive_batch)),
             wait_time_seconds: Some(1),
             ..Default::default()
         };
@@ -445,6 +452,7 @@ mod tests {
             queue: "q".into(),
             consumers: 4,
             work: Duration::from_millis(2),
+            receive_batch: 10,
             phase: Duration::from_secs(1),
         };
         assert_eq!(plan.capacity().round(), 2000.0);

@@ -122,6 +122,7 @@ async fn bench(args: BenchArgs) -> Result<(), BenchError> {
             queue: args.queue.clone(),
             consumers: args.consumers,
             work: Duration::from_secs_f64(args.fair_work_ms / 1000.0),
+            receive_batch: args.batch_size,
             phase: Duration::from_secs(args.duration.unwrap_or(DEFAULT_FAIR_PHASE_SECS)),
         };
         if !args.json {
