@@ -110,9 +110,77 @@ pub fn parse_rfc3339(text: &str) -> Option<u64> {
     u64::try_from(ms).ok()
 }
 
+/// Milliseconds since the epoch of ISO 8601's basic format in UTC,
+/// `20150830T123600Z` (SigV4's `X-Amz-Date`); `None` for anything else.
+/// The same checks as [`parse_rfc3339`], without building its text: it runs
+/// on every signed request.
+pub fn parse_basic_utc(text: &str) -> Option<u64> {
+    let b = text.as_bytes();
+    if b.len() != 16 || b[8] != b'T' || b[15] != b'Z' {
+        return None;
+    }
+    let num = |from: usize, len: usize| -> Option<i64> {
+        b[from..from + len].iter().try_fold(0i64, |n, &c| {
+            c.is_ascii_digit().then(|| n * 10 + i64::from(c - b'0'))
+        })
+    };
+    let (y, mo, d) = (num(0, 4)?, num(4, 2)?, num(6, 2)?);
+    let (h, mi, s) = (num(9, 2)?, num(11, 2)?, num(13, 2)?);
+    if !(1..=12).contains(&mo) || !(1..=31).contains(&d) || h > 23 || mi > 59 || s > 60 {
+        return None;
+    }
+    let ms = days_from_civil(y, mo, d) * MS_PER_DAY + (h * 3600 + mi * 60 + s) * 1000;
+    u64::try_from(ms).ok()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// What `parse_basic_utc` must agree with: the basic format rewritten
+    /// as RFC 3339.
+    fn basic_through_rfc3339(text: &str) -> Option<u64> {
+        let b = text.as_bytes();
+        if b.len() != 16 || b[8] != b'T' || b[15] != b'Z' || !text.is_ascii() {
+            return None;
+        }
+        parse_rfc3339(&format!(
+            "{}-{}-{}T{}:{}:{}Z",
+            &text[0..4],
+            &text[4..6],
+            &text[6..8],
+            &text[9..11],
+            &text[11..13],
+            &text[13..15]
+        ))
+    }
+
+    #[test]
+    fn basic_format_reads_as_rfc3339_does() {
+        assert_eq!(parse_basic_utc("20150830T123600Z"), Some(1_440_938_160_000));
+        assert_eq!(parse_basic_utc("19700101T000000Z"), Some(0));
+        let mut cases = vec![
+            "20150830T123600Z".to_string(),
+            "20240229T235960Z".into(),
+            "20150830T123600z".into(),
+            "20150830 123600Z".into(),
+            "2015083T1236000Z".into(),
+            "2015-830T123600Z".into(),
+            "20150830T12360Z".into(),
+            "+0150830T123600Z".into(),
+            "20150830T1236\u{e9}Z".into(),
+        ];
+        for month in [0, 1, 12, 13] {
+            for day in [0, 1, 31, 32] {
+                for (h, m, s) in [(0, 0, 0), (23, 59, 60), (24, 0, 0), (0, 60, 0), (0, 0, 61)] {
+                    cases.push(format!("2026{month:02}{day:02}T{h:02}{m:02}{s:02}Z"));
+                }
+            }
+        }
+        for case in &cases {
+            assert_eq!(parse_basic_utc(case), basic_through_rfc3339(case), "{case}");
+        }
+    }
 
     #[test]
     fn rfc3339_round_trips() {

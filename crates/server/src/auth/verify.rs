@@ -18,7 +18,7 @@ use std::sync::Arc;
 use http::HeaderMap;
 use sluice_core::ErrorCode;
 use sluice_core::clock::Millis;
-use sluice_core::timestamp::{parse_rfc3339, rfc3339};
+use sluice_core::timestamp::{parse_basic_utc, rfc3339};
 use subtle::ConstantTimeEq;
 
 use sluice_sigv4::{self as sigv4, ALGORITHM};
@@ -457,7 +457,7 @@ fn expires_seconds(text: &str) -> Result<u64, Refusal> {
 /// presigned URL not past its `X-Amz-Expires`.
 fn check_time(signed: &Signed<'_>, scope_date: &str, now: Millis) -> Result<(), Refusal> {
     let amz = signed.amz_date.as_ref();
-    let Some(at) = parse_amz_date(amz) else {
+    let Some(at) = parse_basic_utc(amz) else {
         return Err(Refusal::new(
             ErrorCode::IncompleteSignature,
             format!(
@@ -516,28 +516,6 @@ fn check_time(signed: &Signed<'_>, scope_date: &str, now: Millis) -> Result<(), 
         None => {}
     }
     Ok(())
-}
-
-/// `20150830T123600Z` as milliseconds since the epoch.
-fn parse_amz_date(text: &str) -> Option<Millis> {
-    let b = text.as_bytes();
-    if b.len() != 16 || b[8] != b'T' || b[15] != b'Z' {
-        return None;
-    }
-    let digits = |r: std::ops::Range<usize>| {
-        text.get(r)
-            .filter(|s| s.bytes().all(|c| c.is_ascii_digit()))
-    };
-    let rfc = format!(
-        "{}-{}-{}T{}:{}:{}Z",
-        digits(0..4)?,
-        digits(4..6)?,
-        digits(6..8)?,
-        digits(9..11)?,
-        digits(11..13)?,
-        digits(13..15)?
-    );
-    parse_rfc3339(&rfc)
 }
 
 /// Milliseconds since the epoch as `20150830T123600Z`.
