@@ -37,6 +37,7 @@ mod rows;
 mod schema;
 mod secrets;
 mod send;
+mod send_fifo;
 mod statements;
 mod stats;
 mod sweep;

@@ -15,7 +15,7 @@ use crate::engine::{PostgresBroker, Share, execute, expire, query};
 use crate::error;
 use crate::pick::pick;
 use crate::rows::{MESSAGE_COLUMNS, MessageRow, QueueRow, col};
-use crate::send::{DEDUP_WINDOW_MS, lock_fifo};
+use crate::send_fifo::{DEDUP_WINDOW_MS, lock_fifo};
 use sluice_broker::activity;
 
 /// Receives, waiting up to `options.wait` for a message.

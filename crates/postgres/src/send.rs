@@ -1,5 +1,6 @@
-//! SendMessage and SendMessageBatch: deduplication, FIFO sequence order,
-//! fair queues (rules V1, F1–F3).
+//! SendMessage and SendMessageBatch: standard and fair queues' sends,
+//! combined across concurrent requests (rules V1, V10); FIFO queues' in
+//! `send_fifo.rs` (rules F1–F3).
 
 use std::sync::Arc;
 
@@ -8,51 +9,10 @@ use sluice_broker::{NewMessage, SentMessage};
 use sluice_core::message::message_size;
 use tokio_postgres::types::{Json, ToSql};
 
-use crate::engine::{PostgresBroker, announce, execute, query};
+use crate::engine::{PostgresBroker, execute};
 use crate::error;
-use crate::rows::{QueueRow, UNGROUPED_IN_FAIR_QUEUE, col, sequence_number};
+use crate::rows::{QueueRow, UNGROUPED_IN_FAIR_QUEUE, col};
 use sluice_broker::activity;
-
-/// How long a deduplication id is remembered (rule F2).
-pub(crate) const DEDUP_WINDOW_MS: i64 = 5 * 60 * 1000;
-
-/// Serialises a FIFO queue's sends and receives until the transaction
-/// ends, so sequence order is commit order and groups are never handed to
-/// two consumers at once (rules F1, F3).
-pub(crate) async fn lock_fifo(
-    tx: &deadpool_postgres::Transaction<'_>,
-    q: &QueueRow,
-) -> Result<(), EngineError> {
-    if q.config.fifo {
-        query(tx, "SELECT pg_advisory_xact_lock($1)", &[&q.id]).await?;
-    }
-    Ok(())
-}
-
-/// [`lock_fifo`] for a send, which also holds the queue's row `FOR SHARE`
-/// until it commits: a queue deleted meanwhile has no row, and the send
-/// stores nothing (no foreign key stands guard; see `queues::delete_queue`).
-async fn lock_fifo_queue(
-    tx: &deadpool_postgres::Transaction<'_>,
-    q: &QueueRow,
-) -> Result<(), EngineError> {
-    let rows = query(
-        tx,
-        "SELECT pg_advisory_xact_lock(id) FROM sluice_queues WHERE id = $1 FOR SHARE",
-        &[&q.id],
-    )
-    .await?;
-    if rows.is_empty() {
-        return Err(EngineError::QueueDoesNotExist);
-    }
-    Ok(())
-}
-
-const INSERT_MESSAGE: &str = "INSERT INTO sluice_messages
-    (queue_id, seq, message_id, body, attributes, system_attributes, group_id, dedup_id,
-     sent_at, enqueued_at, visible_at)
-    VALUES ($1, nextval('sluice_message_seq'), $2, $3, $4, $5, $6, $7, $8, $8, $9)
-    RETURNING seq";
 
 /// Stores messages durably (rule V1), deduplicating FIFO sends (rule F2).
 pub(crate) async fn send(
@@ -122,113 +82,7 @@ async fn send_to(
             })
             .await;
     }
-    let mut client = b.inner.client().await?;
-    let tx = client.transaction().await.map_err(error::db)?;
-    // A FIFO queue from here on: each message deduplicated and numbered.
-    lock_fifo_queue(&tx, q).await?;
-    let per_group = q.config.deduplicates_per_group();
-    let mut sent = Vec::with_capacity(messages.len());
-    let mut bytes = 0u64;
-    let mut stored = 0u64;
-    let mut deduplicated = 0u64;
-    for m in messages.iter() {
-        let dedup_key = match &m.dedup_id {
-            Some(dedup_id) => {
-                // PostgreSQL text holds no NUL: the group's length keeps
-                // "a" + "b:c" apart from "a:b" + "c".
-                let key = if per_group {
-                    let group = m.group_id.as_deref().unwrap_or("");
-                    format!("{}:{group}:{dedup_id}", group.len())
-                } else {
-                    dedup_id.clone()
-                };
-                let seen = query(
-                    &tx,
-                    "SELECT message_id, seq FROM sluice_dedup
-                     WHERE queue_id = $1 AND key = $2 AND expires_at > $3",
-                    &[&q.id, &key, &now],
-                )
-                .await?;
-                if let Some(row) = seen.first() {
-                    let id: uuid::Uuid = col(row, 0)?;
-                    sent.push(SentMessage {
-                        message_id: id.hyphenated().to_string(),
-                        sequence_number: Some(sequence_number(col(row, 1)?)),
-                    });
-                    deduplicated += 1;
-                    continue;
-                }
-                Some(key)
-            }
-            _ => None,
-        };
-        let message_id = uuid::Uuid::new_v4();
-        let delay_ms = i64::from(m.delay_seconds.unwrap_or(q.config.delay_seconds)) * 1000;
-        let rows = tx
-            .query(
-                &tx.prepare_cached(INSERT_MESSAGE).await.map_err(error::db)?,
-                &[
-                    &q.id,
-                    &message_id,
-                    &m.body,
-                    &Json(&m.attributes),
-                    &Json(&m.system_attributes),
-                    &m.group_id,
-                    &m.dedup_id,
-                    &now,
-                    &(now + delay_ms),
-                ],
-            )
-            .await
-            .map_err(error::db)?;
-        let seq: i64 = match rows.first() {
-            Some(r) => col(r, 0)?,
-            None => return Err(EngineError::Storage("insert returned nothing".into())),
-        };
-        if let Some(key) = dedup_key {
-            execute(
-                &tx,
-                "INSERT INTO sluice_dedup (queue_id, key, message_id, seq, expires_at)
-                 VALUES ($1, $2, $3, $4, $5)
-                 ON CONFLICT (queue_id, key) DO UPDATE SET message_id = EXCLUDED.message_id,
-                   seq = EXCLUDED.seq, expires_at = EXCLUDED.expires_at",
-                &[&q.id, &key, &message_id, &seq, &(now + DEDUP_WINDOW_MS)],
-            )
-            .await?;
-        }
-        bytes += message_size(&m.body, &m.attributes) as u64;
-        stored += 1;
-        sent.push(SentMessage {
-            message_id: message_id.hyphenated().to_string(),
-            sequence_number: Some(sequence_number(seq)),
-        });
-    }
-    commit_send(b, tx, q, name, stored, bytes).await?;
-    activity::add(&b.inner.activity(q.id).deduplicated, deduplicated);
-    Ok(sent)
-}
-
-/// Commits a send: announces the arrivals to every node, then counts them
-/// and wakes this node's long polls.
-async fn commit_send(
-    b: &PostgresBroker,
-    tx: deadpool_postgres::Transaction<'_>,
-    q: &QueueRow,
-    name: &str,
-    stored: u64,
-    bytes: u64,
-) -> Result<(), EngineError> {
-    if stored > 0 {
-        announce(&tx, name).await?;
-    }
-    tx.commit().await.map_err(error::db)?;
-    let a = b.inner.activity(q.id);
-    activity::add(&a.sent, stored);
-    activity::add(&a.sent_bytes, bytes);
-    if stored > 0 {
-        b.inner.wake(name);
-    }
-    Ok(())
+    crate::send_fifo::send_fifo(b, q, name, &messages, now).await
 }
 
 /// Tells every node that a queue may have a receivable message, in a

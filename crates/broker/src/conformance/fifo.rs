@@ -124,6 +124,46 @@ pub async fn f2_deduplication_scope_message_group<H: Harness>(h: &H) {
     assert_eq!(counts(h, "whole.fifo").await.visible, 1);
 }
 
+/// F2, F3: within one SendMessageBatch, an entry repeating an earlier
+/// entry's deduplication id is answered with that entry's id and sequence
+/// number, and one repeating a stored message's with the stored one's;
+/// the others are stored in the request's order, numbers increasing.
+pub async fn f2_duplicates_within_one_batch_answer_as_the_first<H: Harness>(h: &H) {
+    create_fifo(h, "q.fifo", &[]).await;
+    let b = h.broker();
+    let first = b
+        .send_messages(
+            "q.fifo",
+            vec![fifo_msg("g", "d1", "a"), fifo_msg("g", "d2", "b")],
+        )
+        .await
+        .unwrap();
+    let sent = b
+        .send_messages(
+            "q.fifo",
+            vec![
+                fifo_msg("g", "d3", "c"),
+                fifo_msg("g", "d1", "again a"),
+                fifo_msg("g", "d3", "again c"),
+                fifo_msg("g", "d4", "d"),
+            ],
+        )
+        .await
+        .unwrap();
+    assert_eq!(sent.len(), 4);
+    assert_eq!(sent[1], first[0], "a stored message's duplicate");
+    assert_eq!(sent[2], sent[0], "an earlier entry's duplicate");
+    assert_ne!(sent[3].message_id, sent[0].message_id);
+    let numbers: Vec<&str> = [&first[0], &first[1], &sent[0], &sent[3]]
+        .iter()
+        .map(|m| m.sequence_number.as_deref().unwrap())
+        .collect();
+    assert!(numbers.windows(2).all(|w| w[0] < w[1]), "{numbers:?}");
+    let got = receive(h, "q.fifo", 10).await;
+    assert_eq!(in_order(&got), ["a", "b", "c", "d"]);
+    assert_eq!(b.queue_stats("q.fifo").await.unwrap().deduplicated, 2);
+}
+
 /// F3: sequence numbers increase strictly and come back on receive.
 pub async fn f3_sequence_numbers_increase<H: Harness>(h: &H) {
     create_fifo(h, "q.fifo", &[]).await;

@@ -75,6 +75,7 @@ macro_rules! conformance_tests {
             m1_fifo_groups_in_flight_and_deduplicated_sends,
             f2_deduplication_window_outlives_delete,
             f2_deduplication_scope_message_group,
+            f2_duplicates_within_one_batch_answer_as_the_first,
             f3_sequence_numbers_increase,
             f4_receive_attempt_id_replays,
             r3_fifo_dlq_resets_enqueue_time,
