@@ -147,6 +147,13 @@ pub trait Broker: Coordination + Topics {
         None
     }
 
+    /// Whether queues that ask for server-side encryption have their
+    /// messages sealed at rest (a keyring is configured): new queues then
+    /// ask for it by default, whatever the transport (rule E2).
+    fn encrypts_at_rest(&self) -> bool {
+        false
+    }
+
     /// Records a consumer's failure of an in-flight message (rule X2): the
     /// reason is kept with the message; a permanent failure moves it to the
     /// DLQ at once, otherwise it is visible again after `retry_after_seconds`.

@@ -16,7 +16,12 @@ use std::path::{Path, PathBuf};
 /// the in-process test server, the binary, and these checks.
 const LEVELS: &[&[&str]] = &[
     &["sluice-codegen"],
-    &["sluice-core", "sluice-outbound", "sluice-console"],
+    &[
+        "sluice-core",
+        "sluice-outbound",
+        "sluice-console",
+        "sluice-keyring",
+    ],
     &["sluice-sigv4", "sluice-protocol", "sluice-sns"],
     &["sluice-broker"],
     &[

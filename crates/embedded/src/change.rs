@@ -9,6 +9,8 @@ use serde::{Deserialize, Serialize};
 use sluice_core::attributes::QueueConfig;
 use sluice_core::clock::Millis;
 
+use sluice_keyring::Sealer;
+
 use crate::codec;
 use crate::message::MessageData;
 use crate::wal::BodyAt;
@@ -119,6 +121,15 @@ pub enum Change {
         state: [u8; codec::STATE_LEN],
         /// What changes in its data.
         rewrite: Rewrite,
+        /// The data key of the queue it moves to; `None` writes it clear.
+        seal: Option<Sealer>,
+    },
+    /// Stores a queue's data key, wrapped (encryption at rest).
+    PutDataKey {
+        /// The data key's id.
+        id: u64,
+        /// JSON of its [`sluice_keyring::DataKeyRecord`].
+        record: Vec<u8>,
     },
     /// Deletes a queue's messages with a sequence below `below`.
     Purge {

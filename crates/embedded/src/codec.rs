@@ -4,7 +4,10 @@
 //! every send and receive, and because a fixed layout is easy to keep
 //! readable across versions: every record starts with a version byte.
 
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD as BASE64;
 use sluice_core::message::{AttributeValue, MessageAttributeValue, MessageAttributes};
+use sluice_keyring::{DataKeys, Sealer, envelope};
 
 use crate::message::{MessageData, MessageState};
 use crate::wal::BodyAt;
@@ -13,23 +16,44 @@ use crate::wal::BodyAt;
 /// receives of a body read back from disk then had to compute again.
 const VERSION: u8 = 2;
 
+/// Version of a sealed message record (encryption at rest): the head as
+/// version 2 writes it with the id of the data key after the times, then
+/// the rest of the record sealed by that key, bound to the head. The head
+/// stays clear because a start reads it for every message without any key.
+const SEALED: u8 = 3;
+
 /// A record that could not be decoded.
 #[derive(Debug, thiserror::Error)]
 #[error("corrupt record: {0}")]
 pub struct CorruptRecord(pub &'static str);
 
-/// Encodes a message's immutable part.
-pub fn encode_message(m: &MessageData) -> Vec<u8> {
-    let mut out = Vec::with_capacity(64 + m.body.len());
-    out.push(VERSION);
+/// Encodes a message's immutable part, sealed by `seal` when given.
+pub fn encode_message(m: &MessageData, seal: Option<&Sealer>) -> Vec<u8> {
+    let mut out = Vec::with_capacity(64 + m.body.len() + envelope::OVERHEAD);
+    out.push(if seal.is_some() { SEALED } else { VERSION });
     out.extend_from_slice(&m.message_id);
     out.extend_from_slice(&m.sent_at.to_be_bytes());
     out.extend_from_slice(&m.enqueued_at.to_be_bytes());
+    let Some(seal) = seal else {
+        put_opt(&mut out, m.group_id.as_deref());
+        put_rest(&mut out, m);
+        return out;
+    };
+    out.extend_from_slice(&seal.id.to_be_bytes());
     put_opt(&mut out, m.group_id.as_deref());
-    put_opt(&mut out, m.dedup_id.as_deref());
-    put_bytes(&mut out, m.body.as_bytes());
-    put_attrs(&mut out, &m.attributes);
-    put_attrs(&mut out, &m.system_attributes);
+    let mut rest = Vec::with_capacity(32 + m.body.len());
+    put_rest(&mut rest, m);
+    let head = out.clone();
+    seal.key.seal_into(&head, &rest, &mut out);
+    out
+}
+
+/// What follows the group in a record: the part a sealed record seals.
+fn put_rest(out: &mut Vec<u8>, m: &MessageData) {
+    put_opt(out, m.dedup_id.as_deref());
+    put_bytes(out, m.body.as_bytes());
+    put_attrs(out, &m.attributes);
+    put_attrs(out, &m.system_attributes);
     match &m.body_md5 {
         Some(md5) => {
             out.push(1);
@@ -37,20 +61,36 @@ pub fn encode_message(m: &MessageData) -> Vec<u8> {
         }
         None => out.push(0),
     }
-    out
 }
 
-/// Decodes what [`encode_message`] wrote.
-pub fn decode_message(bytes: &[u8]) -> Result<MessageData, CorruptRecord> {
+/// Decodes what [`encode_message`] wrote, opening a sealed record with its
+/// data key from `keys`.
+pub fn decode_message(bytes: &[u8], keys: &DataKeys) -> Result<MessageData, CorruptRecord> {
     let mut r = Reader(bytes);
     let version = r.u8()?;
-    if version != 1 && version != VERSION {
+    if version != 1 && version != VERSION && version != SEALED {
         return Err(CorruptRecord("message version"));
     }
     let message_id: [u8; 16] = r.take(16)?.try_into().map_err(|_| CorruptRecord("id"))?;
     let sent_at = r.u64()?;
     let enqueued_at = r.u64()?;
+    let key_id = if version == SEALED {
+        Some(r.u64()?)
+    } else {
+        None
+    };
     let group_id = r.opt_string()?;
+    let opened;
+    if let Some(id) = key_id {
+        let key = keys
+            .get(id)
+            .ok_or(CorruptRecord("sealed by a data key no longer kept"))?;
+        let head = &bytes[..bytes.len() - r.0.len()];
+        opened = key
+            .open(head, r.0)
+            .map_err(|_| CorruptRecord("sealed data does not open"))?;
+        r = Reader(&opened);
+    }
     let dedup_id = r.opt_string()?;
     let body = r.string()?;
     let attributes = r.attrs()?;
@@ -76,6 +116,51 @@ pub fn decode_message(bytes: &[u8]) -> Result<MessageData, CorruptRecord> {
     })
 }
 
+/// The data key a record is sealed by, `None` for a clear record.
+pub fn sealed_by(bytes: &[u8]) -> Result<Option<u64>, CorruptRecord> {
+    let mut r = Reader(bytes);
+    if r.u8()? != SEALED {
+        return Ok(None);
+    }
+    r.take(16 + 8 + 8)?;
+    Ok(Some(r.u64()?))
+}
+
+/// Marks a stored failure reason that is sealed (then base64 of its data
+/// key's id and the sealed text follows) or a clear one that begins with
+/// NUL itself (then the reason follows): any other text is a clear reason.
+const REASON_SEALED: &str = "\u{0}S";
+const REASON_ESCAPED: &str = "\u{0}C";
+
+/// A consumer's failure reason as stored: sealed by `seal` when given.
+pub fn seal_reason(reason: &str, seal: Option<&Sealer>) -> String {
+    match seal {
+        Some(seal) => {
+            let mut bytes = seal.id.to_be_bytes().to_vec();
+            seal.key
+                .seal_into(b"failure reason", reason.as_bytes(), &mut bytes);
+            format!("{REASON_SEALED}{}", BASE64.encode(bytes))
+        }
+        None if reason.starts_with('\u{0}') => format!("{REASON_ESCAPED}{reason}"),
+        None => reason.to_string(),
+    }
+}
+
+/// The reason [`seal_reason`] stored; `None` when it is sealed by a data
+/// key no longer kept, or corrupt.
+pub fn open_reason(stored: &str, keys: &DataKeys) -> Option<String> {
+    if let Some(clear) = stored.strip_prefix(REASON_ESCAPED) {
+        return Some(clear.to_string());
+    }
+    let Some(sealed) = stored.strip_prefix(REASON_SEALED) else {
+        return Some(stored.to_string());
+    };
+    let bytes = BASE64.decode(sealed).ok()?;
+    let (id, sealed) = bytes.split_at_checked(8)?;
+    let key = keys.get(u64::from_be_bytes(id.try_into().ok()?))?;
+    String::from_utf8(key.open(b"failure reason", sealed).ok()?).ok()
+}
+
 /// What recovery needs of a message record, read without copying its body:
 /// the start of its retention clock and its group.
 pub fn decode_head(bytes: &[u8]) -> Result<(u64, Option<&str>), CorruptRecord> {
@@ -94,11 +179,14 @@ pub fn head_prefix(bytes: &[u8]) -> Result<&[u8], CorruptRecord> {
 /// Reads a message record up to its group, leaving `r` just after it.
 fn read_head<'a>(r: &mut Reader<'a>) -> Result<(u64, Option<&'a str>), CorruptRecord> {
     let version = r.u8()?;
-    if version != 1 && version != VERSION {
+    if version != 1 && version != VERSION && version != SEALED {
         return Err(CorruptRecord("message version"));
     }
     r.take(16 + 8)?;
     let enqueued_at = r.u64()?;
+    if version == SEALED {
+        r.take(8)?;
+    }
     let group = match r.u8()? {
         0 => None,
         1 => {
@@ -366,13 +454,16 @@ mod tests {
             dedup_id: None,
             body_md5: None,
         };
-        let bytes = encode_message(&m);
-        assert_eq!(decode_message(&bytes).unwrap(), m);
+        let bytes = encode_message(&m, None);
+        assert_eq!(decode_message(&bytes, &no_keys()).unwrap(), m);
         assert_eq!(decode_head(&bytes).unwrap(), (2, Some("g")));
-        let ungrouped = encode_message(&MessageData {
-            group_id: None,
-            ..m.clone()
-        });
+        let ungrouped = encode_message(
+            &MessageData {
+                group_id: None,
+                ..m.clone()
+            },
+            None,
+        );
         assert_eq!(decode_head(&ungrouped).unwrap(), (2, None));
         // The head alone reads the same, and stops before the body.
         let head = head_prefix(&bytes).unwrap();
@@ -382,7 +473,7 @@ mod tests {
         assert_eq!(decode_head(head).unwrap(), (2, None));
         assert_eq!(head.len(), 1 + 16 + 8 + 8 + 1);
         assert!(head_prefix(&bytes[..30]).is_err());
-        assert!(decode_message(&bytes[..bytes.len() - 1]).is_err());
+        assert!(decode_message(&bytes[..bytes.len() - 1], &no_keys()).is_err());
         let s = MessageState {
             visible_at: 77,
             receive_count: 3,
@@ -427,6 +518,79 @@ mod tests {
         assert_eq!(state_in_log(&row).unwrap(), Some((at, &head[..])));
     }
 
+    fn no_keys() -> DataKeys {
+        DataKeys::new(None)
+    }
+
+    /// A sealed record keeps its head readable without a key (a start
+    /// reads only heads) and nothing else: the body, attributes and
+    /// deduplication id open only with the data key named in the head,
+    /// and a changed head no longer opens.
+    #[test]
+    fn a_sealed_record_hides_all_but_its_head() {
+        use sluice_keyring::{Keyring, QueueSse};
+        let ring = Keyring::from_base64("test", "k", &format!("{}=", "A".repeat(43))).unwrap();
+        let keys = DataKeys::new(Some(std::sync::Arc::new(ring)));
+        let sse = QueueSse {
+            sse_sqs: true,
+            kms_key_id: None,
+            reuse_seconds: 300,
+        };
+        let seal = keys.sealer(1, sse, 0, |_| Ok(())).unwrap().unwrap();
+        let m = MessageData {
+            message_id: [4; 16],
+            sent_at: 10,
+            enqueued_at: 11,
+            body: "the secret body".into(),
+            attributes: MessageAttributes::new(),
+            system_attributes: MessageAttributes::new(),
+            group_id: Some("g".into()),
+            dedup_id: Some("dedup-secret".into()),
+            body_md5: Some([7; 16]),
+        };
+        let bytes = encode_message(&m, Some(&seal));
+        for secret in [&b"the secret body"[..], b"dedup-secret"] {
+            assert!(!bytes.windows(secret.len()).any(|w| w == secret));
+        }
+        assert_eq!(decode_message(&bytes, &keys).unwrap(), m);
+        assert_eq!(sealed_by(&bytes).unwrap(), Some(seal.id));
+        assert_eq!(sealed_by(&encode_message(&m, None)).unwrap(), None);
+        assert_eq!(decode_head(&bytes).unwrap(), (11, Some("g")));
+        let head = head_prefix(&bytes).unwrap();
+        assert_eq!(head.len(), 1 + 16 + 8 + 8 + 8 + 1 + 4 + 1);
+        assert!(decode_message(&bytes, &no_keys()).is_err());
+        let mut changed = bytes.clone();
+        changed[2] ^= 1;
+        assert!(decode_message(&changed, &keys).is_err());
+    }
+
+    /// E1: a failure reason is stored sealed when its queue's messages
+    /// are, and any clear reason reads back as given, even one that looks
+    /// like the sealed form's mark.
+    #[test]
+    fn e1_failure_reasons_are_sealed_and_clear_ones_read_back_as_given() {
+        use sluice_keyring::{Keyring, QueueSse};
+        let ring = Keyring::from_base64("test", "k", &format!("{}=", "A".repeat(43))).unwrap();
+        let keys = DataKeys::new(Some(std::sync::Arc::new(ring)));
+        let sse = QueueSse {
+            sse_sqs: true,
+            kms_key_id: None,
+            reuse_seconds: 300,
+        };
+        let seal = keys.sealer(1, sse, 0, |_| Ok(())).unwrap().unwrap();
+        let stored = seal_reason("card 4111 declined", Some(&seal));
+        assert!(!stored.contains("4111"));
+        assert_eq!(
+            open_reason(&stored, &keys).as_deref(),
+            Some("card 4111 declined")
+        );
+        assert_eq!(open_reason(&stored, &no_keys()), None);
+        for clear in ["timeout", "", "\u{0}Sfake", "\u{0}Cfake", "\u{0}"] {
+            let stored = seal_reason(clear, None);
+            assert_eq!(open_reason(&stored, &no_keys()).as_deref(), Some(clear));
+        }
+    }
+
     /// The body's MD5 is kept with the message, so a receive of a body
     /// read back from disk does not hash it again; records written before
     /// it was kept (version 1) still read, without it.
@@ -443,18 +607,21 @@ mod tests {
             dedup_id: Some("d".into()),
             body_md5: Some([7; 16]),
         };
-        let bytes = encode_message(&m);
-        assert_eq!(decode_message(&bytes).unwrap(), m);
-        assert!(decode_message(&bytes[..bytes.len() - 1]).is_err());
+        let bytes = encode_message(&m, None);
+        assert_eq!(decode_message(&bytes, &no_keys()).unwrap(), m);
+        assert!(decode_message(&bytes[..bytes.len() - 1], &no_keys()).is_err());
 
         // Version 1: the same layout without the MD5 part at the end.
-        let mut v1 = encode_message(&MessageData {
-            body_md5: None,
-            ..m.clone()
-        });
+        let mut v1 = encode_message(
+            &MessageData {
+                body_md5: None,
+                ..m.clone()
+            },
+            None,
+        );
         v1.pop();
         v1[0] = 1;
-        let read = decode_message(&v1).unwrap();
+        let read = decode_message(&v1, &no_keys()).unwrap();
         assert_eq!(read.body_md5, None);
         assert_eq!(read.body, "body");
         assert_eq!(decode_head(&v1).unwrap(), (11, None));

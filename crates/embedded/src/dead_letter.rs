@@ -9,6 +9,7 @@ use sluice_broker::EngineError;
 use sluice_broker::activity;
 use sluice_broker::moves::{Provenance, mark_replay as count_replay, strip_provenance};
 use sluice_core::clock::Millis;
+use sluice_keyring::Sealer;
 
 use crate::change::{Change, Rewrite};
 use crate::codec;
@@ -52,6 +53,13 @@ impl EmbeddedBroker {
     ) -> Result<(Vec<String>, Ticket), Chosen> {
         let inner = &self.inner;
         let durable = inner.journal.is_durable();
+        let seal = match inner.sealer(dest) {
+            Ok(seal) => seal,
+            Err(e) => {
+                tracing::warn!(error = %e, queue = dest.id, "the destination's key is unusable: messages stay where they are");
+                return Err(entries);
+            }
+        };
         let (moved, ticket) = {
             let mut dst = dest.state.lock();
             if dst.deleted {
@@ -90,6 +98,7 @@ impl EmbeddedBroker {
                         (dest.id, seq),
                         &data,
                         &state,
+                        seal.as_ref(),
                     );
                 }
                 let data = Arc::new(data);
@@ -130,6 +139,16 @@ impl EmbeddedBroker {
     ) -> Result<(), EngineError> {
         let inner = &self.inner;
         let durable = inner.journal.is_durable();
+        let seal = match inner.sealer(dlq) {
+            Ok(seal) => seal,
+            Err(e) => {
+                // Nothing is lost: the messages stay in their queue, and
+                // the next receive past maxReceiveCount tries again.
+                tracing::warn!(error = %e, queue = dlq.id, "the dead-letter queue's key is unusable: messages stay in their queue");
+                self.put_back(source, dead, now);
+                return Ok(());
+            }
+        };
         let ticket = {
             let mut dst = dlq.state.lock();
             if dst.deleted {
@@ -162,7 +181,7 @@ impl EmbeddedBroker {
                         (rewrite.0)(&mut data);
                         if durable {
                             let (from, to) = ((source.id, removed.seq), (dlq.id, seq));
-                            relocate(&mut changes, from, to, &data, &state);
+                            relocate(&mut changes, from, to, &data, &state, seal.as_ref());
                         }
                         Some(Arc::new(data))
                     }
@@ -172,6 +191,7 @@ impl EmbeddedBroker {
                             to: (dlq.id, seq),
                             state: codec::encode_state(&state),
                             rewrite,
+                            seal: seal.clone(),
                         });
                         None
                     }
@@ -196,6 +216,7 @@ fn relocate(
     to: (u64, u64),
     data: &MessageData,
     state: &MessageState,
+    seal: Option<&Sealer>,
 ) {
     changes.push(Change::DeleteMessage {
         queue: from.0,
@@ -204,7 +225,7 @@ fn relocate(
     changes.push(Change::PutMessage {
         queue: to.0,
         seq: to.1,
-        data: codec::encode_message(data),
+        data: codec::encode_message(data, seal),
         state: codec::encode_state(state),
         in_log: None,
     });

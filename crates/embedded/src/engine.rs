@@ -16,6 +16,7 @@ use sluice_broker::activity::Activity;
 use sluice_broker::{HandleSecret, MoveTask};
 use sluice_core::clock::Clock;
 use sluice_core::clock::Millis;
+use sluice_keyring::{DataKeys, Keyring};
 use tokio::sync::Notify;
 
 use crate::body_cache::BodyBudget;
@@ -28,7 +29,7 @@ use crate::storage::Storage;
 use crate::topic_set::TopicState;
 
 /// Settings of the durable engine.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct EmbeddedOptions {
     /// Bytes of recently sent message bodies kept in memory so that a
     /// receive soon after the send needs no read from disk. Older bodies
@@ -46,6 +47,10 @@ pub struct EmbeddedOptions {
     /// writes and syncs a probe file of 1 MiB first. The server keeps the
     /// default (docs/reliability.md says why); tests shorten it.
     pub reopen_interval: Duration,
+    /// The operator's keyring: queues that ask for encryption at rest have
+    /// their messages sealed with data keys it wraps. `None`: no queue's
+    /// messages are sealed, and a start on data sealed before is refused.
+    pub keyring: Option<Arc<Keyring>>,
 }
 
 impl Default for EmbeddedOptions {
@@ -55,6 +60,7 @@ impl Default for EmbeddedOptions {
             storage_cache_bytes: None,
             checkpoint_interval: Duration::from_secs(1),
             reopen_interval: Duration::from_secs(5),
+            keyring: None,
         }
     }
 }
@@ -92,6 +98,8 @@ pub(crate) struct Inner {
     /// SNS's topics and subscriptions: read from their file at open,
     /// written whole at each change (see `crate::topic_set`).
     pub(crate) topics: TopicState,
+    /// The data keys of encryption at rest.
+    pub(crate) data_keys: Arc<DataKeys>,
 }
 
 /// What reopening the storage in process needs (see `crate::reopen`).
@@ -140,6 +148,9 @@ pub struct RecoveryStats {
     /// the checkpoints' saved allocator state normally spares a restart
     /// after a crash.
     pub store_repaired: bool,
+    /// Messages dropped because the keyring key that sealed them was
+    /// retired (crypto-shredding).
+    pub shredded_messages: usize,
 }
 
 impl EmbeddedBroker {

@@ -12,7 +12,7 @@ pub fn decode_stored_bytes(bytes: &[u8]) {
     let _ = crate::wal::read_records(bytes, 0, Some(1));
     let _ = crate::log_record::decode(bytes, Some((1, 8)));
     let _ = crate::log_record::decode(bytes, None);
-    let _ = crate::codec::decode_message(bytes);
+    let _ = crate::codec::decode_message(bytes, &sluice_keyring::DataKeys::new(None));
     let _ = crate::codec::decode_head(bytes);
     let _ = crate::codec::decode_in_log(bytes);
     let _ = crate::codec::decode_state(bytes);

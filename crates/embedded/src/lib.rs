@@ -55,6 +55,7 @@ mod codec;
 mod dead_letter;
 mod dedup;
 mod delete;
+mod encryption;
 mod engine;
 mod fair;
 mod fifo;
@@ -201,6 +202,10 @@ impl Broker for EmbeddedBroker {
         limit: usize,
     ) -> Result<PeekPage, EngineError> {
         peek::peek_messages(self, name, filter, after, limit).await
+    }
+
+    fn encrypts_at_rest(&self) -> bool {
+        self.inner.journal.is_durable() && self.inner.data_keys.is_configured()
     }
 
     fn storage_stats(&self) -> Option<StorageStats> {

@@ -19,6 +19,7 @@ const DELETE_DEDUP: u8 = 7;
 const PUT_FAILURE: u8 = 8;
 const PUT_TASK: u8 = 9;
 const PURGE: u8 = 10;
+const PUT_DATA_KEY: u8 = 11;
 
 /// Appends `change` to `out`. A [`Change::MoveMessage`] has no layout:
 /// the store writes what it resolved to instead (see [`put_message`]).
@@ -76,6 +77,11 @@ pub fn encode(change: &Change, out: &mut Vec<u8>) -> Option<usize> {
         Change::Purge { queue, below } => {
             out.push(PURGE);
             u64s(out, &[*queue, *below]);
+        }
+        Change::PutDataKey { id, record } => {
+            out.push(PUT_DATA_KEY);
+            u64s(out, &[*id]);
+            bytes(out, record);
         }
     }
     None
@@ -159,6 +165,11 @@ pub fn decode(mut bytes: &[u8], at: Option<(u64, u64)>) -> Result<Vec<Change>, C
                 queue: r.u64()?,
                 below: r.u64()?,
             },
+            PUT_DATA_KEY => Change::PutDataKey {
+                id: r.u64()?,
+                record: r.bytes()?.to_vec(),
+            },
+
             _ => return Err(CorruptRecord("log change tag")),
         });
         bytes = r.0;
@@ -256,6 +267,10 @@ mod tests {
                 record: b"[]".to_vec(),
             },
             Change::Purge { queue: 3, below: 8 },
+            Change::PutDataKey {
+                id: 12,
+                record: b"{}".to_vec(),
+            },
         ];
         let mut out = Vec::new();
         for c in &changes {

@@ -6,6 +6,7 @@ use sluice_broker::Nack;
 use sluice_broker::moves::{key_of_arn_near, sibling_arn};
 
 use crate::change::Change;
+use crate::codec;
 use crate::engine::EmbeddedBroker;
 use crate::visibility::in_flight_handle;
 
@@ -19,6 +20,11 @@ pub(crate) async fn nack_message(
     let cell = broker.queue(name)?;
     let inner = &broker.inner;
     let now = inner.now();
+    // A reason is the consumer's text: sealed as the queue's messages are.
+    let seal = match nack.reason {
+        Some(_) => inner.sealer(&cell)?,
+        None => None,
+    };
     let (ticket, dead, visible_now) = {
         let mut st = inner.lock_current(&cell, now)?;
         let mut changes = Vec::new();
@@ -50,7 +56,7 @@ pub(crate) async fn nack_message(
                 changes.push(Change::PutFailure {
                     queue: cell.id,
                     seq,
-                    reason: reason.clone(),
+                    reason: codec::seal_reason(&reason, seal.as_ref()),
                 });
             }
             st.set_failure(seq, reason.into());

@@ -22,6 +22,7 @@ use crate::queue_state::QueueState;
 use crate::storage::{OsStorage, Overlay, Storage, probe};
 use crate::store::{INCOMPLETE_BACKUP_MARKER, Store, StoreError};
 use crate::topic_set::{self, TOPICS_FILE, TopicState};
+use sluice_keyring::DataKeys;
 
 /// The file that holds the durable records inside the data directory.
 pub const DATA_FILE: &str = "sluice.redb";
@@ -41,6 +42,8 @@ pub(crate) struct Opened {
     pub(crate) index: Index,
     pub(crate) stats: RecoveryStats,
     pub(crate) handle_secret: HandleSecret,
+    /// Messages (queue, sequence) sealed by data keys no longer kept.
+    pub(crate) unreadable: Vec<(u64, u64)>,
 }
 
 /// Opens the store in `dir`, replays the log into it, starts a new log
@@ -55,10 +58,11 @@ pub(crate) fn open_storage(
     storage: &Arc<dyn Storage>,
     dir: &Path,
     options: &EmbeddedOptions,
+    keys: &Arc<DataKeys>,
     budget: &Arc<BodyBudget>,
     now: Millis,
 ) -> Result<Opened, StoreError> {
-    let failed = match open_writing(storage, dir, options, budget, now) {
+    let failed = match open_writing(storage, dir, options, keys, budget, now) {
         Ok(opened) => return Ok(opened),
         Err(e) => e,
     };
@@ -74,8 +78,9 @@ pub(crate) fn open_storage(
     }
     tracing::warn!(error = %failed, "the store could not be recovered on a full disk: serving what the store and the log hold, refusing writes until the storage takes them");
     let overlay: Arc<dyn Storage> = Arc::new(Overlay::new(storage.clone()));
-    let store = Store::open_on(overlay, &dir.join(DATA_FILE), options.storage_cache_bytes)?;
-    let (_, read) = read_back(&store, dir, budget, now)?;
+    let store = Store::open_on(overlay, &dir.join(DATA_FILE), options.storage_cache_bytes)?
+        .with_keys(keys.clone());
+    let (_, read) = read_back(&store, dir, keys, budget, now)?;
     Ok(read.with(Core::closed(&failed.to_string(), Some(store))))
 }
 
@@ -93,6 +98,7 @@ fn open_writing(
     storage: &Arc<dyn Storage>,
     dir: &Path,
     options: &EmbeddedOptions,
+    keys: &Arc<DataKeys>,
     budget: &Arc<BodyBudget>,
     now: Millis,
 ) -> Result<Opened, StoreError> {
@@ -103,8 +109,9 @@ fn open_writing(
         storage.clone(),
         &dir.join(DATA_FILE),
         options.storage_cache_bytes,
-    )?;
-    let (replayed, read) = read_back(&store, dir, budget, now)?;
+    )?
+    .with_keys(keys.clone());
+    let (replayed, read) = read_back(&store, dir, keys, budget, now)?;
     let core = match replayed.start_log(dir) {
         Ok(recovered) => Core::open(recovered, options.checkpoint_interval),
         // Everything is read back: the engine serves reads, and refuses
@@ -122,6 +129,7 @@ struct ReadBack {
     index: Index,
     stats: RecoveryStats,
     handle_secret: HandleSecret,
+    unreadable: Vec<(u64, u64)>,
 }
 
 impl ReadBack {
@@ -131,6 +139,7 @@ impl ReadBack {
             index: self.index,
             stats: self.stats,
             handle_secret: self.handle_secret,
+            unreadable: self.unreadable,
         }
     }
 }
@@ -140,21 +149,33 @@ impl ReadBack {
 fn read_back(
     store: &Store,
     dir: &Path,
+    keys: &DataKeys,
     budget: &Arc<BodyBudget>,
     now: Millis,
 ) -> Result<(journal::Replayed, ReadBack), StoreError> {
     let replayed = journal::replay(store.clone(), dir)?;
+    // Before anything is served: a key the keyring lacks stops the start.
+    let loaded = keys.load(store.data_key_records()?, now)?;
+    store.update_data_keys(&loaded.rewrapped, &loaded.shredded)?;
+    if !loaded.rewrapped.is_empty() {
+        tracing::info!(
+            data_keys = loaded.rewrapped.len(),
+            "data keys re-wrapped by the keyring's active key"
+        );
+    }
+    let mut unreadable = Vec::new();
     let mut stats = RecoveryStats {
         log_records: replayed.replayed,
         store_repaired: store.repaired_on_open(),
         ..RecoveryStats::default()
     };
-    let index = load_index(store, budget, now, &mut stats)?;
+    let index = load_index(store, budget, now, keys, &mut unreadable, &mut stats)?;
     let handle_secret = store.handle_secret()?;
     let read = ReadBack {
         index,
         stats,
         handle_secret,
+        unreadable,
     };
     Ok((replayed, read))
 }
@@ -165,6 +186,8 @@ fn load_index(
     store: &Store,
     budget: &Arc<BodyBudget>,
     now: Millis,
+    keys: &DataKeys,
+    unreadable_messages: &mut Vec<(u64, u64)>,
     stats: &mut RecoveryStats,
 ) -> Result<Index, StoreError> {
     let recovered = store.load()?;
@@ -185,14 +208,31 @@ fn load_index(
         );
         state.last_purge = record.last_purge;
         stats.queues += 1;
-        stats.messages += store.for_each_message(q.id, |seq, enqueued_at, group, ms| {
+        let mut unreadable = 0usize;
+        stats.messages += store.for_each_message(q.id, |seq, enqueued_at, group, ms, key| {
+            // Sealed by a data key no longer kept (its keyring key was
+            // retired, or its queue deleted): the message is shredded,
+            // left out of the index and deleted.
+            if key.is_some_and(|k| keys.get(k).is_none()) {
+                unreadable += 1;
+                unreadable_messages.push((q.id, seq));
+                return;
+            }
             state.insert(seq, None, enqueued_at, group, ms, now);
         })?;
+        stats.messages -= unreadable;
+        stats.shredded_messages += unreadable;
+        if unreadable > 0 {
+            tracing::warn!(queue = %record.name, messages = unreadable, "messages sealed by a retired key are unreadable and were dropped");
+        }
         for (key, seen) in q.dedup {
             state.dedup.insert(key, seen);
         }
-        for (seq, reason) in q.failures {
-            state.set_failure(seq, reason.into());
+        for (seq, stored) in q.failures {
+            // A reason sealed by a data key no longer kept is shredded.
+            if let Some(reason) = crate::codec::open_reason(&stored, keys) {
+                state.set_failure(seq, reason.into());
+            }
         }
         state.compact();
         queues.insert(record.name, (q.id, state));
@@ -208,7 +248,8 @@ fn load_index(
 impl EmbeddedBroker {
     /// An engine that keeps everything in memory only: not durable.
     pub fn in_memory(clock: Arc<dyn Clock>) -> Self {
-        Self::with_journal(clock, Journal::Memory, None, None, 1, 1)
+        let keys = Arc::new(DataKeys::new(None));
+        Self::with_journal(clock, Journal::Memory, None, None, 1, 1, keys)
     }
 
     /// Opens (or creates) the durable engine in `dir` with the default
@@ -247,12 +288,14 @@ impl EmbeddedBroker {
             why,
         })?;
         let budget = Arc::new(BodyBudget::new(options.body_cache_bytes));
-        let opened = open_storage(&storage, dir, &options, &budget, clock.now())?;
+        let keys = Arc::new(DataKeys::new(options.keyring.clone()));
+        let opened = open_storage(&storage, dir, &options, &keys, &budget, clock.now())?;
         let Opened {
             core,
             index,
             stats,
             handle_secret,
+            unreadable,
         } = opened;
         let reopener = Reopener::new(storage, dir.to_path_buf(), options);
         let broker = Self::with_journal(
@@ -262,6 +305,7 @@ impl EmbeddedBroker {
             Some(reopener),
             index.next_seq,
             index.next_queue_id,
+            keys,
         );
         *broker.inner.queues.write() = index
             .queues
@@ -271,6 +315,7 @@ impl EmbeddedBroker {
         *broker.inner.tasks.lock() = index.tasks;
         *broker.inner.handle_secret.lock() = Some(handle_secret);
         broker.inner.topics.current.store(Arc::new(topics));
+        broker.drop_unreadable(unreadable);
         Ok((broker, stats))
     }
 
@@ -281,6 +326,7 @@ impl EmbeddedBroker {
         reopener: Option<Reopener>,
         next_seq: u64,
         next_queue_id: u64,
+        data_keys: Arc<DataKeys>,
     ) -> Self {
         Self {
             inner: Arc::new_cyclic(|me| Inner {
@@ -297,6 +343,7 @@ impl EmbeddedBroker {
                 deleted_name_hold_ms: AtomicU64::new(RECREATE_AFTER_DELETE_SECS * 1000),
                 handle_secret: Mutex::new(None),
                 topics: TopicState::default(),
+                data_keys,
             }),
         }
     }

@@ -146,6 +146,8 @@ pub(crate) async fn delete_queue(broker: &EmbeddedBroker, name: &str) -> Result<
             queues.remove(name);
         }
         inner.deleted.lock().insert(name.to_string(), inner.now());
+        // Its data keys go with it (the store deletes their records).
+        inner.data_keys.forget_queue(cell.id);
         ticket
     };
     cell.arrivals.notify_waiters();

@@ -103,13 +103,23 @@ impl Inner {
         let Some(old) = self.journal.replace(Core::closed(&cause, None)) else {
             return Ok(());
         };
+        // A data key made just before the failure may never have been
+        // stored: the next seal of each queue makes (and stores) a new one.
+        self.data_keys.forget_current();
         if let Err(old) = release(old) {
             self.journal.restore(old);
             return Err("requests still hold the failed store".into());
         }
         let budget = (self.budget.clone())
             .unwrap_or_else(|| Arc::new(BodyBudget::new(r.options.body_cache_bytes)));
-        match open_storage(&r.storage, &r.dir, &r.options, &budget, self.now()) {
+        match open_storage(
+            &r.storage,
+            &r.dir,
+            &r.options,
+            &self.data_keys,
+            &budget,
+            self.now(),
+        ) {
             Ok(opened) => {
                 let replayed = opened.stats.log_records;
                 self.install(opened);

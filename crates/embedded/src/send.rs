@@ -27,6 +27,7 @@ pub(crate) async fn send_messages(
     let inner = &broker.inner;
     let now = inner.now();
     let durable = inner.journal.is_durable();
+    let seal = inner.sealer(&cell)?;
     // Build and encode outside the lock: only the sequence needs it.
     let prepared: Vec<(Arc<MessageData>, Option<u32>, Vec<u8>)> = messages
         .into_iter()
@@ -43,7 +44,7 @@ pub(crate) async fn send_messages(
                 body_md5: m.body_md5,
             };
             let encoded = if durable {
-                codec::encode_message(&data)
+                codec::encode_message(&data, seal.as_ref())
             } else {
                 Vec::new()
             };

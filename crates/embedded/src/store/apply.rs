@@ -1,14 +1,15 @@
 //! Applying a commit's changes to the tables, as the applier does.
 
 use redb::{Durability, ReadableTable};
+use sluice_keyring::DataKeyRecord;
 
 use super::database::Store;
 use super::error::StoreError;
 use super::heads::record_data;
 use super::segment_use::SegmentTally;
 use super::tables::{
-    APPLIED_LSN, DEDUP, FAILURES, HEADS, MESSAGES, META, NEXT_QUEUE_ID, NEXT_SEQ, QUEUES, SEGMENTS,
-    STATES, TASKS,
+    APPLIED_LSN, DATA_KEYS, DEDUP, FAILURES, HEADS, MESSAGES, META, NEXT_QUEUE_ID, NEXT_SEQ,
+    QUEUES, SEGMENTS, STATES, TASKS,
 };
 use crate::change::Change;
 use crate::codec;
@@ -40,6 +41,7 @@ impl Store {
             let mut tasks = txn.open_table(TASKS)?;
             let mut failures = txn.open_table(FAILURES)?;
             let mut segment_table = txn.open_table(SEGMENTS)?;
+            let mut data_keys = txn.open_table(DATA_KEYS)?;
             let mut tally = SegmentTally::default();
             let mut max_seq = None::<u64>;
             let mut max_queue = None::<u64>;
@@ -68,6 +70,15 @@ impl Store {
                         })?;
                         dedup.retain_in((*id, "")..(*id + 1, ""), |_, _| false)?;
                         failures.retain_in((*id, 0)..=(*id, u64::MAX), |_, _| false)?;
+                        // Crypto-shredding: the queue's data keys go with
+                        // it, so what the log still holds of it is unreadable.
+                        data_keys.retain(|_, record| {
+                            serde_json::from_slice::<DataKeyRecord>(record)
+                                .map_or(true, |r| r.queue != *id)
+                        })?;
+                    }
+                    Change::PutDataKey { id, record } => {
+                        data_keys.insert(*id, record.as_slice())?;
                     }
                     Change::PutDedup { queue, key, seen } => {
                         dedup.insert((*queue, key.as_str()), seen.as_slice())?;
@@ -162,6 +173,7 @@ impl Store {
                         to,
                         state,
                         rewrite,
+                        seal,
                     } => {
                         let in_log = match states.remove(*from)? {
                             Some(row) => codec::state_in_log(row.value())?.map(|(at, _)| at),
@@ -200,9 +212,9 @@ impl Store {
                             );
                             continue;
                         };
-                        let mut data = codec::decode_message(&old)?;
+                        let mut data = codec::decode_message(&old, &self.keys)?;
                         (rewrite.0)(&mut data);
-                        let data = codec::encode_message(&data);
+                        let data = codec::encode_message(&data, seal.as_ref());
                         messages.insert(*to, data.as_slice())?;
                         heads.insert(*to, codec::head_prefix(&data)?)?;
                         states.insert(*to, state.as_slice())?;

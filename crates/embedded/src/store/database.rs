@@ -9,12 +9,13 @@ use std::time::Instant;
 
 use redb::{Database, Durability, ReadableDatabase, ReadableTable};
 use sluice_broker::HandleSecret;
+use sluice_keyring::DataKeys;
 
 use super::error::StoreError;
 use super::heads::{build_heads, set_up};
 use super::tables::{
-    APPLIED_LSN, DEDUP, FAILURES, HANDLE_SECRET, MESSAGES, META, QUEUES, SECRETS, SEGMENTS, STATES,
-    TASKS,
+    APPLIED_LSN, DATA_KEYS, DEDUP, FAILURES, HANDLE_SECRET, MESSAGES, META, QUEUES, SECRETS,
+    SEGMENTS, STATES, TASKS,
 };
 #[cfg(test)]
 use crate::storage::OsStorage;
@@ -69,6 +70,8 @@ pub struct Store {
     pub(super) repaired: bool,
     /// The data directory the database file is in.
     pub(super) dir: PathBuf,
+    /// The data keys that open sealed message records.
+    pub(super) keys: Arc<DataKeys>,
 }
 
 impl Store {
@@ -77,6 +80,12 @@ impl Store {
     #[cfg(test)]
     pub fn open(path: &Path, cache_bytes: Option<usize>) -> Result<Self, StoreError> {
         Self::open_on(Arc::new(OsStorage), path, cache_bytes)
+    }
+
+    /// The store opening sealed records with `keys`.
+    pub fn with_keys(mut self, keys: Arc<DataKeys>) -> Self {
+        self.keys = keys;
+        self
     }
 
     /// [`Store::open`] on `storage`.
@@ -119,6 +128,7 @@ impl Store {
                 segments,
                 repaired,
                 dir,
+                keys: Arc::new(DataKeys::new(None)),
             });
         }
         let mut txn = db.begin_write()?;
@@ -134,6 +144,7 @@ impl Store {
             txn.open_table(TASKS)?;
             txn.open_table(FAILURES)?;
             txn.open_table(SEGMENTS)?;
+            txn.open_table(DATA_KEYS)?;
         }
         build_heads(&txn, &segments)?;
         txn.commit()?;
@@ -143,6 +154,7 @@ impl Store {
             segments,
             repaired,
             dir,
+            keys: Arc::new(DataKeys::new(None)),
         })
     }
 

@@ -39,6 +39,9 @@ pub enum StoreError {
         /// Why it cannot be read.
         why: String,
     },
+    /// The stored data keys cannot be opened with the keyring given.
+    #[error("encryption at rest: {0}")]
+    Keyring(#[from] sluice_keyring::KeyringError),
     /// An earlier write failed (the cause given); the engine accepts no
     /// more writes until it has reopened its storage (rule D5).
     #[error(

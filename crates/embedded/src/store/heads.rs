@@ -8,7 +8,7 @@ use redb::{ReadableTable, ReadableTableMetadata};
 
 use super::error::StoreError;
 use super::tables::{
-    DEDUP, FAILURES, HEADS, HEADS_BUILT, MESSAGES, META, QUEUES, SEGMENTS, STATES, TASKS,
+    DATA_KEYS, DEDUP, FAILURES, HEADS, HEADS_BUILT, MESSAGES, META, QUEUES, SEGMENTS, STATES, TASKS,
 };
 use crate::codec::{self, CorruptRecord};
 use crate::wal::Segments;
@@ -35,6 +35,7 @@ pub(super) fn set_up(db: &redb::Database) -> Result<bool, StoreError> {
     table!(TASKS);
     table!(FAILURES);
     table!(SEGMENTS);
+    table!(DATA_KEYS);
     let messages = table!(MESSAGES);
     let heads = table!(HEADS);
     let meta = table!(META);

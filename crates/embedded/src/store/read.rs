@@ -15,7 +15,7 @@ impl Store {
     /// `None` when its segment is gone (the message was deleted meanwhile).
     fn decode_record(&self, record: &[u8]) -> Result<Option<MessageData>, StoreError> {
         match record_data(&self.segments, record)? {
-            Some(data) => Ok(Some(codec::decode_message(&data)?)),
+            Some(data) => Ok(Some(codec::decode_message(&data, &self.keys)?)),
             None => Ok(None),
         }
     }
@@ -74,7 +74,7 @@ impl Store {
         // A segment is gone once its messages were deleted meanwhile.
         let ats: Vec<BodyAt> = in_log.iter().map(|&(_, at)| at).collect();
         self.segments.read_many(&ats, |k, data| {
-            out[in_log[k].0] = Some(codec::decode_message(data)?);
+            out[in_log[k].0] = Some(codec::decode_message(data, &self.keys)?);
             Ok::<(), StoreError>(())
         })?;
         for i in elsewhere {

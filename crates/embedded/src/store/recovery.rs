@@ -3,12 +3,14 @@
 
 use redb::{ReadableDatabase, ReadableTable};
 use sluice_broker::MoveTask;
+use sluice_keyring::DataKeyRecord;
 
 use super::database::Store;
 use super::error::StoreError;
 use super::heads::head_seq;
 use super::tables::{
-    DEDUP, FAILURES, HEADS, MESSAGES, META, NEXT_QUEUE_ID, NEXT_SEQ, QUEUES, STATES, TASKS,
+    DATA_KEYS, DEDUP, FAILURES, HEADS, MESSAGES, META, NEXT_QUEUE_ID, NEXT_SEQ, QUEUES, STATES,
+    TASKS,
 };
 use crate::change::QueueRecord;
 use crate::codec::{self, CorruptRecord};
@@ -43,6 +45,45 @@ pub struct RecoveredQueue {
 }
 
 impl Store {
+    /// Every stored data key (encryption at rest), wrapped.
+    pub fn data_key_records(&self) -> Result<Vec<DataKeyRecord>, StoreError> {
+        let txn = self.db.begin_read()?;
+        let mut out = Vec::new();
+        for row in txn.open_table(DATA_KEYS)?.iter()? {
+            let (_, record) = row?;
+            out.push(serde_json::from_slice(record.value())?);
+        }
+        Ok(out)
+    }
+
+    /// Stores `rewrapped` in place of the records of the same ids and
+    /// deletes the `shredded` ones, durably, before the log begins: a key
+    /// rotation is on disk before the start completes, so the old key can
+    /// be retired safely once a start has logged it.
+    pub fn update_data_keys(
+        &self,
+        rewrapped: &[DataKeyRecord],
+        shredded: &[u64],
+    ) -> Result<(), StoreError> {
+        if rewrapped.is_empty() && shredded.is_empty() {
+            return Ok(());
+        }
+        let mut txn = self.db.begin_write()?;
+        txn.set_durability(redb::Durability::Immediate)?;
+        txn.set_quick_repair(true);
+        {
+            let mut table = txn.open_table(DATA_KEYS)?;
+            for r in rewrapped {
+                table.insert(r.id, serde_json::to_vec(r)?.as_slice())?;
+            }
+            for id in shredded {
+                table.remove(*id)?;
+            }
+        }
+        txn.commit()?;
+        Ok(())
+    }
+
     /// Reads every queue back, without its messages.
     pub fn load(&self) -> Result<Recovered, StoreError> {
         let txn = self.db.begin_read()?;
@@ -92,14 +133,14 @@ impl Store {
     }
 
     /// Streams one queue's messages in sequence order to `each` as the
-    /// index needs them: sequence, start of the retention clock, group and
-    /// delivery state. Reads the messages' heads, not their records: a
+    /// index needs them: sequence, start of the retention clock, group,
+    /// delivery state and the data key its record is sealed by. Reads the messages' heads, not their records: a
     /// start costs tens of bytes per message whatever the bodies' size.
     /// Returns how many there were.
     pub fn for_each_message(
         &self,
         queue: u64,
-        mut each: impl FnMut(u64, u64, Option<&str>, MessageState),
+        mut each: impl FnMut(u64, u64, Option<&str>, MessageState, Option<u64>),
     ) -> Result<usize, StoreError> {
         let txn = self.db.begin_read()?;
         let messages = txn.open_table(MESSAGES)?;
@@ -118,7 +159,7 @@ impl Store {
             match codec::state_in_log(row)? {
                 Some((_, head)) => {
                     let (enqueued_at, group) = codec::decode_head(head)?;
-                    each(seq, enqueued_at, group, state);
+                    each(seq, enqueued_at, group, state, codec::sealed_by(head)?);
                 }
                 None => {
                     while head_rows
@@ -128,8 +169,9 @@ impl Store {
                     match head_rows.next_if(|r| head_seq(r) == Some(seq)) {
                         Some(head) => {
                             let (_, head) = head?;
-                            let (enqueued_at, group) = codec::decode_head(head.value())?;
-                            each(seq, enqueued_at, group, state);
+                            let head = head.value();
+                            let (enqueued_at, group) = codec::decode_head(head)?;
+                            each(seq, enqueued_at, group, state, codec::sealed_by(head)?);
                         }
                         None => {
                             if let Some(Err(_)) = head_rows.peek() {

@@ -17,7 +17,8 @@ use super::database::Store;
 use super::error::StoreError;
 use super::segment_use::SegmentUse;
 use super::tables::{
-    APPLIED_LSN, DEDUP, FAILURES, HEADS, MESSAGES, META, QUEUES, SECRETS, SEGMENTS, STATES, TASKS,
+    APPLIED_LSN, DATA_KEYS, DEDUP, FAILURES, HEADS, MESSAGES, META, QUEUES, SECRETS, SEGMENTS,
+    STATES, TASKS,
 };
 
 /// Rows copied per transaction of the copy (each without durability until
@@ -73,6 +74,7 @@ impl Store {
         copier.table(&source, HEADS)?;
         copier.table(&source, SEGMENTS)?;
         copier.table(&source, SECRETS)?;
+        copier.table(&source, DATA_KEYS)?;
         let rows = copier.rows;
         copier.finish()?;
         Ok(StoreCopy {
@@ -85,7 +87,7 @@ impl Store {
 
 /// The tables [`Store::copy_to`] copies: a table it does not know would be
 /// left out of backups, so the copy refuses instead.
-const KNOWN: [&str; 10] = [
+const KNOWN: [&str; 11] = [
     "queues",
     "messages",
     "states",
@@ -96,6 +98,7 @@ const KNOWN: [&str; 10] = [
     "heads",
     "segments",
     "secrets",
+    "data_keys",
 ];
 
 fn check_tables_known(txn: &ReadTransaction) -> Result<(), StoreError> {

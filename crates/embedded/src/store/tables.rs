@@ -26,6 +26,10 @@ pub(super) const HEADS: TableDefinition<(u64, u64), &[u8]> = TableDefinition::ne
 /// ([`SegmentUse`]). A segment without an entry holds none and can go.
 pub(super) const SEGMENTS: TableDefinition<u64, &[u8]> = TableDefinition::new("segments");
 
+/// The data keys of encryption at rest, wrapped by the keyring's keys:
+/// JSON of a [`sluice_keyring::DataKeyRecord`] by its id.
+pub(super) const DATA_KEYS: TableDefinition<u64, &[u8]> = TableDefinition::new("data_keys");
+
 /// Secrets made once for the life of the store: the key receipt handles
 /// are sealed with ([`HANDLE_SECRET`]).
 pub(super) const SECRETS: TableDefinition<&str, &[u8]> = TableDefinition::new("secrets");

@@ -28,7 +28,7 @@ pub(crate) fn put(seq: u64, body: &str) -> Change {
     Change::PutMessage {
         queue: 1,
         seq,
-        data: codec::encode_message(&data),
+        data: codec::encode_message(&data, None),
         state: never_received(),
         in_log: None,
     }
@@ -48,7 +48,7 @@ fn never_received() -> [u8; codec::STATE_LEN] {
 fn started(store: &Store, queue: u64) -> Vec<u64> {
     let mut seqs = Vec::new();
     store
-        .for_each_message(queue, |seq, _, _, _| seqs.push(seq))
+        .for_each_message(queue, |seq, _, _, _, _| seqs.push(seq))
         .unwrap();
     seqs
 }
@@ -71,13 +71,14 @@ fn d1_heads_follow_the_messages_and_older_stores_get_them_at_open() {
             to: (2, 7),
             state: never_received(),
             rewrite: Rewrite(Arc::new(|m| m.group_id = Some("g".into()))),
+            seal: None,
         },
     ];
     store.apply(changes.iter(), 2, None).unwrap();
     assert_eq!(started(&store, 1), [4, 5, 6]);
     let mut groups = Vec::new();
     store
-        .for_each_message(2, |seq, _, group, _| {
+        .for_each_message(2, |seq, _, group, _, _| {
             groups.push((seq, group.map(str::to_string)))
         })
         .unwrap();
@@ -116,7 +117,7 @@ fn d1_compaction_in_steps_moves_every_message_of_its_segment_once() {
     let indexed = |queue: u64| {
         let mut seen = Vec::new();
         store
-            .for_each_message(queue, |seq, _, _, _| seen.push(seq))
+            .for_each_message(queue, |seq, _, _, _, _| seen.push(seq))
             .unwrap();
         seen
     };
@@ -244,7 +245,7 @@ fn d1_a_message_in_the_log_is_one_row_from_send_to_delete() {
     assert_eq!(bodies, [Some("m1"), Some("m2"), Some("m3")]);
     let mut indexed = Vec::new();
     store
-        .for_each_message(1, |seq, _, _, state| indexed.push((seq, state)))
+        .for_each_message(1, |seq, _, _, state, _| indexed.push((seq, state)))
         .unwrap();
     assert_eq!(indexed.len(), 3);
     assert_eq!(indexed[1], (2, received));
@@ -299,7 +300,7 @@ fn d1_pointer_records_of_the_earlier_layout_still_work() {
         .map(|m| m.as_ref().map(|m| m.body.as_str()))
         .collect();
     assert_eq!(bodies, [Some("m4"), Some("m1")]);
-    let count = store.for_each_message(1, |_, _, _, _| {}).unwrap();
+    let count = store.for_each_message(1, |_, _, _, _, _| {}).unwrap();
     assert_eq!(count, 4);
     let receive = Change::PutState {
         queue: 1,
@@ -314,7 +315,7 @@ fn d1_pointer_records_of_the_earlier_layout_still_work() {
     assert!(store.segment_use().unwrap().is_empty());
     let read = store.read_messages(1, &[1, 3, 4]).unwrap();
     assert!(read.iter().all(Option::is_some));
-    assert_eq!(store.for_each_message(1, |_, _, _, _| {}).unwrap(), 3);
+    assert_eq!(store.for_each_message(1, |_, _, _, _, _| {}).unwrap(), 3);
 }
 
 /// Reads answer in the order asked, with `None` for what is not

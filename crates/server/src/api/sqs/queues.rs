@@ -25,8 +25,12 @@ pub async fn create_queue<B: Broker>(
     let requested = input.attributes.unwrap_or_default();
     let mut config = QueueConfig::for_create(&name, &requested)?;
     // SSE-SQS is on by default only for queues created over HTTPS; one
-    // created over plain HTTP is not encrypted unless it asks (rule V14).
-    if !ctx.secure_transport() && !requested.contains_key("SqsManagedSseEnabled") {
+    // created over plain HTTP is not encrypted unless it asks (rule V14),
+    // except on a server that seals messages at rest (rule E2).
+    if !ctx.secure_transport()
+        && !svc.broker.encrypts_at_rest()
+        && !requested.contains_key("SqsManagedSseEnabled")
+    {
         config.sqs_managed_sse_enabled = false;
     }
     super::attributes::check_access_policy(svc, &requested)?;

@@ -1,0 +1,455 @@
+//! The data keys of every queue: which one seals a queue's new messages,
+//! and each stored one by id for opening what it sealed.
+//!
+//! An engine stores [`DataKeyRecord`]s (the data key wrapped by a keyring
+//! key) and hands them to [`DataKeys::load`] at start; a new data key is
+//! handed to the engine to store through the `persist` callback of
+//! [`DataKeys::sealer`], under this registry's lock, before any request can
+//! seal with it: an engine that logs changes in submission order then
+//! never stores a message sealed with a key it has not stored first.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD;
+use parking_lot::{Mutex, RwLock};
+use serde::{Deserialize, Serialize};
+
+use crate::envelope::DataKey;
+use crate::error::KeyringError;
+use crate::keyring::{Keyring, Lookup};
+
+/// A data key as an engine stores it.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct DataKeyRecord {
+    /// Its id, written beside everything it seals.
+    pub id: u64,
+    /// The queue it seals messages of.
+    pub queue: u64,
+    /// The keyring key that wraps it.
+    pub master: String,
+    /// True when the queue asked for the server's key (SSE-SQS or
+    /// `alias/aws/sqs`): such data keys follow the active key when it
+    /// rotates; a queue that named its key keeps that key.
+    pub managed: bool,
+    /// When it was made, milliseconds since the Unix epoch.
+    pub created_at: u64,
+    /// The key's bytes sealed by `master` (base64).
+    pub wrapped: String,
+}
+
+impl DataKeyRecord {
+    fn aad(id: u64, queue: u64) -> Vec<u8> {
+        format!("sluice data key {id} of queue {queue}").into_bytes()
+    }
+}
+
+/// What a queue's attributes ask of encryption at rest.
+#[derive(Debug, Clone, Copy)]
+pub struct QueueSse<'a> {
+    /// `SqsManagedSseEnabled`.
+    pub sse_sqs: bool,
+    /// `KmsMasterKeyId`, when set.
+    pub kms_key_id: Option<&'a str>,
+    /// `KmsDataKeyReusePeriodSeconds`: a data key seals new messages for
+    /// this long, then a new one is made.
+    pub reuse_seconds: u32,
+}
+
+/// The data key a request seals with.
+#[derive(Clone)]
+pub struct Sealer {
+    /// Its id.
+    pub id: u64,
+    /// The key.
+    pub key: Arc<DataKey>,
+}
+
+impl std::fmt::Debug for Sealer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Sealer({})", self.id)
+    }
+}
+
+/// Why a queue's messages cannot be sealed.
+#[derive(Debug, thiserror::Error)]
+pub enum SealError {
+    /// The queue's `KmsMasterKeyId` names no live key of the keyring.
+    #[error("the key {0:?} is not in the server's keyring")]
+    KeyNotFound(String),
+    /// A new data key could not be stored.
+    #[error("a new data key could not be stored: {0}")]
+    NotStored(String),
+    /// No randomness for a new data key.
+    #[error(transparent)]
+    Keyring(#[from] KeyringError),
+}
+
+/// What [`DataKeys::load`] found in the stored records.
+#[derive(Debug, Default)]
+pub struct Loaded {
+    /// Records wrapped again by the active key (their master rotated):
+    /// the engine stores them in place of the old ones.
+    pub rewrapped: Vec<DataKeyRecord>,
+    /// Ids of data keys whose master was retired: their data is
+    /// unreadable, and the engine deletes their records.
+    pub shredded: Vec<u64>,
+}
+
+struct Current {
+    sealer: Sealer,
+    master: String,
+    created_at: u64,
+}
+
+/// Every data key of the server, unwrapped.
+pub struct DataKeys {
+    keyring: Option<Arc<Keyring>>,
+    keys: RwLock<HashMap<u64, (u64, Arc<DataKey>)>>,
+    current: Mutex<HashMap<u64, Current>>,
+    next_id: AtomicU64,
+    made: AtomicU64,
+}
+
+impl DataKeys {
+    /// The registry of a server with `keyring` (`None`: no encryption).
+    pub fn new(keyring: Option<Arc<Keyring>>) -> Self {
+        Self {
+            keyring,
+            keys: RwLock::new(HashMap::new()),
+            current: Mutex::new(HashMap::new()),
+            next_id: AtomicU64::new(1),
+            made: AtomicU64::new(0),
+        }
+    }
+
+    /// Whether a keyring is configured.
+    pub fn is_configured(&self) -> bool {
+        self.keyring.is_some()
+    }
+
+    /// Unwraps the stored `records` at start. A record whose key is not in
+    /// the keyring (or no keyring at all) stops the start, naming the key.
+    pub fn load(&self, records: Vec<DataKeyRecord>, now: u64) -> Result<Loaded, KeyringError> {
+        let mut loaded = Loaded::default();
+        let Some(ring) = &self.keyring else {
+            if let Some(r) = records.first() {
+                return Err(KeyringError::NotConfigured {
+                    key: r.master.clone(),
+                    count: records.len(),
+                });
+            }
+            return Ok(loaded);
+        };
+        let mut keys = self.keys.write();
+        let mut next = now;
+        for mut r in records {
+            next = next.max(r.id + 1);
+            if keys.contains_key(&r.id) {
+                // Loaded already (a reopen of the storage after a failed
+                // write): the key in use stays.
+                continue;
+            }
+            let master = match ring.lookup(&r.master) {
+                Lookup::Live(m) => m,
+                Lookup::Retired => {
+                    loaded.shredded.push(r.id);
+                    continue;
+                }
+                Lookup::Missing => {
+                    return Err(KeyringError::MissingKey {
+                        key: r.master,
+                        keyring: ring.source().to_string(),
+                    });
+                }
+            };
+            let aad = DataKeyRecord::aad(r.id, r.queue);
+            let wrapped = STANDARD
+                .decode(&r.wrapped)
+                .map_err(|_| KeyringError::WrongKey {
+                    key: r.master.clone(),
+                })?;
+            let bytes = master
+                .unwrap(&aad, &wrapped)
+                .map_err(|_| KeyringError::WrongKey {
+                    key: r.master.clone(),
+                })?;
+            if r.managed
+                && r.master != ring.active()
+                && let Lookup::Live(active) = ring.lookup(ring.active())
+            {
+                r.wrapped = STANDARD.encode(active.wrap(&aad, &bytes)?);
+                r.master = ring.active().to_string();
+                loaded.rewrapped.push(r.clone());
+            }
+            keys.insert(r.id, (r.queue, Arc::new(DataKey::from_bytes(&bytes)?)));
+        }
+        self.next_id.fetch_max(next, Ordering::Relaxed);
+        Ok(loaded)
+    }
+
+    /// The data key that seals `queue`'s new messages now, `None` when
+    /// they stay clear (no keyring, or the queue asks for no encryption).
+    /// A new one is made when the queue has none, its key changed or its
+    /// reuse period ran out; `persist` stores it before anyone seals with
+    /// it.
+    pub fn sealer(
+        &self,
+        queue: u64,
+        sse: QueueSse<'_>,
+        now: u64,
+        persist: impl FnOnce(&DataKeyRecord) -> Result<(), String>,
+    ) -> Result<Option<Sealer>, SealError> {
+        let Some(ring) = &self.keyring else {
+            return Ok(None);
+        };
+        let (master, managed) = match sse.kms_key_id {
+            Some(id) => match ring.resolve(id) {
+                Some(name) => (name, is_managed_alias(id)),
+                None => return Err(SealError::KeyNotFound(id.to_string())),
+            },
+            None if sse.sse_sqs => (ring.active(), true),
+            None => return Ok(None),
+        };
+        let mut current = self.current.lock();
+        if let Some(c) = current.get(&queue)
+            && c.master == master
+            && now < c.created_at + u64::from(sse.reuse_seconds) * 1000
+        {
+            return Ok(Some(c.sealer.clone()));
+        }
+        let Lookup::Live(wrapping) = ring.lookup(master) else {
+            return Err(SealError::KeyNotFound(master.to_string()));
+        };
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let (key, bytes) = DataKey::generate()?;
+        let record = DataKeyRecord {
+            id,
+            queue,
+            master: master.to_string(),
+            managed,
+            created_at: now,
+            wrapped: STANDARD.encode(wrapping.wrap(&DataKeyRecord::aad(id, queue), &bytes)?),
+        };
+        persist(&record).map_err(SealError::NotStored)?;
+        let sealer = Sealer {
+            id,
+            key: Arc::new(key),
+        };
+        self.keys.write().insert(id, (queue, sealer.key.clone()));
+        current.insert(
+            queue,
+            Current {
+                sealer: sealer.clone(),
+                master: master.to_string(),
+                created_at: now,
+            },
+        );
+        self.made.fetch_add(1, Ordering::Relaxed);
+        Ok(Some(sealer))
+    }
+
+    /// The data key `id`, to open what it sealed; `None` once shredded.
+    pub fn get(&self, id: u64) -> Option<Arc<DataKey>> {
+        self.keys.read().get(&id).map(|(_, k)| k.clone())
+    }
+
+    /// Forgets which data key seals each queue's new messages: after a
+    /// failed write, one made just before may not be stored, so new ones
+    /// are made (and stored) first.
+    pub fn forget_current(&self) {
+        self.current.lock().clear();
+    }
+
+    /// Forgets `queue`'s data keys (it was deleted; the engine deletes
+    /// their records): what they sealed can no longer be read.
+    pub fn forget_queue(&self, queue: u64) {
+        self.current.lock().remove(&queue);
+        self.keys.write().retain(|_, (q, _)| *q != queue);
+    }
+
+    /// The keyring key that seals `queue`'s new messages, by name.
+    pub fn queue_key(&self, queue: u64) -> Option<String> {
+        self.current.lock().get(&queue).map(|c| c.master.clone())
+    }
+
+    /// Data keys made since the start (new queues and rotations).
+    pub fn made(&self) -> u64 {
+        self.made.load(Ordering::Relaxed)
+    }
+
+    /// The keyring's source and active key's name, when one is configured.
+    pub fn keyring(&self) -> Option<&Keyring> {
+        self.keyring.as_deref()
+    }
+}
+
+fn is_managed_alias(kms_key_id: &str) -> bool {
+    kms_key_id == crate::keyring::AWS_MANAGED_ALIAS || kms_key_id.ends_with(":alias/aws/sqs")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::keyring::KeyringFile;
+
+    fn keyring(names: &[&str]) -> (tempfile::TempDir, std::path::PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("keys.json");
+        let mut file = KeyringFile::new_with_key(names[0], 1).unwrap();
+        for n in &names[1..] {
+            file.add_active(n, 1).unwrap();
+        }
+        file.write(&path).unwrap();
+        (dir, path)
+    }
+
+    const SSE: QueueSse<'static> = QueueSse {
+        sse_sqs: true,
+        kms_key_id: None,
+        reuse_seconds: 300,
+    };
+
+    #[test]
+    fn a_data_key_is_stored_before_use_and_renewed_after_its_reuse_period() {
+        let (_d, path) = keyring(&["k1"]);
+        let keys = DataKeys::new(Some(Arc::new(Keyring::load(&path).unwrap())));
+        let mut stored = Vec::new();
+        let a = keys
+            .sealer(1, SSE, 1_000, |r| {
+                stored.push(r.clone());
+                Ok(())
+            })
+            .unwrap()
+            .unwrap();
+        let b = keys
+            .sealer(1, SSE, 300_999, |r| {
+                stored.push(r.clone());
+                Ok(())
+            })
+            .unwrap()
+            .unwrap();
+        assert_eq!(a.id, b.id, "within the reuse period");
+        let c = keys
+            .sealer(1, SSE, 301_000, |r| {
+                stored.push(r.clone());
+                Ok(())
+            })
+            .unwrap()
+            .unwrap();
+        assert_ne!(a.id, c.id);
+        assert_eq!(stored.len(), 2);
+        assert!(stored.iter().all(|r| r.managed && r.master == "k1"));
+        let clear = QueueSse {
+            sse_sqs: false,
+            ..SSE
+        };
+        assert!(
+            keys.sealer(2, clear, 1, |_| unreachable!())
+                .unwrap()
+                .is_none()
+        );
+        let unknown = QueueSse {
+            kms_key_id: Some("alias/nope"),
+            ..SSE
+        };
+        assert!(matches!(
+            keys.sealer(3, unknown, 1, |_| unreachable!()),
+            Err(SealError::KeyNotFound(k)) if k == "alias/nope"
+        ));
+    }
+
+    #[test]
+    fn a_restart_reads_its_keys_back_and_rewraps_managed_ones_under_the_active_key() {
+        let (_d, path) = keyring(&["k1", "named"]);
+        let mut file = KeyringFile::read(&path).unwrap();
+        file.active = "k1".into();
+        file.write(&path).unwrap();
+        let keys = DataKeys::new(Some(Arc::new(Keyring::load(&path).unwrap())));
+        let mut stored = Vec::new();
+        let named = QueueSse {
+            kms_key_id: Some("alias/named"),
+            ..SSE
+        };
+        let a = keys
+            .sealer(1, SSE, 1, |r| {
+                stored.push(r.clone());
+                Ok(())
+            })
+            .unwrap()
+            .unwrap();
+        let b = keys
+            .sealer(2, named, 1, |r| {
+                stored.push(r.clone());
+                Ok(())
+            })
+            .unwrap()
+            .unwrap();
+        let mut sealed = Vec::new();
+        a.key.seal_into(b"", b"secret", &mut sealed);
+
+        let mut file = KeyringFile::read(&path).unwrap();
+        file.add_active("k2", 2).unwrap();
+        file.write(&path).unwrap();
+        let again = DataKeys::new(Some(Arc::new(Keyring::load(&path).unwrap())));
+        let loaded = again.load(stored.clone(), 5).unwrap();
+        assert_eq!(loaded.rewrapped.len(), 1, "only the managed key follows");
+        assert_eq!(loaded.rewrapped[0].master, "k2");
+        assert_eq!(
+            again.get(a.id).unwrap().open(b"", &sealed).unwrap(),
+            b"secret"
+        );
+        assert!(again.get(b.id).is_some());
+
+        // k1 can go once nothing is wrapped by it.
+        let mut file = KeyringFile::read(&path).unwrap();
+        file.retire("k1", 3).unwrap();
+        file.write(&path).unwrap();
+        let third = DataKeys::new(Some(Arc::new(Keyring::load(&path).unwrap())));
+        let records = vec![loaded.rewrapped[0].clone(), stored[1].clone()];
+        assert!(third.load(records, 6).unwrap().shredded.is_empty());
+        assert_eq!(
+            third.get(a.id).unwrap().open(b"", &sealed).unwrap(),
+            b"secret"
+        );
+    }
+
+    #[test]
+    fn a_missing_key_stops_the_start_and_a_retired_one_shreds() {
+        let (_d, path) = keyring(&["k1", "k2"]);
+        let keys = DataKeys::new(Some(Arc::new(Keyring::load(&path).unwrap())));
+        let named = QueueSse {
+            kms_key_id: Some("k1"),
+            ..SSE
+        };
+        let mut stored = Vec::new();
+        keys.sealer(1, named, 1, |r| {
+            stored.push(r.clone());
+            Ok(())
+        })
+        .unwrap();
+
+        let (_d2, other) = keyring(&["k2"]);
+        let wrong = DataKeys::new(Some(Arc::new(Keyring::load(&other).unwrap())));
+        match wrong.load(stored.clone(), 2) {
+            Err(KeyringError::MissingKey { key, .. }) => assert_eq!(key, "k1"),
+            other => panic!("{other:?}"),
+        }
+        match DataKeys::new(None).load(stored.clone(), 2) {
+            Err(KeyringError::NotConfigured { key, count }) => {
+                assert_eq!((key.as_str(), count), ("k1", 1))
+            }
+            other => panic!("{other:?}"),
+        }
+
+        let mut file = KeyringFile::read(&path).unwrap();
+        file.retire("k1", 3).unwrap();
+        file.write(&path).unwrap();
+        let shredding = DataKeys::new(Some(Arc::new(Keyring::load(&path).unwrap())));
+        let loaded = shredding.load(stored.clone(), 2).unwrap();
+        assert_eq!(loaded.shredded, vec![stored[0].id]);
+        assert!(shredding.get(stored[0].id).is_none());
+    }
+}
