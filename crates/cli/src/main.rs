@@ -10,8 +10,10 @@ mod consumers_cmd;
 mod declare;
 mod dlq;
 mod doctor;
+mod encryption_config;
 mod exposition;
 mod inventory;
+mod keys_cmd;
 mod listeners;
 mod memory;
 mod serve;
@@ -71,6 +73,10 @@ enum Command {
     /// new directory under the server's --backup-dir that a server can
     /// start on (see docs/reliability.md).
     Backup(backup_cmd::BackupArgs),
+    /// The keyring file of encryption at rest: create one, rotate its
+    /// active key, retire old keys, list them. Works on the file alone;
+    /// servers read it when they start (--encryption-key-file).
+    Keys(keys_cmd::KeysArgs),
 }
 
 fn main() -> anyhow::Result<()> {
@@ -91,5 +97,6 @@ fn main() -> anyhow::Result<()> {
         Command::Alarms(args) => admin::finish(alarms_cmd::run(args), admin::EXIT_ERROR),
         Command::Consumers(args) => admin::finish(consumers_cmd::run(args), admin::EXIT_ERROR),
         Command::Backup(args) => admin::finish(backup_cmd::run(args), admin::EXIT_ERROR),
+        Command::Keys(args) => admin::finish(async { keys_cmd::run(args) }, admin::EXIT_ERROR),
     }
 }

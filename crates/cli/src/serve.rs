@@ -49,6 +49,15 @@ pub struct ServeArgs {
     /// Durable mode: MiB of redb's page cache [default: 1024, redb's own].
     #[arg(long, value_name = "MIB")]
     storage_cache_mib: Option<usize>,
+    /// Durable mode: encrypt at rest the messages of queues with
+    /// server-side encryption (SqsManagedSseEnabled, or a KmsMasterKeyId
+    /// naming a key of the file), with data keys wrapped by the keys of
+    /// this keyring file (`sluice keys new`). Read once, at start [default:
+    /// the config file's [encryption] key_file, else the key in
+    /// SLUICE_ENCRYPTION_KEY, else none]. Not with --postgres. See
+    /// docs/configuration.md.
+    #[arg(long, value_name = "PATH")]
+    encryption_key_file: Option<PathBuf>,
     /// Durable mode: most milliseconds between checkpoints, which write
     /// redb's pages out and start a new write-ahead log segment. Shorter: smaller
     /// pauses while a checkpoint writes and less log to replay after a
@@ -69,7 +78,8 @@ pub struct ServeArgs {
     /// `[auth]` with `[[auth.credentials]]` and HTTPS: `[tls]` (see
     /// docs/security.md; SIGHUP reloads both), and push consumers:
     /// `[[consumers]]` and the `consumer_ca_file` of https:// handlers
-    /// (see docs/consumers.md).
+    /// (see docs/consumers.md), and encryption at rest: `[encryption]`
+    /// (see docs/configuration.md).
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
     /// Authentication: `sigv4` requires every request to be signed by one
@@ -194,6 +204,17 @@ async fn serve(args: ServeArgs, file: FileConfig) -> anyhow::Result<()> {
         .data_dir
         .or(file.data_dir.clone())
         .unwrap_or_else(|| PathBuf::from(DEFAULT_DATA_DIR));
+    let postgres = args.postgres.clone().or(file.postgres.clone());
+    // Read before any storage is opened: a refused start changes nothing.
+    let keyring = crate::encryption_config::keyring(
+        crate::encryption_config::keyring_source(
+            args.encryption_key_file.as_deref(),
+            &file,
+            crate::encryption_config::EnvKey::from_env()?,
+        ),
+        in_memory,
+        postgres.is_some(),
+    )?;
     let mut account = Account::default();
     if let Some(id) = &file.account_id {
         anyhow::ensure!(
@@ -261,7 +282,7 @@ async fn serve(args: ServeArgs, file: FileConfig) -> anyhow::Result<()> {
             .unwrap_or(sluice_core::limits::RECREATE_AFTER_DELETE_SECS),
     );
     let clock = Arc::new(SystemClock);
-    if let Some(url) = args.postgres.or(file.postgres.clone()) {
+    if let Some(url) = postgres {
         anyhow::ensure!(
             !in_memory && file.data_dir.is_none(),
             "postgres cannot be combined with in_memory or data_dir"
@@ -299,6 +320,7 @@ async fn serve(args: ServeArgs, file: FileConfig) -> anyhow::Result<()> {
                 args.checkpoint_interval_ms.or(file.checkpoint_interval_ms),
                 defaults.checkpoint_interval,
             )?,
+            keyring,
             ..defaults
         };
         let (broker, stats) = EmbeddedBroker::open_with(&data_dir, clock, options)
@@ -542,5 +564,19 @@ mod tests {
         assert!(limits(&["--body-timeout-secs", "0"], "").is_err());
         assert!(limits(&[], "idle_timeout_secs = 0").is_err());
         assert!(limits(&[], "max_connections = 0").is_err());
+    }
+
+    #[test]
+    fn the_encryption_key_file_is_a_flag() {
+        use clap::Parser;
+        let cli = Cli::try_parse_from(["serve", "--encryption-key-file", "k.json"]).unwrap();
+        assert_eq!(cli.serve.encryption_key_file, Some(PathBuf::from("k.json")));
+        assert!(
+            Cli::try_parse_from(["serve"])
+                .unwrap()
+                .serve
+                .encryption_key_file
+                .is_none()
+        );
     }
 }

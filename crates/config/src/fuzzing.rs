@@ -18,6 +18,7 @@ pub fn config_file(data: &[u8]) {
 
 fn check(file: &FileConfig) {
     let _ = file.max_long_polls(None);
+    let _ = file.encryption_key_file();
     let _ = checkpoint_interval(
         file.checkpoint_interval_ms,
         std::time::Duration::from_secs(1),

@@ -84,6 +84,8 @@ pub struct FileConfig {
     /// PEM file of CA certificates trusted by `https://` consumer
     /// handlers, besides Mozilla's roots (for handlers with a private CA).
     pub consumer_ca_file: Option<PathBuf>,
+    /// Encryption at rest: `[encryption]` (docs/configuration.md).
+    pub encryption: Option<EncryptionDecl>,
 }
 
 /// One `[[consumers]]`: a queue whose batches are POSTed to an HTTP
@@ -141,6 +143,11 @@ pub fn parse(text: &str) -> Result<FileConfig, ConfigError> {
 }
 
 impl FileConfig {
+    /// The keyring file of the `[encryption]` table, if any.
+    pub fn encryption_key_file(&self) -> Option<&std::path::Path> {
+        self.encryption.as_ref()?.key_file.as_deref()
+    }
+
     /// The cap on waiting long polls of the flag, else of the file
     /// (checked like the flag), else none.
     pub fn max_long_polls(&self, flag: Option<u64>) -> Result<Option<usize>, ConfigError> {
@@ -240,6 +247,15 @@ pub struct TlsDecl {
     pub key_file: Option<PathBuf>,
     /// A second, plain-HTTP listener (health checks, local clients).
     pub plain_bind: Option<SocketAddr>,
+}
+
+/// The `[encryption]` table: encryption at rest of the durable store.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EncryptionDecl {
+    /// The keyring file (`sluice keys new`) whose keys wrap the data keys
+    /// of stored messages; `--encryption-key-file` overrides it.
+    pub key_file: Option<PathBuf>,
 }
 
 /// One `[[auth.credentials]]`.
@@ -435,6 +451,22 @@ mod tests {
         );
         assert!(checkpoint_interval(Some(0), default).is_err());
         assert!(checkpoint_interval(Some(MAX_CHECKPOINT_MS + 1), default).is_err());
+    }
+
+    /// `[encryption] key_file` names the keyring file; the table is
+    /// optional, its key too, and a misspelt key is refused.
+    #[test]
+    fn encryption_key_file_parses() {
+        let c = parse("[encryption]\nkey_file = \"/etc/sluice/keyring.json\"\n").unwrap();
+        assert_eq!(
+            c.encryption_key_file(),
+            Some(std::path::Path::new("/etc/sluice/keyring.json"))
+        );
+        assert_eq!(parse("").unwrap().encryption_key_file(), None);
+        assert_eq!(parse("[encryption]\n").unwrap().encryption_key_file(), None);
+        let e = parse("[encryption]\nkeyfile = \"k.json\"\n").unwrap_err();
+        assert!(e.to_string().contains("keyfile"), "{e}");
+        assert!(parse("encryption = \"k.json\"\n").is_err());
     }
 
     #[test]

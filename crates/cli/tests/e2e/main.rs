@@ -34,6 +34,7 @@ mod consumers_runtime;
 mod consumers_scaling;
 mod crash;
 mod depth_history;
+mod encryption;
 mod extensions;
 mod fidelity_messages;
 mod hostile_clients;
