@@ -122,26 +122,16 @@ pub fn keyring_source(
     Some(source)
 }
 
-/// The keyring the durable engine seals with: `None` without one. In
-/// memory one is ignored, as nothing is at rest; with PostgreSQL it is
-/// refused, as that engine does not seal. A keyring that cannot be loaded
-/// stops the start.
+/// The keyring the engine seals with (the durable store's or
+/// PostgreSQL's): `None` without one. In memory one is ignored, as nothing
+/// is at rest. A keyring that cannot be loaded stops the start.
 pub fn keyring(
     source: Option<KeyringSource>,
     in_memory: bool,
-    postgres: bool,
 ) -> anyhow::Result<Option<Arc<Keyring>>> {
     let Some(source) = source else {
         return Ok(None);
     };
-    if postgres {
-        anyhow::bail!(
-            "encryption at rest is not yet available with --postgres: the PostgreSQL engine \
-             stores messages unencrypted. Remove {} to run on PostgreSQL, or keep it and \
-             use the durable store (--data-dir)",
-            source.setting()
-        );
-    }
     if in_memory {
         tracing::warn!(
             keyring = %source.describe(),
@@ -288,17 +278,13 @@ mod tests {
         assert!(!debug.contains(MATERIAL), "{debug}");
     }
 
-    /// In memory a keyring is ignored (not even read); with PostgreSQL it
-    /// is refused.
+    /// In memory a keyring is ignored (not even read); elsewhere one that
+    /// cannot be read stops the start, naming where it came from.
     #[test]
-    fn in_memory_ignores_and_postgres_refuses_a_keyring() {
+    fn in_memory_ignores_a_keyring_and_a_missing_one_stops_the_start() {
         let missing = || Some(KeyringSource::Flag(PathBuf::from("/nonexistent/k.json")));
-        assert!(keyring(missing(), true, false).unwrap().is_none());
-        let e = keyring(missing(), false, true).unwrap_err().to_string();
-        assert!(
-            e.starts_with("encryption at rest is not yet available with --postgres"),
-            "{e}"
-        );
-        assert!(e.contains("--encryption-key-file"), "{e}");
+        assert!(keyring(missing(), true).unwrap().is_none());
+        let e = keyring(missing(), false).unwrap_err().to_string();
+        assert!(e.contains("/nonexistent/k.json"), "{e}");
     }
 }

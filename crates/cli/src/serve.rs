@@ -49,13 +49,13 @@ pub struct ServeArgs {
     /// Durable mode: MiB of redb's page cache [default: 1024, redb's own].
     #[arg(long, value_name = "MIB")]
     storage_cache_mib: Option<usize>,
-    /// Durable mode: encrypt at rest the messages of queues with
+    /// Encrypt at rest (durable store or PostgreSQL; every node of a
+    /// database with the same file) the messages of queues with
     /// server-side encryption (SqsManagedSseEnabled, or a KmsMasterKeyId
     /// naming a key of the file), with data keys wrapped by the keys of
     /// this keyring file (`sluice keys new`). Read once, at start [default:
     /// the config file's [encryption] key_file, else the key in
-    /// SLUICE_ENCRYPTION_KEY, else none]. Not with --postgres. See
-    /// docs/configuration.md.
+    /// SLUICE_ENCRYPTION_KEY, else none]. See docs/configuration.md.
     #[arg(long, value_name = "PATH")]
     encryption_key_file: Option<PathBuf>,
     /// Durable mode: most milliseconds between checkpoints, which write
@@ -213,7 +213,6 @@ async fn serve(args: ServeArgs, file: FileConfig) -> anyhow::Result<()> {
             crate::encryption_config::EnvKey::from_env()?,
         ),
         in_memory,
-        postgres.is_some(),
     )?;
     let mut account = Account::default();
     if let Some(id) = &file.account_id {
@@ -292,6 +291,7 @@ async fn serve(args: ServeArgs, file: FileConfig) -> anyhow::Result<()> {
                 .postgres_pool_size
                 .or(file.postgres_pool_size)
                 .unwrap_or(PostgresOptions::default().pool_size),
+            keyring: keyring.clone(),
             ..Default::default()
         };
         let broker = connect_postgres(&url, clock, options).await?;

@@ -111,6 +111,47 @@ pub struct DataKeys {
     current: Mutex<HashMap<u64, Current>>,
     next_id: AtomicU64,
     made: AtomicU64,
+    shared: bool,
+}
+
+/// What [`DataKeys::prepare`] found.
+pub enum Prepared {
+    /// Seal with this (or store clear for `None`).
+    Ready(Option<Sealer>),
+    /// Store this new data key's record, then [`DataKeys::publish`] it.
+    New(Box<NewDataKey>),
+}
+
+/// A data key made and not yet stored.
+pub struct NewDataKey {
+    /// What the engine stores.
+    pub record: DataKeyRecord,
+    key: DataKey,
+}
+
+/// The current sealer of `queue`, when it is for `master` and within its
+/// reuse period.
+fn fresh(
+    current: &HashMap<u64, Current>,
+    queue: u64,
+    master: &str,
+    sse: QueueSse<'_>,
+    now: u64,
+) -> Option<Sealer> {
+    current
+        .get(&queue)
+        .filter(|c| c.master == master && now < c.created_at + u64::from(sse.reuse_seconds) * 1000)
+        .map(|c| c.sealer.clone())
+}
+
+/// A random id below 2^63 (PostgreSQL's BIGINT holds it).
+fn random_id() -> Result<u64, KeyringError> {
+    use ring::rand::{SecureRandom, SystemRandom};
+    let mut bytes = [0u8; 8];
+    SystemRandom::new()
+        .fill(&mut bytes)
+        .map_err(|_| KeyringError::Random)?;
+    Ok(u64::from_be_bytes(bytes) >> 1)
 }
 
 impl DataKeys {
@@ -122,6 +163,16 @@ impl DataKeys {
             current: Mutex::new(HashMap::new()),
             next_id: AtomicU64::new(1),
             made: AtomicU64::new(0),
+            shared: false,
+        }
+    }
+
+    /// The registry of one of several nodes sharing their storage: each
+    /// makes data keys with random ids, so that two never pick the same.
+    pub fn shared(keyring: Option<Arc<Keyring>>) -> Self {
+        Self {
+            shared: true,
+            ..Self::new(keyring)
         }
     }
 
@@ -194,7 +245,8 @@ impl DataKeys {
     /// they stay clear (no keyring, or the queue asks for no encryption).
     /// A new one is made when the queue has none, its key changed or its
     /// reuse period ran out; `persist` stores it before anyone seals with
-    /// it.
+    /// it, under this registry's lock, so that an engine logging changes in
+    /// submission order logs it before anything it seals.
     pub fn sealer(
         &self,
         queue: u64,
@@ -202,53 +254,136 @@ impl DataKeys {
         now: u64,
         persist: impl FnOnce(&DataKeyRecord) -> Result<(), String>,
     ) -> Result<Option<Sealer>, SealError> {
+        let Some((master, managed)) = self.wanted(sse)? else {
+            return Ok(None);
+        };
+        let mut current = self.current.lock();
+        if let Some(sealer) = fresh(&current, queue, master, sse, now) {
+            return Ok(Some(sealer));
+        }
+        let new = self.make(queue, master, managed, now)?;
+        persist(&new.record).map_err(SealError::NotStored)?;
+        Ok(Some(self.publish_in(&mut current, new)))
+    }
+
+    /// [`DataKeys::sealer`] in two steps, for an engine that stores a new
+    /// data key asynchronously: the data key to seal with, or a new one to
+    /// store (its `record`) and then [`DataKeys::publish`].
+    pub fn prepare(&self, queue: u64, sse: QueueSse<'_>, now: u64) -> Result<Prepared, SealError> {
+        let Some((master, managed)) = self.wanted(sse)? else {
+            return Ok(Prepared::Ready(None));
+        };
+        if let Some(sealer) = fresh(&self.current.lock(), queue, master, sse, now) {
+            return Ok(Prepared::Ready(Some(sealer)));
+        }
+        Ok(Prepared::New(Box::new(
+            self.make(queue, master, managed, now)?,
+        )))
+    }
+
+    /// Makes a data key [`DataKeys::prepare`] made, and its engine stored,
+    /// the one that seals its queue's new messages.
+    pub fn publish(&self, new: Box<NewDataKey>) -> Sealer {
+        self.publish_in(&mut self.current.lock(), *new)
+    }
+
+    /// Reads one stored data key another node made (engines that share
+    /// their storage load them when they first meet them).
+    pub fn add_record(&self, record: &DataKeyRecord) -> Result<(), KeyringError> {
+        let ring = self
+            .keyring
+            .as_ref()
+            .ok_or_else(|| KeyringError::NotConfigured {
+                key: record.master.clone(),
+                count: 1,
+            })?;
+        let Lookup::Live(master) = ring.lookup(&record.master) else {
+            return Err(KeyringError::MissingKey {
+                key: record.master.clone(),
+                keyring: ring.source().to_string(),
+            });
+        };
+        let wrapped = STANDARD
+            .decode(&record.wrapped)
+            .map_err(|_| KeyringError::WrongKey {
+                key: record.master.clone(),
+            })?;
+        let bytes = master
+            .unwrap(&DataKeyRecord::aad(record.id, record.queue), &wrapped)
+            .map_err(|_| KeyringError::WrongKey {
+                key: record.master.clone(),
+            })?;
+        self.keys
+            .write()
+            .entry(record.id)
+            .or_insert((record.queue, Arc::new(DataKey::from_bytes(&bytes)?)));
+        Ok(())
+    }
+
+    /// The keyring key a queue's attributes ask for, and whether it is the
+    /// server's (follows the active key); `None` for a clear queue.
+    fn wanted(&self, sse: QueueSse<'_>) -> Result<Option<(&str, bool)>, SealError> {
         let Some(ring) = &self.keyring else {
             return Ok(None);
         };
-        let (master, managed) = match sse.kms_key_id {
+        match sse.kms_key_id {
             Some(id) => match ring.resolve(id) {
-                Some(name) => (name, is_managed_alias(id)),
-                None => return Err(SealError::KeyNotFound(id.to_string())),
+                Some(name) => Ok(Some((name, is_managed_alias(id)))),
+                None => Err(SealError::KeyNotFound(id.to_string())),
             },
-            None if sse.sse_sqs => (ring.active(), true),
-            None => return Ok(None),
-        };
-        let mut current = self.current.lock();
-        if let Some(c) = current.get(&queue)
-            && c.master == master
-            && now < c.created_at + u64::from(sse.reuse_seconds) * 1000
-        {
-            return Ok(Some(c.sealer.clone()));
+            None if sse.sse_sqs => Ok(Some((ring.active(), true))),
+            None => Ok(None),
         }
-        let Lookup::Live(wrapping) = ring.lookup(master) else {
+    }
+
+    fn make(
+        &self,
+        queue: u64,
+        master: &str,
+        managed: bool,
+        now: u64,
+    ) -> Result<NewDataKey, SealError> {
+        let Some(Lookup::Live(wrapping)) = self.keyring.as_ref().map(|r| r.lookup(master)) else {
             return Err(SealError::KeyNotFound(master.to_string()));
         };
-        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let (key, bytes) = DataKey::generate()?;
-        let record = DataKeyRecord {
-            id,
-            queue,
-            master: master.to_string(),
-            managed,
-            created_at: now,
-            wrapped: STANDARD.encode(wrapping.wrap(&DataKeyRecord::aad(id, queue), &bytes)?),
+        let id = if self.shared {
+            random_id()?
+        } else {
+            self.next_id.fetch_add(1, Ordering::Relaxed)
         };
-        persist(&record).map_err(SealError::NotStored)?;
+        let (key, bytes) = DataKey::generate()?;
+        Ok(NewDataKey {
+            record: DataKeyRecord {
+                id,
+                queue,
+                master: master.to_string(),
+                managed,
+                created_at: now,
+                wrapped: STANDARD.encode(wrapping.wrap(&DataKeyRecord::aad(id, queue), &bytes)?),
+            },
+            key,
+        })
+    }
+
+    fn publish_in(&self, current: &mut HashMap<u64, Current>, new: NewDataKey) -> Sealer {
+        let NewDataKey { record, key } = new;
         let sealer = Sealer {
-            id,
+            id: record.id,
             key: Arc::new(key),
         };
-        self.keys.write().insert(id, (queue, sealer.key.clone()));
+        self.keys
+            .write()
+            .insert(record.id, (record.queue, sealer.key.clone()));
         current.insert(
-            queue,
+            record.queue,
             Current {
                 sealer: sealer.clone(),
-                master: master.to_string(),
-                created_at: now,
+                master: record.master,
+                created_at: record.created_at,
             },
         );
         self.made.fetch_add(1, Ordering::Relaxed);
-        Ok(Some(sealer))
+        sealer
     }
 
     /// The data key `id`, to open what it sealed; `None` once shredded.

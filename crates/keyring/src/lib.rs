@@ -14,7 +14,9 @@ pub mod envelope;
 pub mod error;
 pub mod keyring;
 
-pub use data_keys::{DataKeyRecord, DataKeys, Loaded, QueueSse, SealError, Sealer};
+pub use data_keys::{
+    DataKeyRecord, DataKeys, Loaded, NewDataKey, Prepared, QueueSse, SealError, Sealer,
+};
 pub use envelope::{DataKey, OpenError};
 pub use error::KeyringError;
 pub use keyring::{Keyring, KeyringFile};

@@ -13,6 +13,10 @@ use crate::engine::PostgresBroker;
 use crate::{delete, nack, peek, queues, receive, redrive, send, visibility};
 
 impl Broker for PostgresBroker {
+    fn encrypts_at_rest(&self) -> bool {
+        self.inner.data_keys.is_configured()
+    }
+
     async fn create_queue(&self, spec: CreateQueue) -> Result<QueueMeta, EngineError> {
         queues::create_queue(self, spec).await
     }

@@ -14,7 +14,7 @@ use tokio_postgres::NoTls;
 
 use crate::engine::{Inner, PostgresBroker};
 use crate::error::PgError;
-use crate::{cache, listener, schema};
+use crate::{cache, encryption, listener, schema};
 
 /// How a node connects.
 #[derive(Debug, Clone)]
@@ -24,6 +24,11 @@ pub struct PostgresOptions {
     /// How long a request waits for a free connection before it answers
     /// `ServiceUnavailable`.
     pub wait_timeout: Duration,
+    /// The operator's keyring: queues that ask for encryption at rest have
+    /// their messages sealed with data keys it wraps (every node of a
+    /// database needs the same keyring). `None`: nothing is sealed, and a
+    /// start on a database holding sealed data is refused.
+    pub keyring: Option<Arc<sluice_keyring::Keyring>>,
 }
 
 impl Default for PostgresOptions {
@@ -31,6 +36,7 @@ impl Default for PostgresOptions {
         Self {
             pool_size: 16,
             wait_timeout: Duration::from_secs(5),
+            keyring: None,
         }
     }
 }
@@ -68,6 +74,7 @@ impl PostgresBroker {
                 recycling_method: RecyclingMethod::Fast,
             },
         );
+        let data_keys = Arc::new(sluice_keyring::DataKeys::shared(options.keyring.clone()));
         let pool = Pool::builder(manager)
             .max_size(options.pool_size.max(1))
             .wait_timeout(Some(options.wait_timeout))
@@ -85,6 +92,9 @@ impl PostgresBroker {
             if !applied.is_empty() {
                 tracing::info!(versions = ?applied, "database schema migrated");
             }
+            // Before anything is served: a key the keyring lacks stops
+            // the start.
+            encryption::load_data_keys(&client, &data_keys, clock.now()).await?;
         }
         let broker = Self {
             inner: Arc::new(Inner {
@@ -94,6 +104,7 @@ impl PostgresBroker {
                 activity: Mutex::new(HashMap::new()),
                 in_flight: Mutex::new(HashMap::new()),
                 fair: Default::default(),
+                data_keys,
                 queues: cache::QueueCache::default(),
                 sends: Default::default(),
                 deletes: Default::default(),

@@ -2,10 +2,12 @@
 //! decided it: past maxReceiveCount or on a permanent nack (rules R2–R4,
 //! X2). The source's delete and the destination's insert commit together.
 
+use crate::sealing::seal_message;
 use sluice_broker::EngineError;
 use sluice_broker::activity;
 pub(crate) use sluice_broker::moves::key_of_arn_near;
 use sluice_broker::moves::{Provenance, sibling_arn};
+use sluice_keyring::Sealer;
 use tokio_postgres::types::Json;
 
 use crate::engine::{PostgresBroker, announce, execute, target_queue};
@@ -41,16 +43,20 @@ pub(crate) async fn insert_moved(
     tx: &deadpool_postgres::Transaction<'_>,
     dest: &QueueRow,
     m: &MessageRow,
+    seal: Option<&Sealer>,
 ) -> Result<(), EngineError> {
+    // Sealed by the destination's data key (rule E6), or clear.
+    let (body, attributes, system_attributes) =
+        seal_message(seal, &m.body, &m.attributes, &m.system_attributes);
     let stored = execute(
         tx,
         INSERT_MOVED,
         &[
             &dest.id,
             &m.message_id,
-            &m.body,
-            &Json(&m.attributes),
-            &Json(&m.system_attributes),
+            &body,
+            &Json(&attributes),
+            &Json(&system_attributes),
             &m.group_id,
             &m.dedup_id,
             &m.sent_at,
@@ -120,6 +126,15 @@ pub(crate) async fn move_to_dead_letter_queue(
     if dead.is_empty() {
         return Ok(());
     }
+    let seal = match b.sealer(dlq).await {
+        Ok(seal) => seal,
+        Err(e) => {
+            // Nothing is lost: the messages stay in their queue, and the
+            // next receive past maxReceiveCount tries again.
+            tracing::warn!(error = %e, queue = %dlq.name, "the dead-letter queue's key is unusable: messages stay in their queue");
+            return Ok(());
+        }
+    };
     let source_arn = sibling_arn(dead_letter_target_arn, &source.name);
     delete_rows(tx, source, &dead).await?;
     for mut m in dead.clone() {
@@ -147,7 +162,7 @@ pub(crate) async fn move_to_dead_letter_queue(
             reason = failure.as_deref().unwrap_or(""),
             "moved message to dead-letter queue"
         );
-        insert_moved(tx, dlq, &m).await?;
+        insert_moved(tx, dlq, &m, seal.as_ref()).await?;
     }
     activity::add(
         &b.inner.activity(source.id).dead_lettered,

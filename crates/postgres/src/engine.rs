@@ -61,6 +61,8 @@ pub(crate) struct Inner {
     pub(crate) deleted_name_hold_ms: std::sync::atomic::AtomicU64,
     /// Fair queues' noisy tenants as this node sees them (rule V10).
     pub(crate) fair: crate::fair::FairTenants,
+    /// The data keys of encryption at rest (rules E1–E6).
+    pub(crate) data_keys: Arc<sluice_keyring::DataKeys>,
 }
 
 /// One DeleteMessage or DeleteMessageBatch request on a standard queue,

@@ -20,6 +20,10 @@ pub enum PgError {
     /// A connection could not be taken from the pool.
     #[error("PostgreSQL connection: {0}")]
     Connect(String),
+    /// The stored data keys cannot be read with the keyring given
+    /// (encryption at rest).
+    #[error("encryption at rest: {0}")]
+    Keyring(String),
     /// The schema is newer than this server knows.
     #[error(
         "the database schema is at version {found}, newer than this server's {known}; upgrade sluice"

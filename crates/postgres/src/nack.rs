@@ -1,15 +1,17 @@
 //! NackMessage: a consumer's failure of an in-flight message, its reason
 //! kept, retried after a backoff or dead-lettered at once (rule X2).
 
+use crate::encryption::message_rows;
+use crate::sealing::seal_reason;
 use sluice_broker::{EngineError, Nack};
 use sluice_core::receipt::ReceiptHandle;
 
 use crate::dead_letter::{
     DeadLetterRoute, dead_letter_target, key_of_arn_near, move_to_dead_letter_queue,
 };
-use crate::engine::{PostgresBroker, announce, execute, expire, query, queue_row};
+use crate::engine::{PostgresBroker, announce, execute, expire, queue_row};
 use crate::error;
-use crate::rows::{MESSAGE_COLUMNS, MessageRow};
+use crate::rows::MESSAGE_COLUMNS;
 use crate::visibility::in_flight;
 
 /// Records a consumer's failure of an in-flight message (rule X2).
@@ -36,10 +38,12 @@ pub(crate) async fn nack(
         None
     };
     if let Some(reason) = &nack.reason {
+        // The consumer's text: sealed as the queue's messages are.
+        let stored = seal_reason(b.sealer(&q).await?.as_ref(), reason);
         execute(
             &tx,
             "UPDATE sluice_messages SET failure_reason = $3 WHERE queue_id = $1 AND seq = $2",
-            &[&q.id, &seq, reason],
+            &[&q.id, &seq, &stored],
         )
         .await?;
     }
@@ -48,7 +52,7 @@ pub(crate) async fn nack(
             let sql = format!(
                 "SELECT {MESSAGE_COLUMNS} FROM sluice_messages WHERE queue_id = $1 AND seq = $2"
             );
-            let rows = MessageRow::all(&query(&tx, &sql, &[&q.id, &seq]).await?)?;
+            let rows = message_rows(&inner.data_keys, &tx, &sql, &[&q.id, &seq]).await?;
             let route = DeadLetterRoute {
                 source: &q,
                 dead_letter_target_arn: &policy.dead_letter_target_arn,

@@ -1,11 +1,12 @@
 //! PeekMessages: reading a queue's messages without receiving them (rule
 //! X1), filtered as a selective redrive filters them (rule X3).
 
+use crate::encryption::message_rows;
 use sluice_broker::{EngineError, MessageFilter, PeekPage};
 
-use crate::engine::{PostgresBroker, expire, query, queue_row};
+use crate::engine::{PostgresBroker, expire, queue_row};
 use crate::error;
-use crate::rows::{self, MessageRow};
+use crate::rows;
 
 pub(crate) async fn peek_messages(
     b: &PostgresBroker,
@@ -28,7 +29,7 @@ pub(crate) async fn peek_messages(
         rows::MESSAGE_COLUMNS
     );
     'pages: loop {
-        let chunk = MessageRow::all(&query(&tx, &sql, &[&q.id, &from, &CHUNK]).await?)?;
+        let chunk = message_rows(&b.inner.data_keys, &tx, &sql, &[&q.id, &from, &CHUNK]).await?;
         let done = (chunk.len() as i64) < CHUNK;
         for m in chunk {
             from = m.seq;

@@ -2,9 +2,11 @@
 //! queue, locked in order (`FOR UPDATE SKIP LOCKED`), or the heads of a
 //! FIFO queue's groups that have nothing in flight (rules V2, F1, F13).
 
+use crate::encryption::message_rows;
 use crate::engine::query;
 use crate::rows::{MESSAGE_COLUMNS, MessageRow, QueueRow, col};
 use sluice_broker::EngineError;
+use sluice_keyring::DataKeys;
 
 /// Up to `want` receivable messages, locked, in delivery order.
 pub(crate) async fn pick(
@@ -14,9 +16,10 @@ pub(crate) async fn pick(
     want: usize,
     exclude: &[i64],
     noisy: &[String],
+    keys: &DataKeys,
 ) -> Result<Vec<MessageRow>, EngineError> {
     if q.config.fifo {
-        return pick_fifo(tx, q, now, want, exclude).await;
+        return pick_fifo(tx, q, now, want, exclude, keys).await;
     }
     let want = want as i64;
     if noisy.is_empty() {
@@ -26,7 +29,7 @@ pub(crate) async fn pick(
              WHERE queue_id = $1 AND visible_at <= $2 AND NOT (seq = ANY($4))
              ORDER BY visible_at, back, seq LIMIT $3 FOR UPDATE SKIP LOCKED"
         );
-        return MessageRow::all(&query(tx, &sql, &[&q.id, &now, &want, &exclude]).await?);
+        return message_rows(keys, tx, &sql, &[&q.id, &now, &want, &exclude]).await;
     }
     // A fair queue with noisy tenants (V10): the quiet tenants' messages
     // first, oldest first, then the noisy tenants' in the order given
@@ -53,7 +56,7 @@ pub(crate) async fn pick(
     if order.is_empty() {
         return Ok(Vec::new());
     }
-    lock_in_order(tx, q, now, &order, "FOR UPDATE SKIP LOCKED").await
+    lock_in_order(tx, q, now, &order, "FOR UPDATE SKIP LOCKED", keys).await
 }
 
 /// The rows of `order` still receivable, locked, in that order.
@@ -63,12 +66,13 @@ async fn lock_in_order(
     now: i64,
     order: &[i64],
     lock: &str,
+    keys: &DataKeys,
 ) -> Result<Vec<MessageRow>, EngineError> {
     let sql = format!(
         "SELECT {MESSAGE_COLUMNS} FROM sluice_messages
          WHERE queue_id = $1 AND seq = ANY($2) AND visible_at <= $3 {lock}"
     );
-    let mut rows = MessageRow::all(&query(tx, &sql, &[&q.id, &order, &now]).await?)?;
+    let mut rows = message_rows(keys, tx, &sql, &[&q.id, &order, &now]).await?;
     rows.sort_by_key(|m| order.iter().position(|&s| s == m.seq));
     Ok(rows)
 }
@@ -110,6 +114,7 @@ async fn pick_fifo(
     now: i64,
     want: usize,
     exclude: &[i64],
+    keys: &DataKeys,
 ) -> Result<Vec<MessageRow>, EngineError> {
     let sql = format!("WITH RECURSIVE {GROUPS} {FIFO_HEADS}");
     let heads = query(tx, &sql, &[&q.id, &now]).await?;
@@ -145,5 +150,5 @@ async fn pick_fifo(
     if order.is_empty() {
         return Ok(Vec::new());
     }
-    lock_in_order(tx, q, now, &order, "FOR UPDATE").await
+    lock_in_order(tx, q, now, &order, "FOR UPDATE", keys).await
 }

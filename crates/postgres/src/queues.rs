@@ -133,6 +133,13 @@ pub(crate) async fn delete_queue(b: &PostgresBroker, name: &str) -> Result<(), E
     )
     .await?;
     execute(&tx, "DELETE FROM sluice_dedup WHERE queue_id = $1", &[&id]).await?;
+    // Crypto-shredding: the queue's data keys go with it (rule E5).
+    execute(
+        &tx,
+        "DELETE FROM sluice_data_keys WHERE queue_id = $1",
+        &[&id],
+    )
+    .await?;
     // Remembered for a minute, so the name is not created again before
     // (rule V19); older entries are dropped on the way.
     let now = inner.now();
@@ -155,6 +162,7 @@ pub(crate) async fn delete_queue(b: &PostgresBroker, name: &str) -> Result<(), E
     tx.commit().await.map_err(error::db)?;
     inner.activity.lock().remove(&id);
     inner.fair.forget(id);
+    inner.data_keys.forget_queue(id as u64);
     inner.queues.forget(name);
     inner.wake(name);
     Ok(())

@@ -4,6 +4,8 @@
 //! a long poll (rule V6) waits between attempts for a send on any node or
 //! the next visibility or delay due time.
 
+use crate::encryption::{load_keys_of, message_rows};
+use sluice_keyring::DataKeys;
 use std::time::Duration;
 
 use sluice_broker::EngineError;
@@ -274,12 +276,13 @@ async fn receive_standard(
         ],
     )
     .await?;
+    load_keys_of(&inner.data_keys, client, &rows, (2, 13)).await?;
     let mut dead = 0;
     let mut delivered = Vec::with_capacity(rows.len());
     for r in &rows {
         dead = col::<i64>(r, 14)?;
         if col::<Option<i64>>(r, 0)?.is_some() {
-            delivered.push(MessageRow::from_row(r)?.received(q.id, false));
+            delivered.push(MessageRow::from_row(r, &inner.data_keys)?.received(q.id, false));
         }
     }
     if let Some((count, _)) = inner.in_flight.lock().get_mut(&q.id) {
@@ -348,7 +351,7 @@ async fn receive_locked(
     // A FIFO receive retried with the same attempt id gets the same
     // messages and handles while they are still its (rule F4).
     if let (true, Some(attempt_id)) = (fifo, &options.attempt_id)
-        && let Some(replay) = replay_attempt(&tx, q, attempt_id, now).await?
+        && let Some(replay) = replay_attempt(&tx, q, attempt_id, now, &inner.data_keys).await?
     {
         tx.commit().await.map_err(error::db)?;
         return Ok(Attempt {
@@ -390,7 +393,7 @@ async fn receive_locked(
         if want == 0 {
             break;
         }
-        let picked = pick(&tx, q, now, want, &exclude, noisy).await?;
+        let picked = pick(&tx, q, now, want, &exclude, noisy, &b.inner.data_keys).await?;
         let mut died = false;
         for m in picked {
             if max_receives.is_some_and(|limit| m.receive_count >= limit) {
@@ -496,6 +499,7 @@ async fn replay_attempt(
     q: &QueueRow,
     attempt_id: &str,
     now: i64,
+    keys: &DataKeys,
 ) -> Result<Option<Vec<ReceivedMessage>>, EngineError> {
     let rows = query(
         tx,
@@ -512,7 +516,7 @@ async fn replay_attempt(
     let sql = format!(
         "SELECT {MESSAGE_COLUMNS} FROM sluice_messages WHERE queue_id = $1 AND seq = ANY($2)"
     );
-    let messages = MessageRow::all(&query(tx, &sql, &[&q.id, &seqs]).await?)?;
+    let messages = message_rows(keys, tx, &sql, &[&q.id, &seqs]).await?;
     let mut replay = Vec::with_capacity(seqs.len());
     for (seq, count) in seqs.iter().zip(&counts) {
         match messages.iter().find(|m| m.seq == *seq) {

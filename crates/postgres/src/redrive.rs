@@ -1,6 +1,7 @@
 //! Moving messages out of a dead-letter queue by a redrive (rules R7, X3),
 //! each one's delete and insert in one transaction.
 
+use crate::encryption::message_rows;
 use std::collections::HashMap;
 
 use sluice_broker::activity;
@@ -11,7 +12,7 @@ use sluice_broker::moves::{
 use sluice_broker::{EngineError, MessageFilter, Redrive, RedriveOutcome};
 
 use crate::dead_letter::{delete_rows, insert_moved};
-use crate::engine::{PostgresBroker, announce, expire, query, queue_row, target_queue};
+use crate::engine::{PostgresBroker, announce, expire, queue_row, target_queue};
 use crate::error;
 use crate::rows::{MESSAGE_COLUMNS, MessageRow, QueueRow};
 
@@ -42,7 +43,13 @@ pub(crate) async fn redrive(
     const CHUNK: i64 = 500;
     let mut after = 0i64;
     'pages: loop {
-        let page = MessageRow::all(&query(&tx, &sql, &[&src.id, &now, &after, &CHUNK]).await?)?;
+        let page = message_rows(
+            &b.inner.data_keys,
+            &tx,
+            &sql,
+            &[&src.id, &now, &after, &CHUNK],
+        )
+        .await?;
         let last_page = (page.len() as i64) < CHUNK;
         for m in page {
             after = m.seq;
@@ -126,7 +133,8 @@ pub(crate) async fn redrive(
         if dest.config.fifo {
             m.dedup_id = Some(m.message_id.hyphenated().to_string());
         }
-        insert_moved(&tx, &dest, &m).await?;
+        let seal = b.sealer(&dest).await?;
+        insert_moved(&tx, &dest, &m, seal.as_ref()).await?;
         activity::add(&inner.activity(dest.id).sent, 1);
         if !announced.contains(&dest.name) {
             announce(&tx, &dest.name).await?;

@@ -12,6 +12,9 @@ use tokio_postgres::Row;
 use tokio_postgres::types::Json;
 
 use sluice_broker::moves::recorded_failure;
+use sluice_keyring::DataKeys;
+
+use crate::sealing;
 
 /// The columns of a message, in the order [`MessageRow::from_row`] reads.
 pub(crate) const MESSAGE_COLUMNS: &str = "seq, message_id, body, attributes, system_attributes, \
@@ -96,13 +99,26 @@ pub(crate) struct MessageRow {
 }
 
 impl MessageRow {
-    pub fn from_row(row: &Row) -> Result<Self, EngineError> {
-        let Json(attributes): Json<MessageAttributes> = row.try_get(3).map_err(corrupt)?;
-        let Json(system_attributes): Json<MessageAttributes> = row.try_get(4).map_err(corrupt)?;
+    /// The message of `row`, opened with `keys` when sealed (rule E1);
+    /// the data keys of its sealed columns must be loaded
+    /// ([`crate::encryption::load_keys_of`]).
+    pub fn from_row(row: &Row, keys: &DataKeys) -> Result<Self, EngineError> {
+        let Json(mut attributes): Json<MessageAttributes> = row.try_get(3).map_err(corrupt)?;
+        let Json(mut system_attributes): Json<MessageAttributes> =
+            row.try_get(4).map_err(corrupt)?;
+        let mut body: String = row.try_get(2).map_err(corrupt)?;
+        if let Some(opened) = sealing::open_message(&body, keys)? {
+            (body, attributes, system_attributes) = opened;
+        }
+        let failure_reason = row
+            .try_get::<_, Option<String>>(13)
+            .map_err(corrupt)?
+            .map(|stored| sealing::open_reason(&stored, keys))
+            .transpose()?;
         Ok(Self {
             seq: row.try_get(0).map_err(corrupt)?,
             message_id: row.try_get(1).map_err(corrupt)?,
-            body: row.try_get(2).map_err(corrupt)?,
+            body,
             attributes,
             system_attributes,
             group_id: row
@@ -116,12 +132,13 @@ impl MessageRow {
             receive_count: row.try_get(10).map_err(corrupt)?,
             first_receive_at: row.try_get(11).map_err(corrupt)?,
             last_receive_at: row.try_get(12).map_err(corrupt)?,
-            failure_reason: row.try_get(13).map_err(corrupt)?,
+            failure_reason,
         })
     }
 
-    pub fn all(rows: &[Row]) -> Result<Vec<Self>, EngineError> {
-        rows.iter().map(Self::from_row).collect()
+    /// [`MessageRow::from_row`] of each row.
+    pub fn all(rows: &[Row], keys: &DataKeys) -> Result<Vec<Self>, EngineError> {
+        rows.iter().map(|r| Self::from_row(r, keys)).collect()
     }
 
     /// What a client receives for this row, as it is now.

@@ -37,6 +37,7 @@ const MIGRATIONS: &[(i32, &str)] = &[
         26,
         include_str!("../migrations/0026_messages_without_foreign_keys.sql"),
     ),
+    (27, include_str!("../migrations/0027_data_keys.sql")),
 ];
 
 /// The newest schema version this build knows: the last migration's.

@@ -2,6 +2,7 @@
 //! combined across concurrent requests (rules V1, V10); FIFO queues' in
 //! `send_fifo.rs` (rules F1–F3).
 
+use crate::sealing::seal_message;
 use std::sync::Arc;
 
 use sluice_broker::EngineError;
@@ -141,6 +142,13 @@ async fn send_standard(
 ) -> Result<Vec<Result<Vec<SentMessage>, EngineError>>, EngineError> {
     let messages = || requests.iter().flat_map(|r| r.iter());
     let n = messages().count();
+    // Sealed by the queue's data key (rule E1) when it asks for it.
+    let sealed: Vec<_> = match b.sealer(q).await? {
+        Some(seal) => messages()
+            .map(|m| seal_message(Some(&seal), &m.body, &m.attributes, &m.system_attributes))
+            .collect(),
+        None => Vec::new(),
+    };
     let mut ids = Vec::with_capacity(n);
     let mut bodies = Vec::with_capacity(n);
     let mut attributes = Vec::with_capacity(n);
@@ -148,11 +156,20 @@ async fn send_standard(
     let mut groups = Vec::with_capacity(n);
     let mut visible = Vec::with_capacity(n);
     let mut bytes = 0u64;
-    for m in messages() {
+    for (i, m) in messages().enumerate() {
         ids.push(uuid::Uuid::new_v4());
-        bodies.push(m.body.as_str());
-        attributes.push(Json(&m.attributes));
-        system_attributes.push(Json(&m.system_attributes));
+        match sealed.get(i) {
+            Some((body, attrs, system)) => {
+                bodies.push(body.as_str());
+                attributes.push(Json(attrs));
+                system_attributes.push(Json(system));
+            }
+            None => {
+                bodies.push(m.body.as_str());
+                attributes.push(Json(&m.attributes));
+                system_attributes.push(Json(&m.system_attributes));
+            }
+        }
         groups.push(m.group_id.as_deref());
         let delay_ms = i64::from(m.delay_seconds.unwrap_or(q.config.delay_seconds)) * 1000;
         visible.push(now + delay_ms);

@@ -5,6 +5,8 @@
 //! insert of the messages, one of their deduplication ids) whatever its
 //! size.
 
+use crate::sealing::seal_message;
+use sluice_keyring::Sealer;
 use std::collections::HashMap;
 
 use sluice_broker::{EngineError, NewMessage, SentMessage, activity};
@@ -82,6 +84,8 @@ pub(crate) async fn send_fifo(
     messages: &[NewMessage],
     now: i64,
 ) -> Result<Vec<SentMessage>, EngineError> {
+    // Before a connection is held: a new data key takes one of its own.
+    let seal = b.sealer(q).await?;
     let mut client = b.inner.client().await?;
     let tx = client.transaction().await.map_err(error::db)?;
     lock_fifo_queue(&tx, q).await?;
@@ -138,7 +142,7 @@ pub(crate) async fn send_fifo(
         fates.push(fate);
     }
     let ids: Vec<uuid::Uuid> = stored.iter().map(|_| uuid::Uuid::new_v4()).collect();
-    let seqs = insert(&tx, q, messages, &stored, &ids, now).await?;
+    let seqs = insert(&tx, q, messages, &stored, &ids, now, seal.as_ref()).await?;
     let (dedup_keys, dedup_ids, dedup_seqs): (Vec<&str>, Vec<uuid::Uuid>, Vec<i64>) = stored
         .iter()
         .enumerate()
@@ -201,17 +205,23 @@ async fn insert(
     stored: &[usize],
     ids: &[uuid::Uuid],
     now: i64,
+    seal: Option<&Sealer>,
 ) -> Result<Vec<i64>, EngineError> {
     if stored.is_empty() {
         return Ok(Vec::new());
     }
     let pick = |i: &usize| &messages[*i];
-    let bodies: Vec<&str> = stored.iter().map(|i| pick(i).body.as_str()).collect();
-    let attributes: Vec<_> = stored.iter().map(|i| Json(&pick(i).attributes)).collect();
-    let system: Vec<_> = stored
+    // Sealed by the queue's data key (rule E1) when it asks for it.
+    let columns: Vec<_> = stored
         .iter()
-        .map(|i| Json(&pick(i).system_attributes))
+        .map(|i| {
+            let m = pick(i);
+            seal_message(seal, &m.body, &m.attributes, &m.system_attributes)
+        })
         .collect();
+    let bodies: Vec<&str> = columns.iter().map(|c| c.0.as_str()).collect();
+    let attributes: Vec<_> = columns.iter().map(|c| Json(&c.1)).collect();
+    let system: Vec<_> = columns.iter().map(|c| Json(&c.2)).collect();
     let groups: Vec<Option<&str>> = stored.iter().map(|i| pick(i).group_id.as_deref()).collect();
     let dedup: Vec<Option<&str>> = stored.iter().map(|i| pick(i).dedup_id.as_deref()).collect();
     let visible: Vec<i64> = stored

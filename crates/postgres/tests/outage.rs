@@ -47,6 +47,7 @@ async fn lost_database_is_service_unavailable_then_recovers() {
     let options = PostgresOptions {
         pool_size: 2,
         wait_timeout: Duration::from_secs(1),
+        keyring: None,
     };
     let broker = PostgresBroker::connect(&url, Arc::new(ManualClock::default()), options)
         .await
