@@ -131,6 +131,11 @@ pub enum Change {
         /// JSON of its [`sluice_keyring::DataKeyRecord`].
         record: Vec<u8>,
     },
+    /// Forgets a data key past its expiry ([`sluice_keyring::EXPIRY_MS`]).
+    DeleteDataKey {
+        /// The data key's id.
+        id: u64,
+    },
     /// Deletes a queue's messages with a sequence below `below`.
     Purge {
         /// Queue id.

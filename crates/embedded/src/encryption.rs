@@ -57,6 +57,22 @@ impl Inner {
     }
 }
 
+impl Inner {
+    /// Forgets the data keys past their expiry, and deletes their records.
+    pub(crate) fn expire_data_keys(&self, now: u64) {
+        let gone = self
+            .data_keys
+            .expire(now.saturating_sub(sluice_keyring::EXPIRY_MS));
+        if !gone.is_empty() && self.journal.is_durable() {
+            let changes = gone
+                .into_iter()
+                .map(|id| Change::DeleteDataKey { id })
+                .collect();
+            drop(self.submit(changes));
+        }
+    }
+}
+
 impl EmbeddedBroker {
     /// Deletes the messages a start found sealed by data keys no longer
     /// kept. Not waited for: a crash first leaves them to the next start,

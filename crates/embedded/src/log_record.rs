@@ -20,6 +20,7 @@ const PUT_FAILURE: u8 = 8;
 const PUT_TASK: u8 = 9;
 const PURGE: u8 = 10;
 const PUT_DATA_KEY: u8 = 11;
+const DELETE_DATA_KEY: u8 = 12;
 
 /// Appends `change` to `out`. A [`Change::MoveMessage`] has no layout:
 /// the store writes what it resolved to instead (see [`put_message`]).
@@ -82,6 +83,10 @@ pub fn encode(change: &Change, out: &mut Vec<u8>) -> Option<usize> {
             out.push(PUT_DATA_KEY);
             u64s(out, &[*id]);
             bytes(out, record);
+        }
+        Change::DeleteDataKey { id } => {
+            out.push(DELETE_DATA_KEY);
+            u64s(out, &[*id]);
         }
     }
     None
@@ -169,6 +174,7 @@ pub fn decode(mut bytes: &[u8], at: Option<(u64, u64)>) -> Result<Vec<Change>, C
                 id: r.u64()?,
                 record: r.bytes()?.to_vec(),
             },
+            DELETE_DATA_KEY => Change::DeleteDataKey { id: r.u64()? },
 
             _ => return Err(CorruptRecord("log change tag")),
         });
@@ -271,6 +277,7 @@ mod tests {
                 id: 12,
                 record: b"{}".to_vec(),
             },
+            Change::DeleteDataKey { id: 12 },
         ];
         let mut out = Vec::new();
         for c in &changes {

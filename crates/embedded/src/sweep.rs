@@ -68,5 +68,6 @@ impl Inner {
                 cell.arrivals.notify_waiters();
             }
         }
+        self.expire_data_keys(now);
     }
 }

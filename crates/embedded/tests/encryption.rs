@@ -359,3 +359,45 @@ async fn e5_a_backup_is_sealed_too_and_opens_with_the_keyring() {
         EmbeddedBroker::open_with(&copy, Arc::new(SystemClock), EmbeddedOptions::default());
     assert!(refused.is_err(), "a backup opens only with its keyring");
 }
+
+/// E4: a data key past its expiry (the longest retention after it last
+/// sealed, and a day) is deleted by the sweeper, so a keyring key that
+/// sealed only expired messages can leave the keyring without stopping the
+/// start.
+#[tokio::test]
+async fn e4_expired_data_keys_are_deleted_and_no_longer_need_their_key() {
+    let s = Setup::new();
+    s.edit_keyring(|k| {
+        k.add_active("old", 1).expect("add");
+        k.add_active("current", 1).expect("add");
+    });
+    let clock = sluice_core::ManualClock::new(1_000_000);
+    let open = || {
+        let options = EmbeddedOptions {
+            keyring: Some(Arc::new(Keyring::load(&s.keys).expect("keyring"))),
+            ..Default::default()
+        };
+        EmbeddedBroker::open_with(&s.data, Arc::new(clock.clone()), options)
+    };
+    {
+        let (b, _) = open().expect("open");
+        create(
+            &b,
+            "old",
+            &[
+                ("KmsMasterKeyId", "alias/old"),
+                ("MessageRetentionPeriod", "60"),
+            ],
+        )
+        .await;
+        send(&b, "old", 1).await.expect("send");
+        clock.advance_ms(sluice_keyring::EXPIRY_MS + 3_600_000);
+        b.sweep();
+    }
+    // The key is gone from the keyring altogether, not retired.
+    s.edit_keyring(|k| k.keys.retain(|e| e.name != "old"));
+    let (b, stats) = open().expect("a start needs no key of an expired data key");
+    assert_eq!(stats.messages, 0);
+    let e = send(&b, "old", 1).await.expect_err("refused").to_sqs();
+    assert_eq!(e.code, ErrorCode::KmsNotFound);
+}

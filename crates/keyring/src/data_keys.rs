@@ -46,6 +46,13 @@ impl DataKeyRecord {
     }
 }
 
+/// How long after it is made a data key is kept: it seals new messages
+/// for at most a day (`KmsDataKeyReusePeriodSeconds`), a message sealed
+/// when it is stored or moved is deleted at most 14 days later (the
+/// longest `MessageRetentionPeriod`, counted from a time no later than the
+/// seal), and a day more covers a retention sweep that runs late.
+pub const EXPIRY_MS: u64 = 16 * 24 * 3600 * 1000;
+
 /// What a queue's attributes ask of encryption at rest.
 #[derive(Debug, Clone, Copy)]
 pub struct QueueSse<'a> {
@@ -98,6 +105,13 @@ pub struct Loaded {
     pub shredded: Vec<u64>,
 }
 
+/// A data key held for opening what it sealed.
+struct Stored {
+    queue: u64,
+    created_at: u64,
+    key: Arc<DataKey>,
+}
+
 struct Current {
     sealer: Sealer,
     master: String,
@@ -107,7 +121,7 @@ struct Current {
 /// Every data key of the server, unwrapped.
 pub struct DataKeys {
     keyring: Option<Arc<Keyring>>,
-    keys: RwLock<HashMap<u64, (u64, Arc<DataKey>)>>,
+    keys: RwLock<HashMap<u64, Stored>>,
     current: Mutex<HashMap<u64, Current>>,
     next_id: AtomicU64,
     made: AtomicU64,
@@ -235,7 +249,14 @@ impl DataKeys {
                 r.master = ring.active().to_string();
                 loaded.rewrapped.push(r.clone());
             }
-            keys.insert(r.id, (r.queue, Arc::new(DataKey::from_bytes(&bytes)?)));
+            keys.insert(
+                r.id,
+                Stored {
+                    queue: r.queue,
+                    created_at: r.created_at,
+                    key: Arc::new(DataKey::from_bytes(&bytes)?),
+                },
+            );
         }
         self.next_id.fetch_max(next, Ordering::Relaxed);
         Ok(loaded)
@@ -313,10 +334,12 @@ impl DataKeys {
             .map_err(|_| KeyringError::WrongKey {
                 key: record.master.clone(),
             })?;
-        self.keys
-            .write()
-            .entry(record.id)
-            .or_insert((record.queue, Arc::new(DataKey::from_bytes(&bytes)?)));
+        let key = Arc::new(DataKey::from_bytes(&bytes)?);
+        self.keys.write().entry(record.id).or_insert(Stored {
+            queue: record.queue,
+            created_at: record.created_at,
+            key,
+        });
         Ok(())
     }
 
@@ -371,9 +394,14 @@ impl DataKeys {
             id: record.id,
             key: Arc::new(key),
         };
-        self.keys
-            .write()
-            .insert(record.id, (record.queue, sealer.key.clone()));
+        self.keys.write().insert(
+            record.id,
+            Stored {
+                queue: record.queue,
+                created_at: record.created_at,
+                key: sealer.key.clone(),
+            },
+        );
         current.insert(
             record.queue,
             Current {
@@ -388,7 +416,7 @@ impl DataKeys {
 
     /// The data key `id`, to open what it sealed; `None` once shredded.
     pub fn get(&self, id: u64) -> Option<Arc<DataKey>> {
-        self.keys.read().get(&id).map(|(_, k)| k.clone())
+        self.keys.read().get(&id).map(|s| s.key.clone())
     }
 
     /// Forgets which data key seals each queue's new messages: after a
@@ -402,7 +430,30 @@ impl DataKeys {
     /// their records): what they sealed can no longer be read.
     pub fn forget_queue(&self, queue: u64) {
         self.current.lock().remove(&queue);
-        self.keys.write().retain(|_, (q, _)| *q != queue);
+        self.keys.write().retain(|_, s| s.queue != queue);
+    }
+
+    /// Forgets the data keys made before `before` (ms) and returns their
+    /// ids for the engine to delete: with `before` [`EXPIRY_MS`] ago, every
+    /// message they sealed is past the longest retention, and none seals
+    /// new messages any more (its reuse period is over; the next seal of
+    /// its queue makes a new one).
+    pub fn expire(&self, before: u64) -> Vec<u64> {
+        let mut gone = Vec::new();
+        self.keys.write().retain(|id, s| {
+            let keep = s.created_at >= before;
+            if !keep {
+                gone.push(*id);
+            }
+            keep
+        });
+        if !gone.is_empty() {
+            self.current
+                .lock()
+                .retain(|_, c| !gone.contains(&c.sealer.id));
+        }
+        gone.sort_unstable();
+        gone
     }
 
     /// The keyring key that seals `queue`'s new messages, by name.
@@ -446,6 +497,31 @@ mod tests {
         kms_key_id: None,
         reuse_seconds: 300,
     };
+
+    #[test]
+    fn old_data_keys_expire_and_a_queue_then_gets_a_new_one() {
+        let (_d, path) = keyring(&["k1"]);
+        let keys = DataKeys::new(Some(Arc::new(Keyring::load(&path).unwrap())));
+        let old = keys.sealer(1, SSE, 1_000, |_| Ok(())).unwrap().unwrap();
+        let newer = keys.sealer(1, SSE, 400_000, |_| Ok(())).unwrap().unwrap();
+        let other = keys.sealer(2, SSE, 1_000, |_| Ok(())).unwrap().unwrap();
+        let mut both = vec![old.id, other.id];
+        both.sort_unstable();
+        assert_eq!(keys.expire(1_001), both);
+        assert!(keys.get(old.id).is_none() && keys.get(other.id).is_none());
+        assert!(keys.get(newer.id).is_some());
+        // Queue 2's data key went: its next seal makes (and stores) another.
+        let mut stored = 0;
+        let again = keys
+            .sealer(2, SSE, 2_000, |_| {
+                stored += 1;
+                Ok(())
+            })
+            .unwrap()
+            .unwrap();
+        assert_ne!(again.id, other.id);
+        assert_eq!(stored, 1);
+    }
 
     #[test]
     fn a_data_key_is_stored_before_use_and_renewed_after_its_reuse_period() {

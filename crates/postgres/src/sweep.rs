@@ -68,6 +68,10 @@ impl PostgresBroker {
 /// the sweep's lock.
 async fn sweep_pass(inner: &Arc<Inner>) -> Result<Option<usize>, EngineError> {
     let now = inner.now();
+    // Every node forgets its expired data keys; the sweeping node deletes
+    // their rows below.
+    let key_cut = (now as u64).saturating_sub(sluice_keyring::EXPIRY_MS) as i64;
+    inner.data_keys.expire(key_cut as u64);
     let mut client = inner.client().await?;
     let tx = client.transaction().await.map_err(error::db)?;
     let rows = query(
@@ -115,6 +119,12 @@ async fn sweep_pass(inner: &Arc<Inner>) -> Result<Option<usize>, EngineError> {
         &tx,
         "DELETE FROM sluice_receive_attempts WHERE expires_at <= $1",
         &[&now],
+    )
+    .await?;
+    execute(
+        &tx,
+        "DELETE FROM sluice_data_keys WHERE (record->>'created_at')::bigint < $1",
+        &[&key_cut],
     )
     .await?;
     tx.commit().await.map_err(error::db)?;

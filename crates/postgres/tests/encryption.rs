@@ -280,3 +280,44 @@ async fn e6_a_dead_lettered_message_is_sealed_by_the_dlq_s_key() {
     );
     assert!(!dump(cluster.bindir(), &url).contains(MARKER));
 }
+
+/// E4: a data key past its expiry (the longest retention after it last
+/// sealed, and a day) is deleted by the sweeper, so a keyring key that
+/// sealed only expired messages can leave the keyring without stopping a
+/// node's start.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn e4_expired_data_keys_are_deleted_and_no_longer_need_their_key() {
+    let Some(cluster) = testing::cluster() else {
+        return;
+    };
+    let url = cluster.fresh_database().await;
+    let keys = Keys::new("old");
+    keys.edit(|k| k.add_active("current", 1).expect("add"));
+    let clock = ManualClock::new(1_000_000);
+    let options = PostgresOptions {
+        pool_size: 4,
+        keyring: Some(keys.ring()),
+        ..Default::default()
+    };
+    let a = PostgresBroker::connect(&url, Arc::new(clock.clone()), options)
+        .await
+        .expect("node");
+    testing::create_queue(
+        &a,
+        "old",
+        &[
+            ("KmsMasterKeyId", "alias/old"),
+            ("MessageRetentionPeriod", "60"),
+        ],
+    )
+    .await;
+    send(&a, "old", 1).await.expect("send");
+    clock.advance_ms(sluice_keyring::EXPIRY_MS + 3_600_000);
+    a.sweep().await.expect("sweep");
+    // The key is gone from the keyring altogether, not retired.
+    keys.edit(|k| k.keys.retain(|e| e.name != "old"));
+    let b = node(&url, Some(&keys))
+        .await
+        .expect("a start needs no key of an expired data key");
+    assert!(receive(&b, "old", 0).await.is_empty());
+}

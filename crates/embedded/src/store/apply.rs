@@ -80,6 +80,9 @@ impl Store {
                     Change::PutDataKey { id, record } => {
                         data_keys.insert(*id, record.as_slice())?;
                     }
+                    Change::DeleteDataKey { id } => {
+                        data_keys.remove(*id)?;
+                    }
                     Change::PutDedup { queue, key, seen } => {
                         dedup.insert((*queue, key.as_str()), seen.as_slice())?;
                     }
