@@ -154,6 +154,13 @@ pub trait Broker: Coordination + Topics {
         false
     }
 
+    /// The data keys made and the key each queue seals with, when
+    /// [`Broker::encrypts_at_rest`]; `None` for an engine that seals
+    /// nothing (or does not say).
+    fn encryption_stats(&self) -> Option<EncryptionStats> {
+        None
+    }
+
     /// Records a consumer's failure of an in-flight message (rule X2): the
     /// reason is kept with the message; a permanent failure moves it to the
     /// DLQ at once, otherwise it is visible again after `retry_after_seconds`.

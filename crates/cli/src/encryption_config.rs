@@ -233,25 +233,21 @@ mod tests {
             .unwrap()
             .write(&path)
             .unwrap();
-        let ring = keyring(Some(KeyringSource::Flag(path.clone())), false, false)
+        let ring = keyring(Some(KeyringSource::Flag(path.clone())), false)
             .unwrap()
             .expect("a keyring");
         assert_eq!(ring.active(), "first");
         assert_eq!(ring.source(), path.display().to_string());
-        assert!(keyring(None, false, false).unwrap().is_none());
+        assert!(keyring(None, false).unwrap().is_none());
 
         let missing = dir.path().join("missing.json");
-        let e = keyring(
-            Some(KeyringSource::ConfigFile(missing.clone())),
-            false,
-            false,
-        )
-        .unwrap_err()
-        .to_string();
+        let e = keyring(Some(KeyringSource::ConfigFile(missing.clone())), false)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains(&missing.display().to_string()), "{e}");
         assert!(e.contains("[encryption] key_file"), "{e}");
         std::fs::write(&missing, "{}").unwrap();
-        let e = keyring(Some(KeyringSource::Flag(missing.clone())), false, false)
+        let e = keyring(Some(KeyringSource::Flag(missing.clone())), false)
             .unwrap_err()
             .to_string();
         assert!(e.contains("missing.json (--encryption-key-file)"), "{e}");
@@ -267,9 +263,9 @@ mod tests {
                 material: material.into(),
             })
         };
-        let ring = keyring(source(MATERIAL), false, false).unwrap().unwrap();
+        let ring = keyring(source(MATERIAL), false).unwrap().unwrap();
         assert_eq!((ring.active(), ring.source()), ("env", KEY_ENV));
-        let e = keyring(source("c2VjcmV0LXRvby1zaG9ydA=="), false, false)
+        let e = keyring(source("c2VjcmV0LXRvby1zaG9ydA=="), false)
             .unwrap_err()
             .to_string();
         assert!(e.contains(KEY_ENV) && e.contains("32 bytes"), "{e}");

@@ -14,7 +14,8 @@
 //! `impl Broker` below only calls into them: `queues` (create, get, list,
 //! delete, attributes, tags, purge), `send`, `receive`, `delete`,
 //! `visibility`, `nack`, `peek`, `dead_letter` (moves between queues)
-//! and `redrive`, `move_tasks`, `stats`; `topics` holds SNS's topic and
+//! and `redrive`, `move_tasks`, `stats` (and `encryption_stats`, the
+//! keys of encryption at rest for `/metrics`); `topics` holds SNS's topic and
 //! subscription records (`Topics`); `backup` copies the data directory of
 //! a running engine (not an SQS action).
 //!
@@ -56,6 +57,7 @@ mod dead_letter;
 mod dedup;
 mod delete;
 mod encryption;
+mod encryption_stats;
 mod engine;
 mod fair;
 mod fifo;
@@ -88,10 +90,10 @@ mod wal;
 
 use sluice_broker::EngineError;
 use sluice_broker::{
-    BackupReport, Broker, Coordination, CreateQueue, HandleSecret, MessageFilter, MetaChange,
-    MoveTask, Nack, NewMessage, PeekPage, QueueCounts, QueueMeta, QueueStats, ReceiveOptions,
-    ReceivedMessage, Redrive, RedriveOutcome, SentMessage, StorageStats, Subscription, Topic,
-    Topics, VisibilityChange,
+    BackupReport, Broker, Coordination, CreateQueue, EncryptionStats, HandleSecret, MessageFilter,
+    MetaChange, MoveTask, Nack, NewMessage, PeekPage, QueueCounts, QueueMeta, QueueStats,
+    ReceiveOptions, ReceivedMessage, Redrive, RedriveOutcome, SentMessage, StorageStats,
+    Subscription, Topic, Topics, VisibilityChange,
 };
 
 pub use engine::{EmbeddedBroker, EmbeddedOptions, RecoveryStats};
@@ -206,6 +208,10 @@ impl Broker for EmbeddedBroker {
 
     fn encrypts_at_rest(&self) -> bool {
         self.inner.journal.is_durable() && self.inner.data_keys.is_configured()
+    }
+
+    fn encryption_stats(&self) -> Option<EncryptionStats> {
+        encryption_stats::encryption_stats(self)
     }
 
     fn storage_stats(&self) -> Option<StorageStats> {

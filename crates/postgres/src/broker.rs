@@ -17,6 +17,19 @@ impl Broker for PostgresBroker {
         self.inner.data_keys.is_configured()
     }
 
+    /// The data keys this node made; which key each queue uses is not
+    /// reported here (the queues' attributes are in the database, and
+    /// `/metrics` reads this without it).
+    fn encryption_stats(&self) -> Option<sluice_broker::EncryptionStats> {
+        self.inner
+            .data_keys
+            .is_configured()
+            .then(|| sluice_broker::EncryptionStats {
+                data_keys_made: self.inner.data_keys.made(),
+                queue_keys: Default::default(),
+            })
+    }
+
     async fn create_queue(&self, spec: CreateQueue) -> Result<QueueMeta, EngineError> {
         queues::create_queue(self, spec).await
     }

@@ -11,6 +11,7 @@ use crate::table::{duration, signed_duration};
 use crate::timefmt::rfc3339;
 
 mod consumers;
+mod encryption;
 mod subscriptions;
 
 /// The queue tag that declares how long a consumer may take on one message,
@@ -33,6 +34,7 @@ pub fn check(setup: &Setup) -> Report {
     dlq_alarm(setup, &mut report);
     consumers::check(setup, &mut report);
     subscriptions::check(setup, &mut report);
+    encryption::check(setup, &mut report);
     if live {
         dlq_expiring(setup, &mut report);
         inflight_limit(setup, &mut report);
@@ -404,7 +406,8 @@ mod tests {
 
     use super::*;
     use crate::doctor::setup::{
-        ConsumerInfo, Consumers, LiveState, SubscriptionInfo, TopicInfo, Topics,
+        AtRest, ConsumerInfo, Consumers, LiveState, Sealing, Sse, SubscriptionInfo, TopicInfo,
+        Topics,
     };
 
     const NOW: u64 = 1_767_225_600_000;
@@ -423,6 +426,7 @@ mod tests {
             redrive: None,
             tags: BTreeMap::new(),
             policy: None,
+            sse: Sse::default(),
             live: Some(LiveState::default()),
         }
     }
@@ -449,6 +453,10 @@ mod tests {
             }]),
             consumers: Consumers::Known(Vec::new()),
             topics: Topics::Known(Vec::new()),
+            at_rest: AtRest::Known(Sealing {
+                seals: false,
+                keys_missing: Some(Default::default()),
+            }),
             now_ms: NOW,
         }
     }
@@ -623,6 +631,150 @@ mod tests {
             "{:?}",
             checks(&s)
         );
+    }
+
+    fn sse_checks(setup: &Setup) -> Vec<(&'static str, Severity, String)> {
+        checks(setup)
+            .into_iter()
+            .filter(|(c, _, _)| c.starts_with("sse-"))
+            .collect()
+    }
+
+    fn sealing(seals: bool, missing: Option<&[&str]>) -> AtRest {
+        AtRest::Known(Sealing {
+            seals,
+            keys_missing: missing.map(|m| m.iter().map(|q| q.to_string()).collect()),
+        })
+    }
+
+    /// X5: queues whose attributes ask for encryption on a server that
+    /// does not seal are flagged, and only they; on a server that seals,
+    /// only a queue whose key the keyring lacks is; without the server's
+    /// side the checks are skipped, but only when a queue asks.
+    #[test]
+    fn x5_sse_unsealed_and_key_missing() {
+        let mut s = clean();
+        let skipped =
+            |s: &Setup| -> Vec<&'static str> { check(s).skipped.iter().map(|k| k.check).collect() };
+        s.at_rest = AtRest::Unknown("no metrics".into());
+        assert!(skipped(&s).is_empty(), "no queue asks: nothing to skip");
+        s.queues[0].sse.sqs_managed = true;
+        let mut payments = queue("payments");
+        payments.redrive = Some((arn("orders-dlq"), 5));
+        payments.sse.kms_key_id = Some("alias/payments".into());
+        s.queues.push(payments);
+        s.queues.push(queue("clear"));
+        s.queues[3].redrive = Some((arn("orders-dlq"), 5));
+        assert_eq!(skipped(&s), ["sse-unsealed", "sse-key-missing"]);
+        assert!(sse_checks(&s).is_empty());
+
+        s.at_rest = sealing(false, Some(&[]));
+        assert_eq!(
+            checks(&s),
+            [
+                ("sse-unsealed", Severity::Warning, "orders".to_string()),
+                ("sse-unsealed", Severity::Warning, "payments".to_string()),
+            ]
+        );
+        let f = &check(&s).findings[1];
+        assert!(
+            f.problem.contains("KmsMasterKeyId alias/payments"),
+            "{}",
+            f.problem
+        );
+        assert!(f.fix.contains("--encryption-key-file"), "{}", f.fix);
+
+        s.at_rest = sealing(true, Some(&[]));
+        assert!(checks(&s).is_empty(), "{:?}", checks(&s));
+        s.at_rest = sealing(true, Some(&["payments", "clear"]));
+        assert_eq!(
+            checks(&s),
+            [(
+                "sse-key-missing",
+                Severity::Critical,
+                "payments".to_string()
+            )],
+            "a queue that asks for no encryption needs no key"
+        );
+        // A config file with a keyring: the keys are the server's to know.
+        s.at_rest = sealing(true, None);
+        assert!(checks(&s).is_empty());
+        assert_eq!(skipped(&s), ["sse-key-missing"]);
+    }
+
+    /// X5: a queue encrypted with alias/aws/sqs that SNS, EventBridge or
+    /// S3 deliver to (its Policy allows their service principal, or it is
+    /// subscribed to a topic) is flagged; the same queue with a key of its
+    /// own, with SSE-SQS, or with no such sender is not.
+    #[test]
+    fn x5_sse_aws_managed_key_with_delivering_services() {
+        let topic = "arn:aws:sns:us-east-1:000000000000:events";
+        let events_policy = serde_json::json!({"Statement": [{"Effect": "Allow",
+            "Principal": {"Service": "events.amazonaws.com"}, "Action": "sqs:SendMessage"}]})
+        .to_string();
+        let mut s = clean();
+        s.at_rest = sealing(true, Some(&[]));
+        s.queues[0].sse.kms_key_id = Some("alias/aws/sqs".into());
+        assert!(sse_checks(&s).is_empty(), "no service delivers to it");
+
+        s.queues[0].policy = Some(events_policy.clone());
+        let found = check(&s);
+        let f = found
+            .findings
+            .iter()
+            .find(|f| f.check == "sse-aws-managed-key")
+            .expect("flagged");
+        assert_eq!(
+            (f.severity, f.queue.as_str()),
+            (Severity::Warning, "orders")
+        );
+        assert!(f.problem.contains("EventBridge"), "{}", f.problem);
+        assert!(f.fix.contains("events.amazonaws.com"), "{}", f.fix);
+        assert!(f.fix.contains("customer managed key"), "{}", f.fix);
+
+        // Through a subscription, with no policy naming SNS.
+        let mut audit = queue("audit");
+        audit.redrive = Some((arn("orders-dlq"), 5));
+        audit.sse.kms_key_id = Some("arn:aws:kms:us-east-1:000000000000:alias/aws/sqs".into());
+        s.queues.push(audit);
+        s.topics = Topics::Known(vec![TopicInfo {
+            arn: topic.into(),
+            subscriptions: vec![SubscriptionInfo {
+                protocol: "sqs".into(),
+                endpoint: arn("audit"),
+                ..SubscriptionInfo::default()
+            }],
+        }]);
+        assert_eq!(
+            sse_checks(&s),
+            [
+                (
+                    "sse-aws-managed-key",
+                    Severity::Warning,
+                    "audit".to_string()
+                ),
+                (
+                    "sse-aws-managed-key",
+                    Severity::Warning,
+                    "orders".to_string()
+                ),
+            ]
+        );
+        let audit = check(&s)
+            .findings
+            .into_iter()
+            .find(|f| f.check == "sse-aws-managed-key" && f.queue == "audit")
+            .unwrap();
+        assert!(audit.problem.contains(topic), "{}", audit.problem);
+        assert!(audit.fix.contains("sns.amazonaws.com"), "{}", audit.fix);
+
+        // A key of their own, or SSE-SQS: nothing to say.
+        s.queues[0].sse.kms_key_id = Some("alias/orders-key".into());
+        s.queues[2].sse = Sse {
+            sqs_managed: true,
+            kms_key_id: None,
+        };
+        assert!(sse_checks(&s).is_empty(), "{:?}", sse_checks(&s));
     }
 
     #[test]

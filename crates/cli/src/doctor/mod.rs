@@ -40,6 +40,12 @@ Checks (docs/doctor.md has the why and the fix of each):
   consumer-batch-failures batches over 1 without                          warning
                           report_batch_item_failures
   consumer-dlq            a push consumer's queue without a DLQ           warning
+  sse-unsealed        a queue asks for SSE on a server without a keyring  warning
+                      (read from the server's /metrics)
+  sse-key-missing     a queue's KmsMasterKeyId is not in the keyring      critical
+                      (live)
+  sse-aws-managed-key KmsMasterKeyId alias/aws/sqs on a queue that SNS,   warning
+                      EventBridge or S3 deliver to (AWS cannot)
 
 Exit status: 0 no finding at or above --fail-on, 1 findings, 2 usage or connection error.")]
 pub struct DoctorArgs {

@@ -1,8 +1,8 @@
 //! What `sluice doctor`'s checks look at: a snapshot of the queues, the
-//! alarms, the push consumers and the topics, read from a running server
-//! or from a config file.
+//! alarms, the push consumers, the topics and the server's encryption at
+//! rest, read from a running server or from a config file.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// One queue as the checks see it.
 #[derive(Debug, Clone, Default)]
@@ -23,6 +23,8 @@ pub struct QueueSnapshot {
     pub tags: BTreeMap<String, String>,
     /// Its access policy (the `Policy` attribute), if any.
     pub policy: Option<String>,
+    /// The server-side encryption its attributes ask for.
+    pub sse: Sse,
     /// What only a running server knows.
     pub live: Option<LiveState>,
 }
@@ -70,6 +72,9 @@ pub struct Setup {
     pub consumers: Consumers,
     /// The topics and their subscriptions.
     pub topics: Topics,
+    /// Whether the server seals what queues with server-side encryption
+    /// store.
+    pub at_rest: AtRest,
     /// Now, ms since the epoch (for expiry).
     pub now_ms: u64,
 }
@@ -137,4 +142,50 @@ pub enum Topics {
     Unknown(String),
     /// Every topic of the account.
     Known(Vec<TopicInfo>),
+}
+
+/// The server-side encryption a queue's attributes ask for.
+#[derive(Debug, Clone, Default)]
+pub struct Sse {
+    /// `SqsManagedSseEnabled` is `true`.
+    pub sqs_managed: bool,
+    /// Its `KmsMasterKeyId`, if set.
+    pub kms_key_id: Option<String>,
+}
+
+impl Sse {
+    /// Whether the attributes ask for encryption at all.
+    pub fn asked(&self) -> bool {
+        self.sqs_managed || self.kms_key_id.is_some()
+    }
+
+    /// The attributes that ask, as a finding quotes them.
+    pub fn describe(&self) -> String {
+        match &self.kms_key_id {
+            Some(id) => format!("KmsMasterKeyId {id}"),
+            None => "SqsManagedSseEnabled=true".to_string(),
+        }
+    }
+}
+
+/// What is known of the server's encryption at rest.
+#[derive(Debug, Clone)]
+pub enum AtRest {
+    /// Nothing can be known: the checks that need it are skipped, with
+    /// this reason, when a queue asks for encryption.
+    Unknown(String),
+    /// What the server says (its `/metrics`) or the config file shows.
+    Known(Sealing),
+}
+
+/// The server's encryption at rest.
+#[derive(Debug, Clone, Default)]
+pub struct Sealing {
+    /// Whether the messages of queues that ask for server-side encryption
+    /// are sealed at rest (`sluice_encryption_at_rest` 1).
+    pub seals: bool,
+    /// The queues whose `KmsMasterKeyId` names no live key of the keyring
+    /// (`sluice_queue_encryption_key_missing` 1); `None` when only a
+    /// running server can tell (a config file).
+    pub keys_missing: Option<BTreeSet<String>>,
 }

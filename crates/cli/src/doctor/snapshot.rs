@@ -1,14 +1,15 @@
 //! The snapshot `doctor` checks: read from a running server, or from the
 //! `[[queues]]` of a config file.
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use sluice_core::attributes::QueueConfig;
 use sluice_core::queue_name::Account;
 
 use super::setup::{
-    AlarmInfo, Alarms, ConsumerInfo, Consumers, LiveState, QueueSnapshot, Setup, SubscriptionInfo,
-    TopicInfo, Topics,
+    AlarmInfo, Alarms, AtRest, ConsumerInfo, Consumers, LiveState, QueueSnapshot, Sealing, Setup,
+    Sse, SubscriptionInfo, TopicInfo, Topics,
 };
 use crate::config;
 use crate::dlq::MessageFilter;
@@ -52,8 +53,62 @@ pub async fn live(client: &Client) -> anyhow::Result<Setup> {
         alarms: alarms(client).await?,
         consumers: consumers(client).await?,
         topics: topics(client).await?,
+        at_rest: at_rest(client).await,
         now_ms: now_ms(),
     })
+}
+
+/// Whether the server seals at rest, and which queues' keys are missing,
+/// from its `/metrics`; or why that cannot be known.
+async fn at_rest(client: &Client) -> AtRest {
+    match client.metrics().await {
+        Ok(text) => at_rest_in(&text),
+        Err(e) => AtRest::Unknown(format!(
+            "cannot read the server's /metrics ({e}), which says whether it encrypts at rest \
+             (a server with a metrics listener of its own, --metrics-bind, serves it there only)"
+        )),
+    }
+}
+
+/// [`at_rest`] from an exposition: `sluice_encryption_at_rest`, and the
+/// queues whose `sluice_queue_encryption_key_missing` is 1.
+fn at_rest_in(text: &str) -> AtRest {
+    let mut seals = None;
+    let mut keys_missing = BTreeSet::new();
+    for line in text.lines() {
+        if let Some(value) = line.strip_prefix("sluice_encryption_at_rest ") {
+            seals = value.trim().parse::<f64>().ok().map(|v| v >= 1.0);
+        } else if let Some(rest) = line.strip_prefix("sluice_queue_encryption_key_missing{queue=\"")
+            && let Some((queue, value)) = rest.split_once("\"}")
+            && value.trim().parse::<f64>().is_ok_and(|v| v >= 1.0)
+        {
+            keys_missing.insert(queue.to_string());
+        }
+    }
+    match seals {
+        Some(seals) => AtRest::Known(Sealing {
+            seals,
+            keys_missing: Some(keys_missing),
+        }),
+        None => AtRest::Unknown(
+            "the server's /metrics does not say whether it encrypts at rest \
+             (no sluice_encryption_at_rest): not a sluice server that does"
+                .into(),
+        ),
+    }
+}
+
+/// The server-side encryption `attributes` ask for.
+fn sse_of(attributes: &BTreeMap<String, String>) -> Sse {
+    Sse {
+        sqs_managed: attributes
+            .get("SqsManagedSseEnabled")
+            .is_some_and(|v| v.eq_ignore_ascii_case("true")),
+        kms_key_id: attributes
+            .get("KmsMasterKeyId")
+            .filter(|v| !v.is_empty())
+            .cloned(),
+    }
 }
 
 fn from_attributes(q: &QueueInfo) -> QueueSnapshot {
@@ -68,6 +123,7 @@ fn from_attributes(q: &QueueInfo) -> QueueSnapshot {
             .map(|r| (r.dead_letter_target_arn, r.max_receive_count)),
         tags: q.tags.clone(),
         policy: q.attributes.get("Policy").cloned(),
+        sse: sse_of(&q.attributes),
         live: None,
     }
 }
@@ -209,7 +265,8 @@ pub fn from_config(path: &Path) -> anyhow::Result<Setup> {
     }
     let mut queues = Vec::new();
     for decl in &file.queues {
-        let config = QueueConfig::for_create(&decl.name, &decl.attribute_strings())
+        let attributes = decl.attribute_strings();
+        let config = QueueConfig::for_create(&decl.name, &attributes)
             .map_err(|e| anyhow::anyhow!("queue {} in {}: {e}", decl.name, path.display()))?;
         queues.push(QueueSnapshot {
             name: decl.name.clone(),
@@ -221,7 +278,10 @@ pub fn from_config(path: &Path) -> anyhow::Result<Setup> {
                 .redrive()
                 .map(|r| (r.dead_letter_target_arn, r.max_receive_count)),
             tags: decl.tags.clone(),
-            policy: decl.attribute_strings().get("Policy").cloned(),
+            policy: attributes.get("Policy").cloned(),
+            // As declared: a server started with the file turns SSE-SQS on
+            // by default only when it seals (rule E2).
+            sse: sse_of(&attributes),
             live: None,
         });
     }
@@ -246,8 +306,26 @@ pub fn from_config(path: &Path) -> anyhow::Result<Setup> {
         alarms: Alarms::Known(alarms),
         consumers: Consumers::Known(consumers),
         topics: Topics::Unknown("a config file declares no topics: use --endpoint".into()),
+        at_rest: config_at_rest(&file),
         now_ms: now_ms(),
     })
+}
+
+/// A file with `[encryption] key_file` gives its server a keyring; one
+/// without may still get it from `--encryption-key-file` or the
+/// environment, which the file does not show.
+fn config_at_rest(file: &config::FileConfig) -> AtRest {
+    if file.encryption_key_file().is_some() {
+        return AtRest::Known(Sealing {
+            seals: true,
+            keys_missing: None,
+        });
+    }
+    AtRest::Unknown(
+        "the config file has no [encryption] key_file, and a server may get its keyring from \
+         --encryption-key-file or SLUICE_ENCRYPTION_KEY instead: use --endpoint"
+            .into(),
+    )
 }
 
 /// The alarms a server started with this file would have: its `[[alarms]]`
@@ -281,4 +359,53 @@ fn config_alarms(file: &config::FileConfig, queues: &[QueueSnapshot]) -> Vec<Ala
         }
     }
     alarms
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The encryption facts `doctor` reads from `/metrics`: whether the
+    /// server seals, and the queues whose key is missing; an exposition
+    /// without them says nothing.
+    #[test]
+    fn x5_at_rest_is_read_from_the_metrics() {
+        let text = "# TYPE sluice_encryption_at_rest gauge\n\
+            sluice_encryption_at_rest 1\n\
+            sluice_queue_encryption_key{queue=\"a\",key=\"k0\"} 1\n\
+            sluice_queue_encryption_key_missing{queue=\"a\"} 0\n\
+            sluice_queue_encryption_key_missing{queue=\"orphan\"} 1\n\
+            # EOF\n";
+        let AtRest::Known(s) = at_rest_in(text) else {
+            panic!("known");
+        };
+        assert!(s.seals);
+        assert_eq!(
+            s.keys_missing.unwrap().into_iter().collect::<Vec<_>>(),
+            ["orphan"]
+        );
+        let AtRest::Known(s) = at_rest_in("sluice_encryption_at_rest 0\n") else {
+            panic!("known");
+        };
+        assert!(!s.seals);
+        assert!(matches!(
+            at_rest_in("sluice_requests_total{action=\"x\"} 1\n"),
+            AtRest::Unknown(_)
+        ));
+    }
+
+    #[test]
+    fn sse_is_read_from_the_attributes() {
+        let attrs = |pairs: &[(&str, &str)]| -> BTreeMap<String, String> {
+            pairs
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect()
+        };
+        assert!(!sse_of(&attrs(&[("SqsManagedSseEnabled", "false")])).asked());
+        assert!(sse_of(&attrs(&[("SqsManagedSseEnabled", "true")])).sqs_managed);
+        let kms = sse_of(&attrs(&[("KmsMasterKeyId", "alias/aws/sqs")]));
+        assert_eq!(kms.kms_key_id.as_deref(), Some("alias/aws/sqs"));
+        assert!(!sse_of(&attrs(&[("KmsMasterKeyId", "")])).asked());
+    }
 }

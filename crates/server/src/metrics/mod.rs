@@ -1,8 +1,10 @@
 //! Prometheus metrics (rule M1): request counts and latency by action,
 //! protocol and outcome, per-queue gauges and counters read from the
-//! broker at scrape time, and what became of each topic's messages
-//! ([`topics`]). Served as OpenMetrics text on `GET /metrics`.
+//! broker at scrape time, what became of each topic's messages
+//! ([`topics`]) and what encryption at rest does ([`encryption`]).
+//! Served as OpenMetrics text on `GET /metrics`.
 
+pub mod encryption;
 pub mod topics;
 
 use std::collections::HashMap;
@@ -109,8 +111,8 @@ impl Metrics {
     }
 
     /// The whole exposition: request metrics, every queue's metrics,
-    /// every alarm's state, the storage's gauges, the topics' counts and
-    /// the HTTP/S deliveries waiting in SNS's outbox.
+    /// every alarm's state, the storage's gauges, the topics' counts, the
+    /// HTTP/S deliveries waiting in SNS's outbox and encryption at rest.
     pub async fn render<B: Broker>(&self, broker: &B, alarms: &Alarms<B>) -> String {
         let mut registry = Registry::default();
         self.register_requests(&mut registry);
@@ -122,6 +124,7 @@ impl Metrics {
         if let Some(storage) = broker.storage_stats() {
             register_storage(&mut registry, &storage);
         }
+        encryption::register(&mut registry, broker);
         let mut out = String::new();
         if encode(&mut out, &registry).is_err() {
             out.clear();
@@ -439,7 +442,8 @@ fn register_queue_metrics(registry: &mut Registry, stats: &[(String, QueueStats)
 /// Every metric name the exposition can contain (with the `_total`,
 /// `_bucket`, `_sum` and `_count` suffixes added), for checking dashboards
 /// and alert rules against; the consumers' ([`consumer_metric_names`])
-/// show only once a consumer runs.
+/// show only once a consumer runs, and the per-queue encryption ones
+/// ([`encryption::QUEUE_METRICS`]) only for queues that seal.
 pub fn metric_names() -> Vec<String> {
     let mut names: Vec<String> = GAUGES
         .iter()
@@ -459,6 +463,7 @@ pub fn metric_names() -> Vec<String> {
     for suffix in ["_bucket", "_sum", "_count"] {
         names.push(format!("sluice_request_duration_seconds{suffix}"));
     }
+    names.extend(encryption::metric_names());
     names.extend(consumer_metric_names());
     names
 }
