@@ -45,7 +45,6 @@ import os
 import ssl
 import sys
 import time
-import traceback
 import urllib.error
 import urllib.request
 
@@ -54,6 +53,9 @@ import botocore
 from botocore import UNSIGNED
 from botocore.config import Config
 from botocore.exceptions import ClientError
+
+from smoke_checks import check, finish
+
 
 ENDPOINT = os.environ.get("SLUICE_ENDPOINT")
 KEY = os.environ.get("SLUICE_AUTH_KEY")
@@ -93,18 +95,6 @@ if EXPECTED and EXPECTED != PROTOCOL:
     sys.exit(f"botocore {botocore.__version__} speaks {PROTOCOL}, expected {EXPECTED}")
 
 QUEUE = f"smoke-auth-{PROTOCOL}-{os.getpid()}-{int(time.time())}"
-results = {"passed": 0, "failed": 0}
-
-
-def check(name, fn):
-    try:
-        fn()
-        results["passed"] += 1
-        print(f"ok - {name}")
-    except Exception:  # noqa: BLE001 - a smoke test reports every failure
-        results["failed"] += 1
-        print(f"not ok - {name}")
-        traceback.print_exc(file=sys.stdout)
 
 
 def refused(call):
@@ -268,5 +258,4 @@ if PROTOCOL == "query":
     check("presigned GET works", presigned_get)
     check("presigned GET past ExpiresIn: RequestExpired 400", presigned_get_expired)
 
-print(f"smoke-result: suite={SUITE} passed={results['passed']} failed={results['failed']}")
-sys.exit(1 if results["failed"] else 0)
+finish(SUITE)
