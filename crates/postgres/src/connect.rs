@@ -105,6 +105,7 @@ impl PostgresBroker {
                 in_flight: Mutex::new(HashMap::new()),
                 fair: Default::default(),
                 data_keys,
+                making_data_key: Default::default(),
                 queues: cache::QueueCache::default(),
                 sends: Default::default(),
                 deletes: Default::default(),

@@ -126,7 +126,7 @@ pub(crate) async fn move_to_dead_letter_queue(
     if dead.is_empty() {
         return Ok(());
     }
-    let seal = match b.sealer(dlq).await {
+    let seal = match b.sealer(dlq, None).await {
         Ok(seal) => seal,
         Err(e) => {
             // Nothing is lost: the messages stay in their queue, and the

@@ -122,18 +122,47 @@ pub(crate) async fn load_keys_of<C: GenericClient>(
 
 impl PostgresBroker {
     /// The data key that seals `q`'s new messages; a new one is stored
-    /// (and so readable by every node) before it is used.
-    pub(crate) async fn sealer(&self, q: &QueueRow) -> Result<Option<Sealer>, EngineError> {
+    /// (and so readable by every node) before it is used, through `via`,
+    /// a connection outside any transaction, when the caller holds one
+    /// (else one of the pool's). One request of the node makes it at a
+    /// time, and the others then seal with it: a data key's turn does not
+    /// take a connection per concurrent send.
+    pub(crate) async fn sealer(
+        &self,
+        q: &QueueRow,
+        via: Option<&deadpool_postgres::Object>,
+    ) -> Result<Option<Sealer>, EngineError> {
         let keys = &self.inner.data_keys;
         if !keys.is_configured() {
             return Ok(None);
         }
+        if let Prepared::Ready(seal) = self.prepare_seal(q)? {
+            return Ok(seal);
+        }
+        let _making = self.inner.making_data_key.lock().await;
+        let new = match self.prepare_seal(q)? {
+            Prepared::Ready(seal) => return Ok(seal),
+            Prepared::New(new) => new,
+        };
+        const INSERT: &str =
+            "INSERT INTO sluice_data_keys (id, queue_id, record) VALUES ($1, $2, $3)";
+        let params: [&(dyn tokio_postgres::types::ToSql + Sync); 3] =
+            [&(new.record.id as i64), &q.id, &Json(&new.record)];
+        match via {
+            Some(client) => execute(client, INSERT, &params).await?,
+            None => execute(&self.inner.client().await?, INSERT, &params).await?,
+        };
+        Ok(Some(keys.publish(new)))
+    }
+
+    fn prepare_seal(&self, q: &QueueRow) -> Result<Prepared, EngineError> {
         let sse = QueueSse {
             sse_sqs: q.config.sqs_managed_sse_enabled,
             kms_key_id: q.config.kms_master_key_id.as_deref(),
             reuse_seconds: q.config.kms_data_key_reuse_period_seconds,
         };
-        let prepared = keys
+        self.inner
+            .data_keys
             .prepare(q.id as u64, sse, self.inner.now() as u64)
             .map_err(|e| match e {
                 SealError::KeyNotFound(id) => EngineError::Rejected(SqsError::new(
@@ -141,19 +170,6 @@ impl PostgresBroker {
                     format!("The key {id} is not in the server's keyring."),
                 )),
                 other => EngineError::Storage(other.to_string()),
-            })?;
-        match prepared {
-            Prepared::Ready(seal) => Ok(seal),
-            Prepared::New(new) => {
-                let client = self.inner.client().await?;
-                execute(
-                    &client,
-                    "INSERT INTO sluice_data_keys (id, queue_id, record) VALUES ($1, $2, $3)",
-                    &[&(new.record.id as i64), &q.id, &Json(&new.record)],
-                )
-                .await?;
-                Ok(Some(keys.publish(new)))
-            }
-        }
+            })
     }
 }

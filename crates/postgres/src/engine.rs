@@ -63,6 +63,8 @@ pub(crate) struct Inner {
     pub(crate) fair: crate::fair::FairTenants,
     /// The data keys of encryption at rest (rules E1–E6).
     pub(crate) data_keys: Arc<sluice_keyring::DataKeys>,
+    /// Held while this node makes a data key (see `encryption.rs`).
+    pub(crate) making_data_key: tokio::sync::Mutex<()>,
 }
 
 /// One DeleteMessage or DeleteMessageBatch request on a standard queue,

@@ -39,7 +39,7 @@ pub(crate) async fn nack(
     };
     if let Some(reason) = &nack.reason {
         // The consumer's text: sealed as the queue's messages are.
-        let stored = seal_reason(b.sealer(&q).await?.as_ref(), reason);
+        let stored = seal_reason(b.sealer(&q, None).await?.as_ref(), reason);
         execute(
             &tx,
             "UPDATE sluice_messages SET failure_reason = $3 WHERE queue_id = $1 AND seq = $2",

@@ -133,7 +133,7 @@ pub(crate) async fn redrive(
         if dest.config.fifo {
             m.dedup_id = Some(m.message_id.hyphenated().to_string());
         }
-        let seal = b.sealer(&dest).await?;
+        let seal = b.sealer(&dest, None).await?;
         insert_moved(&tx, &dest, &m, seal.as_ref()).await?;
         activity::add(&inner.activity(dest.id).sent, 1);
         if !announced.contains(&dest.name) {

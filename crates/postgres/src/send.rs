@@ -143,7 +143,7 @@ async fn send_standard(
     let messages = || requests.iter().flat_map(|r| r.iter());
     let n = messages().count();
     // Sealed by the queue's data key (rule E1) when it asks for it.
-    let sealed: Vec<_> = match b.sealer(q).await? {
+    let sealed: Vec<_> = match b.sealer(q, Some(client)).await? {
         Some(seal) => messages()
             .map(|m| seal_message(Some(&seal), &m.body, &m.attributes, &m.system_attributes))
             .collect(),

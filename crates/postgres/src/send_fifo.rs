@@ -84,9 +84,9 @@ pub(crate) async fn send_fifo(
     messages: &[NewMessage],
     now: i64,
 ) -> Result<Vec<SentMessage>, EngineError> {
-    // Before a connection is held: a new data key takes one of its own.
-    let seal = b.sealer(q).await?;
     let mut client = b.inner.client().await?;
+    // Before the transaction: a new data key is stored on its own.
+    let seal = b.sealer(q, Some(&client)).await?;
     let tx = client.transaction().await.map_err(error::db)?;
     lock_fifo_queue(&tx, q).await?;
     let per_group = q.config.deduplicates_per_group();

@@ -321,3 +321,55 @@ async fn e4_expired_data_keys_are_deleted_and_no_longer_need_their_key() {
         .expect("a start needs no key of an expired data key");
     assert!(receive(&b, "old", 0).await.is_empty());
 }
+
+/// E4: many sends arriving together on a queue without a data key make
+/// one, on the connection a send already holds: with a pool of two, twenty
+/// concurrent sends all succeed and one data key is stored.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn e4_concurrent_sends_make_one_data_key_without_more_connections() {
+    let Some(cluster) = testing::cluster() else {
+        return;
+    };
+    let url = cluster.fresh_database().await;
+    let keys = Keys::new("first");
+    let options = PostgresOptions {
+        pool_size: 2,
+        wait_timeout: Duration::from_secs(2),
+        keyring: Some(keys.ring()),
+    };
+    let a = PostgresBroker::connect(&url, Arc::new(ManualClock::default()), options)
+        .await
+        .expect("node");
+    testing::create_queue(&a, "std", &[]).await;
+    testing::create_queue(&a, "f.fifo", &[("FifoQueue", "true")]).await;
+    let mut sends = tokio::task::JoinSet::new();
+    for i in 0..20 {
+        let a = a.clone();
+        sends.spawn(async move {
+            let m = NewMessage {
+                body: format!("{MARKER} {i}"),
+                ..Default::default()
+            };
+            if i % 2 == 0 {
+                a.send_messages("std", vec![m]).await
+            } else {
+                let m = NewMessage {
+                    group_id: Some("g".into()),
+                    dedup_id: Some(format!("d{i}")),
+                    ..m
+                };
+                a.send_messages("f.fifo", vec![m]).await
+            }
+        });
+    }
+    while let Some(sent) = sends.join_next().await {
+        sent.expect("task").expect("send");
+    }
+    let db = testing::plain_connection(&url).await;
+    let stored: i64 = db
+        .query_one("SELECT count(*) FROM sluice_data_keys", &[])
+        .await
+        .expect("count")
+        .get(0);
+    assert_eq!(stored, 2, "one data key per queue");
+}
