@@ -161,6 +161,24 @@ pub trait Broker: Coordination + Topics {
         None
     }
 
+    /// Puts `keyring` in use while serving (the operator rotated or
+    /// retired a key and signalled the server, rule E5): the data keys
+    /// that follow the server's key are wrapped again by the new active
+    /// key and stored before this returns, so the old key can then be
+    /// retired. A keyring lacking a key that stored data needs changes
+    /// nothing. Engines that keep nothing at rest refuse.
+    fn rekey(
+        &self,
+        keyring: std::sync::Arc<sluice_keyring::Keyring>,
+    ) -> impl Future<Output = Result<Rekey, EngineError>> + Send {
+        drop(keyring);
+        async {
+            Err(EngineError::Unavailable(
+                "this engine keeps nothing at rest to encrypt".into(),
+            ))
+        }
+    }
+
     /// Records a consumer's failure of an in-flight message (rule X2): the
     /// reason is kept with the message; a permanent failure moves it to the
     /// DLQ at once, otherwise it is visible again after `retry_after_seconds`.

@@ -235,6 +235,16 @@ pub struct EncryptionStats {
     pub queue_keys: BTreeMap<String, Option<String>>,
 }
 
+/// What [`Broker::rekey`](crate::Broker::rekey) did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Rekey {
+    /// Data keys wrapped again by the new active key, and stored.
+    pub rewrapped: usize,
+    /// Data keys whose master the new keyring retired: what they sealed
+    /// stays readable until the next start shreds it.
+    pub retired: usize,
+}
+
 /// A queue's counts and activity since the server started (rule M1).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct QueueStats {

@@ -148,6 +148,25 @@ pub fn keyring(
     Ok(Some(Arc::new(ring)))
 }
 
+/// The keyring file a reload reads again: the flag's, else the config
+/// file's (`None` when neither names one).
+pub fn reload(flag: Option<&Path>, file: &FileConfig) -> anyhow::Result<Option<Keyring>> {
+    let source = match (flag, file.encryption_key_file()) {
+        (Some(path), _) => KeyringSource::Flag(path.to_path_buf()),
+        (None, Some(path)) => KeyringSource::ConfigFile(path.to_path_buf()),
+        (None, None) => return Ok(None),
+    };
+    load(&source).map(Some)
+}
+
+impl KeyringSource {
+    /// Whether a reload reads it again (a file; the environment's key
+    /// stays what it was at start).
+    pub fn is_file(&self) -> bool {
+        matches!(self, Self::Flag(_) | Self::ConfigFile(_))
+    }
+}
+
 fn load(source: &KeyringSource) -> anyhow::Result<Keyring> {
     let why = |e: KeyringError| match e {
         KeyringError::Io { source, .. } => source.to_string(),

@@ -158,9 +158,10 @@ fn rotate(path: &Path, name: Option<&str>, now: u64) -> anyhow::Result<String> {
     Ok(format!(
         "added the key {name} to {shown}; it is now the active key (was {previous})\n\
          next:\n  \
-         1. restart every server that uses {shown}: at start, each re-wraps the data keys it \
-         manages (queues with SqsManagedSseEnabled, or KmsMasterKeyId alias/aws/sqs) with \
-         {name}; new data keys are wrapped by {name}\n  \
+         1. reload every server that uses {shown} (SIGHUP: kill -HUP, systemctl reload) or \
+         restart it: each re-wraps the data keys it manages (queues with \
+         SqsManagedSseEnabled, or KmsMasterKeyId alias/aws/sqs) with {name} and logs \
+         \"reloaded the encryption keyring\"; new data keys are wrapped by {name}\n  \
          2. then retire the previous key: sluice keys retire --file {shown} {previous}\n     \
          queues whose KmsMasterKeyId names {previous} keep using it: their data becomes \
          unreadable when it is retired\n"
@@ -186,8 +187,8 @@ fn retire(path: &Path, name: &str, now: u64) -> anyhow::Result<String> {
     Ok(format!(
         "retired {name} in {shown}: its key material is gone from the file\n\
          warning: data still encrypted under {name} becomes unreadable when a server next starts \
-         with this keyring (crypto-shredding); a server running now keeps the key until it \
-         restarts\n"
+         with this keyring (crypto-shredding); a server running now (reloaded or not) keeps \
+         the key until it restarts\n"
     ))
 }
 
@@ -303,7 +304,7 @@ mod tests {
         let path = keyring(&dir);
         new_keyring(&path, Some("first"), NOW).unwrap();
         let report = rotate(&path, Some("second"), NOW + 60).unwrap();
-        assert!(report.contains("restart every server"), "{report}");
+        assert!(report.contains("reload every server"), "{report}");
         assert!(
             report.contains(&format!(
                 "sluice keys retire --file {} first",

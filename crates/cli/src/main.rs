@@ -75,7 +75,8 @@ enum Command {
     Backup(backup_cmd::BackupArgs),
     /// The keyring file of encryption at rest: create one, rotate its
     /// active key, retire old keys, list them. Works on the file alone;
-    /// servers read it when they start (--encryption-key-file).
+    /// servers read it when they start (--encryption-key-file) and again
+    /// at SIGHUP.
     Keys(keys_cmd::KeysArgs),
 }
 
@@ -87,6 +88,8 @@ fn main() -> anyhow::Result<()> {
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
         )
         .with_writer(std::io::stderr)
+        // Colours only on a terminal: a log file or journald gets text.
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .init();
     match cli.command {
         Command::Serve(args) => serve::run(args),

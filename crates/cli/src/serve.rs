@@ -53,7 +53,8 @@ pub struct ServeArgs {
     /// database with the same file) the messages of queues with
     /// server-side encryption (SqsManagedSseEnabled, or a KmsMasterKeyId
     /// naming a key of the file), with data keys wrapped by the keys of
-    /// this keyring file (`sluice keys new`). Read once, at start [default:
+    /// this keyring file (`sluice keys new`). Read at start and again at
+    /// SIGHUP, which re-wraps the data keys of the server's key [default:
     /// the config file's [encryption] key_file, else the key in
     /// SLUICE_ENCRYPTION_KEY, else none]. See docs/configuration.md.
     #[arg(long, value_name = "PATH")]
@@ -206,14 +207,13 @@ async fn serve(args: ServeArgs, file: FileConfig) -> anyhow::Result<()> {
         .unwrap_or_else(|| PathBuf::from(DEFAULT_DATA_DIR));
     let postgres = args.postgres.clone().or(file.postgres.clone());
     // Read before any storage is opened: a refused start changes nothing.
-    let keyring = crate::encryption_config::keyring(
-        crate::encryption_config::keyring_source(
-            args.encryption_key_file.as_deref(),
-            &file,
-            crate::encryption_config::EnvKey::from_env()?,
-        ),
-        in_memory,
-    )?;
+    let keyring_source = crate::encryption_config::keyring_source(
+        args.encryption_key_file.as_deref(),
+        &file,
+        crate::encryption_config::EnvKey::from_env()?,
+    );
+    let keyring_reloads = !in_memory && keyring_source.as_ref().is_some_and(|s| s.is_file());
+    let keyring = crate::encryption_config::keyring(keyring_source, in_memory)?;
     let mut account = Account::default();
     if let Some(id) = &file.account_id {
         anyhow::ensure!(
@@ -252,6 +252,8 @@ async fn serve(args: ServeArgs, file: FileConfig) -> anyhow::Result<()> {
         tls: server_tls.clone(),
         auth: auth.clone(),
         default_account: account.id.clone(),
+        flag_keyring: args.encryption_key_file.clone(),
+        rekey: None,
     };
     let listening = Listening {
         bind,
@@ -260,6 +262,7 @@ async fn serve(args: ServeArgs, file: FileConfig) -> anyhow::Result<()> {
         limits,
         tls: server_tls,
         reloader,
+        keyring_reloads,
     };
     let backup_dir = args.backup_dir.clone().or(file.backup_dir.clone());
     let mut config = ServiceConfig {
@@ -390,6 +393,8 @@ struct Listening {
     /// The main listener's certificate (`None`: it speaks plain HTTP).
     tls: Option<Arc<ServerTls>>,
     reloader: crate::signals::Reloader,
+    /// Whether the keyring came from a file that SIGHUP reads again.
+    keyring_reloads: bool,
 }
 
 /// Serves `broker` until Ctrl-C or SIGTERM.
@@ -406,7 +411,8 @@ async fn run_node<B: Broker>(
         metrics_bind,
         limits,
         tls,
-        reloader,
+        mut reloader,
+        keyring_reloads,
     } = listening;
     // Alone on its storage, a task still active was interrupted by the last
     // stop. Shared with other nodes, it may be running on one of them: the
@@ -424,6 +430,13 @@ async fn run_node<B: Broker>(
         }
     }
     let service = Arc::new(Service::new(broker, config));
+    if keyring_reloads {
+        let service = service.clone();
+        reloader.rekey = Some(Box::new(move |ring| {
+            let service = service.clone();
+            Box::pin(async move { service.broker.rekey(ring).await })
+        }));
+    }
     let _adopter =
         shared.then(|| sluice_server::move_tasks::spawn_move_task_adopter(&service.move_tasks));
     declare::declare_queues(&service, file).await?;

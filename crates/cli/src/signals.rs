@@ -1,9 +1,16 @@
 //! The signals `sluice serve` answers: SIGTERM and Ctrl-C stop it; SIGHUP
 //! reloads its TLS certificate and key and its `[auth]` credentials from
-//! their files without dropping a connection or a request (rule A11).
+//! their files without dropping a connection or a request (rule A11), and
+//! its encryption keyring, re-wrapping the data keys of the server's key
+//! by the new active key (rule E5).
 
+use std::future::Future;
 use std::path::PathBuf;
+use std::pin::Pin;
 use std::sync::Arc;
+
+use sluice_broker::{EngineError, Rekey};
+use sluice_keyring::Keyring;
 
 use sluice_server::auth::Authenticator;
 use sluice_server::http::ServerTls;
@@ -24,14 +31,29 @@ pub struct Reloader {
     pub auth: Option<Arc<Authenticator>>,
     /// The server's account, of credentials that name none.
     pub default_account: String,
+    /// `--encryption-key-file`: it wins over the file's `[encryption]
+    /// key_file`, as at start.
+    pub flag_keyring: Option<PathBuf>,
+    /// Puts a keyring read again in use in the engine; `None` when the
+    /// keyring in use did not come from a file (none, the environment's
+    /// key, or in memory): a reload then leaves encryption as it is.
+    pub rekey: Option<Rekeyer>,
 }
+
+/// What puts a new keyring in use in the engine.
+pub type Rekeyer = Box<
+    dyn Fn(Arc<Keyring>) -> Pin<Box<dyn Future<Output = Result<Rekey, EngineError>> + Send>>
+        + Send
+        + Sync,
+>;
 
 impl Reloader {
     /// Reads everything again and, only if all of it is good, puts it in
     /// use: a bad file changes nothing. New connections get the new
     /// certificate and new requests the new credentials; those in
-    /// progress finish with the old.
-    pub fn reload(&self) -> anyhow::Result<()> {
+    /// progress finish with the old. The keyring goes first: an engine
+    /// refusing it (stored data needs a key it lacks) stops the reload.
+    pub async fn reload(&self) -> anyhow::Result<()> {
         let file = match &self.config_path {
             Some(path) => config::load(path)?,
             None => config::FileConfig::default(),
@@ -50,6 +72,9 @@ impl Reloader {
             }
             (None, None) => None,
         };
+        if let Some(rekey) = &self.rekey {
+            self.reload_keyring(&file, rekey).await?;
+        }
         if let Some(auth) = &self.auth {
             let keys = crate::auth_config::reload_credentials(auth, &file, &self.default_account)?;
             tracing::info!(access_keys = keys, "reloaded the [auth] credentials");
@@ -58,6 +83,33 @@ impl Reloader {
             tls.replace(config);
             tracing::info!("reloaded the TLS certificate and key");
         }
+        Ok(())
+    }
+}
+
+impl Reloader {
+    async fn reload_keyring(
+        &self,
+        file: &config::FileConfig,
+        rekey: &Rekeyer,
+    ) -> anyhow::Result<()> {
+        let Some(ring) = crate::encryption_config::reload(self.flag_keyring.as_deref(), file)?
+        else {
+            anyhow::bail!(
+                "the config file no longer names the encryption keyring; turning encryption \
+                 off needs a restart"
+            );
+        };
+        let active = ring.active().to_string();
+        let done = rekey(Arc::new(ring))
+            .await
+            .map_err(|e| anyhow::anyhow!("the new keyring is not put in use: {e}"))?;
+        tracing::info!(
+            active_key = active,
+            rewrapped = done.rewrapped,
+            retired = done.retired,
+            "reloaded the encryption keyring; data keys of the server's key rewrapped"
+        );
         Ok(())
     }
 }
@@ -84,8 +136,10 @@ pub fn reload_on_hangup(reloader: Reloader) {
         };
         tokio::spawn(async move {
             while hangup.recv().await.is_some() {
-                tracing::info!("SIGHUP: reloading the TLS certificate and the credentials");
-                if let Err(e) = reloader.reload() {
+                tracing::info!(
+                    "SIGHUP: reloading the TLS certificate, the credentials and the keyring"
+                );
+                if let Err(e) = reloader.reload().await {
                     tracing::error!(
                         error = format!("{e:#}"),
                         "reload failed: the settings in use are kept"

@@ -2,7 +2,9 @@
 //! new messages, logged before its first use, and the messages a start
 //! found sealed by data keys no longer kept (crypto-shredded).
 
-use sluice_broker::EngineError;
+use std::sync::Arc;
+
+use sluice_broker::{EngineError, Rekey};
 use sluice_core::{ErrorCode, SqsError};
 use sluice_keyring::{QueueSse, SealError, Sealer};
 
@@ -74,6 +76,45 @@ impl Inner {
 }
 
 impl EmbeddedBroker {
+    /// Puts `keyring` in use while serving: the data keys that follow the
+    /// server's key are wrapped again by its active key and logged before
+    /// this returns (a crash first leaves them to the next start, which
+    /// wraps them again from the log's old records).
+    pub(crate) async fn rekey(
+        &self,
+        keyring: Arc<sluice_keyring::Keyring>,
+    ) -> Result<Rekey, EngineError> {
+        if !self.inner.journal.is_durable() {
+            return Err(EngineError::Unavailable(
+                "in memory: nothing is stored at rest".into(),
+            ));
+        }
+        let rekeyed = self
+            .inner
+            .data_keys
+            .rekey(keyring, None)
+            .map_err(|e| EngineError::Unavailable(e.to_string()))?;
+        let changes = rekeyed
+            .rewrapped
+            .iter()
+            .map(|record| {
+                let bytes =
+                    serde_json::to_vec(record).map_err(|e| EngineError::Storage(e.to_string()))?;
+                Ok(Change::PutDataKey {
+                    id: record.id,
+                    record: bytes,
+                })
+            })
+            .collect::<Result<Vec<_>, EngineError>>()?;
+        if !changes.is_empty() {
+            self.inner.submit(changes).wait().await?;
+        }
+        Ok(Rekey {
+            rewrapped: rekeyed.rewrapped.len(),
+            retired: rekeyed.retired,
+        })
+    }
+
     /// Deletes the messages a start found sealed by data keys no longer
     /// kept. Not waited for: a crash first leaves them to the next start,
     /// which finds the same.

@@ -218,6 +218,13 @@ impl Broker for EmbeddedBroker {
         stats::storage_stats(self)
     }
 
+    async fn rekey(
+        &self,
+        keyring: std::sync::Arc<sluice_keyring::Keyring>,
+    ) -> Result<sluice_broker::Rekey, EngineError> {
+        EmbeddedBroker::rekey(self, keyring).await
+    }
+
     async fn backup(&self, directory: &std::path::Path) -> Result<BackupReport, EngineError> {
         self.backup_to(directory).await
     }

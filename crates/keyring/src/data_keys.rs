@@ -105,11 +105,63 @@ pub struct Loaded {
     pub shredded: Vec<u64>,
 }
 
-/// A data key held for opening what it sealed.
+/// What [`DataKeys::rekey`] did.
+#[derive(Debug, Default)]
+pub struct Rekeyed {
+    /// Records wrapped again by the new active key: the engine stores them
+    /// in place of the old ones.
+    pub rewrapped: Vec<DataKeyRecord>,
+    /// Data keys whose master the new keyring retired: still held, so what
+    /// they sealed stays readable until the next start shreds it.
+    pub retired: usize,
+}
+
+/// A data key held for opening what it sealed, with its record (a
+/// rotation wraps it again).
 struct Stored {
-    queue: u64,
-    created_at: u64,
+    record: DataKeyRecord,
     key: Arc<DataKey>,
+}
+
+/// What a keyring made of one stored record.
+enum Opened {
+    /// Its master is retired: what it sealed is unreadable.
+    Shredded,
+    /// Its bytes, and whether the record was wrapped again by the active
+    /// key (it follows the server's key, and that key rotated).
+    Key { bytes: [u8; 32], rewrapped: bool },
+}
+
+/// Unwraps `r` with `ring`, wrapping it again by the active key when it
+/// follows the server's key and that key rotated. A master the keyring
+/// does not hold at all is an error: stored data would be unreadable.
+fn open_record(ring: &Keyring, r: &mut DataKeyRecord) -> Result<Opened, KeyringError> {
+    let master = match ring.lookup(&r.master) {
+        Lookup::Live(m) => m,
+        Lookup::Retired => return Ok(Opened::Shredded),
+        Lookup::Missing => {
+            return Err(KeyringError::MissingKey {
+                key: r.master.clone(),
+                keyring: ring.source().to_string(),
+            });
+        }
+    };
+    let wrong = || KeyringError::WrongKey {
+        key: r.master.clone(),
+    };
+    let aad = DataKeyRecord::aad(r.id, r.queue);
+    let wrapped = STANDARD.decode(&r.wrapped).map_err(|_| wrong())?;
+    let bytes = master.unwrap(&aad, &wrapped).map_err(|_| wrong())?;
+    let mut rewrapped = false;
+    if r.managed
+        && r.master != ring.active()
+        && let Lookup::Live(active) = ring.lookup(ring.active())
+    {
+        r.wrapped = STANDARD.encode(active.wrap(&aad, &bytes)?);
+        r.master = ring.active().to_string();
+        rewrapped = true;
+    }
+    Ok(Opened::Key { bytes, rewrapped })
 }
 
 struct Current {
@@ -120,7 +172,8 @@ struct Current {
 
 /// Every data key of the server, unwrapped.
 pub struct DataKeys {
-    keyring: Option<Arc<Keyring>>,
+    /// Replaced whole by [`DataKeys::rekey`].
+    keyring: RwLock<Option<Arc<Keyring>>>,
     keys: RwLock<HashMap<u64, Stored>>,
     current: Mutex<HashMap<u64, Current>>,
     next_id: AtomicU64,
@@ -172,7 +225,7 @@ impl DataKeys {
     /// The registry of a server with `keyring` (`None`: no encryption).
     pub fn new(keyring: Option<Arc<Keyring>>) -> Self {
         Self {
-            keyring,
+            keyring: RwLock::new(keyring),
             keys: RwLock::new(HashMap::new()),
             current: Mutex::new(HashMap::new()),
             next_id: AtomicU64::new(1),
@@ -192,14 +245,14 @@ impl DataKeys {
 
     /// Whether a keyring is configured.
     pub fn is_configured(&self) -> bool {
-        self.keyring.is_some()
+        self.keyring.read().is_some()
     }
 
     /// Unwraps the stored `records` at start. A record whose key is not in
     /// the keyring (or no keyring at all) stops the start, naming the key.
     pub fn load(&self, records: Vec<DataKeyRecord>, now: u64) -> Result<Loaded, KeyringError> {
         let mut loaded = Loaded::default();
-        let Some(ring) = &self.keyring else {
+        let Some(ring) = self.keyring() else {
             if let Some(r) = records.first() {
                 return Err(KeyringError::NotConfigured {
                     key: r.master.clone(),
@@ -217,49 +270,63 @@ impl DataKeys {
                 // write): the key in use stays.
                 continue;
             }
-            let master = match ring.lookup(&r.master) {
-                Lookup::Live(m) => m,
-                Lookup::Retired => {
-                    loaded.shredded.push(r.id);
-                    continue;
+            match open_record(&ring, &mut r)? {
+                Opened::Shredded => loaded.shredded.push(r.id),
+                Opened::Key { bytes, rewrapped } => {
+                    if rewrapped {
+                        loaded.rewrapped.push(r.clone());
+                    }
+                    let key = Arc::new(DataKey::from_bytes(&bytes)?);
+                    keys.insert(r.id, Stored { record: r, key });
                 }
-                Lookup::Missing => {
-                    return Err(KeyringError::MissingKey {
-                        key: r.master,
-                        keyring: ring.source().to_string(),
-                    });
-                }
-            };
-            let aad = DataKeyRecord::aad(r.id, r.queue);
-            let wrapped = STANDARD
-                .decode(&r.wrapped)
-                .map_err(|_| KeyringError::WrongKey {
-                    key: r.master.clone(),
-                })?;
-            let bytes = master
-                .unwrap(&aad, &wrapped)
-                .map_err(|_| KeyringError::WrongKey {
-                    key: r.master.clone(),
-                })?;
-            if r.managed
-                && r.master != ring.active()
-                && let Lookup::Live(active) = ring.lookup(ring.active())
-            {
-                r.wrapped = STANDARD.encode(active.wrap(&aad, &bytes)?);
-                r.master = ring.active().to_string();
-                loaded.rewrapped.push(r.clone());
             }
-            keys.insert(
-                r.id,
-                Stored {
-                    queue: r.queue,
-                    created_at: r.created_at,
-                    key: Arc::new(DataKey::from_bytes(&bytes)?),
-                },
-            );
         }
         self.next_id.fetch_max(next, Ordering::Relaxed);
         Ok(loaded)
+    }
+
+    /// Puts `ring` in use while serving (the operator rotated or retired a
+    /// key and signalled the server): every data key that follows the
+    /// server's key is wrapped again by the new active key, and returned
+    /// for the engine to store. `stored` is every record the engine keeps
+    /// (`None`: those held here are all of them). A record whose master the
+    /// new keyring lacks refuses the change, and nothing changes. New data
+    /// keys are not made meanwhile, so none is wrapped by the old key
+    /// after this returns.
+    pub fn rekey(
+        &self,
+        ring: Arc<Keyring>,
+        stored: Option<Vec<DataKeyRecord>>,
+    ) -> Result<Rekeyed, KeyringError> {
+        if !self.is_configured() {
+            return Err(KeyringError::OffAtStart);
+        }
+        let current = self.current.lock();
+        let mut records = stored.unwrap_or_else(|| {
+            let keys = self.keys.read();
+            keys.values().map(|s| s.record.clone()).collect()
+        });
+        let mut rekeyed = Rekeyed::default();
+        for r in &mut records {
+            match open_record(&ring, r)? {
+                Opened::Shredded => rekeyed.retired += 1,
+                Opened::Key {
+                    rewrapped: true, ..
+                } => rekeyed.rewrapped.push(r.clone()),
+                Opened::Key { .. } => {}
+            }
+        }
+        let mut keys = self.keys.write();
+        for r in &rekeyed.rewrapped {
+            if let Some(held) = keys.get_mut(&r.id) {
+                held.record = r.clone();
+            }
+        }
+        // A queue's current data key is replaced at its next seal when its
+        // master is no longer the one the queue asks for.
+        *self.keyring.write() = Some(ring);
+        drop((keys, current));
+        Ok(rekeyed)
     }
 
     /// The data key that seals `queue`'s new messages now, `None` when
@@ -275,14 +342,22 @@ impl DataKeys {
         now: u64,
         persist: impl FnOnce(&DataKeyRecord) -> Result<(), String>,
     ) -> Result<Option<Sealer>, SealError> {
-        let Some((master, managed)) = self.wanted(sse)? else {
+        if !sse.asks_for_encryption() {
+            return Ok(None);
+        }
+        // The key is chosen under the lock a rekey holds: a data key made
+        // here is wrapped by the keyring in use once it is stored.
+        let mut current = self.current.lock();
+        let Some(ring) = self.keyring() else {
             return Ok(None);
         };
-        let mut current = self.current.lock();
+        let Some((master, managed)) = wanted(&ring, sse)? else {
+            return Ok(None);
+        };
         if let Some(sealer) = fresh(&current, queue, master, sse, now) {
             return Ok(Some(sealer));
         }
-        let new = self.make(queue, master, managed, now)?;
+        let new = make(&ring, self.next_id(), queue, master, managed, now)?;
         persist(&new.record).map_err(SealError::NotStored)?;
         Ok(Some(self.publish_in(&mut current, new)))
     }
@@ -290,16 +365,26 @@ impl DataKeys {
     /// [`DataKeys::sealer`] in two steps, for an engine that stores a new
     /// data key asynchronously: the data key to seal with, or a new one to
     /// store (its `record`) and then [`DataKeys::publish`].
+    /// The engine makes data keys one at a time, and never while it runs
+    /// [`DataKeys::rekey`].
     pub fn prepare(&self, queue: u64, sse: QueueSse<'_>, now: u64) -> Result<Prepared, SealError> {
-        let Some((master, managed)) = self.wanted(sse)? else {
+        let Some(ring) = self.keyring() else {
+            return Ok(Prepared::Ready(None));
+        };
+        let Some((master, managed)) = wanted(&ring, sse)? else {
             return Ok(Prepared::Ready(None));
         };
         if let Some(sealer) = fresh(&self.current.lock(), queue, master, sse, now) {
             return Ok(Prepared::Ready(Some(sealer)));
         }
-        Ok(Prepared::New(Box::new(
-            self.make(queue, master, managed, now)?,
-        )))
+        Ok(Prepared::New(Box::new(make(
+            &ring,
+            self.next_id(),
+            queue,
+            master,
+            managed,
+            now,
+        )?)))
     }
 
     /// Makes a data key [`DataKeys::prepare`] made, and its engine stored,
@@ -311,81 +396,32 @@ impl DataKeys {
     /// Reads one stored data key another node made (engines that share
     /// their storage load them when they first meet them).
     pub fn add_record(&self, record: &DataKeyRecord) -> Result<(), KeyringError> {
-        let ring = self
-            .keyring
-            .as_ref()
-            .ok_or_else(|| KeyringError::NotConfigured {
-                key: record.master.clone(),
-                count: 1,
-            })?;
-        let Lookup::Live(master) = ring.lookup(&record.master) else {
+        let ring = self.keyring().ok_or_else(|| KeyringError::NotConfigured {
+            key: record.master.clone(),
+            count: 1,
+        })?;
+        let mut r = record.clone();
+        let Opened::Key { bytes, .. } = open_record(&ring, &mut r)? else {
             return Err(KeyringError::MissingKey {
                 key: record.master.clone(),
                 keyring: ring.source().to_string(),
             });
         };
-        let wrapped = STANDARD
-            .decode(&record.wrapped)
-            .map_err(|_| KeyringError::WrongKey {
-                key: record.master.clone(),
-            })?;
-        let bytes = master
-            .unwrap(&DataKeyRecord::aad(record.id, record.queue), &wrapped)
-            .map_err(|_| KeyringError::WrongKey {
-                key: record.master.clone(),
-            })?;
         let key = Arc::new(DataKey::from_bytes(&bytes)?);
-        self.keys.write().entry(record.id).or_insert(Stored {
-            queue: record.queue,
-            created_at: record.created_at,
-            key,
-        });
+        self.keys
+            .write()
+            .entry(record.id)
+            .or_insert(Stored { record: r, key });
         Ok(())
     }
 
-    /// The keyring key a queue's attributes ask for, and whether it is the
-    /// server's (follows the active key); `None` for a clear queue.
-    fn wanted(&self, sse: QueueSse<'_>) -> Result<Option<(&str, bool)>, SealError> {
-        let Some(ring) = &self.keyring else {
-            return Ok(None);
-        };
-        match sse.kms_key_id {
-            Some(id) => match ring.resolve(id) {
-                Some(name) => Ok(Some((name, is_managed_alias(id)))),
-                None => Err(SealError::KeyNotFound(id.to_string())),
-            },
-            None if sse.sse_sqs => Ok(Some((ring.active(), true))),
-            None => Ok(None),
-        }
-    }
-
-    fn make(
-        &self,
-        queue: u64,
-        master: &str,
-        managed: bool,
-        now: u64,
-    ) -> Result<NewDataKey, SealError> {
-        let Some(Lookup::Live(wrapping)) = self.keyring.as_ref().map(|r| r.lookup(master)) else {
-            return Err(SealError::KeyNotFound(master.to_string()));
-        };
-        let id = if self.shared {
-            random_id()?
+    /// The id of the next data key made.
+    fn next_id(&self) -> Result<u64, KeyringError> {
+        if self.shared {
+            random_id()
         } else {
-            self.next_id.fetch_add(1, Ordering::Relaxed)
-        };
-        let (key, bytes) = DataKey::generate()?;
-        Ok(NewDataKey {
-            record: DataKeyRecord {
-                id,
-                queue,
-                master: master.to_string(),
-                managed,
-                created_at: now,
-                wrapped: STANDARD.encode(wrapping.wrap(&DataKeyRecord::aad(id, queue), &bytes)?),
-            },
-            key,
-        })
+            Ok(self.next_id.fetch_add(1, Ordering::Relaxed))
+        }
     }
 
     fn publish_in(&self, current: &mut HashMap<u64, Current>, new: NewDataKey) -> Sealer {
@@ -394,20 +430,19 @@ impl DataKeys {
             id: record.id,
             key: Arc::new(key),
         };
-        self.keys.write().insert(
-            record.id,
-            Stored {
-                queue: record.queue,
-                created_at: record.created_at,
-                key: sealer.key.clone(),
-            },
-        );
         current.insert(
             record.queue,
             Current {
                 sealer: sealer.clone(),
-                master: record.master,
+                master: record.master.clone(),
                 created_at: record.created_at,
+            },
+        );
+        self.keys.write().insert(
+            record.id,
+            Stored {
+                record,
+                key: sealer.key.clone(),
             },
         );
         self.made.fetch_add(1, Ordering::Relaxed);
@@ -430,7 +465,7 @@ impl DataKeys {
     /// their records): what they sealed can no longer be read.
     pub fn forget_queue(&self, queue: u64) {
         self.current.lock().remove(&queue);
-        self.keys.write().retain(|_, s| s.queue != queue);
+        self.keys.write().retain(|_, s| s.record.queue != queue);
     }
 
     /// Forgets the data keys made before `before` (ms) and returns their
@@ -441,7 +476,7 @@ impl DataKeys {
     pub fn expire(&self, before: u64) -> Vec<u64> {
         let mut gone = Vec::new();
         self.keys.write().retain(|id, s| {
-            let keep = s.created_at >= before;
+            let keep = s.record.created_at >= before;
             if !keep {
                 gone.push(*id);
             }
@@ -466,10 +501,57 @@ impl DataKeys {
         self.made.load(Ordering::Relaxed)
     }
 
-    /// The keyring's source and active key's name, when one is configured.
-    pub fn keyring(&self) -> Option<&Keyring> {
-        self.keyring.as_deref()
+    /// The keyring in use, when one is configured.
+    pub fn keyring(&self) -> Option<Arc<Keyring>> {
+        self.keyring.read().clone()
     }
+}
+
+impl QueueSse<'_> {
+    /// Whether the queue's attributes ask for its messages to be sealed.
+    fn asks_for_encryption(&self) -> bool {
+        self.sse_sqs || self.kms_key_id.is_some()
+    }
+}
+
+/// The keyring key a queue's attributes ask for, and whether it is the
+/// server's (follows the active key); `None` for a clear queue.
+fn wanted<'r>(ring: &'r Keyring, sse: QueueSse<'_>) -> Result<Option<(&'r str, bool)>, SealError> {
+    match sse.kms_key_id {
+        Some(id) => match ring.resolve(id) {
+            Some(name) => Ok(Some((name, is_managed_alias(id)))),
+            None => Err(SealError::KeyNotFound(id.to_string())),
+        },
+        None if sse.sse_sqs => Ok(Some((ring.active(), true))),
+        None => Ok(None),
+    }
+}
+
+/// A new data key of `queue`, wrapped by `master` of `ring`.
+fn make(
+    ring: &Keyring,
+    id: Result<u64, KeyringError>,
+    queue: u64,
+    master: &str,
+    managed: bool,
+    now: u64,
+) -> Result<NewDataKey, SealError> {
+    let Lookup::Live(wrapping) = ring.lookup(master) else {
+        return Err(SealError::KeyNotFound(master.to_string()));
+    };
+    let id = id?;
+    let (key, bytes) = DataKey::generate()?;
+    Ok(NewDataKey {
+        record: DataKeyRecord {
+            id,
+            queue,
+            master: master.to_string(),
+            managed,
+            created_at: now,
+            wrapped: STANDARD.encode(wrapping.wrap(&DataKeyRecord::aad(id, queue), &bytes)?),
+        },
+        key,
+    })
 }
 
 fn is_managed_alias(kms_key_id: &str) -> bool {
@@ -662,5 +744,85 @@ mod tests {
         let loaded = shredding.load(stored.clone(), 2).unwrap();
         assert_eq!(loaded.shredded, vec![stored[0].id]);
         assert!(shredding.get(stored[0].id).is_none());
+    }
+
+    /// A rotation while serving: the data key of the server's key is
+    /// wrapped again by the new active key (and stays the one that opens
+    /// what it sealed), a queue's next seal makes a data key under the new
+    /// key, a named key's data key keeps its master, and a keyring lacking
+    /// a stored master is refused without changing anything.
+    #[test]
+    fn a_rekey_while_serving_rewraps_managed_keys_and_refuses_a_missing_master() {
+        let (_d, path) = keyring(&["named", "k1"]);
+        let keys = DataKeys::new(Some(Arc::new(Keyring::load(&path).unwrap())));
+        let named = QueueSse {
+            kms_key_id: Some("named"),
+            ..SSE
+        };
+        let mut stored = Vec::new();
+        let mut keep = |r: &DataKeyRecord| {
+            stored.push(r.clone());
+            Ok(())
+        };
+        let a = keys.sealer(1, SSE, 1, &mut keep).unwrap().unwrap();
+        let b = keys.sealer(2, named, 1, &mut keep).unwrap().unwrap();
+        let mut sealed = Vec::new();
+        a.key.seal_into(b"", b"secret", &mut sealed);
+
+        let (_d2, lacking) = keyring(&["k1"]);
+        let refused = keys.rekey(Arc::new(Keyring::load(&lacking).unwrap()), None);
+        assert!(matches!(refused, Err(KeyringError::MissingKey { key, .. }) if key == "named"));
+        assert_eq!(keys.keyring().unwrap().active(), "k1", "nothing changed");
+
+        let mut file = KeyringFile::read(&path).unwrap();
+        file.add_active("k2", 2).unwrap();
+        file.write(&path).unwrap();
+        let rekeyed = keys
+            .rekey(Arc::new(Keyring::load(&path).unwrap()), None)
+            .unwrap();
+        assert_eq!(rekeyed.rewrapped.len(), 1, "only the managed key follows");
+        assert_eq!(rekeyed.rewrapped[0].id, a.id);
+        assert_eq!(rekeyed.rewrapped[0].master, "k2");
+        assert_eq!(rekeyed.retired, 0);
+        assert_eq!(
+            keys.get(a.id).unwrap().open(b"", &sealed).unwrap(),
+            b"secret"
+        );
+
+        let mut made = Vec::new();
+        let next = keys
+            .sealer(1, SSE, 2, |r| {
+                made.push(r.clone());
+                Ok(())
+            })
+            .unwrap()
+            .unwrap();
+        assert_ne!(next.id, a.id, "a new data key under the new active key");
+        assert_eq!(made[0].master, "k2");
+        let same = keys
+            .sealer(2, named, 2, |_| unreachable!())
+            .unwrap()
+            .unwrap();
+        assert_eq!(same.id, b.id, "a named key is not rotated");
+
+        // k1 retired: once the rewrapped record is stored, a start keeps
+        // the message readable; a held key of a retired master is counted.
+        let mut file = KeyringFile::read(&path).unwrap();
+        file.retire("k1", 3).unwrap();
+        file.write(&path).unwrap();
+        let ring = Arc::new(Keyring::load(&path).unwrap());
+        let records = vec![
+            rekeyed.rewrapped[0].clone(),
+            stored[1].clone(),
+            made[0].clone(),
+        ];
+        let restarted = DataKeys::new(Some(ring.clone()));
+        assert!(restarted.load(records, 9).unwrap().shredded.is_empty());
+        assert_eq!(
+            restarted.get(a.id).unwrap().open(b"", &sealed).unwrap(),
+            b"secret"
+        );
+        let old = vec![stored[0].clone()];
+        assert_eq!(keys.rekey(ring, Some(old)).unwrap().retired, 1);
     }
 }

@@ -39,6 +39,9 @@ pub enum KeyringError {
         /// How many data keys are stored.
         count: usize,
     },
+    /// A keyring was given while serving to a server started without one.
+    #[error("encryption at rest was off at start: turning it on needs a restart")]
+    OffAtStart,
     /// A key of that name is in the keyring, but it does not open the data
     /// keys wrapped under its name: a different key of the same name.
     #[error("key {key:?} of the keyring does not open the data keys stored under its name")]

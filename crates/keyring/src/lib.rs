@@ -15,7 +15,8 @@ pub mod error;
 pub mod keyring;
 
 pub use data_keys::{
-    DataKeyRecord, DataKeys, EXPIRY_MS, Loaded, NewDataKey, Prepared, QueueSse, SealError, Sealer,
+    DataKeyRecord, DataKeys, EXPIRY_MS, Loaded, NewDataKey, Prepared, QueueSse, Rekeyed, SealError,
+    Sealer,
 };
 pub use envelope::{DataKey, OpenError};
 pub use error::KeyringError;

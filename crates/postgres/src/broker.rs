@@ -17,6 +17,13 @@ impl Broker for PostgresBroker {
         self.inner.data_keys.is_configured()
     }
 
+    async fn rekey(
+        &self,
+        keyring: std::sync::Arc<sluice_keyring::Keyring>,
+    ) -> Result<sluice_broker::Rekey, EngineError> {
+        PostgresBroker::rekey(self, keyring).await
+    }
+
     /// The data keys this node made; which key each queue uses is not
     /// reported here (the queues' attributes are in the database, and
     /// `/metrics` reads this without it).

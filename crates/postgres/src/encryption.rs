@@ -5,9 +5,11 @@
 //! the columns is [`crate::sealing`]'s.
 
 use deadpool_postgres::GenericClient;
-use sluice_broker::EngineError;
+use std::sync::Arc;
+
+use sluice_broker::{EngineError, Rekey};
 use sluice_core::{ErrorCode, SqsError};
-use sluice_keyring::{DataKeyRecord, DataKeys, Prepared, QueueSse, SealError, Sealer};
+use sluice_keyring::{DataKeyRecord, DataKeys, Keyring, Prepared, QueueSse, SealError, Sealer};
 use tokio_postgres::Row;
 use tokio_postgres::types::Json;
 
@@ -153,6 +155,41 @@ impl PostgresBroker {
             None => execute(&self.inner.client().await?, INSERT, &params).await?,
         };
         Ok(Some(keys.publish(new)))
+    }
+
+    /// Puts `keyring` in use while serving: every stored data key that
+    /// follows the server's key (this node's and the others') is wrapped
+    /// again by the active key, in one transaction, before this returns.
+    /// This node makes no data key meanwhile; the other nodes, signalled
+    /// in turn, re-wrap any they made under the old key.
+    pub(crate) async fn rekey(&self, keyring: Arc<Keyring>) -> Result<Rekey, EngineError> {
+        let _making = self.inner.making_data_key.lock().await;
+        let mut client = self.inner.client().await?;
+        let rows = query(&client, "SELECT record FROM sluice_data_keys", &[]).await?;
+        let mut records = Vec::with_capacity(rows.len());
+        for row in &rows {
+            let Json(record): Json<DataKeyRecord> = row.try_get(0).map_err(error::db)?;
+            records.push(record);
+        }
+        let rekeyed = self
+            .inner
+            .data_keys
+            .rekey(keyring, Some(records))
+            .map_err(|e| EngineError::Unavailable(e.to_string()))?;
+        let tx = client.transaction().await.map_err(error::db)?;
+        for r in &rekeyed.rewrapped {
+            execute(
+                &tx,
+                "UPDATE sluice_data_keys SET record = $2 WHERE id = $1",
+                &[&(r.id as i64), &Json(r)],
+            )
+            .await?;
+        }
+        tx.commit().await.map_err(error::db)?;
+        Ok(Rekey {
+            rewrapped: rekeyed.rewrapped.len(),
+            retired: rekeyed.retired,
+        })
     }
 
     fn prepare_seal(&self, q: &QueueRow) -> Result<Prepared, EngineError> {

@@ -390,13 +390,24 @@ impl SluiceProcess {
 
     /// [`SluiceProcess::start`] with extra environment variables.
     pub fn start_with_env(extra: &[&str], env: &[(&str, &str)]) -> Self {
+        Self::spawn(extra, env, Stdio::inherit())
+    }
+
+    /// [`SluiceProcess::start`] logging at `info` to the file `log`, which
+    /// a test reads to see what the server did (a reload's outcome).
+    pub fn start_logging(extra: &[&str], log: &Path) -> Self {
+        let file = std::fs::File::create(log).expect("create the log file");
+        Self::spawn(extra, &[("RUST_LOG", "info")], Stdio::from(file))
+    }
+
+    fn spawn(extra: &[&str], env: &[(&str, &str)], stderr: Stdio) -> Self {
         let mut child = Command::new(env!("CARGO_BIN_EXE_sluice"))
             .args(["serve", "--bind", "127.0.0.1:0"])
             .args(extra)
             .env("RUST_LOG", "warn")
             .envs(env.iter().copied())
             .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
+            .stderr(stderr)
             .spawn()
             .expect("start sluice");
         let stdout = child.stdout.take().expect("stdout");
@@ -415,6 +426,27 @@ impl SluiceProcess {
     /// The process id.
     pub fn pid(&self) -> u32 {
         self.child.id()
+    }
+
+    /// Sends SIGHUP, then waits (at most 20 s) until the file `log` holds
+    /// one more line with `expect` than before.
+    pub fn hang_up(&self, log: &Path, expect: &str) {
+        let read = || std::fs::read_to_string(log).unwrap_or_default();
+        let before = read().matches(expect).count();
+        let sent = Command::new("kill")
+            .args(["-HUP", &self.child.id().to_string()])
+            .status()
+            .expect("kill -HUP");
+        assert!(sent.success());
+        let started = std::time::Instant::now();
+        while read().matches(expect).count() == before {
+            assert!(
+                started.elapsed() < Duration::from_secs(20),
+                "no {expect:?} in the log after SIGHUP:\n{}",
+                read()
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
     }
 
     /// Kills the process with SIGKILL (no chance to flush anything).

@@ -261,6 +261,84 @@ async fn e5_a_start_with_the_key_removed_is_refused_naming_it() {
     assert!(stderr.contains("\"k0\""), "{stderr}");
 }
 
+/// E5: `sluice keys rotate` then SIGHUP re-wraps the data keys of the
+/// server's key while serving, durably before the reload is reported: the
+/// old key can then be retired (and its retirement reloaded too) without a
+/// restart, and after a kill -9 and a start every message still reads. A
+/// keyring that lacks a key stored data needs is refused by the reload,
+/// which changes nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn e5_a_rotation_reloaded_by_sighup_rewraps_while_serving() {
+    rotation_reloaded_by_sighup(Dirs::new()).await;
+}
+
+/// E5: the same with a PostgreSQL node. Without PostgreSQL's binaries it
+/// says SKIPPED, and fails instead with SLUICE_REQUIRE_POSTGRES=1.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn e5_a_rotation_reloaded_by_sighup_rewraps_on_postgres() {
+    let Some(cluster) = sluice_postgres::testing::cluster() else {
+        return;
+    };
+    rotation_reloaded_by_sighup(Dirs::on_postgres(cluster.fresh_database().await)).await;
+}
+
+async fn rotation_reloaded_by_sighup(dirs: Dirs) {
+    const RELOADED: &str = "reloaded the encryption keyring";
+    let log = dirs.keyring.with_file_name("serve.log");
+    let server = SluiceProcess::start_logging(&dirs.args(), &log);
+    let sqs = server.sdk();
+    let url = sqs
+        .create_queue()
+        .queue_name("rotated")
+        .send()
+        .await
+        .expect("create")
+        .queue_url
+        .expect("url");
+    let send = |n: u32| {
+        sqs.send_message()
+            .queue_url(&url)
+            .message_body(format!("{MARKER} {n:02}"))
+            .send()
+    };
+    for n in 0..10 {
+        send(n).await.expect("send under k0");
+    }
+    let keyring = dirs.keyring.to_str().expect("path");
+    keys(&["rotate", "--file", keyring, "--name", "k1"]);
+    server.hang_up(&log, RELOADED);
+    assert!(
+        std::fs::read_to_string(&log)
+            .expect("log")
+            .contains("rewrapped=1"),
+        "the queue's one data key follows the new active key"
+    );
+    for n in 10..20 {
+        send(n).await.expect("send under k1");
+    }
+
+    // A keyring without k1 (which wraps the data keys now) is refused.
+    let kept = std::fs::read(&dirs.keyring).expect("keyring");
+    let stranger = dirs.keyring.with_file_name("stranger.json");
+    let stranger_path = stranger.to_str().expect("path");
+    keys(&["new", "--file", stranger_path, "--name", "other"]);
+    std::fs::copy(&stranger, &dirs.keyring).expect("swap keyring");
+    server.hang_up(&log, "the new keyring is not put in use");
+    send(20).await.expect("the keyring in use is kept");
+    std::fs::write(&dirs.keyring, kept).expect("restore keyring");
+
+    keys(&["retire", "--file", keyring, "k0"]);
+    server.hang_up(&log, RELOADED);
+    server.kill_9();
+    let server = dirs.start();
+    let got = bodies(&server.sdk(), &url).await;
+    let want: Vec<String> = (0..21).map(|n| format!("{MARKER} {n:02}")).collect();
+    assert_eq!(got, want, "every message reads with k0 retired");
+    if dirs.postgres.is_none() {
+        assert!(!on_disk(&dirs.data, MARKER));
+    }
+}
+
 /// E5: kill -9 at any moment of the starts that re-wrap data keys after a
 /// rotation loses no message and leaves none undecryptable: after five
 /// rotations, each followed by a start killed early, and one full start,
