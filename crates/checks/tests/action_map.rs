@@ -3,7 +3,8 @@
 //! (`models/`: each API's dispatch is an exhaustive match over them, so
 //! the compiler holds the server to the same list), each once with its
 //! generated input type, and that every file and every
-//! `Broker::`/`Coordination::`/`Topics::` method they name exists, so the page
+//! `Broker::`/`Coordination::`/`Topics::`/`IdempotencyKeys::` method they
+//! name exists, so the page
 //! cannot fall behind a new operation, a moved file or a renamed method.
 
 use std::collections::BTreeSet;
@@ -97,6 +98,7 @@ fn every_file_and_method_the_page_names_exists() {
     let broker = read(&crates.join("broker/src/lib.rs"));
     let coordination = read(&crates.join("broker/src/coordination.rs"));
     let topics = read(&crates.join("broker/src/topics.rs"));
+    let idempotency = read(&crates.join("broker/src/idempotency.rs"));
     let mut checked = 0;
     for row in rows(&page) {
         assert_eq!(row.len(), 6, "row of 6 cells: {row:?}");
@@ -106,6 +108,8 @@ fn every_file_and_method_the_page_names_exists() {
                     Some((m, &broker))
                 } else if let Some(m) = span.strip_prefix("Topics::") {
                     Some((m, &topics))
+                } else if let Some(m) = span.strip_prefix("IdempotencyKeys::") {
+                    Some((m, &idempotency))
                 } else {
                     span.strip_prefix("Coordination::")
                         .map(|m| (m, &coordination))

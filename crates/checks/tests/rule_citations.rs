@@ -16,7 +16,21 @@ fn rule_ids(text: &str) -> Vec<String> {
             let number = w.get(1..).unwrap_or_default();
             matches!(
                 family,
-                Some('W' | 'L' | 'V' | 'F' | 'R' | 'M' | 'D' | 'X' | 'A' | 'C' | 'H' | 'N' | 'E')
+                Some(
+                    'W' | 'L'
+                        | 'V'
+                        | 'F'
+                        | 'R'
+                        | 'M'
+                        | 'D'
+                        | 'X'
+                        | 'A'
+                        | 'C'
+                        | 'H'
+                        | 'N'
+                        | 'E'
+                        | 'I'
+                )
             ) && (1..=2).contains(&number.len())
                 && number.chars().all(|c| c.is_ascii_digit())
                 && !number.starts_with('0')

@@ -136,6 +136,18 @@ pub enum Change {
         /// The data key's id.
         id: u64,
     },
+    /// Creates or replaces an idempotency record.
+    PutIdempotency {
+        /// The engine's key (account and key).
+        key: String,
+        /// JSON of its [`sluice_broker::idempotency::IdempotencyRecord`].
+        record: Vec<u8>,
+    },
+    /// Forgets an idempotency record (released, or expired).
+    DeleteIdempotency {
+        /// The engine's key.
+        key: String,
+    },
     /// Deletes a queue's messages with a sequence below `below`.
     Purge {
         /// Queue id.

@@ -13,6 +13,7 @@ use parking_lot::{Mutex, RwLock};
 use sluice_broker::EngineError;
 use sluice_broker::activity;
 use sluice_broker::activity::Activity;
+use sluice_broker::idempotency::IdempotencyRecord;
 use sluice_broker::{HandleSecret, MoveTask};
 use sluice_core::clock::Clock;
 use sluice_core::clock::Millis;
@@ -100,6 +101,8 @@ pub(crate) struct Inner {
     pub(crate) topics: TopicState,
     /// The data keys of encryption at rest.
     pub(crate) data_keys: Arc<DataKeys>,
+    /// Consumers' idempotency records, by key (see `crate::idempotency`).
+    pub(crate) idempotency: Mutex<HashMap<String, IdempotencyRecord>>,
 }
 
 /// What reopening the storage in process needs (see `crate::reopen`).

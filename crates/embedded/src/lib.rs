@@ -64,6 +64,7 @@ mod fifo;
 mod fuzzing;
 mod group_commit;
 mod groups;
+mod idempotency;
 mod ids;
 mod journal;
 mod log_record;

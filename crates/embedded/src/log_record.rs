@@ -21,6 +21,8 @@ const PUT_TASK: u8 = 9;
 const PURGE: u8 = 10;
 const PUT_DATA_KEY: u8 = 11;
 const DELETE_DATA_KEY: u8 = 12;
+const PUT_IDEMPOTENCY: u8 = 13;
+const DELETE_IDEMPOTENCY: u8 = 14;
 
 /// Appends `change` to `out`. A [`Change::MoveMessage`] has no layout:
 /// the store writes what it resolved to instead (see [`put_message`]).
@@ -87,6 +89,15 @@ pub fn encode(change: &Change, out: &mut Vec<u8>) -> Option<usize> {
         Change::DeleteDataKey { id } => {
             out.push(DELETE_DATA_KEY);
             u64s(out, &[*id]);
+        }
+        Change::PutIdempotency { key, record } => {
+            out.push(PUT_IDEMPOTENCY);
+            bytes(out, key.as_bytes());
+            bytes(out, record);
+        }
+        Change::DeleteIdempotency { key } => {
+            out.push(DELETE_IDEMPOTENCY);
+            bytes(out, key.as_bytes());
         }
     }
     None
@@ -175,6 +186,11 @@ pub fn decode(mut bytes: &[u8], at: Option<(u64, u64)>) -> Result<Vec<Change>, C
                 record: r.bytes()?.to_vec(),
             },
             DELETE_DATA_KEY => Change::DeleteDataKey { id: r.u64()? },
+            PUT_IDEMPOTENCY => Change::PutIdempotency {
+                key: r.string()?,
+                record: r.bytes()?.to_vec(),
+            },
+            DELETE_IDEMPOTENCY => Change::DeleteIdempotency { key: r.string()? },
 
             _ => return Err(CorruptRecord("log change tag")),
         });
@@ -278,6 +294,13 @@ mod tests {
                 record: b"{}".to_vec(),
             },
             Change::DeleteDataKey { id: 12 },
+            Change::PutIdempotency {
+                key: "000000000000/order-7".into(),
+                record: b"{}".to_vec(),
+            },
+            Change::DeleteIdempotency {
+                key: "000000000000/order-7".into(),
+            },
         ];
         let mut out = Vec::new();
         for c in &changes {

@@ -22,6 +22,7 @@ use crate::queue_state::QueueState;
 use crate::storage::{OsStorage, Overlay, Storage, probe};
 use crate::store::{INCOMPLETE_BACKUP_MARKER, Store, StoreError};
 use crate::topic_set::{self, TOPICS_FILE, TopicState};
+use sluice_broker::idempotency::IdempotencyRecord;
 use sluice_keyring::DataKeys;
 
 /// The file that holds the durable records inside the data directory.
@@ -34,6 +35,7 @@ pub(crate) struct Index {
     pub(crate) next_seq: u64,
     pub(crate) next_queue_id: u64,
     pub(crate) tasks: Vec<MoveTask>,
+    pub(crate) idempotency: Vec<(String, IdempotencyRecord)>,
 }
 
 /// The storage opened: its store and writer, and what it holds.
@@ -242,6 +244,7 @@ fn load_index(
         next_seq: recovered.next_seq,
         next_queue_id,
         tasks: recovered.tasks,
+        idempotency: recovered.idempotency,
     })
 }
 
@@ -313,6 +316,7 @@ impl EmbeddedBroker {
             .map(|(name, (id, state))| (name, Arc::new(QueueCell::new(id, state))))
             .collect();
         *broker.inner.tasks.lock() = index.tasks;
+        *broker.inner.idempotency.lock() = index.idempotency.into_iter().collect();
         *broker.inner.handle_secret.lock() = Some(handle_secret);
         broker.inner.topics.current.store(Arc::new(topics));
         broker.drop_unreadable(unreadable);
@@ -344,6 +348,7 @@ impl EmbeddedBroker {
                 handle_secret: Mutex::new(None),
                 topics: TopicState::default(),
                 data_keys,
+                idempotency: Mutex::new(HashMap::new()),
             }),
         }
     }

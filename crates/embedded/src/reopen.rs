@@ -150,9 +150,11 @@ impl Inner {
         let mut core = Some(core);
         let mut loaded = index.queues;
         let mut loaded_tasks = Some(index.tasks);
+        let mut loaded_idempotency = Some(index.idempotency);
         let cells = loop {
             let mut queues = self.queues.write();
             let mut tasks = self.tasks.lock();
+            let mut idempotency = self.idempotency.lock();
             let cells: Vec<(String, Arc<QueueCell>)> = queues
                 .iter()
                 .map(|(name, cell)| (name.clone(), cell.clone()))
@@ -161,7 +163,7 @@ impl Inner {
             // another's: take none rather than wait, and try again.
             let guards: Option<Vec<_>> = cells.iter().map(|(_, c)| c.state.try_lock()).collect();
             let Some(mut guards) = guards else {
-                drop((tasks, queues));
+                drop((idempotency, tasks, queues));
                 std::thread::sleep(Duration::from_millis(1));
                 continue;
             };
@@ -186,6 +188,11 @@ impl Inner {
             self.next_queue_id
                 .fetch_max(index.next_queue_id, Ordering::SeqCst);
             *tasks = loaded_tasks.take().unwrap_or_default();
+            *idempotency = loaded_idempotency
+                .take()
+                .unwrap_or_default()
+                .into_iter()
+                .collect();
             if let Some(core) = core.take() {
                 drop(self.journal.replace(core));
             }

@@ -69,5 +69,6 @@ impl Inner {
             }
         }
         self.expire_data_keys(now);
+        self.expire_idempotency(now);
     }
 }

@@ -219,3 +219,31 @@ async fn d7_a_backup_holds_the_topics_and_subscriptions() {
         [sub]
     );
 }
+
+/// D7, I1: a backup holds the idempotency records completed before it
+/// began: a store restored from it answers their results.
+#[tokio::test]
+async fn d7_a_backup_holds_the_idempotency_records() {
+    use sluice_broker::IdempotencyKeys;
+    use sluice_broker::idempotency::{Claim, ClaimStatus};
+    let dir = tempfile::tempdir().expect("dir");
+    let b = open(&dir.path().join("data"));
+    let claim = Claim {
+        ttl_ms: 3_600_000,
+        in_progress_ms: 60_000,
+    };
+    let first = b.claim_idempotency_key("a/k", claim).await.expect("claim");
+    assert_eq!(first.name(), "CLAIMED");
+    let done = b.complete_idempotency_key("a/k", "r".into());
+    assert!(done.await.expect("complete"));
+    let dest = dir.path().join("backup");
+    b.backup(&dest).await.expect("backup");
+    drop(b);
+    let copy = open(&dest);
+    assert_eq!(
+        copy.claim_idempotency_key("a/k", claim)
+            .await
+            .expect("claim"),
+        ClaimStatus::Completed { result: "r".into() }
+    );
+}

@@ -25,6 +25,7 @@ mod encryption;
 mod engine;
 mod error;
 mod fair;
+mod idempotency;
 mod listener;
 mod locks;
 mod nack;

@@ -38,6 +38,7 @@ const MIGRATIONS: &[(i32, &str)] = &[
         include_str!("../migrations/0026_messages_without_foreign_keys.sql"),
     ),
     (27, include_str!("../migrations/0027_data_keys.sql")),
+    (28, include_str!("../migrations/0028_idempotency.sql")),
 ];
 
 /// The newest schema version this build knows: the last migration's.

@@ -123,6 +123,12 @@ async fn sweep_pass(inner: &Arc<Inner>) -> Result<Option<usize>, EngineError> {
     .await?;
     execute(
         &tx,
+        "DELETE FROM sluice_idempotency WHERE expires_at <= $1",
+        &[&now],
+    )
+    .await?;
+    execute(
+        &tx,
         "DELETE FROM sluice_data_keys WHERE (record->>'created_at')::bigint < $1",
         &[&key_cut],
     )

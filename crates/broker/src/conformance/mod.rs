@@ -3,7 +3,8 @@
 //! Each function is one test and names the rule of SEMANTICS.md it proves:
 //! standard-queue behaviour in `standard`, FIFO in `fifo`, dead-letter
 //! queues, redrive and sluice's own DLQ tools in `dead_letter`, SNS topics
-//! and subscriptions as engines store them in `topics`.
+//! and subscriptions as engines store them in `topics`, consumers'
+//! idempotency records in `idempotency`.
 //! Engines instantiate the suite with [`conformance_tests!`](crate::conformance_tests),
 //! giving an expression that builds a fresh [`Harness`] per test. Time-based
 //! rules use the harness's manual clock; no test sleeps to prove a timeout
@@ -111,6 +112,9 @@ macro_rules! conformance_tests {
             n1_an_update_keeps_what_identifies_a_record,
             n1_deleting_a_topic_deletes_its_subscriptions,
             n1_subscriptions_are_listed_oldest_first_ties_by_id,
+            i1_a_key_is_claimed_once_and_completed_with_its_result,
+            i1_release_frees_a_key_and_a_timed_out_claim_is_taken_over,
+            i1_concurrent_claims_of_a_key_claim_it_once,
         );
     };
     // The in-flight limit needs 120,000 sequential receives: engines whose
@@ -135,6 +139,7 @@ macro_rules! conformance_tests {
 mod dead_letter;
 mod fair;
 mod fifo;
+mod idempotency;
 mod regions;
 mod retries;
 mod standard;
@@ -143,6 +148,7 @@ mod topics;
 pub use dead_letter::*;
 pub use fair::*;
 pub use fifo::*;
+pub use idempotency::*;
 pub use regions::*;
 pub use retries::*;
 pub use standard::*;
@@ -281,6 +287,7 @@ mod listed {
             include_str!("dead_letter.rs"),
             include_str!("fair.rs"),
             include_str!("fifo.rs"),
+            include_str!("idempotency.rs"),
             include_str!("regions.rs"),
             include_str!("retries.rs"),
             include_str!("standard.rs"),

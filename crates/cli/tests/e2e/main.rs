@@ -40,6 +40,7 @@ mod encryption_metrics;
 mod extensions;
 mod fidelity_messages;
 mod hostile_clients;
+mod idempotency;
 mod logging;
 mod long_polls;
 mod metrics;

@@ -8,8 +8,8 @@ use super::error::StoreError;
 use super::heads::record_data;
 use super::segment_use::SegmentTally;
 use super::tables::{
-    APPLIED_LSN, DATA_KEYS, DEDUP, FAILURES, HEADS, MESSAGES, META, NEXT_QUEUE_ID, NEXT_SEQ,
-    QUEUES, SEGMENTS, STATES, TASKS,
+    APPLIED_LSN, DATA_KEYS, DEDUP, FAILURES, HEADS, IDEMPOTENCY, MESSAGES, META, NEXT_QUEUE_ID,
+    NEXT_SEQ, QUEUES, SEGMENTS, STATES, TASKS,
 };
 use crate::change::Change;
 use crate::codec;
@@ -42,6 +42,7 @@ impl Store {
             let mut failures = txn.open_table(FAILURES)?;
             let mut segment_table = txn.open_table(SEGMENTS)?;
             let mut data_keys = txn.open_table(DATA_KEYS)?;
+            let mut idempotency = txn.open_table(IDEMPOTENCY)?;
             let mut tally = SegmentTally::default();
             let mut max_seq = None::<u64>;
             let mut max_queue = None::<u64>;
@@ -94,6 +95,12 @@ impl Store {
                     }
                     Change::PutTask { handle, record } => {
                         tasks.insert(handle.as_str(), record.as_slice())?;
+                    }
+                    Change::PutIdempotency { key, record } => {
+                        idempotency.insert(key.as_str(), record.as_slice())?;
+                    }
+                    Change::DeleteIdempotency { key } => {
+                        idempotency.remove(key.as_str())?;
                     }
                     Change::PutMessage {
                         queue,

@@ -14,8 +14,8 @@ use sluice_keyring::DataKeys;
 use super::error::StoreError;
 use super::heads::{build_heads, set_up};
 use super::tables::{
-    APPLIED_LSN, DATA_KEYS, DEDUP, FAILURES, HANDLE_SECRET, MESSAGES, META, QUEUES, SECRETS,
-    SEGMENTS, STATES, TASKS,
+    APPLIED_LSN, DATA_KEYS, DEDUP, FAILURES, HANDLE_SECRET, IDEMPOTENCY, MESSAGES, META, QUEUES,
+    SECRETS, SEGMENTS, STATES, TASKS,
 };
 #[cfg(test)]
 use crate::storage::OsStorage;
@@ -145,6 +145,7 @@ impl Store {
             txn.open_table(FAILURES)?;
             txn.open_table(SEGMENTS)?;
             txn.open_table(DATA_KEYS)?;
+            txn.open_table(IDEMPOTENCY)?;
         }
         build_heads(&txn, &segments)?;
         txn.commit()?;

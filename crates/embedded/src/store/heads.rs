@@ -8,7 +8,8 @@ use redb::{ReadableTable, ReadableTableMetadata};
 
 use super::error::StoreError;
 use super::tables::{
-    DATA_KEYS, DEDUP, FAILURES, HEADS, HEADS_BUILT, MESSAGES, META, QUEUES, SEGMENTS, STATES, TASKS,
+    DATA_KEYS, DEDUP, FAILURES, HEADS, HEADS_BUILT, IDEMPOTENCY, MESSAGES, META, QUEUES, SEGMENTS,
+    STATES, TASKS,
 };
 use crate::codec::{self, CorruptRecord};
 use crate::wal::Segments;
@@ -36,6 +37,7 @@ pub(super) fn set_up(db: &redb::Database) -> Result<bool, StoreError> {
     table!(FAILURES);
     table!(SEGMENTS);
     table!(DATA_KEYS);
+    table!(IDEMPOTENCY);
     let messages = table!(MESSAGES);
     let heads = table!(HEADS);
     let meta = table!(META);

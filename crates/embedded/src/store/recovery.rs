@@ -3,14 +3,15 @@
 
 use redb::{ReadableDatabase, ReadableTable};
 use sluice_broker::MoveTask;
+use sluice_broker::idempotency::IdempotencyRecord;
 use sluice_keyring::DataKeyRecord;
 
 use super::database::Store;
 use super::error::StoreError;
 use super::heads::head_seq;
 use super::tables::{
-    DATA_KEYS, DEDUP, FAILURES, HEADS, MESSAGES, META, NEXT_QUEUE_ID, NEXT_SEQ, QUEUES, STATES,
-    TASKS,
+    DATA_KEYS, DEDUP, FAILURES, HEADS, IDEMPOTENCY, MESSAGES, META, NEXT_QUEUE_ID, NEXT_SEQ,
+    QUEUES, STATES, TASKS,
 };
 use crate::change::QueueRecord;
 use crate::codec::{self, CorruptRecord};
@@ -29,6 +30,9 @@ pub struct Recovered {
     pub next_queue_id: u64,
     /// Message move tasks.
     pub tasks: Vec<MoveTask>,
+    /// Idempotency records, by key (expired ones too: the sweeper
+    /// deletes them).
+    pub idempotency: Vec<(String, IdempotencyRecord)>,
 }
 
 /// A queue read back at start-up.
@@ -97,7 +101,13 @@ impl Store {
                 .max(1),
             queues: Vec::new(),
             tasks: Vec::new(),
+            idempotency: Vec::new(),
         };
+        for row in txn.open_table(IDEMPOTENCY)?.iter()? {
+            let (key, record) = row?;
+            let record = serde_json::from_slice(record.value())?;
+            out.idempotency.push((key.value().to_string(), record));
+        }
         for row in txn.open_table(TASKS)?.iter()? {
             let (_, record) = row?;
             out.tasks.push(serde_json::from_slice(record.value())?);

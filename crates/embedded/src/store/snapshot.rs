@@ -17,8 +17,8 @@ use super::database::Store;
 use super::error::StoreError;
 use super::segment_use::SegmentUse;
 use super::tables::{
-    APPLIED_LSN, DATA_KEYS, DEDUP, FAILURES, HEADS, MESSAGES, META, QUEUES, SECRETS, SEGMENTS,
-    STATES, TASKS,
+    APPLIED_LSN, DATA_KEYS, DEDUP, FAILURES, HEADS, IDEMPOTENCY, MESSAGES, META, QUEUES, SECRETS,
+    SEGMENTS, STATES, TASKS,
 };
 
 /// Rows copied per transaction of the copy (each without durability until
@@ -75,6 +75,7 @@ impl Store {
         copier.table(&source, SEGMENTS)?;
         copier.table(&source, SECRETS)?;
         copier.table(&source, DATA_KEYS)?;
+        copier.table(&source, IDEMPOTENCY)?;
         let rows = copier.rows;
         copier.finish()?;
         Ok(StoreCopy {
@@ -87,7 +88,7 @@ impl Store {
 
 /// The tables [`Store::copy_to`] copies: a table it does not know would be
 /// left out of backups, so the copy refuses instead.
-const KNOWN: [&str; 11] = [
+const KNOWN: [&str; 12] = [
     "queues",
     "messages",
     "states",
@@ -99,6 +100,7 @@ const KNOWN: [&str; 11] = [
     "segments",
     "secrets",
     "data_keys",
+    "idempotency",
 ];
 
 fn check_tables_known(txn: &ReadTransaction) -> Result<(), StoreError> {

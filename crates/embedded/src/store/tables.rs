@@ -30,6 +30,11 @@ pub(super) const SEGMENTS: TableDefinition<u64, &[u8]> = TableDefinition::new("s
 /// JSON of a [`sluice_keyring::DataKeyRecord`] by its id.
 pub(super) const DATA_KEYS: TableDefinition<u64, &[u8]> = TableDefinition::new("data_keys");
 
+/// Consumers' idempotency records: JSON of a
+/// [`sluice_broker::idempotency::IdempotencyRecord`] by its key (the
+/// account's id, `/`, the caller's key).
+pub(super) const IDEMPOTENCY: TableDefinition<&str, &[u8]> = TableDefinition::new("idempotency");
+
 /// Secrets made once for the life of the store: the key receipt handles
 /// are sealed with ([`HANDLE_SECRET`]).
 pub(super) const SECRETS: TableDefinition<&str, &[u8]> = TableDefinition::new("secrets");

@@ -23,6 +23,9 @@ impl Operation {
             Operation::GetDepthHistory => "sluice:GetDepthHistory",
             Operation::CreateBackup => "sluice:CreateBackup",
             Operation::DescribeTopics => "sluice:DescribeTopics",
+            Operation::ClaimIdempotencyKey => "sluice:ClaimIdempotencyKey",
+            Operation::CompleteIdempotencyKey => "sluice:CompleteIdempotencyKey",
+            Operation::ReleaseIdempotencyKey => "sluice:ReleaseIdempotencyKey",
         }
     }
 
@@ -30,10 +33,15 @@ impl Operation {
     /// the queues it names even for a key allowed everything (a queue of
     /// another account needs that account's consent). CreateBackup names
     /// none: it copies the whole server; DescribeTopics names topics,
-    /// which it lists of the key's own account only.
+    /// which it lists of the key's own account only; idempotency keys are
+    /// the key's own account's.
     pub const fn names_queues(self) -> bool {
         match self {
-            Operation::CreateBackup | Operation::DescribeTopics => false,
+            Operation::CreateBackup
+            | Operation::DescribeTopics
+            | Operation::ClaimIdempotencyKey
+            | Operation::CompleteIdempotencyKey
+            | Operation::ReleaseIdempotencyKey => false,
             Operation::ListConsumers
             | Operation::CreateConsumer
             | Operation::UpdateConsumer

@@ -10,6 +10,7 @@
 //! | GetDepthHistory | `depth_history.rs` |
 //! | CreateBackup | `backup.rs` |
 //! | DescribeTopics | `topics.rs` |
+//! | ClaimIdempotencyKey, CompleteIdempotencyKey, ReleaseIdempotencyKey | `idempotency.rs` |
 //!
 //! `named.rs` holds what each request names for the access check.
 
@@ -17,6 +18,7 @@ mod alarms;
 mod backup;
 mod consumers;
 mod depth_history;
+mod idempotency;
 mod messages;
 mod named;
 mod topics;
@@ -154,6 +156,17 @@ async fn dispatch<B: Broker>(
         }
         Request::DescribeTopics(input) => {
             Response::DescribeTopics(topics::describe_topics(svc, ctx, input).await?)
+        }
+        Request::ClaimIdempotencyKey(input) => Response::ClaimIdempotencyKey(
+            idempotency::claim_idempotency_key(svc, ctx, input).await?,
+        ),
+        Request::CompleteIdempotencyKey(input) => {
+            idempotency::complete_idempotency_key(svc, ctx, input).await?;
+            Response::CompleteIdempotencyKey
+        }
+        Request::ReleaseIdempotencyKey(input) => {
+            idempotency::release_idempotency_key(svc, ctx, input).await?;
+            Response::ReleaseIdempotencyKey
         }
     })
 }

@@ -47,6 +47,10 @@ pub fn named(request: &Request) -> Named<'_> {
         // Topics are listed of the key's own account only (the action
         // filters them); they are no queues.
         Request::DescribeTopics(_) => Named::default(),
+        // Idempotency keys are the key's own account's; they are no queues.
+        Request::ClaimIdempotencyKey(_)
+        | Request::CompleteIdempotencyKey(_)
+        | Request::ReleaseIdempotencyKey(_) => Named::default(),
     }
 }
 
