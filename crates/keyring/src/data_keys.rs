@@ -769,7 +769,11 @@ mod tests {
         let mut sealed = Vec::new();
         a.key.seal_into(b"", b"secret", &mut sealed);
 
-        let (_d2, lacking) = keyring(&["k1"]);
+        // The same keyring without "named".
+        let mut file = KeyringFile::read(&path).unwrap();
+        file.keys.retain(|k| k.name != "named");
+        let lacking = path.with_file_name("lacking.json");
+        file.write(&lacking).unwrap();
         let refused = keys.rekey(Arc::new(Keyring::load(&lacking).unwrap()), None);
         assert!(matches!(refused, Err(KeyringError::MissingKey { key, .. }) if key == "named"));
         assert_eq!(keys.keyring().unwrap().active(), "k1", "nothing changed");

@@ -87,17 +87,18 @@ impl DataKey {
         let n = self.counter.fetch_add(1, Ordering::Relaxed);
         nonce[4..].copy_from_slice(&n.to_be_bytes());
         let start = out.len();
+        out.reserve(OVERHEAD + plaintext.len());
         out.extend_from_slice(&nonce);
         out.extend_from_slice(plaintext);
-        let mut body = out.split_off(start + NONCE_LEN);
-        // Sealing in place cannot fail for a buffer of this size.
-        if let Ok(tag) = self.key.seal_in_place_separate_tag(
+        // Sealed where it lies: no copy. Sealing in place cannot fail for a
+        // buffer of this size; were it to, nothing of the plaintext stays.
+        match self.key.seal_in_place_separate_tag(
             Nonce::assume_unique_for_key(nonce),
             Aad::from(aad),
-            &mut body,
+            &mut out[start + NONCE_LEN..],
         ) {
-            out.extend_from_slice(&body);
-            out.extend_from_slice(tag.as_ref());
+            Ok(tag) => out.extend_from_slice(tag.as_ref()),
+            Err(_) => out.truncate(start),
         }
     }
 
