@@ -157,10 +157,19 @@ pub trait Broker: Coordination + Topics + IdempotencyKeys {
         false
     }
 
-    /// The data keys made and the key each queue seals with, when
-    /// [`Broker::encrypts_at_rest`]; `None` for an engine that seals
-    /// nothing (or does not say).
+    /// The data keys made, when [`Broker::encrypts_at_rest`]; `None` for
+    /// an engine that seals nothing (or does not say).
     fn encryption_stats(&self) -> Option<EncryptionStats> {
+        None
+    }
+
+    /// The name of the keyring key that seals the new messages of a queue
+    /// with these attributes (never its material): `None` when its
+    /// messages are stored clear (the queue asks for no encryption, or the
+    /// engine seals nothing), `Some(None)` when its `KmsMasterKeyId` names
+    /// no live key of the keyring (sends to it are refused).
+    fn sealing_key(&self, sse_sqs: bool, kms_key_id: Option<&str>) -> Option<Option<String>> {
+        let _ = (sse_sqs, kms_key_id);
         None
     }
 

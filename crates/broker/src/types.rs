@@ -219,20 +219,13 @@ pub struct StorageStats {
     pub writes_refused: bool,
 }
 
-/// What encryption at rest does on this node, for `/metrics` (names of
-/// keys only: never their material).
+/// What encryption at rest did on this node, for `/metrics`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct EncryptionStats {
     /// Data keys made since the start: a queue's first sealed message
     /// makes one, and so does each rotation (its reuse period over, or its
     /// key changed).
     pub data_keys_made: u64,
-    /// Every queue whose attributes ask for server-side encryption
-    /// (`SqsManagedSseEnabled`, or a `KmsMasterKeyId`), by name, with the
-    /// name of the keyring key that seals its new messages; `None` when its
-    /// `KmsMasterKeyId` names no live key of the keyring (sends to it are
-    /// refused with `KmsNotFound`).
-    pub queue_keys: BTreeMap<String, Option<String>>,
 }
 
 /// What [`Broker::rekey`](crate::Broker::rekey) did.

@@ -215,6 +215,10 @@ impl Broker for EmbeddedBroker {
         encryption_stats::encryption_stats(self)
     }
 
+    fn sealing_key(&self, sse_sqs: bool, kms_key_id: Option<&str>) -> Option<Option<String>> {
+        encryption_stats::sealing_key(self, sse_sqs, kms_key_id)
+    }
+
     fn storage_stats(&self) -> Option<StorageStats> {
         stats::storage_stats(self)
     }

@@ -517,12 +517,12 @@ impl QueueSse<'_> {
 /// The keyring key a queue's attributes ask for, and whether it is the
 /// server's (follows the active key); `None` for a clear queue.
 fn wanted<'r>(ring: &'r Keyring, sse: QueueSse<'_>) -> Result<Option<(&'r str, bool)>, SealError> {
-    match sse.kms_key_id {
-        Some(id) => match ring.resolve(id) {
-            Some(name) => Ok(Some((name, is_managed_alias(id)))),
-            None => Err(SealError::KeyNotFound(id.to_string())),
-        },
-        None if sse.sse_sqs => Ok(Some((ring.active(), true))),
+    let managed = sse.kms_key_id.is_none_or(is_managed_alias);
+    match ring.key_for(sse.sse_sqs, sse.kms_key_id) {
+        Some(Some(name)) => Ok(Some((name, managed))),
+        Some(None) => Err(SealError::KeyNotFound(
+            sse.kms_key_id.unwrap_or_default().to_string(),
+        )),
         None => Ok(None),
     }
 }

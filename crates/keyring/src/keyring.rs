@@ -160,6 +160,18 @@ impl Keyring {
             _ => None,
         }
     }
+
+    /// The name of the key that seals the messages of a queue with these
+    /// attributes (`SqsManagedSseEnabled`, `KmsMasterKeyId`): `None` for a
+    /// queue that asks for no encryption, `Some(None)` when its
+    /// `KmsMasterKeyId` names no live key.
+    pub fn key_for(&self, sse_sqs: bool, kms_key_id: Option<&str>) -> Option<Option<&str>> {
+        match kms_key_id {
+            Some(id) => Some(self.resolve(id)),
+            None if sse_sqs => Some(Some(&self.active)),
+            None => None,
+        }
+    }
 }
 
 /// The keyring file as written on disk.

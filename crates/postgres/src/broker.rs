@@ -24,17 +24,21 @@ impl Broker for PostgresBroker {
         PostgresBroker::rekey(self, keyring).await
     }
 
-    /// The data keys this node made; which key each queue uses is not
-    /// reported here (the queues' attributes are in the database, and
-    /// `/metrics` reads this without it).
+    /// The data keys this node made.
     fn encryption_stats(&self) -> Option<sluice_broker::EncryptionStats> {
         self.inner
             .data_keys
             .is_configured()
             .then(|| sluice_broker::EncryptionStats {
                 data_keys_made: self.inner.data_keys.made(),
-                queue_keys: Default::default(),
             })
+    }
+
+    fn sealing_key(&self, sse_sqs: bool, kms_key_id: Option<&str>) -> Option<Option<String>> {
+        let keyring = self.inner.data_keys.keyring()?;
+        keyring
+            .key_for(sse_sqs, kms_key_id)
+            .map(|key| key.map(str::to_string))
     }
 
     async fn create_queue(&self, spec: CreateQueue) -> Result<QueueMeta, EngineError> {

@@ -94,14 +94,28 @@ async fn send(sqs: &aws_sdk_sqs::Client, url: &str) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn e4_metrics_name_each_queues_key_and_never_its_material() {
     let dir = tempfile::tempdir().expect("dir");
-    let keyring = keyring(dir.path(), &["k0", "k1"]);
     let data = dir.path().join("data");
-    let server = SluiceProcess::start(&[
-        "--data-dir",
-        data.to_str().expect("path"),
-        "--encryption-key-file",
-        keyring.to_str().expect("path"),
-    ]);
+    metrics_name_each_queues_key(&dir, &["--data-dir", data.to_str().expect("path")]).await;
+}
+
+/// E4, M1: the same on a PostgreSQL node, whose queues' attributes are in
+/// the database. Without PostgreSQL's binaries it says SKIPPED, and fails
+/// instead with SLUICE_REQUIRE_POSTGRES=1.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn e4_metrics_name_each_queues_key_on_postgres() {
+    let Some(cluster) = sluice_postgres::testing::cluster() else {
+        return;
+    };
+    let url = cluster.fresh_database().await;
+    let dir = tempfile::tempdir().expect("dir");
+    metrics_name_each_queues_key(&dir, &["--postgres", &url]).await;
+}
+
+async fn metrics_name_each_queues_key(dir: &tempfile::TempDir, storage: &[&str]) {
+    let keyring = keyring(dir.path(), &["k0", "k1"]);
+    let mut args = storage.to_vec();
+    args.extend(["--encryption-key-file", keyring.to_str().expect("path")]);
+    let server = SluiceProcess::start(&args);
     let sqs = server.sdk();
     let follows = create(&sqs, "follows", &[]).await;
     let pinned = create(&sqs, "pinned", &[(Attr::KmsMasterKeyId, "alias/k0")]).await;

@@ -29,8 +29,14 @@ struct QueueLabels {
     queue: String,
 }
 
-/// Registers the encryption metrics of `broker`.
-pub(super) fn register<B: Broker>(registry: &mut Registry, broker: &B) {
+/// Registers the encryption metrics of `broker`, with `sealing`: each
+/// queue whose messages are sealed and the name of the key that seals
+/// them (`None`: its `KmsMasterKeyId` names no live key).
+pub(super) fn register<B: Broker>(
+    registry: &mut Registry,
+    broker: &B,
+    sealing: &[(String, Option<String>)],
+) {
     let at_rest = Gauge::<i64>::default();
     at_rest.set(i64::from(broker.encrypts_at_rest()));
     registry.register(
@@ -48,7 +54,7 @@ pub(super) fn register<B: Broker>(registry: &mut Registry, broker: &B) {
     );
     let keys = Family::<QueueKeyLabels, Gauge>::default();
     let missing = Family::<QueueLabels, Gauge>::default();
-    for (queue, key) in &stats.queue_keys {
+    for (queue, key) in sealing {
         if let Some(key) = key {
             keys.get_or_create(&QueueKeyLabels {
                 queue: queue.clone(),

@@ -119,12 +119,12 @@ impl Metrics {
         self.consumers.register(&mut registry);
         self.topics.register(&mut registry);
         register_outbox(&mut registry, broker).await;
-        register_queues(&mut registry, broker).await;
+        let sealing = register_queues(&mut registry, broker).await;
         register_alarms(&mut registry, alarms);
         if let Some(storage) = broker.storage_stats() {
             register_storage(&mut registry, &storage);
         }
-        encryption::register(&mut registry, broker);
+        encryption::register(&mut registry, broker, &sealing);
         let mut out = String::new();
         if encode(&mut out, &registry).is_err() {
             out.clear();
@@ -162,16 +162,28 @@ impl Metrics {
 }
 
 /// Every queue's gauges and counters, and how many queues dead-letter
-/// into each.
-async fn register_queues<B: Broker>(registry: &mut Registry, broker: &B) {
+/// into each; returns the key each queue's messages are sealed with, for
+/// the queues whose messages are sealed (see [`Broker::sealing_key`]).
+async fn register_queues<B: Broker>(
+    registry: &mut Registry,
+    broker: &B,
+) -> Vec<(String, Option<String>)> {
     let mut stats = Vec::new();
     let mut sources: HashMap<String, i64> = HashMap::new();
+    let mut sealing = Vec::new();
     for name in broker.list_queues().await.unwrap_or_default() {
-        if let Ok(meta) = broker.get_queue(&name).await
-            && let Some(policy) = meta.config.redrive()
-            && let Some(dlq) = policy.dead_letter_target_arn.rsplit(':').next()
-        {
-            *sources.entry(dlq.to_string()).or_default() += 1;
+        if let Ok(meta) = broker.get_queue(&name).await {
+            let c = &meta.config;
+            if let Some(key) =
+                broker.sealing_key(c.sqs_managed_sse_enabled, c.kms_master_key_id.as_deref())
+            {
+                sealing.push((name.clone(), key));
+            }
+            if let Some(policy) = c.redrive()
+                && let Some(dlq) = policy.dead_letter_target_arn.rsplit(':').next()
+            {
+                *sources.entry(dlq.to_string()).or_default() += 1;
+            }
         }
         if let Ok(s) = broker.queue_stats(&name).await {
             stats.push((name, s));
@@ -190,6 +202,7 @@ async fn register_queues<B: Broker>(registry: &mut Registry, broker: &B) {
         "Queues whose RedrivePolicy targets this queue (above 0: a dead-letter queue)",
         dlq,
     );
+    sealing
 }
 
 /// The HTTP/S deliveries not yet made: waiting for a node, being
