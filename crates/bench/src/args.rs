@@ -14,7 +14,7 @@ const DEFAULT_DURATION_SECS: u64 = 10;
 /// server and every load flag is ignored.
 #[derive(Args, Debug, Clone)]
 #[command(
-    group(clap::ArgGroup::new("server_measured").args(["push", "fanout"])),
+    group(clap::ArgGroup::new("server_measured").args(["push", "fanout", "idempotency"])),
     after_help = "Measure sluice's efficiency: run `sluice bench --null-server` and the same \
                   load against it and against `sluice serve`; efficiency = sluice's \
                   end_to_end_per_sec / the null server's."
@@ -131,11 +131,15 @@ pub struct BenchArgs {
     #[arg(long, value_name = "MS", default_value_t = 2.0, requires = "fair")]
     pub fair_work_ms: f64,
 
+    /// Instead of a queue load, measure idempotency keys (docs/extensions.md): --producers loops, for --duration or --messages cycles, each claiming a new key (ClaimIdempotencyKey, which must answer CLAIMED) and completing it (CompleteIdempotencyKey), and every tenth cycle claiming a completed key again (which must answer COMPLETED with its result). Reports claims/s, requests/s, the claim latency and, with --server-pid, the server's CPU per 1,000 claims.
+    #[arg(long, conflicts_with_all = ["null_server", "wake_probes", "sync_probe", "push", "fanout", "fair", "fifo", "rate", "queues"])]
+    pub idempotency: bool,
+
     /// With --fanout: subscriptions deliver raw (RawMessageDelivery) instead of in SNS's signed envelope.
     #[arg(long, requires = "fanout")]
     pub raw_delivery: bool,
 
-    /// With --push or --fanout: the server's process id, whose CPU time (from /proc/PID/stat) is reported.
+    /// With --push, --fanout or --idempotency: the server's process id, whose CPU time (from /proc/PID/stat) is reported.
     #[arg(long, value_name = "PID", requires = "server_measured")]
     pub server_pid: Option<u32>,
 

@@ -53,6 +53,9 @@ pub enum BenchError {
         /// Publishes acknowledged.
         published: u64,
     },
+    /// `--idempotency`: claims were answered wrongly.
+    #[error("verification failed: {0}")]
+    Verification(String),
     /// The async runtime or a socket failed.
     #[error("{context}")]
     Io {

@@ -15,6 +15,7 @@ pub mod cpu;
 pub mod error;
 pub mod fair;
 pub mod fanout;
+pub mod idempotency;
 pub mod latency;
 pub mod load;
 pub mod null_server;
@@ -73,6 +74,16 @@ async fn bench(args: BenchArgs) -> Result<(), BenchError> {
     }
     if args.push {
         return push(&args).await;
+    }
+    if args.idempotency {
+        let client = client_for(&args, &args.endpoint, args.producers as usize)?;
+        let plan = idempotency::IdempotencyPlan {
+            producers: args.producers,
+            stop: args.stop_rule(),
+            server_pid: args.server_pid,
+        };
+        let report = idempotency::run(&client, plan).await?;
+        return print_report(args.json, &report, report.table());
     }
     let workers = (args.producers + args.consumers) as usize;
     let client = client_for(&args, &args.endpoint, workers)?;
@@ -388,6 +399,8 @@ mod tests {
         assert!(!bad(&["--push", "--server-pid", "1"]));
         assert!(bad(&["--raw-delivery"]), "needs --fanout");
         assert!(bad(&["--fanout", "--push"]));
+        assert!(!bad(&["--idempotency", "--server-pid", "1"]));
+        assert!(bad(&["--idempotency", "--fanout"]));
         assert!(bad(&["--fanout", "--fifo"]));
         assert!(bad(&["--push", "--push-concurrency", "1"]));
         assert!(bad(&["--push", "--fifo"]));

@@ -293,3 +293,35 @@ fn fanout_puts_every_publish_in_every_queue() {
     let (ok, _) = bench_json(&null_endpoint, &["--fanout", "--messages", "10"]);
     assert!(!ok, "the null server has no topics: the run must fail");
 }
+
+/// I1: `--idempotency` claims and completes a key per cycle, and every
+/// tenth cycle of a producer finds a completed key's result; the counts
+/// add up. Against
+/// the null server (no idempotency keys) the run fails instead of
+/// reporting figures.
+#[test]
+fn idempotency_claims_completes_and_replays_keys() {
+    let (_server, endpoint) = start(
+        &["serve", "--in-memory", "--bind", "127.0.0.1:0"],
+        "sluice listening on ",
+    );
+    // One producer: every tenth of its cycles replays a key.
+    let one = ["--idempotency", "--producers", "1", "--messages", "60"];
+    let (ok, report) = bench_json(&endpoint, &one);
+    assert!(ok, "bench failed: {report}");
+    assert_eq!(count(&report, "claimed"), 60, "{report}");
+    assert_eq!(count(&report, "replayed"), 6, "one in ten cycles: {report}");
+    assert_eq!(count(&report, "failed"), 0, "{report}");
+    // Several: the cycles are shared out, each key claimed once.
+    let three = ["--idempotency", "--producers", "3", "--messages", "60"];
+    let (ok, report) = bench_json(&endpoint, &three);
+    assert!(ok, "bench failed: {report}");
+    assert_eq!(count(&report, "claimed"), 60, "{report}");
+    assert_eq!(count(&report, "failed"), 0, "{report}");
+    let (_null, null_endpoint) = start(
+        &["bench", "--null-server", "--bind", "127.0.0.1:0"],
+        "sluice null server listening on ",
+    );
+    let (ok, _) = bench_json(&null_endpoint, &["--idempotency", "--messages", "10"]);
+    assert!(!ok, "the null server keeps no keys: the run must fail");
+}
