@@ -5,7 +5,7 @@
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use sluice_server::auth::{Access, Authenticator, Credential, RateLimit};
+use sluice_server::auth::{Access, Authenticator, Credential, PreparedKeys, RateLimit};
 
 use crate::config::{AuthMode, FileConfig};
 
@@ -143,20 +143,19 @@ fn rate_limit(
     }))
 }
 
-/// Replaces `auth`'s credentials with those of `file` (a reload, rule
-/// A11), checked as at start-up; on an error the credentials in use are
-/// kept. The mode is not reloaded: changing it needs a restart.
+/// The credentials of `file` for `auth` (a reload, rule A11), checked as at
+/// start-up and not yet in use ([`Authenticator::install`] puts them in
+/// use). The mode is not reloaded: changing it needs a restart.
 pub fn reload_credentials(
     auth: &Authenticator,
     file: &FileConfig,
     default_account: &str,
-) -> anyhow::Result<usize> {
+) -> anyhow::Result<PreparedKeys> {
     if file.auth.as_ref().and_then(|t| t.mode) == Some(AuthMode::Off) {
         tracing::warn!("auth.mode changed to off: a restart is needed to turn authentication off");
     }
-    auth.replace(credentials(file, default_account)?)
-        .map_err(|e| anyhow::anyhow!("{e} (see docs/security.md)"))?;
-    Ok(auth.len())
+    auth.prepare(credentials(file, default_account)?)
+        .map_err(|e| anyhow::anyhow!("{e} (see docs/security.md)"))
 }
 
 #[cfg(test)]

@@ -51,8 +51,9 @@ impl Reloader {
     /// Reads everything again and, only if all of it is good, puts it in
     /// use: a bad file changes nothing. New connections get the new
     /// certificate and new requests the new credentials; those in
-    /// progress finish with the old. The keyring goes first: an engine
-    /// refusing it (stored data needs a key it lacks) stops the reload.
+    /// progress finish with the old. The keyring is put in use after
+    /// everything else was checked: an engine refusing it (stored data
+    /// needs a key it lacks) stops the reload before anything changed.
     pub async fn reload(&self) -> anyhow::Result<()> {
         let file = match &self.config_path {
             Some(path) => config::load(path)?,
@@ -72,11 +73,23 @@ impl Reloader {
             }
             (None, None) => None,
         };
+        let credentials = match &self.auth {
+            Some(auth) => Some(crate::auth_config::reload_credentials(
+                auth,
+                &file,
+                &self.default_account,
+            )?),
+            None => None,
+        };
+        // Last of what can fail: the engine re-wraps and stores the data
+        // keys (a keyring lacking a stored key is refused here), and then
+        // nothing else can fail.
         if let Some(rekey) = &self.rekey {
             self.reload_keyring(&file, rekey).await?;
         }
-        if let Some(auth) = &self.auth {
-            let keys = crate::auth_config::reload_credentials(auth, &file, &self.default_account)?;
+        if let (Some(auth), Some(prepared)) = (&self.auth, credentials) {
+            let keys = Authenticator::prepared_len(&prepared);
+            auth.install(prepared);
             tracing::info!(access_keys = keys, "reloaded the [auth] credentials");
         }
         if let (Some(tls), Some(config)) = (&self.tls, new_tls) {

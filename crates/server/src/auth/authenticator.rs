@@ -62,6 +62,9 @@ impl Key {
 /// The credentials of a verifier, by access key id.
 pub(super) type KeyTable = HashMap<String, Key>;
 
+/// Credentials checked by [`Authenticator::prepare`], not yet in use.
+pub struct PreparedKeys(KeyTable);
+
 /// The verifier of `auth.mode = "sigv4"`: the configured credentials by
 /// access key id. The server has none when authentication is off.
 ///
@@ -102,9 +105,25 @@ impl Authenticator {
     /// whose rate is unchanged keeps its bucket: a reload does not hand a
     /// throttled key a fresh burst.
     pub fn replace(&self, credentials: Vec<Credential>) -> Result<(), String> {
-        let table = key_table(credentials, &self.keys.load())?;
-        self.keys.store(Arc::new(table));
+        let prepared = self.prepare(credentials)?;
+        self.install(prepared);
         Ok(())
+    }
+
+    /// [`Self::replace`] in two steps, for a reload that checks everything
+    /// before it changes anything: the credentials checked, not yet in use.
+    pub fn prepare(&self, credentials: Vec<Credential>) -> Result<PreparedKeys, String> {
+        Ok(PreparedKeys(key_table(credentials, &self.keys.load())?))
+    }
+
+    /// Puts credentials [`Self::prepare`] checked in use.
+    pub fn install(&self, prepared: PreparedKeys) {
+        self.keys.store(Arc::new(prepared.0));
+    }
+
+    /// How many credentials `prepared` holds.
+    pub fn prepared_len(prepared: &PreparedKeys) -> usize {
+        prepared.0.len()
     }
 
     /// How many credentials are configured.

@@ -21,7 +21,7 @@ mod refusal;
 mod verify;
 
 pub use access::Access;
-pub use authenticator::Authenticator;
+pub use authenticator::{Authenticator, PreparedKeys};
 pub use hints::{action_hint, queue_hint};
 pub use principal::{Credential, Principal};
 pub use rate::{Bucket, RateLimit};
