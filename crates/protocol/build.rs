@@ -32,7 +32,10 @@ const SQS_OMIT_EMPTY: &[(&str, &str)] = &[
 ];
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let models = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../models");
+    // Read at run time: a build script compiled for one checkout may be
+    // reused by another sharing the target directory.
+    let manifest_dir = std::env::var_os("CARGO_MANIFEST_DIR").ok_or("CARGO_MANIFEST_DIR unset")?;
+    let models = Path::new(&manifest_dir).join("../../models");
     let sqs_query = sluice_codegen::load(&models.join("sqs-query-service-2.json"))?;
     let sqs_json = sluice_codegen::load(&models.join("sqs-service-2.json"))?;
     let extensions = sluice_codegen::load(&models.join("sluice-extensions.json"))?;
