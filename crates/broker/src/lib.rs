@@ -21,6 +21,7 @@ mod backup;
 pub mod conformance;
 pub mod coordination;
 mod error;
+pub mod failure;
 pub mod handles;
 pub mod idempotency;
 pub mod json_file;

@@ -17,14 +17,17 @@ pub const FIRST_RECEIVE_AT: &str = "Sluice.FirstReceiveAt";
 pub const LAST_RECEIVE_AT: &str = "Sluice.LastReceiveAt";
 /// Provenance: the last failure reason a consumer gave.
 pub const LAST_FAILURE_REASON: &str = "Sluice.LastFailureReason";
+/// Provenance: the class of the last classified failure (rule X7).
+pub const FAILURE_CLASS: &str = "Sluice.FailureClass";
 
 /// Every provenance attribute, [`DEAD_LETTER_SOURCE_ARN`] included.
-const PROVENANCE: [&str; 5] = [
+const PROVENANCE: [&str; 6] = [
     DEAD_LETTER_SOURCE_ARN,
     MOVED_AT,
     FIRST_RECEIVE_AT,
     LAST_RECEIVE_AT,
     LAST_FAILURE_REASON,
+    FAILURE_CLASS,
 ];
 
 /// The queue name at the end of an ARN.
@@ -63,6 +66,8 @@ pub struct Provenance<'a> {
     pub last_receive_at: Millis,
     /// The last failure reason a consumer gave.
     pub failure_reason: Option<&'a str>,
+    /// The class of the last classified failure (rule X7).
+    pub failure_class: Option<&'a str>,
 }
 
 impl Provenance<'_> {
@@ -86,6 +91,9 @@ impl Provenance<'_> {
         if let Some(reason) = self.failure_reason {
             note(LAST_FAILURE_REASON, reason.to_string());
         }
+        if let Some(class) = self.failure_class {
+            note(FAILURE_CLASS, class.to_string());
+        }
     }
 }
 
@@ -99,7 +107,16 @@ pub fn strip_provenance(system_attributes: &mut MessageAttributes) {
 
 /// The last failure reason recorded in a message's provenance.
 pub fn recorded_failure(system_attributes: &MessageAttributes) -> Option<&str> {
-    match system_attributes.get(LAST_FAILURE_REASON).map(|a| &a.value) {
+    recorded(system_attributes, LAST_FAILURE_REASON)
+}
+
+/// The failure class recorded in a message's provenance (rule X7).
+pub fn recorded_class(system_attributes: &MessageAttributes) -> Option<&str> {
+    recorded(system_attributes, FAILURE_CLASS)
+}
+
+fn recorded<'a>(system_attributes: &'a MessageAttributes, name: &str) -> Option<&'a str> {
+    match system_attributes.get(name).map(|a| &a.value) {
         Some(AttributeValue::String(r)) => Some(r),
         _ => None,
     }
@@ -177,19 +194,22 @@ mod tests {
             first_receive_at: 1,
             last_receive_at: 4,
             failure_reason: Some("bad"),
+            failure_class: Some("validation"),
         };
         p.record(&mut attrs);
-        assert_eq!(attrs.len(), 5);
+        assert_eq!(attrs.len(), 6);
         assert_eq!(recorded_failure(&attrs), Some("bad"));
+        assert_eq!(recorded_class(&attrs), Some("validation"));
         Provenance {
             failure_reason: None,
+            failure_class: None,
             ..p
         }
         .record(&mut attrs);
         assert_eq!(
-            recorded_failure(&attrs),
-            None,
-            "an old reason does not linger"
+            (recorded_failure(&attrs), recorded_class(&attrs)),
+            (None, None),
+            "an old reason or class does not linger"
         );
         strip_provenance(&mut attrs);
         assert!(attrs.is_empty());

@@ -297,6 +297,8 @@ pub struct FairStats {
 pub struct Nack {
     /// Why, for the people who will read the DLQ.
     pub reason: Option<String>,
+    /// The kind of failure, which `SluiceDeadLetterRoutes` may route (rule X7).
+    pub class: Option<String>,
     /// Deterministic failure: move to the DLQ now instead of retrying.
     pub permanent: bool,
     /// Retry no sooner than this many seconds from now (0 when absent).
@@ -318,6 +320,8 @@ pub struct MessageFilter {
     pub source_arn: Option<String>,
     /// The last failure reason contains this text.
     pub reason_contains: Option<String>,
+    /// The last failure's class is this one (rule X7).
+    pub failure_class: Option<String>,
 }
 
 impl MessageFilter {
@@ -345,6 +349,10 @@ impl MessageFilter {
                     .as_deref()
                     .is_some_and(|r| r.contains(s.as_str()))
             })
+            && self
+                .failure_class
+                .as_ref()
+                .is_none_or(|c| m.failure_class.as_deref() == Some(c.as_str()))
     }
 }
 
@@ -379,6 +387,8 @@ pub struct PeekedMessage {
     pub sequence_number: Option<String>,
     /// The last failure reason a consumer gave.
     pub failure_reason: Option<String>,
+    /// The class of the last classified failure (rule X7).
+    pub failure_class: Option<String>,
 }
 
 /// One page of a peek.

@@ -100,7 +100,7 @@ impl<B: Broker> Delivery<B> {
                         .reason
                         .clone()
                         .unwrap_or_else(|| "named in the handler's batchItemFailures".to_string());
-                    Some((m, reason))
+                    Some((m, reason, f.class.clone()))
                 });
                 self.record_failures(named.collect(), visibility).await;
                 if self.fifo {
@@ -148,7 +148,7 @@ impl<B: Broker> Delivery<B> {
                     "batch failed: its messages come back after their visibility timeout"
                 );
                 let reason = reason.unwrap_or_else(|| kind.as_str().to_string());
-                let all = messages.iter().map(|m| (m, reason.clone())).collect();
+                let all = messages.iter().map(|m| (m, reason.clone(), None)).collect();
                 self.record_failures(all, visibility).await;
                 return outcome;
             }
@@ -237,7 +237,11 @@ impl<B: Broker> Delivery<B> {
     /// back after a visibility timeout from now, or after the queue's
     /// `SluiceRetryBackoff` when it has one, as without a reason. One that
     /// cannot be recorded (its handle expired) comes back as it would have.
-    async fn record_failures(&self, failed: Vec<(&ReceivedMessage, String)>, visibility: u32) {
+    async fn record_failures(
+        &self,
+        failed: Vec<(&ReceivedMessage, String, Option<String>)>,
+        visibility: u32,
+    ) {
         if failed.is_empty() {
             return;
         }
@@ -245,10 +249,11 @@ impl<B: Broker> Delivery<B> {
             Ok(meta) if meta.config.backoff().is_some() => None,
             _ => Some(visibility),
         };
-        for (m, reason) in failed {
+        for (m, reason, class) in failed {
             let reason = format!("consumer {}: {reason}", self.spec.name);
             let nack = Nack {
                 reason: Some(reason.chars().take(MAX_REASON_CHARS).collect()),
+                class,
                 permanent: false,
                 retry_after_seconds,
             };
@@ -352,6 +357,7 @@ impl<B: Broker> Delivery<B> {
                 .unwrap_or_else(|| format!("marked permanent by consumer {}", self.spec.name));
             let nack = Nack {
                 reason: Some(reason),
+                class: failure.class.clone(),
                 permanent: true,
                 retry_after_seconds: None,
             };

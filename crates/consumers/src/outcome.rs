@@ -5,6 +5,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::Value;
+use sluice_core::dead_letter_routes::is_failure_class;
 
 /// Why a whole batch failed, as counted in the metrics.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -83,6 +84,9 @@ pub struct ItemFailure {
     pub permanent: bool,
     /// The item's `"reason"`, cut to [`MAX_REASON_CHARS`].
     pub reason: Option<String>,
+    /// The item's `"class"`, which the queue's `SluiceDeadLetterRoutes`
+    /// may route (rule X7).
+    pub class: Option<String>,
 }
 
 /// What becomes of a delivered batch.
@@ -130,9 +134,10 @@ pub fn retry_after(
 /// `batchItemFailures` is a full success; invalid JSON, or an item whose
 /// `itemIdentifier` is missing, not a string, empty or not a message of the
 /// batch, fails the whole batch. Beyond Lambda, an item may add
-/// `"permanent": true` and a `"reason"` string (rule C5); a `permanent`
-/// that is not a boolean, or a `reason` that is not a string, fails the
-/// whole batch too.
+/// `"permanent": true`, a `"reason"` string (rule C5) and a failure
+/// `"class"` (rule X7); a `permanent` that is not a boolean, a `reason`
+/// that is not a string or a `class` that is no class name fails the whole
+/// batch too.
 pub fn read_success(body: &[u8], batch_ids: &BTreeSet<&str>, report_failures: bool) -> Outcome {
     if !report_failures || body.iter().all(u8::is_ascii_whitespace) {
         return Outcome::AllSucceeded;
@@ -163,6 +168,7 @@ pub fn read_success(body: &[u8], batch_ids: &BTreeSet<&str>, report_failures: bo
         let entry: &mut ItemFailure = failed.entry(id.to_string()).or_default();
         entry.permanent |= failure.permanent;
         entry.reason = entry.reason.take().or(failure.reason);
+        entry.class = entry.class.take().or(failure.class);
     }
     if failed.is_empty() {
         Outcome::AllSucceeded
@@ -171,8 +177,8 @@ pub fn read_success(body: &[u8], batch_ids: &BTreeSet<&str>, report_failures: bo
     }
 }
 
-/// The optional `permanent` and `reason` of an item; `None` when either
-/// has the wrong type.
+/// The optional `permanent`, `reason` and `class` of an item; `None` when
+/// one has the wrong type (or the class is no valid class name).
 fn item_failure(item: &Value) -> Option<ItemFailure> {
     let permanent = match item.get("permanent") {
         None | Some(Value::Null) => false,
@@ -184,7 +190,16 @@ fn item_failure(item: &Value) -> Option<ItemFailure> {
         Some(Value::String(r)) => Some(r.chars().take(MAX_REASON_CHARS).collect()),
         Some(_) => return None,
     };
-    Some(ItemFailure { permanent, reason })
+    let class = match item.get("class") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(c)) if is_failure_class(c) => Some(c.clone()),
+        Some(_) => return None,
+    };
+    Some(ItemFailure {
+        permanent,
+        reason,
+        class,
+    })
 }
 
 /// Lambda's FIFO rule (C3): in each message group, the first failed
@@ -249,12 +264,13 @@ mod tests {
         );
     }
 
-    /// C5: `permanent` and `reason` are read per item; a long reason is cut.
+    /// C5, X7: `permanent`, `reason` and `class` are read per item; a long
+    /// reason is cut.
     #[test]
-    fn c5_permanent_items_and_reasons() {
+    fn c5_permanent_items_reasons_and_classes() {
         let long = "x".repeat(MAX_REASON_CHARS + 10);
         let body = format!(
-            r#"{{"batchItemFailures":[{{"itemIdentifier":"a","permanent":true,"reason":"bad JSON"}},{{"itemIdentifier":"b","permanent":false}},{{"itemIdentifier":"c","reason":"{long}"}}]}}"#
+            r#"{{"batchItemFailures":[{{"itemIdentifier":"a","permanent":true,"reason":"bad JSON","class":"validation"}},{{"itemIdentifier":"b","permanent":false}},{{"itemIdentifier":"c","reason":"{long}"}}]}}"#
         );
         let Outcome::Partial(failed) = read(&body) else {
             panic!("partial expected");
@@ -263,7 +279,8 @@ mod tests {
             failed["a"],
             ItemFailure {
                 permanent: true,
-                reason: Some("bad JSON".into())
+                reason: Some("bad JSON".into()),
+                class: Some("validation".into()),
             }
         );
         assert_eq!(failed["b"], ItemFailure::default());
@@ -274,6 +291,8 @@ mod tests {
         for bad in [
             r#"{"batchItemFailures":[{"itemIdentifier":"a","permanent":"yes"}]}"#,
             r#"{"batchItemFailures":[{"itemIdentifier":"a","reason":42}]}"#,
+            r#"{"batchItemFailures":[{"itemIdentifier":"a","class":"not a class"}]}"#,
+            r#"{"batchItemFailures":[{"itemIdentifier":"a","class":7}]}"#,
         ] {
             assert_eq!(
                 read(bad),
@@ -296,7 +315,7 @@ mod tests {
         ];
         let permanent = ItemFailure {
             permanent: true,
-            reason: None,
+            ..ItemFailure::default()
         };
         let failed = [("a2".to_string(), permanent.clone())].into();
         let keep = hold_back_groups(&batch, &failed);

@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use crate::dead_letter_routes::DeadLetterRoutes;
 use crate::error::{ErrorCode, SqsError};
 use crate::fifo_settings::{DeduplicationScope, FifoThroughputLimit};
 use crate::limits::*;
@@ -28,6 +29,7 @@ pub const SETTABLE: &[&str] = &[
     "DeduplicationScope",
     "FifoThroughputLimit",
     crate::retry_backoff::ATTRIBUTE,
+    crate::dead_letter_routes::ATTRIBUTE,
 ];
 
 /// Attribute names only the server sets.
@@ -90,6 +92,9 @@ pub struct QueueConfig {
     /// records written before it existed).
     #[serde(default)]
     pub retry_backoff: Option<String>,
+    /// sluice's dead-letter routes by failure class (rule X7), normalised.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dead_letter_routes: Option<String>,
     /// FIFO: the `DeduplicationScope` given at creation, which governs
     /// deduplication even after SetQueueAttributes changes the attribute
     /// (rule F12); `None` when none was given (or in records written
@@ -117,6 +122,7 @@ impl Default for QueueConfig {
             deduplication_scope: DeduplicationScope::Queue,
             fifo_throughput_limit: FifoThroughputLimit::PerQueue,
             retry_backoff: None,
+            dead_letter_routes: None,
             creation_deduplication_scope: None,
         }
     }
@@ -338,6 +344,13 @@ impl QueueConfig {
                     Some(RetryBackoff::parse(value)?.to_document())
                 }
             }
+            crate::dead_letter_routes::ATTRIBUTE => {
+                self.dead_letter_routes = if value.is_empty() {
+                    None
+                } else {
+                    Some(DeadLetterRoutes::parse(value)?.to_document())
+                }
+            }
             _ => return Err(unknown_attribute(name)),
         }
         Ok(())
@@ -369,6 +382,13 @@ impl QueueConfig {
         let own = crate::queue_name::name_of_key(own_name);
         self.redrive()
             .filter(|p| p.dead_letter_target_arn.rsplit(':').next() != Some(own))
+    }
+
+    /// The parsed dead-letter routes (rule X7), if any are set.
+    pub fn routes(&self) -> Option<DeadLetterRoutes> {
+        self.dead_letter_routes
+            .as_deref()
+            .and_then(|d| DeadLetterRoutes::parse(d).ok())
     }
 
     /// The parsed retry backoff policy, if one is set.
@@ -415,6 +435,9 @@ impl QueueConfig {
         }
         if let Some(p) = &self.retry_backoff {
             out.insert(crate::retry_backoff::ATTRIBUTE, p.clone());
+        }
+        if let Some(p) = &self.dead_letter_routes {
+            out.insert(crate::dead_letter_routes::ATTRIBUTE, p.clone());
         }
         if self.fifo {
             out.insert("FifoQueue", "true".into());

@@ -7,6 +7,7 @@
 
 pub mod attributes;
 pub mod clock;
+pub mod dead_letter_routes;
 pub mod digest;
 pub mod error;
 pub mod fair_tenants;

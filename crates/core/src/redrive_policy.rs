@@ -101,7 +101,7 @@ impl RedrivePolicy {
 
 /// Whether `arn` has the shape of a queue ARN
 /// (`arn:<partition>:sqs:<region>:<account>:<name>`), whoever owns it.
-fn looks_like_queue_arn(arn: &str) -> bool {
+pub(crate) fn looks_like_queue_arn(arn: &str) -> bool {
     let parts: Vec<&str> = arn.split(':').collect();
     parts.len() == 6
         && parts[0] == "arn"

@@ -7,6 +7,7 @@ use std::sync::atomic::Ordering;
 
 use sluice_broker::EngineError;
 use sluice_broker::activity;
+use sluice_broker::failure::FailureRecord;
 use sluice_broker::moves::{Provenance, mark_replay as count_replay, strip_provenance};
 use sluice_core::clock::Millis;
 use sluice_keyring::Sealer;
@@ -243,7 +244,7 @@ fn dead_letter_rewrite(
 ) -> Rewrite {
     let source_arn = source_arn.to_string();
     let dlq_name = dlq_name.to_string();
-    let failure = removed.failure.clone();
+    let failure = FailureRecord::decode(removed.failure.as_deref());
     let state = removed.state;
     Rewrite(Arc::new(move |data: &mut MessageData| {
         // Provenance (rules R4, X2): where it came from, when, and why.
@@ -252,7 +253,8 @@ fn dead_letter_rewrite(
             moved_at: now,
             first_receive_at: state.first_receive_at,
             last_receive_at: state.last_receive_at,
-            failure_reason: failure.as_deref(),
+            failure_reason: failure.reason.as_deref(),
+            failure_class: failure.last_class(),
         }
         .record(&mut data.system_attributes);
         if fifo_dlq {
@@ -268,7 +270,8 @@ fn dead_letter_rewrite(
             dead_letter_queue = %dlq_name,
             receive_count = state.receive_count,
             trigger,
-            reason = failure.as_deref().unwrap_or(""),
+            reason = failure.reason.as_deref().unwrap_or(""),
+            class = failure.last_class().unwrap_or(""),
             "moved message to dead-letter queue"
         );
     }))

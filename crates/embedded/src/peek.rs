@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use sluice_broker::EngineError;
-use sluice_broker::moves::recorded_failure;
+use sluice_broker::failure;
 use sluice_broker::{MessageFilter, PeekPage, PeekedMessage};
 
 use crate::engine::EmbeddedBroker;
@@ -41,11 +41,8 @@ impl Snapshot {
 /// How a message looks to a peek or a redrive filter (rules X1, X3).
 pub(crate) fn peeked(snap: &Snapshot, data: &MessageData, fifo: bool) -> PeekedMessage {
     let seq = snap.seq;
-    let failure_reason = snap
-        .failure
-        .as_deref()
-        .or_else(|| recorded_failure(&data.system_attributes))
-        .map(str::to_string);
+    let (failure_reason, failure_class) =
+        failure::shown(snap.failure.as_deref(), &data.system_attributes);
     PeekedMessage {
         position: seq,
         message_id: uuid_string(&data.message_id),
@@ -65,6 +62,7 @@ pub(crate) fn peeked(snap: &Snapshot, data: &MessageData, fifo: bool) -> PeekedM
         dedup_id: data.dedup_id.clone(),
         sequence_number: fifo.then(|| sequence_number(seq)),
         failure_reason,
+        failure_class,
     }
 }
 

@@ -196,6 +196,7 @@ async fn permanent_nack_after_restart_keeps_body_and_reason() {
         &got[0].receipt_handle,
         Nack {
             reason: Some("schema mismatch".into()),
+            class: None,
             permanent: true,
             retry_after_seconds: None,
         },

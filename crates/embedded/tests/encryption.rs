@@ -170,6 +170,7 @@ async fn e1_sealed_messages_leave_no_plaintext_on_disk_and_read_back_after_resta
             &got[0].receipt_handle,
             Nack {
                 reason: Some(REASON_MARKER.into()),
+                class: None,
                 permanent: false,
                 retry_after_seconds: Some(0),
             },

@@ -224,15 +224,29 @@ async fn d1_move_tasks_survive_restart() {
     assert_eq!(b.move_tasks().await.unwrap(), vec![task]);
 }
 
-/// D1, X2: a consumer's failure reason survives a restart.
+/// D1, X2, X7: a consumer's failure reason and its failures per class
+/// survive a restart: the second failure of a class routed at two moves the
+/// message, though the first was counted before the restart.
 #[tokio::test]
-async fn d1_failure_reasons_survive_restart() {
+async fn d1_failure_reasons_and_class_counts_survive_restart() {
     use sluice_broker::{MessageFilter, Nack};
     let dir = tempfile::tempdir().unwrap();
     let clock = ManualClock::default();
+    let infra = |reason: &str| Nack {
+        reason: Some(reason.into()),
+        class: Some("infra".into()),
+        permanent: false,
+        retry_after_seconds: Some(60),
+    };
+    let opts = ReceiveOptions {
+        visibility_timeout: Some(30),
+        ..receive_opts()
+    };
     {
         let (b, _) = EmbeddedBroker::open(dir.path(), Arc::new(clock.clone())).unwrap();
-        create(&b, "q", &[]).await;
+        create(&b, "dlq", &[]).await;
+        let routes = r#"[{"class":"infra","deadLetterTargetArn":"arn:aws:sqs:us-east-1:000000000000:dlq","maxReceiveCount":2}]"#;
+        create(&b, "q", &[("SluiceDeadLetterRoutes", routes)]).await;
         b.send_messages(
             "q",
             vec![NewMessage {
@@ -242,33 +256,35 @@ async fn d1_failure_reasons_survive_restart() {
         )
         .await
         .unwrap();
-        let opts = ReceiveOptions {
-            visibility_timeout: Some(30),
-            ..receive_opts()
-        };
-        let got = b.receive_messages("q", opts).await.unwrap();
-        let nack = Nack {
-            reason: Some("downstream 503".into()),
-            permanent: false,
-            retry_after_seconds: Some(60),
-        };
-        b.nack_message("q", &got[0].receipt_handle, nack)
+        let got = b.receive_messages("q", opts.clone()).await.unwrap();
+        b.nack_message("q", &got[0].receipt_handle, infra("downstream 503"))
             .await
             .unwrap();
     }
-    let (b, _) = EmbeddedBroker::open(dir.path(), Arc::new(clock)).unwrap();
+    let (b, _) = EmbeddedBroker::open(dir.path(), Arc::new(clock.clone())).unwrap();
     let page = b
         .peek_messages("q", &MessageFilter::default(), None, 10)
         .await
         .unwrap();
+    let m = &page.messages[0];
+    assert_eq!(m.failure_reason.as_deref(), Some("downstream 503"));
+    assert_eq!(m.failure_class.as_deref(), Some("infra"));
+    assert_eq!(m.state, "in_flight", "the retry delay survived too");
+    clock.advance_secs(60);
+    let got = b.receive_messages("q", opts).await.unwrap();
+    b.nack_message("q", &got[0].receipt_handle, infra("downstream 503 again"))
+        .await
+        .unwrap();
+    let dead = b
+        .peek_messages("dlq", &MessageFilter::default(), None, 10)
+        .await
+        .unwrap();
     assert_eq!(
-        page.messages[0].failure_reason.as_deref(),
-        Some("downstream 503")
+        dead.messages.len(),
+        1,
+        "two infra failures, one before the restart"
     );
-    assert_eq!(
-        page.messages[0].state, "in_flight",
-        "the retry delay survived too"
-    );
+    assert_eq!(dead.messages[0].failure_class.as_deref(), Some("infra"));
 }
 
 /// A3: the receipt handles' secret is kept in the store: the same after a

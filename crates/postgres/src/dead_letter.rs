@@ -5,6 +5,7 @@
 use crate::sealing::seal_message;
 use sluice_broker::EngineError;
 use sluice_broker::activity;
+use sluice_broker::failure::FailureRecord;
 pub(crate) use sluice_broker::moves::key_of_arn_near;
 use sluice_broker::moves::{Provenance, sibling_arn};
 use sluice_keyring::Sealer;
@@ -138,13 +139,14 @@ pub(crate) async fn move_to_dead_letter_queue(
     let source_arn = sibling_arn(dead_letter_target_arn, &source.name);
     delete_rows(tx, source, &dead).await?;
     for mut m in dead.clone() {
-        let failure = m.failure_reason.clone();
+        let failure = FailureRecord::decode(m.failure_reason.as_deref());
         Provenance {
             source_arn: &source_arn,
             moved_at: now as u64,
             first_receive_at: m.first_receive_at as u64,
             last_receive_at: m.last_receive_at as u64,
-            failure_reason: failure.as_deref(),
+            failure_reason: failure.reason.as_deref(),
+            failure_class: failure.last_class(),
         }
         .record(&mut m.system_attributes);
         if dlq.config.fifo {
@@ -159,7 +161,8 @@ pub(crate) async fn move_to_dead_letter_queue(
             dead_letter_queue = %dlq.name,
             receive_count = m.receive_count,
             trigger,
-            reason = failure.as_deref().unwrap_or(""),
+            reason = failure.reason.as_deref().unwrap_or(""),
+            class = failure.last_class().unwrap_or(""),
             "moved message to dead-letter queue"
         );
         insert_moved(tx, dlq, &m, seal.as_ref()).await?;

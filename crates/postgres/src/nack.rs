@@ -1,17 +1,19 @@
 //! NackMessage: a consumer's failure of an in-flight message, its reason
-//! kept, retried after a backoff or dead-lettered at once (rule X2).
+//! and class kept, retried after a backoff or dead-lettered at once when
+//! permanent or when its class's route says so (rules X2, X7).
 
 use crate::encryption::message_rows;
-use crate::sealing::seal_reason;
+use crate::sealing::{open_reason, seal_reason};
+use sluice_broker::failure::{self, FailureRecord, NackOutcome};
 use sluice_broker::{EngineError, Nack};
 use sluice_core::receipt::ReceiptHandle;
 
 use crate::dead_letter::{
     DeadLetterRoute, dead_letter_target, key_of_arn_near, move_to_dead_letter_queue,
 };
-use crate::engine::{PostgresBroker, announce, execute, expire, queue_row};
+use crate::engine::{PostgresBroker, announce, execute, expire, query, queue_row};
 use crate::error;
-use crate::rows::MESSAGE_COLUMNS;
+use crate::rows::{MESSAGE_COLUMNS, col};
 use crate::visibility::in_flight;
 
 /// Records a consumer's failure of an in-flight message (rule X2).
@@ -28,18 +30,42 @@ pub(crate) async fn nack(
     let q = queue_row(&tx, name, "").await?;
     expire(inner, &tx, &q, now).await?;
     let seq = in_flight(&tx, &q, receipt_handle, now, false).await?.seq as i64;
-    let dlq = if nack.permanent {
-        let policy = q.config.redrive().ok_or(EngineError::NoRedrivePolicy)?;
-        let dlq = dead_letter_target(&tx, &key_of_arn_near(name, &policy.dead_letter_target_arn))
-            .await?
-            .ok_or(EngineError::DeadLetterQueueMissing)?;
-        Some((policy, dlq))
-    } else {
-        None
+    // The failures so far, which the nack adds to (rule X7).
+    let noted = nack.reason.is_some() || nack.class.is_some();
+    let mut record = FailureRecord::default();
+    if noted {
+        let rows = query(
+            &tx,
+            "SELECT failure_reason FROM sluice_messages WHERE queue_id = $1 AND seq = $2",
+            &[&q.id, &seq],
+        )
+        .await?;
+        if let Some(stored) = rows
+            .first()
+            .map(|r| col::<Option<String>>(r, 0))
+            .transpose()?
+        {
+            let stored = stored
+                .map(|s| open_reason(&s, &inner.data_keys))
+                .transpose()?;
+            record = FailureRecord::decode(stored.as_deref());
+        }
+    }
+    let dlq = match failure::decide(&q.config, &mut record, &nack)? {
+        NackOutcome::Retry => None,
+        NackOutcome::DeadLetter {
+            target_arn,
+            trigger,
+        } => {
+            let dlq = dead_letter_target(&tx, &key_of_arn_near(name, &target_arn))
+                .await?
+                .ok_or(EngineError::DeadLetterQueueMissing)?;
+            Some((target_arn, dlq, trigger))
+        }
     };
-    if let Some(reason) = &nack.reason {
+    if let Some(stored) = record.encode().filter(|_| noted) {
         // The consumer's text: sealed as the queue's messages are.
-        let stored = seal_reason(b.sealer(&q, None).await?.as_ref(), reason);
+        let stored = seal_reason(b.sealer(&q, None).await?.as_ref(), &stored);
         execute(
             &tx,
             "UPDATE sluice_messages SET failure_reason = $3 WHERE queue_id = $1 AND seq = $2",
@@ -48,16 +74,16 @@ pub(crate) async fn nack(
         .await?;
     }
     let visible_now = match dlq {
-        Some((policy, dlq)) => {
+        Some((target_arn, dlq, trigger)) => {
             let sql = format!(
                 "SELECT {MESSAGE_COLUMNS} FROM sluice_messages WHERE queue_id = $1 AND seq = $2"
             );
             let rows = message_rows(&inner.data_keys, &tx, &sql, &[&q.id, &seq]).await?;
             let route = DeadLetterRoute {
                 source: &q,
-                dead_letter_target_arn: &policy.dead_letter_target_arn,
+                dead_letter_target_arn: &target_arn,
                 dlq: &dlq,
-                trigger: "permanent nack",
+                trigger,
             };
             move_to_dead_letter_queue(b, &tx, route, rows, now).await?;
             Some(dlq.name)

@@ -11,7 +11,7 @@ use sluice_core::receipt::ReceiptHandle;
 use tokio_postgres::Row;
 use tokio_postgres::types::Json;
 
-use sluice_broker::moves::recorded_failure;
+use sluice_broker::failure;
 use sluice_keyring::DataKeys;
 
 use crate::sealing;
@@ -168,11 +168,8 @@ impl MessageRow {
 
     /// How the message looks to a peek or a redrive filter (rules X1, X3).
     pub fn peeked(&self, now: i64, fifo: bool) -> PeekedMessage {
-        let failure_reason = self
-            .failure_reason
-            .as_deref()
-            .or_else(|| recorded_failure(&self.system_attributes))
-            .map(str::to_string);
+        let (failure_reason, failure_class) =
+            failure::shown(self.failure_reason.as_deref(), &self.system_attributes);
         PeekedMessage {
             position: self.seq as u64,
             message_id: self.message_id.hyphenated().to_string(),
@@ -194,6 +191,7 @@ impl MessageRow {
             dedup_id: self.dedup_id.clone(),
             sequence_number: fifo.then(|| sequence_number(self.seq)),
             failure_reason,
+            failure_class,
         }
     }
 }

@@ -147,6 +147,7 @@ async fn e1_sealed_messages_are_not_in_pg_dump_and_every_node_reads_them() {
         &got[0].receipt_handle,
         Nack {
             reason: Some(REASON_MARKER.into()),
+            class: None,
             permanent: false,
             retry_after_seconds: Some(0),
         },

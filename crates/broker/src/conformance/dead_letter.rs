@@ -451,6 +451,7 @@ pub async fn x2_nack_reason_retry_and_permanent_failure<H: Harness>(h: &H) {
     let first = receive(h, "src", 1).await.remove(0);
     let nack = |reason: &str, permanent, retry| crate::Nack {
         reason: Some(reason.into()),
+        class: None,
         permanent,
         retry_after_seconds: retry,
     };

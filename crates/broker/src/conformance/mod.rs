@@ -91,6 +91,9 @@ macro_rules! conformance_tests {
             r7_move_tasks_are_kept,
             x1_peek_changes_nothing_and_filters,
             x2_nack_reason_retry_and_permanent_failure,
+            x7_each_failure_class_reaches_its_own_dlq_after_its_own_count,
+            x7_permanent_failures_and_a_missing_route_dlq,
+            x7_a_fix_replays_only_its_class,
             x3_selective_redrive_filters_marks_and_bounds_replays,
             x_retry_backoff_doubles_each_attempt_up_to_the_cap,
             x_retry_backoff_jitter_nack_and_removal,
@@ -137,6 +140,7 @@ macro_rules! conformance_tests {
 }
 
 mod dead_letter;
+mod failure_classes;
 mod fair;
 mod fifo;
 mod idempotency;
@@ -146,6 +150,7 @@ mod standard;
 mod topics;
 
 pub use dead_letter::*;
+pub use failure_classes::*;
 pub use fair::*;
 pub use fifo::*;
 pub use idempotency::*;
@@ -285,6 +290,7 @@ mod listed {
         let sources = [
             include_str!("mod.rs"),
             include_str!("dead_letter.rs"),
+            include_str!("failure_classes.rs"),
             include_str!("fair.rs"),
             include_str!("fifo.rs"),
             include_str!("idempotency.rs"),

@@ -151,6 +151,7 @@ pub async fn x_retry_backoff_jitter_nack_and_removal<H: Harness>(h: &H) {
                 &m.receipt_handle,
                 Nack {
                     reason: Some("flaky".into()),
+                    class: None,
                     permanent: false,
                     retry_after_seconds: timed.then_some(3),
                 },

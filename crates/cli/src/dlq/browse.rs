@@ -124,6 +124,11 @@ pub async fn peek(client: &Client, args: PeekArgs) -> anyhow::Result<u8> {
         "FAILURE REASON",
         "BODY",
     ];
+    // Failure classes (rule X7) get a column once any message has one.
+    let classified = messages.iter().any(|m| m.failure_class.is_some());
+    if classified {
+        columns.insert(columns.len() - 2, "CLASS");
+    }
     if grouped {
         columns.insert(3, "GROUP");
     }
@@ -143,6 +148,10 @@ pub async fn peek(client: &Client, args: PeekArgs) -> anyhow::Result<u8> {
             shorten(m.failure_reason.as_deref().unwrap_or("-"), 40),
             shorten(m.body.as_deref().unwrap_or(""), 50),
         ];
+        if classified {
+            let class = m.failure_class.as_deref().unwrap_or("-");
+            row.insert(row.len() - 2, class.to_string());
+        }
         if grouped {
             row.insert(3, shorten(m.message_group_id.as_deref().unwrap_or("-"), 20));
         }
@@ -216,6 +225,8 @@ struct Provenance {
     last_receive_at: Option<u64>,
     /// Why its consumer last gave it up (NackMessage).
     last_failure_reason: Option<String>,
+    /// The class of its last classified failure (NackMessage).
+    failure_class: Option<String>,
     /// Times a selective redrive replayed it.
     replay_count: u64,
 }
@@ -236,6 +247,7 @@ impl Provenance {
                 .or_else(|| millis_attribute(m, "Sluice.LastReceiveAt"))),
             last_failure_reason: (m.failure_reason.clone())
                 .or_else(|| attribute("Sluice.LastFailureReason")),
+            failure_class: (m.failure_class.clone()).or_else(|| attribute("Sluice.FailureClass")),
             replay_count: replay_count(m),
         }
     }
@@ -266,6 +278,7 @@ fn render_message(m: &PeekedMessage, p: &Provenance) -> String {
         "Last failure reason",
         text(p.last_failure_reason.as_deref()),
     );
+    line("Failure class", text(p.failure_class.as_deref()));
     line("Replay count", p.replay_count.to_string());
     // The server leaves empty maps out of its answer: none, no section.
     if !m.message_attributes.is_empty() {

@@ -23,6 +23,10 @@ pub struct FilterArgs {
     /// Only messages whose last failure reason (NackMessage) contains TEXT.
     #[arg(long, value_name = "TEXT")]
     pub reason: Option<String>,
+    /// Only messages whose last failure was of this class (NackMessage's
+    /// FailureClass; SluiceDeadLetterRoutes routes by it).
+    #[arg(long, value_name = "CLASS")]
+    pub class: Option<String>,
     /// Only messages whose body contains TEXT.
     #[arg(long, value_name = "TEXT")]
     pub body_contains: Option<String>,
@@ -51,6 +55,7 @@ impl FilterArgs {
             && self.until.is_none()
             && self.attribute.is_none()
             && self.reason.is_none()
+            && self.class.is_none()
             && self.body_contains.is_none()
             && self.source.is_none()
     }
@@ -80,6 +85,7 @@ impl FilterArgs {
             attribute_value: self.attribute.as_ref().map(|(_, v)| v.clone()),
             source_queue_arn,
             failure_reason_contains: self.reason.clone(),
+            failure_class: self.class.clone(),
         })
     }
 }
@@ -102,6 +108,8 @@ pub struct MessageFilter {
     pub source_queue_arn: Option<String>,
     /// `FailureReasonContains`.
     pub failure_reason_contains: Option<String>,
+    /// `FailureClass`.
+    pub failure_class: Option<String>,
 }
 
 impl MessageFilter {
@@ -117,6 +125,7 @@ impl MessageFilter {
             attribute_value: f.attribute_value,
             source_queue_arn: f.source_queue_arn,
             failure_reason_contains: f.failure_reason_contains,
+            failure_class: f.failure_class,
             ..Default::default()
         }
     }
@@ -133,6 +142,7 @@ impl MessageFilter {
             attribute_value: f.attribute_value,
             source_queue_arn: f.source_queue_arn,
             failure_reason_contains: f.failure_reason_contains,
+            failure_class: f.failure_class,
             ..Default::default()
         }
     }
@@ -163,10 +173,11 @@ mod tests {
             attribute_value: Some("v".into()),
             source_queue_arn: Some("arn".into()),
             failure_reason_contains: Some("r".into()),
+            failure_class: Some("c".into()),
         };
         let peek = serde_json::to_value(filter.peek("u")).unwrap();
         let redrive = serde_json::to_value(filter.redrive("u")).unwrap();
         assert_eq!(peek, redrive);
-        assert_eq!(peek.as_object().unwrap().len(), 8, "{peek}");
+        assert_eq!(peek.as_object().unwrap().len(), 9, "{peek}");
     }
 }

@@ -777,3 +777,73 @@ async fn c5_permanent_item_goes_to_the_dlq_at_once_with_its_reason() {
     let line = r#"sluice_consumer_dead_lettered_messages_total{consumer="perm-worker"} 1"#;
     assert!(metrics.contains(line), "{line} in\n{metrics}");
 }
+
+/// C5, X7: an item with a `"class"` the queue routes goes to that class's
+/// dead-letter queue when its count is reached (1 here), without being
+/// permanent, with the class kept; RedrivePolicy's DLQ gets nothing.
+#[tokio::test]
+async fn c5_x7_a_classed_item_takes_its_class_route() {
+    let server = TestServer::start_real_time().await;
+    let main_dlq = create_queue(&server.sdk(), "class-main-dlq").await;
+    let invalid = create_queue(&server.sdk(), "class-invalid-dlq").await;
+    let redrive = r#"{"deadLetterTargetArn":"arn:aws:sqs:us-east-1:000000000000:class-main-dlq","maxReceiveCount":5}"#;
+    let url = queue(&server, "classed", 1, Some(redrive)).await;
+    server
+        .sdk()
+        .set_queue_attributes()
+        .queue_url(&url)
+        .attributes(
+            QueueAttributeName::from("SluiceDeadLetterRoutes"),
+            r#"[{"class":"validation","deadLetterTargetArn":"arn:aws:sqs:us-east-1:000000000000:class-invalid-dlq","maxReceiveCount":1}]"#,
+        )
+        .send()
+        .await
+        .unwrap();
+    let bad = send(&server, &url, "not json").await;
+    send(&server, &url, "fine").await;
+    let handler = Handler::start(Arc::new(|event, _| {
+        let items: Vec<Value> = event["Records"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|r| r["body"] == "not json")
+            .map(|r| serde_json::json!({"itemIdentifier": r["messageId"], "class": "validation", "reason": "invalid JSON in body"}))
+            .collect();
+        Reply::ok(&serde_json::json!({ "batchItemFailures": items }).to_string())
+    }))
+    .await;
+    let _consumers = start(
+        &server,
+        vec![spec("classed-worker", "classed", &handler.url)],
+    )
+    .await;
+    assert!(
+        until(Duration::from_secs(5), async || remaining(
+            &server, &invalid
+        )
+        .await
+            == 1
+            && remaining(&server, &url).await == 0)
+        .await,
+        "routed by its class, the rest deleted"
+    );
+    assert_eq!(remaining(&server, &main_dlq).await, 0);
+    assert_eq!(handler.events().len(), 1, "delivered once");
+    let raw = server.raw();
+    let peek = tokio::task::spawn_blocking(move || {
+        let body = serde_json::json!({ "QueueUrl": invalid, "FailureClass": "validation" });
+        raw.json_target("Sluice.PeekMessages", &body.to_string())
+    })
+    .await
+    .unwrap();
+    assert_eq!(peek.status, 200, "{}", peek.body);
+    let body: Value = serde_json::from_str(&peek.body).unwrap();
+    let m = &body["Messages"][0];
+    assert_eq!(m["MessageId"], bad.as_str());
+    assert_eq!(m["FailureClass"], "validation");
+    assert_eq!(m["Attributes"]["Sluice.FailureClass"], "validation");
+    assert_eq!(
+        m["FailureReason"],
+        "consumer classed-worker: invalid JSON in body"
+    );
+}

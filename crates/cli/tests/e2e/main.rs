@@ -38,6 +38,7 @@ mod depth_history;
 mod encryption;
 mod encryption_metrics;
 mod extensions;
+mod failure_classes;
 mod fidelity_messages;
 mod hostile_clients;
 mod idempotency;

@@ -1,15 +1,17 @@
 //! sluice's own actions (JSON target `Sluice.<Action>`, Query
-//! `Action=<Action>`): NackMessage (rule X2), PeekMessages (rule X1) and
-//! RedriveMessages (rule X3).
+//! `Action=<Action>`): NackMessage (rules X2, X7), PeekMessages (rule X1)
+//! and RedriveMessages (rule X3).
 //! Documented with examples in docs/extensions.md.
 
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 use sluice_broker::{Broker, MessageFilter, Nack, Redrive};
 use sluice_core::SqsError;
+use sluice_core::dead_letter_routes::is_failure_class;
 use sluice_core::digest::md5_of_body;
 use sluice_core::limits::MAX_VISIBILITY_TIMEOUT;
 use sluice_core::message::AttributeValue;
+use sluice_core::message::all_chars_allowed;
 use sluice_protocol::decode::required;
 use sluice_protocol::sluice::{
     NackMessageRequest, PeekMessagesRequest, PeekMessagesResult, PeekedMessage,
@@ -32,12 +34,27 @@ pub async fn nack_message<B: Broker>(
 ) -> Result<(), SqsError> {
     let url = required(input.queue_url, "QueueUrl")?;
     let handle = required(input.receipt_handle, "ReceiptHandle")?;
-    if let Some(r) = &input.reason
-        && r.chars().count() > MAX_REASON
+    if let Some(r) = &input.reason {
+        if r.chars().count() > MAX_REASON {
+            return Err(SqsError::invalid_parameter(format!(
+                "Reason must be at most {MAX_REASON} characters."
+            )));
+        }
+        // A message body's characters: a reason is shown beside one.
+        if !all_chars_allowed(r) {
+            return Err(SqsError::invalid_parameter(
+                "Reason contains characters outside the allowed set.",
+            ));
+        }
+    }
+    if let Some(c) = &input.failure_class
+        && !is_failure_class(c)
     {
-        return Err(SqsError::invalid_parameter(format!(
-            "Reason must be at most {MAX_REASON} characters."
-        )));
+        return Err(SqsError::invalid_value(
+            "FailureClass",
+            c,
+            "1 to 64 letters, digits, '-' or '_'.",
+        ));
     }
     let retry = input
         .retry_after_seconds
@@ -52,6 +69,7 @@ pub async fn nack_message<B: Broker>(
     }
     let nack = Nack {
         reason: input.reason,
+        class: input.failure_class,
         permanent,
         retry_after_seconds: retry,
     };
@@ -87,6 +105,7 @@ pub async fn peek_messages<B: Broker>(
         attribute_value: input.attribute_value,
         source_queue_arn: input.source_queue_arn,
         failure_reason_contains: input.failure_reason_contains,
+        failure_class: input.failure_class,
     })?;
     let page = svc
         .broker
@@ -115,6 +134,7 @@ fn peeked(m: &sluice_broker::PeekedMessage) -> PeekedMessage {
         message_deduplication_id: m.dedup_id.clone(),
         sequence_number: m.sequence_number.clone(),
         failure_reason: m.failure_reason.clone(),
+        failure_class: m.failure_class.clone(),
         attributes: (m.system_attributes.iter())
             .filter_map(|(k, v)| match &v.value {
                 AttributeValue::String(s) => Some((k.clone(), s.clone())),
@@ -148,6 +168,7 @@ struct Filter {
     attribute_value: Option<String>,
     source_queue_arn: Option<String>,
     failure_reason_contains: Option<String>,
+    failure_class: Option<String>,
 }
 
 /// Turns the filter parameters into a broker filter.
@@ -170,6 +191,7 @@ fn message_filter(input: Filter) -> Result<MessageFilter, SqsError> {
         attribute,
         source_arn: input.source_queue_arn,
         reason_contains: input.failure_reason_contains,
+        failure_class: input.failure_class,
     })
 }
 
@@ -215,6 +237,7 @@ pub async fn redrive_messages<B: Broker>(
             attribute_value: input.attribute_value,
             source_queue_arn: input.source_queue_arn,
             failure_reason_contains: input.failure_reason_contains,
+            failure_class: input.failure_class,
         })?,
         mark_replay: true,
         max_replays: Some(max_replays),

@@ -1,10 +1,11 @@
-//! GetQueueAttributes and SetQueueAttributes (rule V11), and the redrive
-//! checks that need other queues (rules R1, R5).
+//! GetQueueAttributes and SetQueueAttributes (rule V11), and the checks of
+//! dead-letter targets that need other queues (rules R1, R5, X7).
 
 use std::collections::BTreeMap;
 
 use sluice_broker::{Broker, MetaChange};
 use sluice_core::attributes::{QueueConfig, RedriveAllowPolicy, is_known_attribute};
+use sluice_core::dead_letter_routes;
 use sluice_core::{ErrorCode, SqsError};
 use sluice_protocol::decode::required;
 use sluice_protocol::sqs::{
@@ -92,37 +93,60 @@ pub async fn set_queue_attributes<B: Broker>(
     let mut next = meta.config.clone();
     next.apply(&attrs, false)?;
     check_access_policy(svc, &attrs)?;
-    if let Some(raw) = attrs.get("RedrivePolicy") {
-        check_redrive_policy(svc, name, &next, raw).await?;
-    }
+    check_dead_letter_targets(svc, name, &next, &attrs).await?;
     svc.broker
         .update_queue(name, MetaChange::SetAttributes(attrs))
         .await?;
     Ok(())
 }
 
-/// A redrive policy must name an existing queue of the same type in this
-/// account and region (rule R1) whose RedriveAllowPolicy lets this queue
-/// use it (rule R5). A queue may name itself, as on AWS (rule R12). `raw`
-/// is the document as the client sent it, which the errors echo.
-pub(crate) async fn check_redrive_policy<B: Broker>(
+/// The dead-letter queues the request sets, in `RedrivePolicy` and in
+/// `SluiceDeadLetterRoutes`, must each be one this queue may use (rules R1,
+/// R5, X7); `config` is the queue's configuration with the request applied.
+pub(crate) async fn check_dead_letter_targets<B: Broker>(
     svc: &Service<B>,
     source: &str,
     config: &QueueConfig,
-    raw: &str,
+    attrs: &BTreeMap<String, String>,
 ) -> Result<(), SqsError> {
-    let Some(policy) = config.redrive() else {
-        return Ok(());
-    };
-    let bad = |why: &str| SqsError::invalid_value("RedrivePolicy", raw, why);
+    if let Some(raw) = attrs.get("RedrivePolicy")
+        && let Some(policy) = config.redrive()
+    {
+        let bad = |why: &str| SqsError::invalid_value("RedrivePolicy", raw, why);
+        check_target(svc, source, config, &policy.dead_letter_target_arn, &bad).await?;
+    }
+    if let Some(raw) = attrs.get(dead_letter_routes::ATTRIBUTE)
+        && let Some(routes) = config.routes()
+    {
+        let bad = |why: &str| SqsError::invalid_value(dead_letter_routes::ATTRIBUTE, raw, why);
+        for route in &routes.0 {
+            // Unlike RedrivePolicy (rule R12), a route into its own queue
+            // would only put a failed message back: refused.
+            if svc.key_from_arn(&route.dead_letter_target_arn).as_deref() == Some(source) {
+                return Err(bad("A route cannot name the queue itself."));
+            }
+            check_target(svc, source, config, &route.dead_letter_target_arn, &bad).await?;
+        }
+    }
+    Ok(())
+}
+
+/// A dead-letter target must be an existing queue of the same type in this
+/// account and region (rule R1) whose RedriveAllowPolicy lets this queue
+/// use it (rule R5). A queue may name itself, as on AWS (rule R12). `bad`
+/// makes the refusal, echoing the document as the client sent it.
+async fn check_target<B: Broker>(
+    svc: &Service<B>,
+    source: &str,
+    config: &QueueConfig,
+    target_arn: &str,
+    bad: impl Fn(&str) -> SqsError,
+) -> Result<(), SqsError> {
     let account = &svc.config.account;
-    let Some(dlq) = svc
-        .key_from_arn(&policy.dead_letter_target_arn)
-        .filter(|dlq| {
-            account.region_of(dlq) == account.region_of(source)
-                && account.owner_of(dlq) == account.owner_of(source)
-        })
-    else {
+    let Some(dlq) = svc.key_from_arn(target_arn).filter(|dlq| {
+        account.region_of(dlq) == account.region_of(source)
+            && account.owner_of(dlq) == account.owner_of(source)
+    }) else {
         return Err(bad(
             "Dead-letter target owner should be same as the source.",
         ));

@@ -38,9 +38,7 @@ pub async fn create_queue<B: Broker>(
     let tags = input.tags.unwrap_or_default();
     validate_tags(&tags)?;
     let key = svc.request_key(ctx, &name);
-    if let Some(raw) = requested.get("RedrivePolicy") {
-        super::attributes::check_redrive_policy(svc, &key, &config, raw).await?;
-    }
+    super::attributes::check_dead_letter_targets(svc, &key, &config, &requested).await?;
     svc.broker
         .create_queue(CreateQueue {
             name: key.clone(),
