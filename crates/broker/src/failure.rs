@@ -132,15 +132,22 @@ pub enum NackOutcome {
 /// Counts `nack` into `record` and decides where the message goes: its
 /// class's route once that class's failures reach the route's count (at
 /// once when permanent), else the `RedrivePolicy` DLQ when permanent, else
-/// a retry (rule X7).
+/// a retry (rule X7). A nack without a class takes the class whose route's
+/// `reasonContains` its reason matches, if any.
 pub fn decide(
     config: &QueueConfig,
     record: &mut FailureRecord,
     nack: &Nack,
 ) -> Result<NackOutcome, EngineError> {
-    record.note(nack.reason.as_deref(), nack.class.as_deref());
     let routes = config.routes().unwrap_or_default();
-    if let Some(route) = nack.class.as_deref().and_then(|c| routes.route_of(c))
+    // Without a class, the routes' reason rules may give one.
+    let class = nack.class.as_deref().or_else(|| {
+        nack.reason
+            .as_deref()
+            .and_then(|reason| routes.class_of_reason(reason))
+    });
+    record.note(nack.reason.as_deref(), class);
+    if let Some(route) = class.and_then(|c| routes.route_of(c))
         && (nack.permanent || record.count_of(&route.class) >= route.max_receive_count)
     {
         return Ok(NackOutcome::DeadLetter {
@@ -176,7 +183,7 @@ mod tests {
                 "SluiceDeadLetterRoutes".to_string(),
                 format!(
                     r#"[{{"class":"validation","deadLetterTargetArn":"{BAD}","maxReceiveCount":1}},
-                        {{"class":"infra","deadLetterTargetArn":"{BAD}","maxReceiveCount":3}}]"#
+                        {{"class":"infra","deadLetterTargetArn":"{BAD}","maxReceiveCount":3,"reasonContains":"HTTP 503"}}]"#
                 ),
             ),
         ];
@@ -257,6 +264,23 @@ mod tests {
                 trigger: "permanent nack"
             })
         );
+        // A reason alone picks its class by the routes' rules; a class
+        // given wins over the rules.
+        let mut r = FailureRecord::default();
+        let reason = |text: &str, class: Option<&str>| Nack {
+            reason: Some(text.into()),
+            class: class.map(str::to_string),
+            ..Nack::default()
+        };
+        for _ in 0..2 {
+            let got = decide(&c, &mut r, &reason("consumer w: HTTP 503", None));
+            assert_eq!(got, Ok(NackOutcome::Retry));
+        }
+        assert_eq!(r.last_class(), Some("infra"));
+        let got = decide(&c, &mut r, &reason("HTTP 503", Some("other")));
+        assert_eq!((got, r.count_of("infra")), (Ok(NackOutcome::Retry), 2));
+        let got = decide(&c, &mut r, &reason("HTTP 503 again", None));
+        assert_eq!(got, Ok(to_bad.clone()));
         // A permanent failure of a routed class takes its route at once.
         let mut r = FailureRecord::default();
         assert_eq!(decide(&c, &mut r, &nack(Some("infra"), true)), Ok(to_bad));

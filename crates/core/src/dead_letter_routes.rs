@@ -24,6 +24,12 @@ pub const MAX_ROUTES: usize = 10;
 /// Longest failure class name.
 pub const MAX_CLASS_LEN: usize = 64;
 
+/// Most `reasonContains` texts one route may have.
+pub const MAX_REASON_TEXTS: usize = 10;
+
+/// Longest `reasonContains` text, in characters.
+pub const MAX_REASON_TEXT_LEN: usize = 256;
+
 /// Is `class` a valid failure class name (`[A-Za-z0-9_-]{1,64}`)?
 pub fn is_failure_class(class: &str) -> bool {
     (1..=MAX_CLASS_LEN).contains(&class.len())
@@ -42,6 +48,10 @@ pub struct DeadLetterRoute {
     pub dead_letter_target_arn: String,
     /// Failures of this class after which the message moves (1: at once).
     pub max_receive_count: u32,
+    /// A failure given without a class takes this route's class when its
+    /// reason contains one of these texts.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub reason_contains: Vec<String>,
 }
 
 /// A queue's routes, in the order given.
@@ -74,11 +84,11 @@ impl DeadLetterRoutes {
             if let Some(key) = obj.keys().find(|k| {
                 !matches!(
                     k.as_str(),
-                    "class" | "deadLetterTargetArn" | "maxReceiveCount"
+                    "class" | "deadLetterTargetArn" | "maxReceiveCount" | "reasonContains"
                 )
             }) {
                 return Err(bad(&format!(
-                    "Only following attributes are supported: [class, deadLetterTargetArn, maxReceiveCount]. Found {key}"
+                    "Only following attributes are supported: [class, deadLetterTargetArn, maxReceiveCount, reasonContains]. Found {key}"
                 )));
             }
             let class = obj
@@ -116,10 +126,16 @@ impl DeadLetterRoutes {
             .ok_or_else(|| {
                 bad("Invalid value for maxReceiveCount: valid values are from 1 to 1000 both inclusive.")
             })?;
+            let reason_contains = reason_texts(obj.get("reasonContains")).ok_or_else(|| {
+                bad(&format!(
+                    "reasonContains must be a text or a list of at most {MAX_REASON_TEXTS} texts of 1 to {MAX_REASON_TEXT_LEN} characters."
+                ))
+            })?;
             routes.push(DeadLetterRoute {
                 class: class.to_string(),
                 dead_letter_target_arn: arn.to_string(),
                 max_receive_count: count as u32,
+                reason_contains,
             });
         }
         Ok(Self(routes))
@@ -134,6 +150,35 @@ impl DeadLetterRoutes {
     pub fn route_of(&self, class: &str) -> Option<&DeadLetterRoute> {
         self.0.iter().find(|r| r.class == class)
     }
+
+    /// The class a failure given without one takes from its reason: that
+    /// of the first route (in the order given) one of whose
+    /// `reasonContains` texts the reason contains.
+    pub fn class_of_reason(&self, reason: &str) -> Option<&str> {
+        self.0
+            .iter()
+            .find(|r| {
+                r.reason_contains
+                    .iter()
+                    .any(|t| reason.contains(t.as_str()))
+            })
+            .map(|r| r.class.as_str())
+    }
+}
+
+/// `reasonContains` as given: absent, one text or a list of texts.
+fn reason_texts(value: Option<&serde_json::Value>) -> Option<Vec<String>> {
+    let texts: Vec<String> = match value {
+        None => return Some(Vec::new()),
+        Some(serde_json::Value::String(s)) => vec![s.clone()],
+        Some(serde_json::Value::Array(items)) => items
+            .iter()
+            .map(|v| v.as_str().map(str::to_string))
+            .collect::<Option<_>>()?,
+        Some(_) => return None,
+    };
+    let fits = |t: &String| (1..=MAX_REASON_TEXT_LEN).contains(&t.chars().count());
+    (texts.len() <= MAX_REASON_TEXTS && texts.iter().all(fits)).then_some(texts)
 }
 
 #[cfg(test)]
@@ -198,6 +243,50 @@ mod tests {
             );
         }
         assert!(DeadLetterRoutes::parse("[]").unwrap().0.is_empty());
+        let with_texts = |texts: &str| {
+            DeadLetterRoutes::parse(&format!(
+                r#"[{{"class":"a","deadLetterTargetArn":"{DLQ}","maxReceiveCount":1,"reasonContains":{texts}}}]"#
+            ))
+            .map(|r| r.0[0].reason_contains.clone())
+        };
+        assert_eq!(with_texts("[]"), Ok(Vec::new()), "an empty list is no rule");
+        let many = format!("[{}]", vec![r#""x""#; 11].join(","));
+        let long = format!(r#""{}""#, "y".repeat(257));
+        for bad in [r#""""#, "7", r#"["a", 1]"#, &many, &long] {
+            assert!(with_texts(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn x7_a_reason_picks_the_class_of_the_first_route_that_names_it() {
+        let doc = format!(
+            r#"[{{"class":"timeout","deadLetterTargetArn":"{DLQ}","maxReceiveCount":3,"reasonContains":"timed out"}},
+                {{"class":"server","deadLetterTargetArn":"{DLQ}","maxReceiveCount":5,"reasonContains":["HTTP 5","timed out"]}},
+                {{"class":"validation","deadLetterTargetArn":"{DLQ}","maxReceiveCount":1}}]"#
+        );
+        let routes = DeadLetterRoutes::parse(&doc).unwrap();
+        assert_eq!(
+            routes.class_of_reason("consumer w: handler timed out after 30 s"),
+            Some("timeout")
+        );
+        assert_eq!(
+            routes.class_of_reason("consumer w: HTTP 503"),
+            Some("server")
+        );
+        assert_eq!(routes.class_of_reason("invalid JSON"), None);
+        assert_eq!(
+            DeadLetterRoutes::parse(&routes.to_document()).unwrap(),
+            routes
+        );
+        let doc = routes.to_document();
+        assert!(
+            doc.contains(r#""maxReceiveCount":3,"reasonContains":["timed out"]}"#),
+            "{doc}"
+        );
+        assert!(
+            doc.ends_with(r#""maxReceiveCount":1}]"#),
+            "no empty list shown: {doc}"
+        );
     }
 
     #[test]

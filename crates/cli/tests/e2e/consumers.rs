@@ -847,3 +847,58 @@ async fn c5_x7_a_classed_item_takes_its_class_route() {
         "consumer classed-worker: invalid JSON in body"
     );
 }
+
+/// C11, X7: a handler that cannot set a class still gets its failures
+/// routed: a route's `reasonContains` classifies the reason the consumer
+/// records (`HTTP 500`), so the message reaches that class's DLQ at its
+/// second failure, before RedrivePolicy's five receives.
+#[tokio::test]
+async fn c11_x7_a_failure_reason_rule_routes_whole_batch_failures() {
+    let server = TestServer::start_real_time().await;
+    let main_dlq = create_queue(&server.sdk(), "rule-main-dlq").await;
+    let server_dlq = create_queue(&server.sdk(), "rule-server-dlq").await;
+    let redrive = r#"{"deadLetterTargetArn":"arn:aws:sqs:us-east-1:000000000000:rule-main-dlq","maxReceiveCount":5}"#;
+    let url = queue(&server, "ruled", 1, Some(redrive)).await;
+    server
+        .sdk()
+        .set_queue_attributes()
+        .queue_url(&url)
+        .attributes(
+            QueueAttributeName::from("SluiceDeadLetterRoutes"),
+            r#"[{"class":"server-error","deadLetterTargetArn":"arn:aws:sqs:us-east-1:000000000000:rule-server-dlq","maxReceiveCount":2,"reasonContains":"HTTP 500"}]"#,
+        )
+        .send()
+        .await
+        .unwrap();
+    send(&server, &url, "needs the database").await;
+    let handler = Handler::start(Arc::new(|_, _| Reply {
+        status: 500,
+        ..Reply::ok(r#"{"errorMessage":"db down"}"#)
+    }))
+    .await;
+    let _consumers = start(&server, vec![spec("ruled-worker", "ruled", &handler.url)]).await;
+    assert!(
+        until(Duration::from_secs(8), async || remaining(
+            &server,
+            &server_dlq
+        )
+        .await
+            == 1)
+        .await,
+        "routed by its reason's class"
+    );
+    assert_eq!(handler.events().len(), 2, "two failures, then moved");
+    assert_eq!(remaining(&server, &main_dlq).await, 0);
+    let raw = server.raw();
+    let peek = tokio::task::spawn_blocking(move || {
+        let body = serde_json::json!({ "QueueUrl": server_dlq });
+        raw.json_target("Sluice.PeekMessages", &body.to_string())
+    })
+    .await
+    .unwrap();
+    let body: Value = serde_json::from_str(&peek.body).unwrap();
+    assert_eq!(
+        body["Messages"][0]["FailureClass"], "server-error",
+        "{body}"
+    );
+}
