@@ -2,6 +2,8 @@
 //! outside any queue lock so that reading them never waits. Each engine
 //! keeps them in memory; with several nodes each counts what it served.
 
+use std::collections::BTreeMap;
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::types::{FairStats, QueueCounts, QueueStats};
@@ -21,6 +23,8 @@ pub struct Activity {
     pub empty_receives: AtomicU64,
     /// Messages moved to the dead-letter queue.
     pub dead_lettered: AtomicU64,
+    /// Of those, the ones whose last failure had a class, by class (rule X7).
+    dead_lettered_by_class: Mutex<BTreeMap<String, u64>>,
     /// Messages moved out by a redrive.
     pub redriven: AtomicU64,
     /// Messages deleted by retention.
@@ -42,12 +46,39 @@ impl Activity {
             deleted: get(&self.deleted),
             empty_receives: get(&self.empty_receives),
             dead_lettered: get(&self.dead_lettered),
+            dead_lettered_by_class: self.dead_lettered_by_class(),
             redriven: get(&self.redriven),
             expired: get(&self.expired),
             deduplicated: get(&self.deduplicated),
             groups_in_flight: 0,
             fair: FairStats::default(),
         }
+    }
+}
+
+impl Activity {
+    /// Counts one message moved to the dead-letter queue, whose last
+    /// failure had `class` (rule X7).
+    pub fn dead_lettered_as(&self, class: Option<&str>) {
+        add(&self.dead_lettered, 1);
+        if let Some(class) = class {
+            *self.by_class().entry(class.to_string()).or_default() += 1;
+        }
+    }
+
+    /// The messages moved to the dead-letter queue with a class, by class.
+    pub fn dead_lettered_by_class(&self) -> Vec<(String, u64)> {
+        self.by_class()
+            .iter()
+            .map(|(class, n)| (class.clone(), *n))
+            .collect()
+    }
+
+    fn by_class(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, u64>> {
+        // A panic elsewhere while counting leaves the counts usable.
+        self.dead_lettered_by_class
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 }
 

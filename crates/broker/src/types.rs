@@ -239,7 +239,7 @@ pub struct Rekey {
 }
 
 /// A queue's counts and activity since the server started (rule M1).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct QueueStats {
     /// Visible, in flight, delayed.
     pub counts: QueueCounts,
@@ -257,6 +257,9 @@ pub struct QueueStats {
     pub empty_receives: u64,
     /// Messages moved to the dead-letter queue.
     pub dead_lettered: u64,
+    /// Of those, the ones whose last failure had a class, by class (rule
+    /// X7), counted by this node.
+    pub dead_lettered_by_class: Vec<(String, u64)>,
     /// Messages moved out by a redrive.
     pub redriven: u64,
     /// Messages deleted by retention.

@@ -198,7 +198,8 @@ impl EmbeddedBroker {
                     }
                 };
                 dst.insert(seq, body, enqueued_at, removed.group.as_deref(), state, now);
-                activity::add(&source.activity.dead_lettered, 1);
+                let failure = FailureRecord::decode(removed.failure.as_deref());
+                source.activity.dead_lettered_as(failure.last_class());
                 activity::add(&dlq.activity.sent, 1);
             }
             inner.submit(changes)

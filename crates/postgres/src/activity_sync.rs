@@ -171,6 +171,7 @@ impl PostgresBroker {
             redriven,
             expired,
         ] = totals(&self.inner, id).await?;
+        let local = self.inner.activity(id);
         Ok(QueueStats {
             counts: snapshot.counts,
             oldest_age_ms: snapshot.oldest_age_ms,
@@ -182,8 +183,9 @@ impl PostgresBroker {
             dead_lettered,
             redriven,
             expired,
-            // Not among the shared totals: this node's count.
-            deduplicated: get(&self.inner.activity(id).deduplicated),
+            // Not among the shared totals: this node's counts.
+            deduplicated: get(&local.deduplicated),
+            dead_lettered_by_class: local.dead_lettered_by_class(),
             groups_in_flight: snapshot.groups_in_flight,
             fair: snapshot.fair,
         })

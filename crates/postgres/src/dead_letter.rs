@@ -138,6 +138,7 @@ pub(crate) async fn move_to_dead_letter_queue(
     };
     let source_arn = sibling_arn(dead_letter_target_arn, &source.name);
     delete_rows(tx, source, &dead).await?;
+    let source_activity = b.inner.activity(source.id);
     for mut m in dead.clone() {
         let failure = FailureRecord::decode(m.failure_reason.as_deref());
         Provenance {
@@ -166,11 +167,8 @@ pub(crate) async fn move_to_dead_letter_queue(
             "moved message to dead-letter queue"
         );
         insert_moved(tx, dlq, &m, seal.as_ref()).await?;
+        source_activity.dead_lettered_as(failure.last_class());
     }
-    activity::add(
-        &b.inner.activity(source.id).dead_lettered,
-        dead.len() as u64,
-    );
     activity::add(&b.inner.activity(dlq.id).sent, dead.len() as u64);
     announce(tx, &dlq.name).await?;
     Ok(())

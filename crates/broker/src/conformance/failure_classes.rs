@@ -130,6 +130,12 @@ pub async fn x7_each_failure_class_reaches_its_own_dlq_after_its_own_count<H: Ha
     assert_eq!(class_attribute(&main[0]), Some("unrouted"));
     assert_eq!(peek_all(h, "invalid-dlq", &all).await.len(), 1);
     assert_eq!(peek_all(h, "infra-dlq", &all).await.len(), 1);
+    // Every move is counted under its last class (M1's counters by class).
+    let stats = h.broker().queue_stats("src").await.expect("stats");
+    let by_class: Vec<(&str, u64)> = (stats.dead_lettered_by_class.iter())
+        .map(|(c, n)| (c.as_str(), *n))
+        .collect();
+    assert_eq!(by_class, [("infra", 1), ("unrouted", 1), ("validation", 1)]);
 }
 
 /// X7: a permanent failure of a routed class takes its route at once; an

@@ -58,6 +58,17 @@ async fn m1_metrics_agree_with_queue_attributes() {
         .await
         .unwrap();
     assert_eq!(first.messages().len(), 3);
+    // One failure with a class (no route: it only marks the message), so
+    // its move counts under that class too (rule X7).
+    let raw = server.raw();
+    let nack = serde_json::json!({"QueueUrl": src, "FailureClass": "validation",
+        "ReceiptHandle": first.messages()[0].receipt_handle().unwrap()});
+    let nacked = tokio::task::spawn_blocking(move || {
+        raw.json_target("Sluice.NackMessage", &nack.to_string())
+    })
+    .await
+    .unwrap();
+    assert_eq!(nacked.status, 200, "{}", nacked.body);
     server.clock.advance_secs(6);
     let again = sqs
         .receive_message()
@@ -252,6 +263,14 @@ async fn m1_metrics_agree_with_queue_attributes() {
             r#"queue="src""#
         ),
         3.0
+    );
+    assert_eq!(
+        sample(
+            text,
+            "sluice_queue_messages_dead_lettered_by_class_total",
+            r#"queue="src",class="validation""#
+        ),
+        1.0
     );
     assert_eq!(
         sample(

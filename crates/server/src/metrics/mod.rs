@@ -450,6 +450,32 @@ fn register_queue_metrics(registry: &mut Registry, stats: &[(String, QueueStats)
         }
         registry.register(name, help, family);
     }
+    let by_class = Family::<QueueClassLabels, Counter>::default();
+    for (queue, s) in stats {
+        for (class, n) in &s.dead_lettered_by_class {
+            by_class
+                .get_or_create(&QueueClassLabels {
+                    queue: queue.clone(),
+                    class: class.clone(),
+                })
+                .inc_by(*n);
+        }
+    }
+    registry.register(
+        DEAD_LETTERED_BY_CLASS,
+        "Messages moved from this queue to a dead-letter queue whose last failure had a class, by class (rule X7), counted by this node",
+        by_class,
+    );
+}
+
+/// The per-class dead-letter counter, which has samples only for classes
+/// that moved a message.
+const DEAD_LETTERED_BY_CLASS: &str = "sluice_queue_messages_dead_lettered_by_class";
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct QueueClassLabels {
+    queue: String,
+    class: String,
 }
 
 /// Every metric name the exposition can contain (with the `_total`,
@@ -467,6 +493,7 @@ pub fn metric_names() -> Vec<String> {
     names.push("sluice_alarm_state".into());
     names.push("sluice_alarm_notifications_total".into());
     names.extend(COUNTERS.iter().map(|(n, _, _)| format!("{n}_total")));
+    names.push(format!("{DEAD_LETTERED_BY_CLASS}_total"));
     names.extend(
         storage_gauges(&StorageStats::default())
             .iter()
