@@ -250,7 +250,7 @@ mod tests {
             .map(|r| r.0[0].reason_contains.clone())
         };
         assert_eq!(with_texts("[]"), Ok(Vec::new()), "an empty list is no rule");
-        let many = format!("[{}]", vec![r#""x""#; 11].join(","));
+        let many = format!("[{}]", [r#""x""#; 11].join(","));
         let long = format!(r#""{}""#, "y".repeat(257));
         for bad in [r#""""#, "7", r#"["a", 1]"#, &many, &long] {
             assert!(with_texts(bad).is_err(), "{bad}");
