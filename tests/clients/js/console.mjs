@@ -51,6 +51,8 @@ const REASONS = [
   'payment declined by the bank',
   'timeout calling the inventory service',
 ];
+/** The failure class of each reason (NackMessage's FailureClass, rule X7). */
+const CLASSES = ['validation', 'validation', 'payment', 'infra'];
 
 let browser;
 let page;
@@ -82,6 +84,7 @@ before(async () => {
       QueueUrl: q.orders,
       ReceiptHandle: got.Messages[0].ReceiptHandle,
       Reason: REASONS[i],
+      FailureClass: CLASSES[i],
       Permanent: true,
     });
   }
@@ -180,16 +183,27 @@ test("a DLQ's message is found by its failure reason and shown with its provenan
   await page.goto(`${ENDPOINT}/console/#/queues/orders-dlq/messages`);
   await page.locator('#messages[data-ready="true"]').waitFor();
   assert.equal(await page.locator('#messages tbody tr').count(), 4);
-  await page.getByLabel('Failure reason contains').fill('customer not found');
+  await page.getByLabel('Failure class').fill('infra');
   await page.getByRole('button', { name: 'Search' }).click();
   await page.waitForFunction(() => document.querySelectorAll('#messages tbody tr').length === 1);
+  assert.equal(await page.locator('#messages tbody tr [data-col="reason"]').textContent(), REASONS[3]);
+  await page.getByLabel('Failure class').fill('');
+  await page.getByLabel('Failure reason contains').fill('customer not found');
+  await page.getByRole('button', { name: 'Search' }).click();
+  // The class search also showed one row: wait for the new one.
+  await page.waitForFunction(
+    (reason) => [...document.querySelectorAll('#messages tbody tr [data-col="reason"]')].map((c) => c.textContent).join() === reason,
+    REASONS[1],
+  );
   const row = page.locator('#messages tbody tr').first();
   assert.equal(await row.locator('[data-col="reason"]').textContent(), REASONS[1]);
+  assert.equal(await row.locator('[data-col="class"]').textContent(), CLASSES[1]);
   await row.getByRole('button').click();
   await page.locator('#detail').waitFor();
   const provenance = await page.locator('#provenance').textContent();
   assert.match(provenance, /Source queue\s*orders/);
   assert.match(provenance, /Failure reason\s*customer not found: c-4711/);
+  assert.match(provenance, /Failure class\s*validation/);
   assert.match(await page.locator('#detail-body').textContent(), /\n {2}"order": "o-1001",\n/, 'pretty-printed JSON');
   await shot('messages');
   // Nothing was received by looking.

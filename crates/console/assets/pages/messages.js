@@ -1,6 +1,6 @@
 // A queue's messages (above all a DLQ's), read with PeekMessages: nothing
-// is received, no receive count changes. Filtered by failure reason, body
-// text, attribute, source queue and send time, paged; a message's detail
+// is received, no receive count changes. Filtered by failure reason and
+// class, body text, attribute, source queue and send time, paged; a message's detail
 // shows its body (pretty JSON), attributes and provenance. Selected
 // messages go to the redrive page; the matching ones export as JSON Lines.
 
@@ -12,15 +12,16 @@ const PAGE_SIZE = 20;
 export const SELECTION_KEY = 'sluice.console.selection';
 
 /** The query-string keys of the filters, as the messages and redrive pages share them. */
-export const FILTER_KEYS = ['reason', 'body', 'attr', 'value', 'source', 'since', 'until'];
+export const FILTER_KEYS = ['reason', 'class', 'body', 'attr', 'value', 'source', 'since', 'until'];
 
 /**
  * The filter parameters of PeekMessages/RedriveMessages from the filters
- * ({reason, body, attr, value, source: an ARN, since/until: ms}).
+ * ({reason, class, body, attr, value, source: an ARN, since/until: ms}).
  */
-export function filterInput({ reason, body, attr, value, source, since, until }) {
+export function filterInput({ reason, class: failureClass, body, attr, value, source, since, until }) {
   const f = {};
   if (reason) f.FailureReasonContains = reason;
+  if (failureClass) f.FailureClass = failureClass;
   if (body) f.BodyContains = body;
   if (attr || value) {
     f.AttributeName = attr || '';
@@ -68,6 +69,7 @@ export async function render(root, { name, query }, ctx) {
   const status = statusLine();
   const input = (id, key, attrs = {}) => el('input', { id, type: 'search', value: query.get(key) || '', spellcheck: 'false', autocomplete: 'off', ...attrs });
   const reason = input('filter-reason', 'reason');
+  const failureClass = input('filter-class', 'class');
   const bodyText = input('filter-body', 'body');
   const attrName = input('filter-attr', 'attr');
   const attrValue = input('filter-value', 'value');
@@ -84,6 +86,7 @@ export async function render(root, { name, query }, ctx) {
     'form',
     { id: 'filter', class: 'filters' },
     field('filter-reason', 'Failure reason contains', reason),
+    field('filter-class', 'Failure class', failureClass),
     field('filter-body', 'Body contains', bodyText),
     field('filter-attr', 'Attribute name', attrName),
     field('filter-value', 'Attribute value', attrValue),
@@ -103,6 +106,7 @@ export async function render(root, { name, query }, ctx) {
       el('th', { scope: 'col' }, 'Sent'),
       el('th', { scope: 'col' }, 'State'),
       el('th', { scope: 'col', class: 'num' }, 'Receives'),
+      el('th', { scope: 'col' }, 'Failure class'),
       el('th', { scope: 'col' }, 'Failure reason'),
       el('th', { scope: 'col' }, 'Body'))),
     tbody,
@@ -132,6 +136,7 @@ export async function render(root, { name, query }, ctx) {
 
   const filters = () => ({
     reason: reason.value.trim(),
+    class: failureClass.value.trim(),
     body: bodyText.value.trim(),
     attr: attrName.value.trim(),
     value: attrValue.value,
@@ -190,6 +195,7 @@ export async function render(root, { name, query }, ctx) {
       el('td', {}, time(m.SentTimestamp)),
       el('td', {}, m.State),
       el('td', { class: 'num' }, count(m.ReceiveCount)),
+      el('td', { dataset: { col: 'class' } }, m.FailureClass || '—'),
       el('td', { dataset: { col: 'reason' } }, m.FailureReason || '—'),
       el('td', { class: 'mono body' }, preview),
     );
@@ -210,6 +216,7 @@ export async function render(root, { name, query }, ctx) {
       el('dl', { class: 'pairs', id: 'provenance' },
         item('Source queue', source ? el('a', { href: queueHref(queueName(source)) }, queueName(source)) : '—'),
         item('Failure reason', m.FailureReason || a['Sluice.LastFailureReason'] || '—'),
+        item('Failure class', m.FailureClass || a['Sluice.FailureClass'] || '—'),
         item('Moved to this queue', time(a['Sluice.MovedAt'])),
         item('First received', time(m.FirstReceiveTimestamp || a['Sluice.FirstReceiveAt'])),
         item('Last received', time(m.LastReceiveTimestamp || a['Sluice.LastReceiveAt'])),

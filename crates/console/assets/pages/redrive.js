@@ -51,8 +51,9 @@ export async function render(root, { name, query }, ctx) {
   const reason = el('input', { id: 'redrive-reason', type: 'search', value: query.get('reason') || '', spellcheck: 'false' });
   const bodyText = el('input', { id: 'redrive-body', type: 'search', value: query.get('body') || '', spellcheck: 'false' });
   // The messages page's other filters, carried by "Redrive all matching".
-  const extra = Object.fromEntries(['attr', 'value', 'source', 'since', 'until'].filter((k) => query.get(k)).map((k) => [k, query.get(k)]));
+  const extra = Object.fromEntries(['class', 'attr', 'value', 'source', 'since', 'until'].filter((k) => query.get(k)).map((k) => [k, query.get(k)]));
   const extraWords = [
+    extra.class && `whose last failure was of class ${extra.class}`,
     (extra.attr || extra.value) && `with the attribute ${extra.attr || ''} = "${extra.value || ''}"`,
     extra.source && `dead-lettered from ${queueName(extra.source)}`,
     extra.since && `sent at or after ${time(extra.since)}`,
