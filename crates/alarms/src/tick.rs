@@ -110,8 +110,9 @@ impl<B: Broker> Alarms<B> {
         transitions
     }
 
-    /// Gives every dead-letter queue its alarm and removes the alarms of
-    /// queues no RedrivePolicy targets any more.
+    /// Gives every dead-letter queue (a RedrivePolicy's or a failure
+    /// class's) its alarm and removes the alarms of queues none targets any
+    /// more.
     async fn sync_dlq_alarms(&self, settings: &DlqAlarmSettings, now: Millis) {
         let Ok(names) = self.broker.list_queues().await else {
             return;
@@ -121,13 +122,12 @@ impl<B: Broker> Alarms<B> {
             let Ok(meta) = self.broker.get_queue(name).await else {
                 continue;
             };
-            if let Some(policy) = meta.config.redrive()
-                && let Some(target) = self
-                    .account
-                    .key_from_any_arn(&policy.dead_letter_target_arn)
-                && names.binary_search_by(|n| n.as_str().cmp(&target)).is_ok()
-            {
-                dlqs.insert(target);
+            for arn in meta.config.dead_letter_targets() {
+                if let Some(target) = self.account.key_from_any_arn(&arn)
+                    && names.binary_search_by(|n| n.as_str().cmp(&target)).is_ok()
+                {
+                    dlqs.insert(target);
+                }
             }
         }
         let (stale, new) = {

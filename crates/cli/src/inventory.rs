@@ -1,9 +1,11 @@
 //! Every queue of a server with its attributes and tags, and which of them
-//! are dead-letter queues (the targets of some queue's RedrivePolicy).
+//! are dead-letter queues (the targets of some queue's RedrivePolicy or
+//! SluiceDeadLetterRoutes).
 
 use std::collections::BTreeMap;
 
 use sluice_core::attributes::RedrivePolicy;
+use sluice_core::dead_letter_routes::{self, DeadLetterRoute, DeadLetterRoutes};
 
 use sluice_client::{Client, ClientError};
 
@@ -44,6 +46,35 @@ impl QueueInfo {
             .get("RedrivePolicy")
             .filter(|d| !d.is_empty())
             .and_then(|d| RedrivePolicy::parse(d).ok())
+    }
+}
+
+impl QueueInfo {
+    /// Its failure classes' dead-letter queues (rule X7), in the order
+    /// given.
+    pub fn routes(&self) -> Vec<DeadLetterRoute> {
+        self.attributes
+            .get(dead_letter_routes::ATTRIBUTE)
+            .filter(|d| !d.is_empty())
+            .and_then(|d| DeadLetterRoutes::parse(d).ok())
+            .unwrap_or_default()
+            .0
+    }
+
+    /// Every dead-letter queue it sends messages to: its RedrivePolicy's
+    /// and its failure classes', each once.
+    pub fn dead_letter_targets(&self) -> Vec<String> {
+        let mut targets: Vec<String> = self
+            .redrive()
+            .map(|p| p.dead_letter_target_arn)
+            .into_iter()
+            .collect();
+        for route in self.routes() {
+            if !targets.contains(&route.dead_letter_target_arn) {
+                targets.push(route.dead_letter_target_arn);
+            }
+        }
+        targets
     }
 }
 
@@ -92,16 +123,15 @@ fn is_gone(e: &ClientError) -> bool {
 }
 
 /// The dead-letter queues among `queues` (those some queue's RedrivePolicy
-/// targets), each with the indexes of its sources, in name order.
+/// or SluiceDeadLetterRoutes targets), each with the indexes of its
+/// sources, in name order.
 pub fn dead_letter_queues(queues: &[QueueInfo]) -> Vec<(usize, Vec<usize>)> {
     let mut out: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
     for (i, q) in queues.iter().enumerate() {
-        if let Some(policy) = q.redrive()
-            && let Some(d) = queues
-                .iter()
-                .position(|d| d.arn == policy.dead_letter_target_arn)
-        {
-            out.entry(d).or_default().push(i);
+        for target in q.dead_letter_targets() {
+            if let Some(d) = queues.iter().position(|d| d.arn == target) {
+                out.entry(d).or_default().push(i);
+            }
         }
     }
     out.into_iter().collect()

@@ -391,6 +391,22 @@ impl QueueConfig {
             .and_then(|d| DeadLetterRoutes::parse(d).ok())
     }
 
+    /// The ARNs of every dead-letter queue this queue sends messages to:
+    /// its RedrivePolicy's, then its failure classes' (rule X7), each once.
+    pub fn dead_letter_targets(&self) -> Vec<String> {
+        let mut targets: Vec<String> = self
+            .redrive()
+            .map(|p| p.dead_letter_target_arn)
+            .into_iter()
+            .collect();
+        for route in self.routes().unwrap_or_default().0 {
+            if !targets.contains(&route.dead_letter_target_arn) {
+                targets.push(route.dead_letter_target_arn);
+            }
+        }
+        targets
+    }
+
     /// The parsed retry backoff policy, if one is set.
     pub fn backoff(&self) -> Option<RetryBackoff> {
         self.retry_backoff
@@ -487,6 +503,31 @@ mod tests {
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect()
+    }
+
+    #[test]
+    fn x7_dead_letter_targets_are_the_redrive_policys_then_the_routes() {
+        let arn = |n: &str| format!("arn:aws:sqs:us-east-1:000000000000:{n}");
+        let routes = format!(
+            r#"[{{"class":"a","deadLetterTargetArn":"{}","maxReceiveCount":1}},{{"class":"b","deadLetterTargetArn":"{}","maxReceiveCount":1}},{{"class":"c","deadLetterTargetArn":"{}","maxReceiveCount":1}}]"#,
+            arn("invalid"),
+            arn("main"),
+            arn("invalid")
+        );
+        let redrive = format!(
+            r#"{{"deadLetterTargetArn":"{}","maxReceiveCount":5}}"#,
+            arn("main")
+        );
+        let c = QueueConfig::for_create(
+            "q",
+            &attrs(&[
+                ("RedrivePolicy", &redrive),
+                ("SluiceDeadLetterRoutes", &routes),
+            ]),
+        )
+        .unwrap();
+        assert_eq!(c.dead_letter_targets(), [arn("main"), arn("invalid")]);
+        assert!(QueueConfig::default().dead_letter_targets().is_empty());
     }
 
     #[test]

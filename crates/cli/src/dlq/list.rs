@@ -6,7 +6,7 @@ use super::args::ListArgs;
 use crate::admin::{out, outln, print_json};
 use crate::exposition;
 use crate::inventory::{self, QueueInfo};
-use crate::table::{Table, duration, or_null};
+use crate::table::{Table, duration};
 use sluice_client::Client;
 
 /// Lists every DLQ.
@@ -34,7 +34,7 @@ pub async fn run(client: &Client, args: ListArgs) -> anyhow::Result<u8> {
         return Ok(0);
     }
     if dlqs.is_empty() {
-        outln!("no dead-letter queues (no queue has a RedrivePolicy)");
+        outln!("no dead-letter queues (no queue has a RedrivePolicy or SluiceDeadLetterRoutes)");
         return Ok(0);
     }
     let mut table = Table::new(&[
@@ -43,14 +43,10 @@ pub async fn run(client: &Client, args: ListArgs) -> anyhow::Result<u8> {
         "IN FLIGHT>",
         "OLDEST>",
         "RETENTION>",
-        "SOURCES (maxReceiveCount)",
+        "SOURCES (maxReceiveCount, [class:count])",
     ]);
     for d in &dlqs {
-        let sources: Vec<String> = d
-            .sources
-            .iter()
-            .map(|s| format!("{} ({})", s.name, or_null(s.max_receive_count)))
-            .collect();
+        let sources: Vec<String> = d.sources.iter().map(source_text).collect();
         table.row(vec![
             d.name.to_string(),
             d.visible.to_string(),
@@ -90,14 +86,41 @@ struct DeadLetterQueue<'a> {
     sources: Vec<Source<'a>>,
 }
 
-/// A queue whose RedrivePolicy targets the dead-letter queue.
+/// A queue whose RedrivePolicy or failure-class routes target the
+/// dead-letter queue.
 #[derive(Serialize)]
 #[serde(rename_all = "PascalCase")]
 struct Source<'a> {
     name: &'a str,
     arn: &'a str,
+    /// Its RedrivePolicy's count, when that policy targets this DLQ.
     max_receive_count: Option<u32>,
+    /// The failure classes it routes here (rule X7), with their counts.
+    classes: Vec<ClassRoute>,
     retention_seconds: u64,
+}
+
+/// A failure class routed to the dead-letter queue.
+#[derive(Serialize)]
+#[serde(rename_all = "PascalCase")]
+struct ClassRoute {
+    class: String,
+    max_receive_count: u32,
+}
+
+/// `orders (5)`, `orders [validation:1]` or both: `orders (5) [validation:1]`.
+fn source_text(s: &Source) -> String {
+    let mut text = s.name.to_string();
+    if let Some(n) = s.max_receive_count {
+        text.push_str(&format!(" ({n})"));
+    }
+    if !s.classes.is_empty() {
+        let classes: Vec<String> = (s.classes.iter())
+            .map(|c| format!("{}:{}", c.class, c.max_receive_count))
+            .collect();
+        text.push_str(&format!(" [{}]", classes.join(", ")));
+    }
+    text
 }
 
 fn describe<'a>(
@@ -120,7 +143,17 @@ fn describe<'a>(
             .map(|s| Source {
                 name: &s.name,
                 arn: &s.arn,
-                max_receive_count: s.redrive().map(|r| r.max_receive_count),
+                max_receive_count: s
+                    .redrive()
+                    .filter(|r| r.dead_letter_target_arn == q.arn)
+                    .map(|r| r.max_receive_count),
+                classes: (s.routes().into_iter())
+                    .filter(|r| r.dead_letter_target_arn == q.arn)
+                    .map(|r| ClassRoute {
+                        class: r.class,
+                        max_receive_count: r.max_receive_count,
+                    })
+                    .collect(),
                 retention_seconds: s.number("MessageRetentionPeriod"),
             })
             .collect(),

@@ -49,21 +49,40 @@ pub fn check(setup: &Setup) -> Report {
     report
 }
 
-/// The queues some queue's RedrivePolicy targets (present in the setup).
+/// The queues some queue's RedrivePolicy or failure-class route targets
+/// (present in the setup).
 fn is_dlq(setup: &Setup, q: &QueueSnapshot) -> bool {
     setup
         .queues
         .iter()
-        .any(|s| s.redrive.as_ref().is_some_and(|(arn, _)| *arn == q.arn))
+        .any(|s| s.dead_letter_targets().contains(&q.arn.as_str()))
 }
 
 fn find<'a>(setup: &'a Setup, arn: &str) -> Option<&'a QueueSnapshot> {
     setup.queues.iter().find(|q| q.arn == arn)
 }
 
-/// `dlq-missing`: a RedrivePolicy names a queue that does not exist.
+/// `dlq-missing`: a RedrivePolicy or a failure class's route names a
+/// queue that does not exist.
 fn missing_dlq(setup: &Setup, report: &mut Report) {
     for q in &setup.queues {
+        for (class, arn) in &q.routes {
+            if find(setup, arn).is_none() {
+                report.add(
+                    "dlq-missing",
+                    Severity::Critical,
+                    &q.name,
+                    format!(
+                        "its SluiceDeadLetterRoutes sends failures of class {class} to {arn}, \
+                         which does not exist: their nacks are refused and the messages stay"
+                    ),
+                    format!(
+                        "create the queue {}, or route {class} to an existing DLQ",
+                        tail(arn)
+                    ),
+                );
+            }
+        }
         if let Some((arn, n)) = &q.redrive
             && find(setup, arn).is_none()
         {
@@ -88,13 +107,11 @@ fn missing_dlq(setup: &Setup, report: &mut Report) {
 /// keeps a message's original enqueue time, so a message that reaches it
 /// aged up to the source's retention may stay only DLQ retention − age.
 fn dlq_retention(setup: &Setup, report: &mut Report) {
-    for src in &setup.queues {
-        let Some((arn, _)) = &src.redrive else {
-            continue;
-        };
-        let Some(dlq) = find(setup, arn) else {
-            continue;
-        };
+    let pairs = setup.queues.iter().flat_map(|src| {
+        (src.dead_letter_targets().into_iter())
+            .filter_map(move |arn| Some((src, find(setup, arn)?)))
+    });
+    for (src, dlq) in pairs {
         if dlq.retention_secs > src.retention_secs {
             continue;
         }
@@ -424,6 +441,7 @@ mod tests {
             retention_secs: 345_600,
             visibility_timeout_secs: 180,
             redrive: None,
+            routes: Vec::new(),
             tags: BTreeMap::new(),
             policy: None,
             sse: Sse::default(),
@@ -955,6 +973,28 @@ mod tests {
         let mut s = clean();
         s.queues[0].redrive = Some((arn("gone"), 5));
         s.queues.retain(|q| q.name != "orders-dlq");
+        assert_eq!(
+            checks(&s),
+            vec![("dlq-missing", Severity::Critical, "orders".into())]
+        );
+    }
+
+    /// X5, X7: a failure class's DLQ is a DLQ to every check: it needs a
+    /// depth alarm, a retention longer than its source's, and to exist.
+    #[test]
+    fn x7_a_class_dlq_is_checked_like_any_dlq() {
+        let mut s = clean();
+        s.queues[0].routes = vec![("validation".into(), arn("orders-invalid"))];
+        s.queues.push(queue("orders-invalid"));
+        let found = checks(&s);
+        assert_eq!(
+            found,
+            vec![
+                ("dlq-retention", Severity::Warning, "orders-invalid".into()),
+                ("dlq-alarm", Severity::Warning, "orders-invalid".into()),
+            ]
+        );
+        s.queues.retain(|q| q.name != "orders-invalid");
         assert_eq!(
             checks(&s),
             vec![("dlq-missing", Severity::Critical, "orders".into())]

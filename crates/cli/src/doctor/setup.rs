@@ -19,6 +19,8 @@ pub struct QueueSnapshot {
     pub visibility_timeout_secs: u64,
     /// The RedrivePolicy: DLQ ARN and maxReceiveCount.
     pub redrive: Option<(String, u32)>,
+    /// The SluiceDeadLetterRoutes (rule X7): failure class and its DLQ ARN.
+    pub routes: Vec<(String, String)>,
     /// Tags.
     pub tags: BTreeMap<String, String>,
     /// Its access policy (the `Policy` attribute), if any.
@@ -27,6 +29,20 @@ pub struct QueueSnapshot {
     pub sse: Sse,
     /// What only a running server knows.
     pub live: Option<LiveState>,
+}
+
+impl QueueSnapshot {
+    /// The dead-letter queues it sends messages to: its RedrivePolicy's
+    /// and its failure classes' (rule X7), each once.
+    pub fn dead_letter_targets(&self) -> Vec<&str> {
+        let mut targets: Vec<&str> = self.redrive.iter().map(|(arn, _)| arn.as_str()).collect();
+        for (_, arn) in &self.routes {
+            if !targets.contains(&arn.as_str()) {
+                targets.push(arn);
+            }
+        }
+        targets
+    }
 }
 
 /// A queue's live state.

@@ -121,6 +121,9 @@ fn from_attributes(q: &QueueInfo) -> QueueSnapshot {
         redrive: q
             .redrive()
             .map(|r| (r.dead_letter_target_arn, r.max_receive_count)),
+        routes: (q.routes().into_iter())
+            .map(|r| (r.class, r.dead_letter_target_arn))
+            .collect(),
         tags: q.tags.clone(),
         policy: q.attributes.get("Policy").cloned(),
         sse: sse_of(&q.attributes),
@@ -277,6 +280,9 @@ pub fn from_config(path: &Path) -> anyhow::Result<Setup> {
             redrive: config
                 .redrive()
                 .map(|r| (r.dead_letter_target_arn, r.max_receive_count)),
+            routes: (config.routes().unwrap_or_default().0.into_iter())
+                .map(|r| (r.class, r.dead_letter_target_arn))
+                .collect(),
             tags: decl.tags.clone(),
             policy: attributes.get("Policy").cloned(),
             // As declared: a server started with the file turns SSE-SQS on

@@ -524,7 +524,7 @@ async fn m2_alarm_actions_and_errors_in_both_protocols() {
 /// targets gets an alarm on visible ≥ 1, also a DLQ named after the server
 /// started; a poison message reaching the DLQ notifies the webhook; the
 /// alarm goes when no policy targets the queue any more, and the API cannot
-/// delete it.
+/// delete it; a failure class's DLQ (rule X7) gets one as well.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn m2_dlq_alarms_setting_covers_every_dlq() {
     let hook = Receiver::start().await;
@@ -619,14 +619,34 @@ async fn m2_dlq_alarms_setting_covers_every_dlq() {
         .await
         .unwrap();
     server.service.alarm_tick().await;
+    let names = |all: Value| -> Vec<String> {
+        all["Alarms"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| a["AlarmName"].as_str().unwrap().to_string())
+            .collect()
+    };
     let (_, all, _) = sluice(raw, "DescribeAlarms", json!({})).await;
-    let names: Vec<&str> = all["Alarms"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|a| a["AlarmName"].as_str().unwrap())
-        .collect();
-    assert_eq!(names, vec!["dlq-depth:late-dlq"]);
+    assert_eq!(names(all), vec!["dlq-depth:late-dlq"]);
+
+    // X7: a failure class's DLQ is a DLQ, and gets its alarm too.
+    create_queue(&sqs, "invalid-dlq").await;
+    sqs.set_queue_attributes()
+        .queue_url(&orders)
+        .attributes(
+            Attr::from("SluiceDeadLetterRoutes"),
+            r#"[{"class":"validation","deadLetterTargetArn":"arn:aws:sqs:us-east-1:000000000000:invalid-dlq","maxReceiveCount":1}]"#,
+        )
+        .send()
+        .await
+        .unwrap();
+    server.service.alarm_tick().await;
+    let (_, all, _) = sluice(raw, "DescribeAlarms", json!({})).await;
+    assert_eq!(
+        names(all),
+        vec!["dlq-depth:invalid-dlq", "dlq-depth:late-dlq"]
+    );
 }
 
 /// M2: a webhook receiver that is down when the alarm fires gets the

@@ -286,4 +286,55 @@ async fn classes_end_to_end(args: &[&str]) {
         .expect("receive");
     assert_eq!(back.messages().len(), 1);
     assert_eq!(back.messages()[0].body(), Some("odd"));
+
+    // A class's DLQ is a DLQ: listed with its source, and a move task
+    // takes its messages back.
+    let list = sluice(&endpoint, &["dlq", "list", "--json"])
+        .await
+        .expect_code(0)
+        .json();
+    let listed: Vec<&str> = list["DeadLetterQueues"]
+        .as_array()
+        .expect("list")
+        .iter()
+        .filter_map(|d| d["Name"].as_str())
+        .collect();
+    assert_eq!(listed, ["invalid-dlq", "main-dlq"], "{list}");
+    let source = &list["DeadLetterQueues"][0]["Sources"][0];
+    assert_eq!(source["Name"], "src");
+    assert_eq!(
+        source["MaxReceiveCount"],
+        Value::Null,
+        "its RedrivePolicy targets main-dlq"
+    );
+    assert_eq!(
+        source["Classes"],
+        json!([{"Class": "validation", "MaxReceiveCount": 1}])
+    );
+    sqs.start_message_move_task()
+        .source_arn(format!("{ARN}:invalid-dlq"))
+        .send()
+        .await
+        .expect("a move task from a class's DLQ");
+    let mut bodies = Vec::new();
+    for _ in 0..50 {
+        let got = sqs
+            .receive_message()
+            .queue_url(format!("{}/000000000000/src", server.endpoint))
+            .max_number_of_messages(10)
+            .wait_time_seconds(1)
+            .send()
+            .await
+            .expect("receive");
+        bodies.extend(
+            got.messages()
+                .iter()
+                .filter_map(|m| m.body().map(str::to_string)),
+        );
+        if bodies.len() >= 2 {
+            break;
+        }
+    }
+    bodies.sort();
+    assert_eq!(bodies, ["bad-1", "bad-2"]);
 }

@@ -179,10 +179,10 @@ async fn register_queues<B: Broker>(
             {
                 sealing.push((name.clone(), key));
             }
-            if let Some(policy) = c.redrive()
-                && let Some(dlq) = policy.dead_letter_target_arn.rsplit(':').next()
-            {
-                *sources.entry(dlq.to_string()).or_default() += 1;
+            for target in c.dead_letter_targets() {
+                if let Some(dlq) = target.rsplit(':').next() {
+                    *sources.entry(dlq.to_string()).or_default() += 1;
+                }
             }
         }
         if let Ok(s) = broker.queue_stats(&name).await {
@@ -199,7 +199,7 @@ async fn register_queues<B: Broker>(
     }
     registry.register(
         "sluice_queue_dead_letter_sources",
-        "Queues whose RedrivePolicy targets this queue (above 0: a dead-letter queue)",
+        "Queues whose RedrivePolicy or SluiceDeadLetterRoutes targets this queue (above 0: a dead-letter queue)",
         dlq,
     );
     sealing

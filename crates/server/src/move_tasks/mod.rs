@@ -114,10 +114,7 @@ impl<B: Broker> MoveTasks<B> {
         let mut is_dlq = false;
         for name in self.broker.list_queues().await? {
             if let Ok(meta) = self.broker.get_queue(&name).await
-                && meta
-                    .config
-                    .redrive()
-                    .is_some_and(|p| p.dead_letter_target_arn == source_arn)
+                && meta.config.dead_letter_targets().contains(&source_arn)
             {
                 is_dlq = true;
                 break;
