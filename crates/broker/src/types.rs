@@ -416,7 +416,10 @@ pub struct Redrive {
     pub max: usize,
     /// Only messages matching this.
     pub filter: MessageFilter,
-    /// Mark moved messages as replays and count their replays (rule X3).
+    /// A replay (sluice's selective redrive, rule X3): moved messages keep
+    /// their message ids, so idempotency keys made from them match (rule
+    /// I1), and are marked as replays with a count. Otherwise (SQS's move
+    /// tasks) each moved message gets a new id, as SQS gives it.
     pub mark_replay: bool,
     /// Refuse messages already replayed this many times (rule X3).
     pub max_replays: Option<u32>,

@@ -76,7 +76,9 @@ impl EmbeddedBroker {
                     // Rule X3: consumers can tell a replay, and loops are bounded.
                     count_replay(&mut data.attributes);
                 }
-                data.message_id = *uuid::Uuid::new_v4().as_bytes();
+                if !mark_replay {
+                    data.message_id = *uuid::Uuid::new_v4().as_bytes();
+                }
                 data.sent_at = now;
                 data.enqueued_at = now;
                 // A fresh message: the provenance of its time in the DLQ

@@ -121,7 +121,11 @@ pub(crate) async fn redrive(
             // Rule X3: consumers can tell a replay, and loops are bounded.
             mark_replay(&mut m.attributes);
         }
-        m.message_id = uuid::Uuid::new_v4();
+        if !redrive.mark_replay {
+            // A move task's message is a new one, as on SQS; a replay
+            // keeps its id, so idempotency keys made from it match.
+            m.message_id = uuid::Uuid::new_v4();
+        }
         m.sent_at = now;
         m.enqueued_at = now;
         m.visible_at = now;

@@ -237,6 +237,7 @@ test('a dry run, then a selective redrive, brings the message back to its source
   const back = await sluice('PeekMessages', { QueueUrl: q.orders, MaxResults: 10, BodyContains: '"o-1001"' });
   assert.equal(back.Messages.length, 1);
   assert.equal(back.Messages[0].MessageAttributes['sluice.replay-count'].StringValue, '1');
+  assert.equal(back.Messages[0].MessageId, id, 'a replay keeps its message id');
 });
 
 test('a dry run says which messages would be refused and why; the filter redrive then moves them', async () => {

@@ -558,8 +558,9 @@ pub async fn x2_nack_reason_retry_and_permanent_failure<H: Harness>(h: &H) {
 }
 
 /// X3: a selective redrive moves only matching messages, at most N, can
-/// dry-run, marks replays with a count, and refuses a message replayed too
-/// often so an unfixed bug cannot loop forever.
+/// dry-run, marks replays with a count and keeps their message ids, and
+/// refuses a message replayed too often so an unfixed bug cannot loop
+/// forever.
 pub async fn x3_selective_redrive_filters_marks_and_bounds_replays<H: Harness>(h: &H) {
     create(h, "dlq", &[]).await;
     create(h, "src", &[("RedrivePolicy", &redrive("dlq", 1))]).await;
@@ -597,9 +598,15 @@ pub async fn x3_selective_redrive_filters_marks_and_bounds_replays<H: Harness>(h
         done.message_ids, dry.message_ids,
         "the same messages as the dry run"
     );
+    let replayed = receive_vt(h, "src", 10, 0).await;
+    assert_eq!(bodies(&replayed), ["bug A one", "bug A two"]);
+    let mut ids: Vec<String> = replayed.into_iter().map(|m| m.message_id).collect();
+    let mut moved = done.message_ids.clone();
+    ids.sort();
+    moved.sort();
     assert_eq!(
-        bodies(&receive_vt(h, "src", 10, 0).await),
-        ["bug A one", "bug A two"]
+        ids, moved,
+        "a replay keeps its message id (rule I1's keys match)"
     );
     assert_eq!(counts(h, "dlq").await.visible, 2);
 

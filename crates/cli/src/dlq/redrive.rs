@@ -209,7 +209,7 @@ fn report(
     } else {
         outln!(
             "moved {} message(s) from {queue} to {to} in {} step(s) (ids as they were in {queue}; \
-             the redriven copies get new ids and a replay count):",
+             the redriven messages keep them and get a replay count):",
             t.moved,
             t.steps
         );
