@@ -132,6 +132,11 @@ impl IdempotencyRecord {
         })
     }
 
+    /// Whether it stands completed at `now`.
+    pub fn completed(existing: Option<&Self>, now: u64) -> bool {
+        existing.is_some_and(|r| !r.expired(now) && r.result.is_some())
+    }
+
     /// Whether a release at `now` deletes it: only a claim in progress is
     /// released; a completed key keeps its result.
     pub fn releasable(existing: Option<&Self>, now: u64) -> bool {
@@ -162,6 +167,13 @@ pub trait IdempotencyKeys: Clone + Send + Sync + 'static {
     /// Releases the claim of `key` (the work failed); `false` when the key
     /// is not in progress.
     fn release_idempotency_key(
+        &self,
+        key: &str,
+    ) -> impl Future<Output = Result<bool, EngineError>> + Send;
+
+    /// Whether `key` is completed (and not yet forgotten), changing
+    /// nothing: what a push consumer asks before it delivers a message.
+    fn idempotency_key_completed(
         &self,
         key: &str,
     ) -> impl Future<Output = Result<bool, EngineError>> + Send;

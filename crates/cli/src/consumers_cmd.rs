@@ -123,6 +123,11 @@ struct Settings {
     /// Remove the consumer's filter patterns (update).
     #[arg(long, conflicts_with = "filters")]
     no_filter: bool,
+    /// Delete without delivery the messages whose idempotency key is
+    /// completed: KEY is `message_id` or a JSON path into the body, e.g.
+    /// `$.order.id` (update: `""` stops it) [default: none].
+    #[arg(long, value_name = "KEY")]
+    skip_completed: Option<String>,
 }
 
 impl Settings {
@@ -145,6 +150,7 @@ impl Settings {
             timeout_seconds: self.timeout.map(seconds),
             report_batch_item_failures: self.report_batch_item_failures,
             filters: (!self.filters.is_empty() || self.no_filter).then(|| self.filters.clone()),
+            skip_completed: self.skip_completed.clone(),
         }
     }
 
@@ -168,6 +174,7 @@ impl Settings {
             timeout_seconds,
             report_batch_item_failures,
             filters,
+            skip_completed,
         } = self.create(name, queue_url, url);
         UpdateConsumerRequest {
             name,
@@ -179,6 +186,7 @@ impl Settings {
             timeout_seconds,
             report_batch_item_failures,
             filters,
+            skip_completed,
         }
     }
 }

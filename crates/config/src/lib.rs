@@ -115,6 +115,10 @@ pub struct ConsumerDecl {
     /// message matching none is deleted without delivery.
     #[serde(default)]
     pub filter: Vec<String>,
+    /// `"message_id"` or a JSON path into the body (`"$.order.id"`): a
+    /// message whose key is a completed idempotency key is deleted without
+    /// delivery (default: every message is delivered).
+    pub skip_completed: Option<String>,
 }
 
 /// Why a config file is refused.
@@ -201,6 +205,7 @@ impl ConsumerDecl {
             timeout: std::time::Duration::from_secs(self.timeout_seconds.unwrap_or(30)),
             report_batch_item_failures: self.report_batch_item_failures.unwrap_or(false),
             filter: self.filter.clone(),
+            skip_completed: self.skip_completed.clone(),
         }
     }
 }

@@ -50,6 +50,10 @@ pub struct ConsumerSpec {
     /// Lambda's filter patterns (JSON texts, up to 5): a message matching
     /// none is deleted without delivery (rule C13). Empty: no filter.
     pub filter: Vec<String>,
+    /// `message_id` or a `$.`-path into the JSON body: messages whose key
+    /// is a completed idempotency key are deleted without delivery (rule
+    /// I1). `None`: every message is delivered.
+    pub skip_completed: Option<String>,
 }
 
 /// Why a consumer is refused at start.
@@ -111,6 +115,9 @@ impl ConsumerSpec {
             )));
         }
         super::filter::Filter::compile(&self.filter).map_err(|e| self.invalid(e.to_string()))?;
+        if let Some(key) = &self.skip_completed {
+            super::completed::CompletedKey::parse(key).map_err(|e| self.invalid(e))?;
+        }
         Ok(())
     }
 
@@ -178,6 +185,7 @@ mod tests {
             timeout: Duration::from_secs(30),
             report_batch_item_failures: true,
             filter: Vec::new(),
+            skip_completed: None,
         }
     }
 

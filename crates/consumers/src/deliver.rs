@@ -54,6 +54,8 @@ pub struct Delivery<B> {
     pub sealer: tokio::sync::OnceCell<HandleSealer>,
     /// The messages delivered; the others are deleted (rule C13).
     pub filter: super::filter::Filter,
+    /// Messages whose work is completed are deleted undelivered (rule I1).
+    pub skip_completed: Option<super::completed::SkipCompleted>,
 }
 
 impl<B: Broker> Delivery<B> {

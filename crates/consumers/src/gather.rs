@@ -2,7 +2,8 @@
 //! batching window, more receives until the batch is full, the window has
 //! passed or the bodies reach Lambda's payload limit, whichever comes first
 //! (Lambda's `MaximumBatchingWindowInSeconds`). Each receive drops the
-//! messages the consumer's filter does not admit (rule C13).
+//! messages the consumer's filter does not admit (rule C13) and, when told
+//! to, those whose work is completed (rule I1).
 
 use std::time::Duration;
 
@@ -87,7 +88,8 @@ impl<B: Broker> Delivery<B> {
             .receive_messages(&self.spec.queue, options)
             .await
             .map_err(SqsError::from)?;
-        Ok(self.drop_filtered(received).await)
+        let admitted = self.drop_filtered(received).await;
+        Ok(self.drop_completed(admitted).await)
     }
 
     /// The messages the consumer's filter admits; the others are deleted

@@ -21,6 +21,7 @@
 //! [`Broker`] trait, so every engine serves consumers.
 
 pub mod cluster_slots;
+pub mod completed;
 pub mod config;
 pub mod deliver;
 pub mod event;
@@ -166,8 +167,16 @@ impl<B: Broker> ConsumerHost<'_, B> {
             filter::Filter::default()
         });
         self.metrics.started(&spec.name);
+        // Checked when the consumer was, as the filter.
+        let skip_completed = (spec.skip_completed.as_deref())
+            .and_then(|key| completed::CompletedKey::parse(key).ok())
+            .map(|key| completed::SkipCompleted {
+                key,
+                account: self.account.owner_of(&spec.queue).to_string(),
+            });
         let delivery = Delivery {
             filter,
+            skip_completed,
             fifo: sluice_core::queue_name::is_fifo_name(&spec.queue),
             broker: self.broker.clone(),
             source: EventSource::new(self.account, &spec.queue),

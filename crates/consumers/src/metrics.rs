@@ -31,6 +31,7 @@ pub struct ConsumerMetrics {
     deleted: Family<ConsumerLabels, Counter>,
     dead_lettered: Family<ConsumerLabels, Counter>,
     filtered: Family<ConsumerLabels, Counter>,
+    skipped_completed: Family<ConsumerLabels, Counter>,
     failures: Family<ConsumerFailureLabels, Counter>,
     batch_size: Family<ConsumerLabels, Histogram>,
     handler_latency: Family<ConsumerLabels, Histogram>,
@@ -52,6 +53,7 @@ impl Default for ConsumerMetrics {
             deleted: Family::default(),
             dead_lettered: Family::default(),
             filtered: Family::default(),
+            skipped_completed: Family::default(),
             failures: Family::default(),
             batch_size: Family::new_with_constructor(|| {
                 Histogram::new(BATCH_SIZE_BUCKETS.iter().copied())
@@ -113,6 +115,7 @@ impl ConsumerMetrics {
             &self.deleted,
             &self.dead_lettered,
             &self.filtered,
+            &self.skipped_completed,
         ] {
             drop(counter.get_or_create(&labels));
         }
@@ -171,6 +174,14 @@ impl ConsumerMetrics {
             .inc_by(u64::try_from(messages).unwrap_or(u64::MAX));
     }
 
+    /// `messages` of `consumer` had a completed idempotency key and were
+    /// deleted without delivery (rule I1).
+    pub fn skipped_completed(&self, consumer: &str, messages: usize) {
+        self.skipped_completed
+            .get_or_create(&consumer_labels(consumer))
+            .inc_by(u64::try_from(messages).unwrap_or(u64::MAX));
+    }
+
     /// A batch of `consumer` failed: `kind` is `partial` (some items) or
     /// why the whole batch failed.
     pub fn failed(&self, consumer: &str, kind: &str) {
@@ -210,6 +221,11 @@ impl ConsumerMetrics {
             self.filtered.clone(),
         );
         registry.register(
+            "sluice_consumer_skipped_completed_messages",
+            "Messages each push consumer deleted without delivery: their idempotency key was completed (skip_completed)",
+            self.skipped_completed.clone(),
+        );
+        registry.register(
             "sluice_consumer_failures",
             "Failed batches by kind: partial (some items), status, function_error, timeout, connection, bad_response, throttled (the whole batch)",
             self.failures.clone(),
@@ -246,6 +262,7 @@ pub fn consumer_metric_names() -> Vec<String> {
         "deleted_messages",
         "dead_lettered_messages",
         "filtered_messages",
+        "skipped_completed_messages",
         "failures",
     ]
     .iter()

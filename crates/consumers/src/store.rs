@@ -35,6 +35,9 @@ pub struct SavedConsumer {
     /// The filter patterns (rule C13).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub filter: Vec<String>,
+    /// Which key's completion skips a message (rule I1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skip_completed: Option<String>,
 }
 
 impl SavedConsumer {
@@ -51,6 +54,7 @@ impl SavedConsumer {
             report_batch_item_failures: spec.report_batch_item_failures,
             stopped,
             filter: spec.filter.clone(),
+            skip_completed: spec.skip_completed.clone(),
         }
     }
 
@@ -66,6 +70,7 @@ impl SavedConsumer {
             timeout: Duration::from_secs(self.timeout_seconds),
             report_batch_item_failures: self.report_batch_item_failures,
             filter: self.filter.clone(),
+            skip_completed: self.skip_completed.clone(),
         }
     }
 }
@@ -128,6 +133,7 @@ mod tests {
             timeout: Duration::from_secs(5),
             report_batch_item_failures: true,
             filter: vec![r#"{"body": {"type": ["order"]}}"#.into()],
+            skip_completed: Some("$.order.id".into()),
         };
         write(&path, vec![SavedConsumer::new(&spec, true)]).unwrap();
         let back = read(&path).unwrap();

@@ -111,4 +111,10 @@ impl IdempotencyKeys for EmbeddedBroker {
         durable(ticket).await?;
         Ok(true)
     }
+
+    async fn idempotency_key_completed(&self, key: &str) -> Result<bool, EngineError> {
+        let now = self.inner.now();
+        let records = self.inner.idempotency.lock();
+        Ok(IdempotencyRecord::completed(records.get(key), now))
+    }
 }

@@ -97,4 +97,17 @@ impl IdempotencyKeys for PostgresBroker {
         .await?;
         Ok(gone == 1)
     }
+
+    async fn idempotency_key_completed(&self, key: &str) -> Result<bool, EngineError> {
+        let client = self.inner.client().await?;
+        let now = self.inner.now();
+        let rows = query(
+            &client,
+            "SELECT 1 FROM sluice_idempotency
+             WHERE key = $1 AND result IS NOT NULL AND expires_at > $2",
+            &[&key, &now],
+        )
+        .await?;
+        Ok(!rows.is_empty())
+    }
 }

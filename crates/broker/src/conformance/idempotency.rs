@@ -25,7 +25,10 @@ async fn claim<H: Harness>(h: &H, key: &str) -> ClaimStatus {
 /// TTL (counted from the completion) has passed.
 pub async fn i1_a_key_is_claimed_once_and_completed_with_its_result<H: Harness>(h: &H) {
     let start = h.clock().now();
+    let completed =
+        async |key: &str| (h.broker().idempotency_key_completed(key).await).expect("completed?");
     let first = claim(h, "acct/order-1").await;
+    assert!(!completed("acct/order-1").await, "claimed is not completed");
     assert_eq!(
         first,
         ClaimStatus::Claimed {
@@ -56,6 +59,9 @@ pub async fn i1_a_key_is_claimed_once_and_completed_with_its_result<H: Harness>(
         },
         "62 s after the claim, 59 after the completion"
     );
+    assert!(completed("acct/order-1").await);
+    assert!(!completed("acct/order-2").await, "in progress");
+    assert!(!completed("acct/none").await, "never claimed");
     let again = h
         .broker()
         .complete_idempotency_key("acct/order-1", "twice".into());
@@ -68,6 +74,7 @@ pub async fn i1_a_key_is_claimed_once_and_completed_with_its_result<H: Harness>(
         "a completed key keeps its result"
     );
     h.clock().advance_secs(1);
+    assert!(!completed("acct/order-1").await, "forgotten");
     assert_eq!(
         claim(h, "acct/order-1").await.name(),
         "CLAIMED",

@@ -220,6 +220,7 @@ async fn write_reply<S: AsyncRead + AsyncWrite + Unpin>(mut stream: S, reply: &R
 
 pub(crate) fn spec(name: &str, queue: &str, url: &str) -> ConsumerSpec {
     ConsumerSpec {
+        skip_completed: None,
         name: name.into(),
         queue: queue.into(),
         url: url.into(),

@@ -30,6 +30,7 @@ mod consumers_doctor;
 mod consumers_fifo;
 mod consumers_filter;
 mod consumers_https;
+mod consumers_idempotency;
 mod consumers_postgres;
 mod consumers_runtime;
 mod consumers_scaling;

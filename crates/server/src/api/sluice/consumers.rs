@@ -56,6 +56,7 @@ pub async fn list_consumers<B: Broker>(
                 timeout_seconds: Some(spec.timeout.as_secs() as i64),
                 report_batch_item_failures: Some(spec.report_batch_item_failures),
                 filters: spec.filter.clone(),
+                skip_completed: spec.skip_completed.clone(),
                 state: Some(c.state().to_string()),
                 in_flight_batches: Some(c.in_flight as i64),
                 concurrency_limit: Some(c.limit as i64),
@@ -83,6 +84,7 @@ pub async fn create_consumer<B: Broker>(
         timeout: Duration::from_secs(30),
         report_batch_item_failures: false,
         filter: Vec::new(),
+        skip_completed: None,
     };
     let spec = Settings::of(input)?.apply(spec, None);
     svc.runtime_consumers
@@ -108,6 +110,7 @@ pub async fn update_consumer<B: Broker>(
         timeout_seconds: input.timeout_seconds,
         report_batch_item_failures: input.report_batch_item_failures,
         filters: input.filters,
+        skip_completed: input.skip_completed,
     };
     let name = required(input.name.clone(), "Name")?;
     let queue = input
@@ -162,6 +165,8 @@ struct Settings {
     timeout: Option<Duration>,
     report_batch_item_failures: Option<bool>,
     filters: Option<Vec<String>>,
+    /// Given empty: no skipping any more.
+    skip_completed: Option<Option<String>>,
 }
 
 impl Settings {
@@ -180,6 +185,7 @@ impl Settings {
             timeout: seconds("TimeoutSeconds", input.timeout_seconds)?,
             report_batch_item_failures: input.report_batch_item_failures,
             filters: input.filters,
+            skip_completed: (input.skip_completed).map(|s| (!s.is_empty()).then_some(s)),
         })
     }
 
@@ -194,6 +200,7 @@ impl Settings {
             .report_batch_item_failures
             .unwrap_or(spec.report_batch_item_failures);
         spec.filter = self.filters.unwrap_or(spec.filter);
+        spec.skip_completed = self.skip_completed.unwrap_or(spec.skip_completed);
         spec
     }
 }

@@ -1,0 +1,158 @@
+//! Skipping messages whose work is done (rule I1): a consumer told
+//! `skip_completed` makes a key of each received message (its message id,
+//! or a value in its JSON body) and deletes without delivery the ones whose
+//! idempotency key stands `COMPLETED`, as a redrive or a duplicate would
+//! otherwise make the handler do the work again. The key is looked up as a
+//! consumer calling ClaimIdempotencyKey with it in the queue's account
+//! would find it.
+
+use serde_json::Value;
+use sluice_broker::{Broker, ReceivedMessage};
+
+use super::deliver::Delivery;
+
+/// Which key of a message names its work.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CompletedKey {
+    /// `message_id`: the message id (a selective redrive keeps it).
+    MessageId,
+    /// `$.a.b`: the string or number at this path of the JSON body.
+    BodyPath(Vec<String>),
+}
+
+impl CompletedKey {
+    /// Reads `message_id` or a `$.`-path of object members.
+    pub fn parse(text: &str) -> Result<Self, String> {
+        if text == "message_id" {
+            return Ok(Self::MessageId);
+        }
+        let path: Option<Vec<String>> = text
+            .strip_prefix("$.")
+            .map(|rest| rest.split('.').map(str::to_string).collect());
+        match path {
+            Some(members) if members.iter().all(|m| !m.is_empty()) => Ok(Self::BodyPath(members)),
+            _ => Err(format!(
+                "skip_completed must be \"message_id\" or a JSON path such as \"$.order.id\", got {text:?}"
+            )),
+        }
+    }
+
+    /// The key of `m`; `None` when its body has no string or number there.
+    pub fn key_of(&self, m: &ReceivedMessage) -> Option<String> {
+        match self {
+            Self::MessageId => Some(m.message_id.clone()),
+            Self::BodyPath(path) => {
+                let body: Value = serde_json::from_str(&m.body).ok()?;
+                match path.iter().try_fold(&body, |v, member| v.get(member))? {
+                    Value::String(s) => Some(s.clone()),
+                    Value::Number(n) => Some(n.to_string()),
+                    _ => None,
+                }
+            }
+        }
+    }
+}
+
+/// A consumer's `skip_completed`, ready to look keys up.
+#[derive(Debug, Clone)]
+pub struct SkipCompleted {
+    /// Which key.
+    pub key: CompletedKey,
+    /// The queue's account, whose keys these are.
+    pub account: String,
+}
+
+impl<B: Broker> Delivery<B> {
+    /// The messages whose key is not completed; the others are deleted
+    /// without delivery. A lookup that fails delivers the message: doing
+    /// the work twice is the consumer's risk anyway, losing it is not.
+    pub(crate) async fn drop_completed(
+        &self,
+        received: Vec<ReceivedMessage>,
+    ) -> Vec<ReceivedMessage> {
+        let Some(skip) = &self.skip_completed else {
+            return received;
+        };
+        let mut kept = Vec::with_capacity(received.len());
+        let mut done = Vec::new();
+        for m in received {
+            let completed = match skip.key.key_of(&m) {
+                Some(key) => {
+                    let key = format!("{}/{key}", skip.account);
+                    self.broker
+                        .idempotency_key_completed(&key)
+                        .await
+                        .unwrap_or(false)
+                }
+                None => false,
+            };
+            if completed {
+                done.push(m.receipt_handle);
+            } else {
+                kept.push(m);
+            }
+        }
+        if done.is_empty() {
+            return kept;
+        }
+        match self.broker.delete_messages(&self.spec.queue, done).await {
+            Ok(results) => {
+                let deleted = results.iter().filter(|r| r.is_ok()).count();
+                self.metrics.skipped_completed(&self.spec.name, deleted);
+            }
+            Err(e) => {
+                tracing::warn!(consumer = %self.spec.name, error = %e, "cannot delete messages whose work is completed");
+            }
+        }
+        kept
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn message(id: &str, body: &str) -> ReceivedMessage {
+        ReceivedMessage {
+            message_id: id.into(),
+            receipt_handle: String::new(),
+            body: body.into(),
+            attributes: Default::default(),
+            system_attributes: Default::default(),
+            sent_at: 0,
+            first_receive_at: 0,
+            receive_count: 1,
+            group_id: None,
+            dedup_id: None,
+            sequence_number: None,
+            body_md5: None,
+        }
+    }
+
+    #[test]
+    fn i1_keys_from_the_message_id_or_the_body() {
+        let by_id = CompletedKey::parse("message_id").unwrap();
+        assert_eq!(by_id.key_of(&message("m-1", "x")).as_deref(), Some("m-1"));
+        let by_order = CompletedKey::parse("$.order.id").unwrap();
+        let m = |body| message("m", body);
+        assert_eq!(
+            by_order.key_of(&m(r#"{"order":{"id":"o-7"}}"#)).as_deref(),
+            Some("o-7")
+        );
+        assert_eq!(
+            by_order.key_of(&m(r#"{"order":{"id":42}}"#)).as_deref(),
+            Some("42")
+        );
+        for none in [
+            r#"{"order":{}}"#,
+            r#"{"order":{"id":[1]}}"#,
+            "not json",
+            "[]",
+        ] {
+            assert_eq!(by_order.key_of(&m(none)), None, "{none}");
+        }
+        for bad in ["", "id", "$.", "$.a..b", "$"] {
+            assert!(CompletedKey::parse(bad).is_err(), "{bad}");
+        }
+    }
+}
