@@ -490,9 +490,18 @@ mod tests {
             batching_window_secs: 0,
             timeout_secs: 30,
             report_batch_item_failures: true,
+            skip_completed: Some("message_id".into()),
         };
         s.consumers = Consumers::Known(vec![worker.clone()]);
         assert!(checks(&s).is_empty(), "the seeds' setup with a consumer");
+        let mut unrecorded = worker.clone();
+        unrecorded.skip_completed = None;
+        s.consumers = Consumers::Known(vec![unrecorded]);
+        assert_eq!(
+            checks(&s),
+            [("consumer-idempotency", Severity::Info, "orders".to_string())],
+            "replays may repeat work"
+        );
         let mut list = vec![worker];
         list[0].report_batch_item_failures = false;
         list[0].timeout_secs = 40;
@@ -518,7 +527,7 @@ mod tests {
         }
         assert_eq!(found.len(), 4, "{found:?}");
         s.consumers = Consumers::Unknown("old server".into());
-        assert_eq!(check(&s).skipped.len(), 3);
+        assert_eq!(check(&s).skipped.len(), 4);
     }
 
     fn checks(setup: &Setup) -> Vec<(&'static str, Severity, String)> {

@@ -111,6 +111,8 @@ pub struct ConsumerInfo {
     pub timeout_secs: u64,
     /// Whether `batchItemFailures` is read.
     pub report_batch_item_failures: bool,
+    /// Its `skip_completed` key, if it skips completed work (rule I1).
+    pub skip_completed: Option<String>,
 }
 
 /// What is known of consumers.

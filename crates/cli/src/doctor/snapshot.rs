@@ -241,6 +241,7 @@ fn consumer_info(c: &Consumer) -> ConsumerInfo {
         batching_window_secs: unsigned(c.batching_window_seconds).unwrap_or(0),
         timeout_secs: unsigned(c.timeout_seconds).unwrap_or(0),
         report_batch_item_failures: c.report_batch_item_failures.unwrap_or(false),
+        skip_completed: c.skip_completed.clone().filter(|k| !k.is_empty()),
     }
 }
 
@@ -304,6 +305,7 @@ pub fn from_config(path: &Path) -> anyhow::Result<Setup> {
                 batching_window_secs: spec.batching_window.as_secs(),
                 timeout_secs: spec.timeout.as_secs(),
                 report_batch_item_failures: spec.report_batch_item_failures,
+                skip_completed: spec.skip_completed,
             }
         })
         .collect();

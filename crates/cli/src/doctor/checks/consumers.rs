@@ -1,16 +1,18 @@
 //! The push consumers' pitfalls (rule C8): a visibility timeout under 6×
 //! the handler's time limit (AWS's advice for Lambda's SQS event source),
-//! batches without item failures reported, and a consumer's queue without
-//! a dead-letter queue.
+//! batches without item failures reported, a consumer's queue without a
+//! dead-letter queue, and a consumer whose messages may be replayed but who
+//! does not skip completed work (rule I1).
 
 use crate::doctor::report::{Report, Severity};
 use crate::doctor::setup::{ConsumerInfo, Consumers, Setup};
 
 /// The checks' ids, for skipping them together.
-const CHECKS: [&str; 3] = [
+const CHECKS: [&str; 4] = [
     "consumer-visibility",
     "consumer-batch-failures",
     "consumer-dlq",
+    "consumer-idempotency",
 ];
 
 /// Runs the consumer checks.
@@ -60,6 +62,25 @@ pub(super) fn check(setup: &Setup, report: &mut Report) {
                     c.name
                 ),
                 "give the queue a dead-letter queue (RedrivePolicy with maxReceiveCount 5)".into(),
+            );
+        } else if c.skip_completed.is_none() {
+            report.add(
+                "consumer-idempotency",
+                Severity::Info,
+                &q.name,
+                format!(
+                    "consumer {} reads a queue whose failed messages go to a dead-letter queue \
+                     and may be replayed from it; a replayed or redelivered message whose work \
+                     half succeeded is delivered again, and without a record of the work it is \
+                     done twice",
+                    c.name
+                ),
+                format!(
+                    "record the work with idempotency keys (ClaimIdempotencyKey, or Powertools' \
+                     idempotency over sluice.powertools) and set skip_completed = \"message_id\" \
+                     (or a JSON path to a business id) on consumer {}",
+                    c.name
+                ),
             );
         }
     }
