@@ -120,5 +120,51 @@ impl<B: Broker> Delivery<B> {
     }
 }
 
+impl<B: Broker> Delivery<B> {
+    /// The messages whose key is not completed; the others are deleted
+    /// without delivery. A lookup that fails delivers the message: doing
+    /// the work twice is the consumer's risk anyway, losing it is not.
+    pub(crate) async fn drop_completed(
+        &self,
+        received: Vec<ReceivedMessage>,
+    ) -> Vec<ReceivedMessage> {
+        let Some(skip) = &self.skip_completed else {
+            return received;
+        };
+        let mut kept = Vec::with_capacity(received.len());
+        let mut done = Vec::new();
+        for m in received {
+            let completed = match skip.key.key_of(&m) {
+                Some(key) => {
+                    let key = format!("{}/{key}", skip.account);
+                    self.broker
+                        .idempotency_key_completed(&key)
+                        .await
+                        .unwrap_or(false)
+                }
+                None => false,
+            };
+            if completed {
+                done.push(m.receipt_handle);
+            } else {
+                kept.push(m);
+            }
+        }
+        if done.is_empty() {
+            return kept;
+        }
+        match self.broker.delete_messages(&self.spec.queue, done).await {
+            Ok(results) => {
+                let deleted = results.iter().filter(|r| r.is_ok()).count();
+                self.metrics.skipped_completed(&self.spec.name, deleted);
+            }
+            Err(e) => {
+                tracing::warn!(consumer = %self.spec.name, error = %e, "cannot delete messages whose work is completed");
+            }
+        }
+        kept
+    }
+}
+
 /// Shortest wait between two refreshes of a gathering batch's visibility.
 const MIN_REFRESH: Duration = Duration::from_millis(500);
