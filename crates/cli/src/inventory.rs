@@ -53,28 +53,23 @@ impl QueueInfo {
     /// Its failure classes' dead-letter queues (rule X7), in the order
     /// given.
     pub fn routes(&self) -> Vec<DeadLetterRoute> {
+        self.parsed_routes().unwrap_or_default().0
+    }
+
+    fn parsed_routes(&self) -> Option<DeadLetterRoutes> {
         self.attributes
             .get(dead_letter_routes::ATTRIBUTE)
             .filter(|d| !d.is_empty())
             .and_then(|d| DeadLetterRoutes::parse(d).ok())
-            .unwrap_or_default()
-            .0
     }
 
     /// Every dead-letter queue it sends messages to: its RedrivePolicy's
     /// and its failure classes', each once.
     pub fn dead_letter_targets(&self) -> Vec<String> {
-        let mut targets: Vec<String> = self
-            .redrive()
-            .map(|p| p.dead_letter_target_arn)
-            .into_iter()
-            .collect();
-        for route in self.routes() {
-            if !targets.contains(&route.dead_letter_target_arn) {
-                targets.push(route.dead_letter_target_arn);
-            }
-        }
-        targets
+        dead_letter_routes::dead_letter_targets(
+            self.redrive().map(|p| p.dead_letter_target_arn),
+            self.parsed_routes(),
+        )
     }
 }
 

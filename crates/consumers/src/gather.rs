@@ -106,21 +106,12 @@ impl<B: Broker> Delivery<B> {
         if dropped.is_empty() {
             return admitted;
         }
-        let handles = dropped.iter().map(|m| m.receipt_handle.clone()).collect();
-        match self.broker.delete_messages(&self.spec.queue, handles).await {
-            Ok(results) => {
-                let deleted = results.iter().filter(|r| r.is_ok()).count();
-                self.metrics.filtered(&self.spec.name, deleted);
-            }
-            Err(e) => {
-                tracing::warn!(consumer = %self.spec.name, error = %e, "cannot delete filtered-out messages");
-            }
-        }
+        let handles = dropped.into_iter().map(|m| m.receipt_handle).collect();
+        self.delete_undelivered(handles, Undelivered::Filtered)
+            .await;
         admitted
     }
-}
 
-impl<B: Broker> Delivery<B> {
     /// The messages whose key is not completed; the others are deleted
     /// without delivery. A lookup that fails delivers the message: doing
     /// the work twice is the consumer's risk anyway, losing it is not.
@@ -150,19 +141,47 @@ impl<B: Broker> Delivery<B> {
                 kept.push(m);
             }
         }
-        if done.is_empty() {
-            return kept;
-        }
-        match self.broker.delete_messages(&self.spec.queue, done).await {
-            Ok(results) => {
-                let deleted = results.iter().filter(|r| r.is_ok()).count();
-                self.metrics.skipped_completed(&self.spec.name, deleted);
-            }
-            Err(e) => {
-                tracing::warn!(consumer = %self.spec.name, error = %e, "cannot delete messages whose work is completed");
-            }
+        if !done.is_empty() {
+            self.delete_undelivered(done, Undelivered::Completed).await;
         }
         kept
+    }
+
+    /// Deletes messages the handler is not to get and counts them; one
+    /// that cannot be deleted comes back after its visibility timeout and
+    /// is looked at again.
+    async fn delete_undelivered(&self, handles: Vec<String>, why: Undelivered) {
+        let name = &self.spec.name;
+        match self.broker.delete_messages(&self.spec.queue, handles).await {
+            Ok(results) => {
+                let deleted = results.iter().filter(|r| r.is_ok()).count();
+                match why {
+                    Undelivered::Filtered => self.metrics.filtered(name, deleted),
+                    Undelivered::Completed => self.metrics.skipped_completed(name, deleted),
+                }
+            }
+            Err(e) => {
+                tracing::warn!(consumer = %name, error = %e, messages = why.as_str(), "cannot delete messages the handler is not to get");
+            }
+        }
+    }
+}
+
+/// Why messages are deleted without delivery.
+#[derive(Debug, Clone, Copy)]
+enum Undelivered {
+    /// They matched none of the filter patterns (rule C13).
+    Filtered,
+    /// Their idempotency key is completed (rule I1).
+    Completed,
+}
+
+impl Undelivered {
+    fn as_str(self) -> &'static str {
+        match self {
+            Self::Filtered => "filtered out",
+            Self::Completed => "work completed",
+        }
     }
 }
 

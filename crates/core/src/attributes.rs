@@ -394,17 +394,10 @@ impl QueueConfig {
     /// The ARNs of every dead-letter queue this queue sends messages to:
     /// its RedrivePolicy's, then its failure classes' (rule X7), each once.
     pub fn dead_letter_targets(&self) -> Vec<String> {
-        let mut targets: Vec<String> = self
-            .redrive()
-            .map(|p| p.dead_letter_target_arn)
-            .into_iter()
-            .collect();
-        for route in self.routes().unwrap_or_default().0 {
-            if !targets.contains(&route.dead_letter_target_arn) {
-                targets.push(route.dead_letter_target_arn);
-            }
-        }
-        targets
+        crate::dead_letter_routes::dead_letter_targets(
+            self.redrive().map(|p| p.dead_letter_target_arn),
+            self.routes(),
+        )
     }
 
     /// The parsed retry backoff policy, if one is set.

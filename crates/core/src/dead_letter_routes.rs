@@ -166,6 +166,21 @@ impl DeadLetterRoutes {
     }
 }
 
+/// The ARNs of the dead-letter queues a queue sends messages to: its
+/// RedrivePolicy's target first, then its routes', each once.
+pub fn dead_letter_targets(
+    redrive_target: Option<String>,
+    routes: Option<DeadLetterRoutes>,
+) -> Vec<String> {
+    let mut targets: Vec<String> = redrive_target.into_iter().collect();
+    for route in routes.unwrap_or_default().0 {
+        if !targets.contains(&route.dead_letter_target_arn) {
+            targets.push(route.dead_letter_target_arn);
+        }
+    }
+    targets
+}
+
 /// `reasonContains` as given: absent, one text or a list of texts.
 fn reason_texts(value: Option<&serde_json::Value>) -> Option<Vec<String>> {
     let texts: Vec<String> = match value {

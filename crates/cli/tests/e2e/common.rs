@@ -580,3 +580,23 @@ pub(crate) async fn until(limit: Duration, mut done: impl AsyncFnMut() -> bool) 
     }
     false
 }
+
+/// Runs `body` with the `sluice serve` arguments of a fresh durable data
+/// directory, for tests that prove a rule through the real binary on both
+/// engines (see [`on_postgres`]).
+pub(crate) async fn on_durable(body: impl AsyncFnOnce(&[&str])) {
+    let dir = tempfile::tempdir().expect("dir");
+    let data = dir.path().join("data");
+    body(&["--data-dir", data.to_str().expect("path")]).await;
+}
+
+/// Runs `body` with the `sluice serve` arguments of a node on a fresh
+/// PostgreSQL database. Without PostgreSQL's binaries it says SKIPPED and
+/// returns; with SLUICE_REQUIRE_POSTGRES=1 it fails instead.
+pub(crate) async fn on_postgres(body: impl AsyncFnOnce(&[&str])) {
+    let Some(cluster) = sluice_postgres::testing::cluster() else {
+        return;
+    };
+    let url = cluster.fresh_database().await;
+    body(&["--postgres", &url]).await;
+}

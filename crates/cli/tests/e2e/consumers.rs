@@ -779,27 +779,46 @@ async fn c5_permanent_item_goes_to_the_dlq_at_once_with_its_reason() {
     assert!(metrics.contains(line), "{line} in\n{metrics}");
 }
 
-/// C5, X7: an item with a `"class"` the queue routes goes to that class's
-/// dead-letter queue when its count is reached (1 here), without being
-/// permanent, with the class kept; RedrivePolicy's DLQ gets nothing.
-#[tokio::test]
-async fn c5_x7_a_classed_item_takes_its_class_route() {
-    let server = TestServer::start_real_time().await;
-    let main_dlq = create_queue(&server.sdk(), "class-main-dlq").await;
-    let invalid = create_queue(&server.sdk(), "class-invalid-dlq").await;
-    let redrive = r#"{"deadLetterTargetArn":"arn:aws:sqs:us-east-1:000000000000:class-main-dlq","maxReceiveCount":5}"#;
-    let url = queue(&server, "classed", 1, Some(redrive)).await;
+/// Queue `name` (visibility 1 s) with a RedrivePolicy to `NAME-main-dlq`
+/// (maxReceiveCount 5) and `route`, one SluiceDeadLetterRoutes entry whose
+/// DLQ, named in it, is created too: the URLs of the main DLQ, the route's
+/// DLQ and the queue.
+async fn routed_queue(server: &TestServer, name: &str, route: &str) -> (String, String, String) {
+    let main_dlq = create_queue(&server.sdk(), &format!("{name}-main-dlq")).await;
+    let route_dlq: Value = serde_json::from_str(route).unwrap();
+    let route_dlq = route_dlq["deadLetterTargetArn"]
+        .as_str()
+        .unwrap()
+        .rsplit(':')
+        .next()
+        .unwrap();
+    let route_dlq = create_queue(&server.sdk(), route_dlq).await;
+    let redrive = format!(
+        r#"{{"deadLetterTargetArn":"arn:aws:sqs:us-east-1:000000000000:{name}-main-dlq","maxReceiveCount":5}}"#
+    );
+    let url = queue(server, name, 1, Some(&redrive)).await;
     server
         .sdk()
         .set_queue_attributes()
         .queue_url(&url)
         .attributes(
             QueueAttributeName::from("SluiceDeadLetterRoutes"),
-            r#"[{"class":"validation","deadLetterTargetArn":"arn:aws:sqs:us-east-1:000000000000:class-invalid-dlq","maxReceiveCount":1}]"#,
+            format!("[{route}]"),
         )
         .send()
         .await
         .unwrap();
+    (main_dlq, route_dlq, url)
+}
+
+/// C5, X7: an item with a `"class"` the queue routes goes to that class's
+/// dead-letter queue when its count is reached (1 here), without being
+/// permanent, with the class kept; RedrivePolicy's DLQ gets nothing.
+#[tokio::test]
+async fn c5_x7_a_classed_item_takes_its_class_route() {
+    let server = TestServer::start_real_time().await;
+    let route = r#"{"class":"validation","deadLetterTargetArn":"arn:aws:sqs:us-east-1:000000000000:class-invalid-dlq","maxReceiveCount":1}"#;
+    let (main_dlq, invalid, url) = routed_queue(&server, "classed", route).await;
     let bad = send(&server, &url, "not json").await;
     send(&server, &url, "fine").await;
     let handler = Handler::start(Arc::new(|event, _| {
@@ -856,21 +875,8 @@ async fn c5_x7_a_classed_item_takes_its_class_route() {
 #[tokio::test]
 async fn c11_x7_a_failure_reason_rule_routes_whole_batch_failures() {
     let server = TestServer::start_real_time().await;
-    let main_dlq = create_queue(&server.sdk(), "rule-main-dlq").await;
-    let server_dlq = create_queue(&server.sdk(), "rule-server-dlq").await;
-    let redrive = r#"{"deadLetterTargetArn":"arn:aws:sqs:us-east-1:000000000000:rule-main-dlq","maxReceiveCount":5}"#;
-    let url = queue(&server, "ruled", 1, Some(redrive)).await;
-    server
-        .sdk()
-        .set_queue_attributes()
-        .queue_url(&url)
-        .attributes(
-            QueueAttributeName::from("SluiceDeadLetterRoutes"),
-            r#"[{"class":"server-error","deadLetterTargetArn":"arn:aws:sqs:us-east-1:000000000000:rule-server-dlq","maxReceiveCount":2,"reasonContains":"HTTP 500"}]"#,
-        )
-        .send()
-        .await
-        .unwrap();
+    let route = r#"{"class":"server-error","deadLetterTargetArn":"arn:aws:sqs:us-east-1:000000000000:ruled-dlq","maxReceiveCount":2,"reasonContains":"HTTP 500"}"#;
+    let (main_dlq, server_dlq, url) = routed_queue(&server, "ruled", route).await;
     send(&server, &url, "needs the database").await;
     let handler = Handler::start(Arc::new(|_, _| Reply {
         status: 500,

@@ -11,26 +11,20 @@ use aws_sdk_sqs::types::QueueAttributeName as Attr;
 use serde_json::{Value, json};
 
 use crate::alarms::{metrics, sluice};
-use crate::common::{RawClient, SluiceProcess, until};
+use crate::common::{RawClient, SluiceProcess, on_durable, on_postgres, until};
 use crate::consumers::{Handler, Reply, bodies};
 
 /// I1, C13 on the durable engine.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn i1_a_replayed_message_whose_work_is_completed_is_not_delivered() {
-    let dir = tempfile::tempdir().expect("dir");
-    let data = dir.path().join("data");
-    replayed_and_skipped(&["--data-dir", data.to_str().expect("path")]).await;
+    on_durable(replayed_and_skipped).await;
 }
 
 /// I1, C13 on a PostgreSQL node. Without PostgreSQL's binaries it says
 /// SKIPPED, and fails instead with SLUICE_REQUIRE_POSTGRES=1.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn i1_a_replayed_message_whose_work_is_completed_is_not_delivered_on_postgres() {
-    let Some(cluster) = sluice_postgres::testing::cluster() else {
-        return;
-    };
-    let url = cluster.fresh_database().await;
-    replayed_and_skipped(&["--postgres", &url]).await;
+    on_postgres(replayed_and_skipped).await;
 }
 
 async fn ok(raw: RawClient, action: &str, body: Value) -> Value {

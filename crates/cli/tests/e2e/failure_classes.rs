@@ -10,7 +10,9 @@ use aws_sdk_sqs::types::QueueAttributeName as Attr;
 use serde_json::{Value, json};
 
 use crate::cli_run::sluice;
-use crate::common::{RawClient, SluiceProcess, code, sdk_client, xml_values};
+use crate::common::{
+    RawClient, SluiceProcess, code, on_durable, on_postgres, sdk_client, xml_values,
+};
 
 const ROUTES: &str = "SluiceDeadLetterRoutes";
 const ARN: &str = "arn:aws:sqs:us-east-1:000000000000";
@@ -18,20 +20,14 @@ const ARN: &str = "arn:aws:sqs:us-east-1:000000000000";
 /// X7 on the durable engine.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn x7_failure_classes_reach_their_dlqs_and_replay_alone() {
-    let dir = tempfile::tempdir().expect("dir");
-    let data = dir.path().join("data");
-    classes_end_to_end(&["--data-dir", data.to_str().expect("path")]).await;
+    on_durable(classes_end_to_end).await;
 }
 
 /// X7 on a PostgreSQL node. Without PostgreSQL's binaries it says SKIPPED,
 /// and fails instead with SLUICE_REQUIRE_POSTGRES=1.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn x7_failure_classes_reach_their_dlqs_and_replay_alone_on_postgres() {
-    let Some(cluster) = sluice_postgres::testing::cluster() else {
-        return;
-    };
-    let url = cluster.fresh_database().await;
-    classes_end_to_end(&["--postgres", &url]).await;
+    on_postgres(classes_end_to_end).await;
 }
 
 async fn classes_end_to_end(args: &[&str]) {

@@ -5,7 +5,7 @@
 
 use serde_json::{Value, json};
 
-use crate::common::{RawClient, SluiceProcess, xml_values};
+use crate::common::{RawClient, SluiceProcess, on_durable, on_postgres, xml_values};
 
 fn claim(raw: &RawClient, key: &str) -> Value {
     let body = json!({"Key": key, "TtlSeconds": 3600, "InProgressSeconds": 120}).to_string();
@@ -31,21 +31,14 @@ fn json_error(raw: &RawClient, action: &str, body: Value) -> String {
 /// after a kill -9 and a start reads.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn i1_a_completed_key_outlives_a_kill_9() {
-    let dir = tempfile::tempdir().expect("dir");
-    let data = dir.path().join("data");
-    let args = ["--data-dir", data.to_str().expect("path")];
-    claimed_completed_and_kept(&args).await;
+    on_durable(claimed_completed_and_kept).await;
 }
 
 /// I1 on a PostgreSQL node. Without PostgreSQL's binaries it says SKIPPED,
 /// and fails instead with SLUICE_REQUIRE_POSTGRES=1.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn i1_a_completed_key_outlives_a_kill_9_on_postgres() {
-    let Some(cluster) = sluice_postgres::testing::cluster() else {
-        return;
-    };
-    let url = cluster.fresh_database().await;
-    claimed_completed_and_kept(&["--postgres", &url]).await;
+    on_postgres(claimed_completed_and_kept).await;
 }
 
 async fn claimed_completed_and_kept(args: &[&str]) {
