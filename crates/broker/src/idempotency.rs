@@ -171,12 +171,13 @@ pub trait IdempotencyKeys: Clone + Send + Sync + 'static {
         key: &str,
     ) -> impl Future<Output = Result<bool, EngineError>> + Send;
 
-    /// Whether `key` is completed (and not yet forgotten), changing
-    /// nothing: what a push consumer asks before it delivers a message.
-    fn idempotency_key_completed(
+    /// Which of `keys` are completed (and not yet forgotten), in their
+    /// order, changing nothing: what a push consumer asks of a batch
+    /// before it delivers it.
+    fn idempotency_keys_completed(
         &self,
-        key: &str,
-    ) -> impl Future<Output = Result<bool, EngineError>> + Send;
+        keys: &[String],
+    ) -> impl Future<Output = Result<Vec<bool>, EngineError>> + Send;
 }
 
 #[cfg(test)]

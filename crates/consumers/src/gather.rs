@@ -122,20 +122,24 @@ impl<B: Broker> Delivery<B> {
         let Some(skip) = &self.skip_completed else {
             return received;
         };
+        // The messages' keys, those that have one, looked up in one call.
+        let keyed: Vec<(usize, String)> = (received.iter().enumerate())
+            .filter_map(|(i, m)| Some((i, format!("{}/{}", skip.account, skip.key.key_of(m)?))))
+            .collect();
+        let keys: Vec<String> = keyed.iter().map(|(_, k)| k.clone()).collect();
+        let answers = self
+            .broker
+            .idempotency_keys_completed(&keys)
+            .await
+            .unwrap_or_default();
+        let completed: std::collections::HashSet<usize> = (keyed.iter().zip(&answers))
+            .filter(|(_, done)| **done)
+            .map(|((i, _), _)| *i)
+            .collect();
         let mut kept = Vec::with_capacity(received.len());
         let mut done = Vec::new();
-        for m in received {
-            let completed = match skip.key.key_of(&m) {
-                Some(key) => {
-                    let key = format!("{}/{key}", skip.account);
-                    self.broker
-                        .idempotency_key_completed(&key)
-                        .await
-                        .unwrap_or(false)
-                }
-                None => false,
-            };
-            if completed {
+        for (i, m) in received.into_iter().enumerate() {
+            if completed.contains(&i) {
                 done.push(m.receipt_handle);
             } else {
                 kept.push(m);

@@ -112,9 +112,12 @@ impl IdempotencyKeys for EmbeddedBroker {
         Ok(true)
     }
 
-    async fn idempotency_key_completed(&self, key: &str) -> Result<bool, EngineError> {
+    async fn idempotency_keys_completed(&self, keys: &[String]) -> Result<Vec<bool>, EngineError> {
         let now = self.inner.now();
         let records = self.inner.idempotency.lock();
-        Ok(IdempotencyRecord::completed(records.get(key), now))
+        Ok(keys
+            .iter()
+            .map(|key| IdempotencyRecord::completed(records.get(key), now))
+            .collect())
     }
 }

@@ -139,6 +139,7 @@ pub(crate) async fn move_to_dead_letter_queue(
     let source_arn = sibling_arn(dead_letter_target_arn, &source.name);
     delete_rows(tx, source, &dead).await?;
     let source_activity = b.inner.activity(source.id);
+    let mut classes = Vec::with_capacity(dead.len());
     for mut m in dead.clone() {
         let failure = FailureRecord::decode(m.failure_reason.as_deref());
         Provenance {
@@ -167,7 +168,11 @@ pub(crate) async fn move_to_dead_letter_queue(
             "moved message to dead-letter queue"
         );
         insert_moved(tx, dlq, &m, seal.as_ref()).await?;
-        source_activity.dead_lettered_as(failure.last_class());
+        classes.push(failure.last_class().map(str::to_string));
+    }
+    // Counted once every move is in the transaction, as before classes.
+    for class in &classes {
+        source_activity.dead_lettered_as(class.as_deref());
     }
     activity::add(&b.inner.activity(dlq.id).sent, dead.len() as u64);
     announce(tx, &dlq.name).await?;

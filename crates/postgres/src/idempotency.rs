@@ -98,16 +98,24 @@ impl IdempotencyKeys for PostgresBroker {
         Ok(gone == 1)
     }
 
-    async fn idempotency_key_completed(&self, key: &str) -> Result<bool, EngineError> {
+    async fn idempotency_keys_completed(&self, keys: &[String]) -> Result<Vec<bool>, EngineError> {
+        if keys.is_empty() {
+            return Ok(Vec::new());
+        }
         let client = self.inner.client().await?;
         let now = self.inner.now();
+        // One statement for a whole batch.
         let rows = query(
             &client,
-            "SELECT 1 FROM sluice_idempotency
-             WHERE key = $1 AND result IS NOT NULL AND expires_at > $2",
-            &[&key, &now],
+            "SELECT key FROM sluice_idempotency
+             WHERE key = ANY($1) AND result IS NOT NULL AND expires_at > $2",
+            &[&keys, &now],
         )
         .await?;
-        Ok(!rows.is_empty())
+        let completed: std::collections::HashSet<String> = rows
+            .iter()
+            .map(|row| col::<String>(row, 0))
+            .collect::<Result<_, _>>()?;
+        Ok(keys.iter().map(|k| completed.contains(k)).collect())
     }
 }

@@ -25,8 +25,13 @@ async fn claim<H: Harness>(h: &H, key: &str) -> ClaimStatus {
 /// TTL (counted from the completion) has passed.
 pub async fn i1_a_key_is_claimed_once_and_completed_with_its_result<H: Harness>(h: &H) {
     let start = h.clock().now();
-    let completed =
-        async |key: &str| (h.broker().idempotency_key_completed(key).await).expect("completed?");
+    let completed = async |key: &str| {
+        let keys = [key.to_string(), "acct/never".to_string()];
+        let answer = h.broker().idempotency_keys_completed(&keys).await;
+        let answer = answer.expect("completed?");
+        assert!(!answer[1], "a key never claimed is not completed");
+        answer[0]
+    };
     let first = claim(h, "acct/order-1").await;
     assert!(!completed("acct/order-1").await, "claimed is not completed");
     assert_eq!(
