@@ -30,6 +30,7 @@ const LEVELS: &[&[&str]] = &[
         "sluice-alarms",
         "sluice-consumers",
         "sluice-client",
+        "sluice-archive",
     ],
     &["sluice-server", "sluice-config", "sluice-bench"],
     &["sluice-testing"],
