@@ -8,8 +8,9 @@
 //! [`EngineError`], which the server turns into the SQS error clients see
 //! through one `From` conversion. Engines keep SNS's topics and
 //! subscriptions too ([`Topics`], a supertrait), as records they load and
-//! store whole, and consumers' idempotency records ([`IdempotencyKeys`],
-//! another). Beside the trait: [`receipts`] seals the
+//! store whole, consumers' idempotency records ([`IdempotencyKeys`],
+//! another), and the expired messages waiting for the archive
+//! ([`ExpiredMessages`]). Beside the trait: [`receipts`] seals the
 //! engines' receipt handles before clients see them, and [`json_file`]
 //! keeps a lone node's alarms and consumers in its data directory, what
 //! [`Coordination`] keeps on shared storage. [`conformance`] is the
@@ -21,6 +22,7 @@ mod backup;
 pub mod conformance;
 pub mod coordination;
 mod error;
+pub mod expired;
 pub mod failure;
 pub mod handles;
 pub mod idempotency;
@@ -41,6 +43,7 @@ pub use coordination::{
     ClaimGuard, Coordination, HandleSecret, JobClaim, SlotLease, StoredAlarm, StoredConsumer,
 };
 pub use error::EngineError;
+pub use expired::{ExpiredMessage, ExpiredMessages};
 pub use idempotency::IdempotencyKeys;
 pub use metadata::MetaChange;
 pub use topics::{Subscription, Topic, Topics};
@@ -50,7 +53,7 @@ pub use types::*;
 /// validated. Clones share the same engine (background tasks hold one).
 /// Every engine also keeps the cluster's shared records ([`Coordination`])
 /// and the SNS topics and subscriptions ([`Topics`]).
-pub trait Broker: Coordination + Topics + IdempotencyKeys {
+pub trait Broker: Coordination + Topics + IdempotencyKeys + ExpiredMessages {
     /// Creates a queue, or returns the existing one when the requested
     /// attributes match it (rule V9); `QueueNameExists` when they do not.
     fn create_queue(

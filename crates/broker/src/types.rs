@@ -65,6 +65,9 @@ pub struct NewMessage {
     /// The body's MD5 when the sender already computed it: an engine may
     /// keep it and return it with receives, which then skip hashing.
     pub body_md5: Option<[u8; 16]>,
+    /// The message id to keep (a restore from the archive, rule X8); a new
+    /// one when `None`.
+    pub keep_id: Option<[u8; 16]>,
 }
 
 /// What a send assigned to a message.

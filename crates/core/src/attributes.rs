@@ -30,7 +30,12 @@ pub const SETTABLE: &[&str] = &[
     "FifoThroughputLimit",
     crate::retry_backoff::ATTRIBUTE,
     crate::dead_letter_routes::ATTRIBUTE,
+    ARCHIVE_EXPIRED,
 ];
+
+/// sluice's attribute that keeps what the queue's retention drops: its
+/// messages go to the archive before they leave the queue (rule X8).
+pub const ARCHIVE_EXPIRED: &str = "SluiceArchiveExpired";
 
 /// Attribute names only the server sets.
 pub const READ_ONLY: &[&str] = &[
@@ -95,6 +100,9 @@ pub struct QueueConfig {
     /// sluice's dead-letter routes by failure class (rule X7), normalised.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dead_letter_routes: Option<String>,
+    /// Messages reaching retention are archived before they leave (rule X8).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub archive_expired: bool,
     /// FIFO: the `DeduplicationScope` given at creation, which governs
     /// deduplication even after SetQueueAttributes changes the attribute
     /// (rule F12); `None` when none was given (or in records written
@@ -123,6 +131,7 @@ impl Default for QueueConfig {
             fifo_throughput_limit: FifoThroughputLimit::PerQueue,
             retry_backoff: None,
             dead_letter_routes: None,
+            archive_expired: false,
             creation_deduplication_scope: None,
         }
     }
@@ -351,6 +360,7 @@ impl QueueConfig {
                     Some(DeadLetterRoutes::parse(value)?.to_document())
                 }
             }
+            ARCHIVE_EXPIRED => self.archive_expired = parse_bool(name, value)?,
             _ => return Err(unknown_attribute(name)),
         }
         Ok(())
@@ -447,6 +457,9 @@ impl QueueConfig {
         }
         if let Some(p) = &self.dead_letter_routes {
             out.insert(crate::dead_letter_routes::ATTRIBUTE, p.clone());
+        }
+        if self.archive_expired {
+            out.insert(ARCHIVE_EXPIRED, "true".into());
         }
         if self.fifo {
             out.insert("FifoQueue", "true".into());

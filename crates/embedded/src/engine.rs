@@ -237,8 +237,9 @@ impl Inner {
         now: Millis,
         changes: &mut Vec<Change>,
     ) -> bool {
-        let (expired, woke) = st.tick(now);
-        activity::add(&cell.activity.expired, expired.len() as u64);
+        let tick = st.tick(now);
+        let expired = tick.expired;
+        activity::add(&cell.activity.expired, (expired.len() + tick.held) as u64);
         let forgotten = st.dedup.expire(now);
         st.attempts.retain(|_, a| a.expires_at > now);
         if self.journal.is_durable() {
@@ -251,7 +252,7 @@ impl Inner {
                 key,
             }));
         }
-        woke
+        tick.woke
     }
 
     /// The durable form of a queue's record, when durable.

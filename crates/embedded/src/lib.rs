@@ -59,6 +59,7 @@ mod delete;
 mod encryption;
 mod encryption_stats;
 mod engine;
+mod expired;
 mod fair;
 mod fifo;
 mod fuzzing;

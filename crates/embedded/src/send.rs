@@ -33,7 +33,9 @@ pub(crate) async fn send_messages(
         .into_iter()
         .map(|m| {
             let data = MessageData {
-                message_id: *uuid::Uuid::new_v4().as_bytes(),
+                message_id: m
+                    .keep_id
+                    .unwrap_or_else(|| *uuid::Uuid::new_v4().as_bytes()),
                 sent_at: now,
                 enqueued_at: now,
                 body: m.body,

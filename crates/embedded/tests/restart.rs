@@ -287,6 +287,47 @@ async fn d1_failure_reasons_and_class_counts_survive_restart() {
     assert_eq!(dead.messages[0].failure_class.as_deref(), Some("infra"));
 }
 
+/// D1, X8: an expired message held for the archive and not yet forgotten
+/// (a crash between writing the archive and the delete) is held again
+/// after a restart, with its data; once forgotten it stays gone.
+#[tokio::test]
+async fn d1_x8_expired_messages_held_for_the_archive_survive_restart() {
+    use sluice_broker::ExpiredMessages;
+    let dir = tempfile::tempdir().unwrap();
+    let clock = ManualClock::default();
+    let held_before = {
+        let (b, _) = EmbeddedBroker::open(dir.path(), Arc::new(clock.clone())).unwrap();
+        let keep = [
+            ("MessageRetentionPeriod", "60"),
+            ("SluiceArchiveExpired", "true"),
+        ];
+        create(&b, "q", &keep).await;
+        let messages = ["a", "b"].map(|body| NewMessage {
+            body: body.into(),
+            ..Default::default()
+        });
+        b.send_messages("q", messages.to_vec()).await.unwrap();
+        clock.advance_secs(61);
+        b.sweep();
+        let held = b.expired_messages(10, &[]).await.unwrap();
+        assert_eq!(held.len(), 2);
+        b.forget_archived("q", &[held[0].message.position])
+            .await
+            .unwrap();
+        held
+    };
+    let (b, _) = EmbeddedBroker::open(dir.path(), Arc::new(clock.clone())).unwrap();
+    let counts = b.queue_counts("q").await.unwrap();
+    assert_eq!(counts.visible, 0, "still out of the queue");
+    let again = b.expired_messages(10, &[]).await.unwrap();
+    assert_eq!(again.len(), 1, "the forgotten one stays gone: {again:?}");
+    assert_eq!(
+        again[0].message.message_id,
+        held_before[1].message.message_id
+    );
+    assert_eq!(again[0].message.body, "b");
+}
+
 /// A3: the receipt handles' secret is kept in the store: the same after a
 /// restart, another in another data directory, and one per in-memory engine.
 #[tokio::test]

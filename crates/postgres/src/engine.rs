@@ -20,8 +20,8 @@ use sluice_core::receipt::ReceiptHandle;
 use tokio::sync::Notify;
 
 use crate::error;
-use crate::retention::expired_seqs;
-use crate::rows::{QUEUE_COLUMNS, QueueRow, col};
+use crate::retention::{expired_seqs, keep_expired};
+use crate::rows::{MESSAGE_COLUMNS, QUEUE_COLUMNS, QueueRow, col};
 use crate::{cache, combine, locks};
 use sluice_broker::activity::{self, Activity};
 
@@ -275,7 +275,9 @@ pub(crate) async fn target_queue(
     }
 }
 
-/// Deletes the queue's messages past retention (rule V7).
+/// Deletes the queue's messages past retention (rule V7), or moves them to
+/// `sluice_expired` for the archive when the queue keeps what expires
+/// (rule X8).
 pub(crate) async fn expire(
     inner: &Inner,
     tx: &Transaction<'_>,
@@ -283,11 +285,19 @@ pub(crate) async fn expire(
     now: i64,
 ) -> Result<(), EngineError> {
     let cut = now - q.retention_ms();
-    let sql = format!(
+    let doomed = format!(
         "DELETE FROM sluice_messages WHERE queue_id = $1 AND enqueued_at <= $2
            AND seq = ANY(ARRAY({}))",
         expired_seqs("$1", "$2", "ALL")
     );
+    let sql = if q.config.archive_expired {
+        format!(
+            "WITH gone AS ({doomed} RETURNING queue_id, {MESSAGE_COLUMNS}) {}",
+            keep_expired("true")
+        )
+    } else {
+        doomed
+    };
     let n = execute(tx, &sql, &[&q.id, &cut]).await?;
     activity::add(&inner.activity(q.id).expired, n);
     Ok(())

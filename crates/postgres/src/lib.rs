@@ -24,6 +24,7 @@ mod delete;
 mod encryption;
 mod engine;
 mod error;
+mod expired;
 mod fair;
 mod idempotency;
 mod listener;

@@ -126,12 +126,14 @@ pub(crate) async fn delete_queue(b: &PostgresBroker, name: &str) -> Result<(), E
     // cascades: inserts hold the queue's row FOR SHARE, so none is stored
     // once the row's delete commits, and none committed before escapes
     // these, which read after the row's lock was granted).
-    execute(
-        &tx,
-        "DELETE FROM sluice_messages WHERE queue_id = $1",
-        &[&id],
-    )
-    .await?;
+    for table in ["sluice_messages", "sluice_expired"] {
+        execute(
+            &tx,
+            &format!("DELETE FROM {table} WHERE queue_id = $1"),
+            &[&id],
+        )
+        .await?;
+    }
     execute(&tx, "DELETE FROM sluice_dedup WHERE queue_id = $1", &[&id]).await?;
     // Crypto-shredding: the queue's data keys go with it (rule E5).
     execute(
@@ -216,12 +218,16 @@ pub(crate) async fn purge_queue(b: &PostgresBroker, name: &str) -> Result<(), En
         &[&q.id, &now],
     )
     .await?;
-    execute(
-        &tx,
-        "DELETE FROM sluice_messages WHERE queue_id = $1",
-        &[&q.id],
-    )
-    .await?;
+    // What waits for the archive goes too (rule X8): the client asked for
+    // every message to go.
+    for table in ["sluice_messages", "sluice_expired"] {
+        execute(
+            &tx,
+            &format!("DELETE FROM {table} WHERE queue_id = $1"),
+            &[&q.id],
+        )
+        .await?;
+    }
     // A purge also ends the deduplication window (rule F11).
     for table in ["sluice_dedup", "sluice_receive_attempts"] {
         execute(

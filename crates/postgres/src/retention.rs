@@ -1,5 +1,27 @@
 //! Which messages retention deletes (rule V7), as SQL: for the sweep and
-//! for the retention a read applies first (`engine::expire`).
+//! for the retention a read applies first (`engine::expire`); and where a
+//! queue that keeps what expires puts them instead (rule X8).
+
+use crate::rows::MESSAGE_COLUMNS;
+
+/// SQL keeping the rows a CTE named `gone` returned (columns `queue_id`
+/// then [`MESSAGE_COLUMNS`]) for the archive, those of queues for which
+/// `keep` (a condition on `gone`) holds.
+pub(crate) fn keep_expired(keep: &str) -> String {
+    format!(
+        "INSERT INTO sluice_expired (queue_id, {MESSAGE_COLUMNS})
+         SELECT queue_id, {MESSAGE_COLUMNS} FROM gone WHERE {keep}"
+    )
+}
+
+/// [`MESSAGE_COLUMNS`], each prefixed with `alias.`.
+pub(crate) fn message_columns_of(alias: &str) -> String {
+    MESSAGE_COLUMNS
+        .split(',')
+        .map(|c| format!("{alias}.{}", c.trim()))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
 
 /// SQL for the seqs of queue `queue`'s messages enqueued at or before
 /// `cut` (expressions), at most `limit` of each kind, through indexes only:

@@ -39,6 +39,7 @@ const MIGRATIONS: &[(i32, &str)] = &[
     ),
     (27, include_str!("../migrations/0027_data_keys.sql")),
     (28, include_str!("../migrations/0028_idempotency.sql")),
+    (29, include_str!("../migrations/0029_expired.sql")),
 ];
 
 /// The newest schema version this build knows: the last migration's.

@@ -157,7 +157,10 @@ async fn send_standard(
     let mut visible = Vec::with_capacity(n);
     let mut bytes = 0u64;
     for (i, m) in messages().enumerate() {
-        ids.push(uuid::Uuid::new_v4());
+        ids.push(
+            m.keep_id
+                .map_or_else(uuid::Uuid::new_v4, uuid::Uuid::from_bytes),
+        );
         match sealed.get(i) {
             Some((body, attrs, system)) => {
                 bodies.push(body.as_str());

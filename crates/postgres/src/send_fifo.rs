@@ -141,7 +141,14 @@ pub(crate) async fn send_fifo(
         }
         fates.push(fate);
     }
-    let ids: Vec<uuid::Uuid> = stored.iter().map(|_| uuid::Uuid::new_v4()).collect();
+    let ids: Vec<uuid::Uuid> = stored
+        .iter()
+        .map(|&i| {
+            messages[i]
+                .keep_id
+                .map_or_else(uuid::Uuid::new_v4, uuid::Uuid::from_bytes)
+        })
+        .collect();
     let seqs = insert(&tx, q, messages, &stored, &ids, now, seal.as_ref()).await?;
     let (dedup_keys, dedup_ids, dedup_seqs): (Vec<&str>, Vec<uuid::Uuid>, Vec<i64>) = stored
         .iter()

@@ -9,7 +9,7 @@ use std::time::Duration;
 use sluice_broker::EngineError;
 
 use crate::engine::{Inner, PostgresBroker, execute, query};
-use crate::retention::expired_seqs;
+use crate::retention::{expired_seqs, keep_expired, message_columns_of};
 use crate::rows::col;
 use crate::{error, locks};
 
@@ -91,7 +91,8 @@ async fn sweep_pass(inner: &Arc<Inner>) -> Result<Option<usize>, EngineError> {
         &tx,
         &format!(
             "WITH queues AS (
-                SELECT id, $1 - (config->>'message_retention_period')::bigint * 1000 AS cut
+                SELECT id, $1 - (config->>'message_retention_period')::bigint * 1000 AS cut,
+                       coalesce((config->>'archive_expired')::boolean, false) AS archive
                 FROM sluice_queues
              ), doomed AS (
                 SELECT q.id AS queue_id, e.seq FROM queues q
@@ -100,11 +101,18 @@ async fn sweep_pass(inner: &Arc<Inner>) -> Result<Option<usize>, EngineError> {
                 SELECT m.queue_id, m.seq FROM sluice_messages m
                 JOIN doomed d ON m.queue_id = d.queue_id AND m.seq = d.seq
                 FOR UPDATE OF m SKIP LOCKED
+             ), gone AS (
+                DELETE FROM sluice_messages m USING locked
+                WHERE m.queue_id = locked.queue_id AND m.seq = locked.seq
+                RETURNING m.queue_id, {}
+             ), kept AS (
+                {}
              )
-             DELETE FROM sluice_messages m USING locked
-             WHERE m.queue_id = locked.queue_id AND m.seq = locked.seq
-             RETURNING m.queue_id",
-            expired_seqs("q.id", "q.cut", "$2")
+             SELECT queue_id FROM gone",
+            expired_seqs("q.id", "q.cut", "$2"),
+            message_columns_of("m"),
+            // Rule X8: a queue that keeps what expires keeps it for the archive.
+            keep_expired("queue_id IN (SELECT id FROM queues WHERE archive)")
         ),
         &[&now, &BATCH],
     )

@@ -94,6 +94,8 @@ macro_rules! conformance_tests {
             x7_each_failure_class_reaches_its_own_dlq_after_its_own_count,
             x7_permanent_failures_and_a_missing_route_dlq,
             x7_a_fix_replays_only_its_class,
+            x8_expired_messages_wait_for_the_archive,
+            x8_purge_and_delete_take_what_waits_for_the_archive,
             x3_selective_redrive_filters_marks_and_bounds_replays,
             x_retry_backoff_doubles_each_attempt_up_to_the_cap,
             x_retry_backoff_jitter_nack_and_removal,
@@ -139,6 +141,7 @@ macro_rules! conformance_tests {
     };
 }
 
+mod archive;
 mod dead_letter;
 mod failure_classes;
 mod fair;
@@ -149,6 +152,7 @@ mod retries;
 mod standard;
 mod topics;
 
+pub use archive::*;
 pub use dead_letter::*;
 pub use failure_classes::*;
 pub use fair::*;
@@ -289,6 +293,7 @@ mod listed {
     fn the_macro_lists_every_conformance_test() {
         let sources = [
             include_str!("mod.rs"),
+            include_str!("archive.rs"),
             include_str!("dead_letter.rs"),
             include_str!("failure_classes.rs"),
             include_str!("fair.rs"),

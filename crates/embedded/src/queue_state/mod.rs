@@ -8,6 +8,7 @@
 mod cache;
 mod delivery;
 mod entry;
+mod expired;
 mod state;
 #[cfg(test)]
 mod tests;

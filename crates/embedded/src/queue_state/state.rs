@@ -1,7 +1,7 @@
 //! One queue's state and its bookkeeping: inserting and removing
 //! messages, their places among the ready ones, side maps, counts.
 
-use std::collections::{BTreeSet, HashMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::sync::Arc;
 
 use sluice_broker::{FairStats, QueueCounts, QueueMeta};
@@ -66,6 +66,10 @@ pub struct QueueState {
     pub dedup: DedupWindow,
     /// FIFO queues: receives by ReceiveRequestAttemptId, for retries.
     pub attempts: HashMap<String, Attempt>,
+    /// Messages past retention held for the archive (rule X8): out of
+    /// every index and count, kept (with their data on disk) until the
+    /// archive has them.
+    pub(super) expired: BTreeMap<u64, Removed>,
 }
 
 impl QueueState {
@@ -98,6 +102,7 @@ impl QueueState {
             cached_live: 0,
             dedup: DedupWindow::default(),
             attempts: HashMap::new(),
+            expired: BTreeMap::new(),
         }
     }
 
@@ -475,6 +480,9 @@ impl QueueState {
         if let Some(fair) = &mut self.fair {
             fair.clear();
         }
+        // A purge deletes what waits for the archive too: the client asked
+        // for every message to go.
+        self.expired.clear();
         n
     }
 }

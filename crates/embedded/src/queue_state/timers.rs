@@ -5,25 +5,46 @@ use sluice_core::clock::Millis;
 use super::entry::{Entry, Phase};
 use super::state::QueueState;
 
+/// What [`QueueState::tick`] did.
+#[derive(Debug, Default)]
+pub struct Tick {
+    /// Sequences retention removed, to delete durably.
+    pub expired: Vec<u64>,
+    /// Messages retention removed and held for the archive (rule X8).
+    pub held: usize,
+    /// True when a message became ready.
+    pub woke: bool,
+}
+
 impl QueueState {
-    /// Moves due timers to ready and removes messages past retention.
-    /// Returns the sequences removed by retention (to delete durably) and
-    /// whether any message became ready.
-    pub fn tick(&mut self, now: Millis) -> (Vec<u64>, bool) {
+    /// Moves due timers to ready and removes messages past retention:
+    /// deleted, or held for the archive when the queue keeps what expires
+    /// (rule X8).
+    pub fn tick(&mut self, now: Millis) -> Tick {
         if let Some(fair) = &mut self.fair {
             fair.observe(now);
         }
         let retention_ms = u64::from(self.meta.config.message_retention_period) * 1000;
+        let archive = self.meta.config.archive_expired;
         let mut expired = Vec::new();
+        let mut held = 0;
         while let Some(&(enqueued_at, seq)) = self.by_age.first() {
             if enqueued_at.saturating_add(retention_ms) > now {
                 break;
             }
-            if self.remove(seq).is_none() {
-                // Not indexed: drop the stray age entry rather than spin.
-                self.by_age.pop_first();
+            match self.remove(seq) {
+                // Rule X8: kept, out of the queue, until the archive has it.
+                Some(removed) if archive => {
+                    self.expired.insert(seq, removed);
+                    held += 1;
+                }
+                Some(_) => expired.push(seq),
+                None => {
+                    // Not indexed: drop the stray age entry rather than spin.
+                    self.by_age.pop_first();
+                    expired.push(seq);
+                }
             }
-            expired.push(seq);
         }
         let mut woke = false;
         while let Some(&(due, seq)) = self.timers.first() {
@@ -46,7 +67,11 @@ impl QueueState {
                 woke = true;
             }
         }
-        (expired, woke)
+        Tick {
+            expired,
+            held,
+            woke,
+        }
     }
 
     /// Marks a message ready, at the back of the queue if it has earned it.

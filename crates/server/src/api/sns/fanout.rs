@@ -208,6 +208,7 @@ impl Context<'_> {
                 group_id,
                 dedup_id,
                 body_md5: None,
+                keep_id: None,
             },
             refused,
         }

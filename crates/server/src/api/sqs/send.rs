@@ -266,6 +266,7 @@ fn check_message(
             group_id,
             dedup_id,
             body_md5: Some(body_md5),
+            keep_id: None,
         },
     })
 }
