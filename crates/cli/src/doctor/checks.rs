@@ -105,27 +105,30 @@ fn missing_dlq(setup: &Setup, report: &mut Report) {
 
 /// `dlq-retention` (seed 001 trap 1, seed 003; rule R3): a standard DLQ
 /// keeps a message's original enqueue time, so a message that reaches it
-/// aged up to the source's retention may stay only DLQ retention − age.
+/// aged up to the source's retention may stay only DLQ retention − age;
+/// a DLQ that archives what expires (rule X8) loses nothing to that.
 fn dlq_retention(setup: &Setup, report: &mut Report) {
     let pairs = setup.queues.iter().flat_map(|src| {
         (src.dead_letter_targets().into_iter())
             .filter_map(move |arn| Some((src, find(setup, arn)?)))
     });
     for (src, dlq) in pairs {
-        if dlq.retention_secs > src.retention_secs {
+        if dlq.retention_secs > src.retention_secs || dlq.archive_expired {
             continue;
         }
         let left = dlq.retention_secs as i64 - src.retention_secs as i64;
         let fix = if src.retention_secs >= u64::from(MAX_RETENTION) {
             format!(
                 "{} already keeps messages the longest SQS allows (14d): lower its \
-                 MessageRetentionPeriod so the DLQ can keep them longer",
-                src.name
+                 MessageRetentionPeriod so the DLQ can keep them longer, or let {} archive what \
+                 expires (SluiceArchiveExpired=true on a server with --archive-dir)",
+                src.name, dlq.name
             )
         } else {
             format!(
                 "set MessageRetentionPeriod of {} above the {} s of {}; the longest, {MAX_RETENTION} \
-                 (14d), gives the most time to investigate",
+                 (14d), gives the most time to investigate; or let it archive what expires \
+                 (SluiceArchiveExpired=true on a server with --archive-dir)",
                 dlq.name, src.retention_secs, src.name
             )
         };
@@ -345,9 +348,10 @@ fn dlq_alarm(setup: &Setup, report: &mut Report) {
 }
 
 /// `dlq-expiring` (seed 001 trap 1): the DLQ message that expires first
-/// does so within a day.
+/// does so within a day, and is then gone (a DLQ that archives what
+/// expires, rule X8, keeps it).
 fn dlq_expiring(setup: &Setup, report: &mut Report) {
-    for q in setup.queues.iter().filter(|q| is_dlq(setup, q)) {
+    for q in (setup.queues.iter()).filter(|q| is_dlq(setup, q) && !q.archive_expired) {
         let Some(start) = q.live.as_ref().and_then(|l| l.first_expiry_start_ms) else {
             continue;
         };
@@ -442,6 +446,7 @@ mod tests {
             visibility_timeout_secs: 180,
             redrive: None,
             routes: Vec::new(),
+            archive_expired: false,
             tags: BTreeMap::new(),
             policy: None,
             sse: Sse::default(),
@@ -837,6 +842,22 @@ mod tests {
     }
 
     #[test]
+    fn x8_a_dlq_that_archives_what_expires_loses_nothing_to_retention() {
+        let mut s = clean();
+        s.queues[1].retention_secs = 86_400;
+        s.queues[1].archive_expired = true;
+        let found = check(&s);
+        assert!(
+            !found.findings.iter().any(|f| f.check == "dlq-retention"),
+            "{:?}",
+            found.findings
+        );
+        s.queues[1].archive_expired = false;
+        let f = &check(&s).findings[0];
+        assert!(f.fix.contains("SluiceArchiveExpired"), "{}", f.fix);
+    }
+
+    #[test]
     fn x5_fifo_dlq_retention_is_only_info_since_fifo_restarts_the_clock() {
         let mut s = clean();
         s.queues[0].name = "orders.fifo".into();
@@ -958,6 +979,9 @@ mod tests {
         s.queues[1].live.as_mut().unwrap().first_expiry_start_ms =
             Some(NOW - (1_209_600 - 60) * 1000);
         assert_eq!(check(&s).findings[0].severity, Severity::Critical);
+        // Rule X8: archived when it expires, so nothing is about to be lost.
+        s.queues[1].archive_expired = true;
+        assert!(check(&s).findings.is_empty());
     }
 
     #[test]

@@ -21,6 +21,8 @@ pub struct QueueSnapshot {
     pub redrive: Option<(String, u32)>,
     /// The SluiceDeadLetterRoutes (rule X7): failure class and its DLQ ARN.
     pub routes: Vec<(String, String)>,
+    /// SluiceArchiveExpired (rule X8): what its retention drops is archived.
+    pub archive_expired: bool,
     /// Tags.
     pub tags: BTreeMap<String, String>,
     /// Its access policy (the `Policy` attribute), if any.

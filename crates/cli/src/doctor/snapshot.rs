@@ -124,6 +124,10 @@ fn from_attributes(q: &QueueInfo) -> QueueSnapshot {
         routes: (q.routes().into_iter())
             .map(|r| (r.class, r.dead_letter_target_arn))
             .collect(),
+        archive_expired: q
+            .attributes
+            .get(sluice_core::attributes::ARCHIVE_EXPIRED)
+            .is_some_and(|v| v.eq_ignore_ascii_case("true")),
         tags: q.tags.clone(),
         policy: q.attributes.get("Policy").cloned(),
         sse: sse_of(&q.attributes),
@@ -284,6 +288,7 @@ pub fn from_config(path: &Path) -> anyhow::Result<Setup> {
             routes: (config.routes().unwrap_or_default().0.into_iter())
                 .map(|r| (r.class, r.dead_letter_target_arn))
                 .collect(),
+            archive_expired: config.archive_expired,
             tags: decl.tags.clone(),
             policy: attributes.get("Policy").cloned(),
             // As declared: a server started with the file turns SSE-SQS on
