@@ -2,6 +2,7 @@
 
 mod admin;
 mod alarms_cmd;
+mod archive_dir;
 mod auth_config;
 mod backup_cmd;
 mod backup_dir;

@@ -120,6 +120,16 @@ pub struct ServeArgs {
     /// refused. See docs/reliability.md.
     #[arg(long, value_name = "DIR")]
     backup_dir: Option<PathBuf>,
+    /// Keep an archive of expired messages in DIR (created if missing):
+    /// a message of a queue with SluiceArchiveExpired=true that reaches
+    /// its retention is written there (JSON Lines, rotated and gzipped)
+    /// before it leaves the queue. Nodes sharing PostgreSQL should share
+    /// DIR. See docs/failure-handling.md.
+    #[arg(long, value_name = "DIR")]
+    archive_dir: Option<PathBuf>,
+    /// Delete archive segments older than DAYS [default: keep them].
+    #[arg(long, value_name = "DAYS", value_parser = clap::value_parser!(u32).range(1..=36_500))]
+    archive_retention_days: Option<u32>,
     /// Serve HTTPS (HTTP/1.1) on --bind with this PEM certificate chain,
     /// the server's certificate first; needs --tls-key. Reloaded on
     /// SIGHUP. See docs/security.md.
@@ -276,6 +286,10 @@ async fn serve(args: ServeArgs, file: FileConfig) -> anyhow::Result<()> {
         organization_id: crate::auth_config::organization_id(&file)?,
         max_long_polls: file.max_long_polls(args.max_long_polls)?,
         backup_root: None,
+        archive: crate::archive_dir::open_archive(
+            args.archive_dir.as_deref().or(file.archive_dir.as_deref()),
+            args.archive_retention_days.or(file.archive_retention_days),
+        )?,
     };
 
     let name_hold = Duration::from_secs(
@@ -449,6 +463,10 @@ async fn run_node<B: Broker>(
         .await
         .context("cannot start the saved consumers")?;
     let _consumer_sync = shared.then(|| sluice_server::service::spawn_consumer_sync(&service));
+    let _archiver = sluice_server::archiver::spawn_archiver(&service);
+    if service.config.archive.is_none() {
+        crate::archive_dir::warn_of_unarchived_queues(&service.broker).await;
+    }
 
     let opened = crate::listeners::open(bind, tls, plain_bind, metrics_bind)?;
     let shutdown = crate::signals::shutdown_signal();

@@ -52,6 +52,11 @@ pub struct FileConfig {
     /// Directory online backups are written under (rule D8); without it
     /// CreateBackup is refused.
     pub backup_dir: Option<PathBuf>,
+    /// Directory of the archive of expired messages (rule X8); without
+    /// it no queue can set `SluiceArchiveExpired`.
+    pub archive_dir: Option<PathBuf>,
+    /// Days an archive segment is kept (default: for ever).
+    pub archive_retention_days: Option<u32>,
     /// Public base URL of queue URLs, e.g. `https://sqs.example.com`.
     pub base_url: Option<String>,
     /// Public base URL of the URLs in SNS's messages (`SigningCertURL`,

@@ -43,6 +43,7 @@
 //! `receipts`.
 
 pub mod api;
+pub mod archiver;
 pub mod auth;
 mod authorize;
 pub mod backup_root;

@@ -53,6 +53,9 @@ pub struct ServiceConfig {
     /// The directory CreateBackup writes under (rule D8); `None`: backups
     /// are refused.
     pub backup_root: Option<crate::backup_root::BackupRoot>,
+    /// The archive of expired messages (rule X8, `--archive-dir`);
+    /// `None`: queues cannot keep what expires.
+    pub archive: Option<Arc<sluice_archive::Archive>>,
 }
 
 /// The SQS service over one broker.

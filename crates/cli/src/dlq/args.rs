@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use clap::Args;
+use clap::{Args, Subcommand};
 
 use super::filter::FilterArgs;
 
@@ -130,6 +130,95 @@ pub struct ImportArgs {
     /// Read this JSON Lines file instead of standard input.
     #[arg(long = "in", value_name = "FILE")]
     pub(super) input: Option<PathBuf>,
+    /// Print one JSON document instead of text.
+    #[arg(long)]
+    pub(super) json: bool,
+}
+
+/// What every `dlq archive` command's help ends with (a macro, so that
+/// `concat!` can add to it).
+macro_rules! archive_help {
+    () => {
+        "\
+The archive holds the messages that reached their queue's retention on a queue
+with SluiceArchiveExpired=true; `sluice serve --archive-dir DIR` keeps it. It
+outlives the queue: a deleted queue's archive can still be listed, and restored
+with --to. See docs/failure-handling.md."
+    };
+}
+
+/// `dlq archive`.
+#[derive(Args, Debug)]
+#[command(after_help = archive_help!())]
+pub struct ArchiveArgs {
+    #[command(subcommand)]
+    pub(super) command: ArchiveCommand,
+}
+
+/// `dlq archive …`.
+#[derive(Subcommand, Debug)]
+pub(super) enum ArchiveCommand {
+    /// A queue's archived messages, oldest first, with filters: sent,
+    /// archived and restored times, receive count, failure class, body.
+    List(ArchiveListArgs),
+    /// One archived message whole: body, attributes, where it came from,
+    /// its last failure and when it was archived and restored.
+    Show(ArchiveShowArgs),
+    /// Send archived messages back to their queue (or to --to) with their
+    /// message ids, counted as one more replay; the archive keeps them and
+    /// notes the restore.
+    Restore(ArchiveRestoreArgs),
+}
+
+/// `dlq archive list`.
+#[derive(Args, Debug)]
+#[command(after_help = archive_help!())]
+pub struct ArchiveListArgs {
+    /// The queue (name, URL or ARN); it may have been deleted since.
+    pub(super) queue: String,
+    #[command(flatten)]
+    pub(super) filter: FilterArgs,
+    /// Show at most this many messages.
+    #[arg(long, default_value_t = 100, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub(super) max: u32,
+    /// Print one JSON document instead of a table: {"Messages": [...]} as
+    /// ListArchivedMessages answers them.
+    #[arg(long)]
+    pub(super) json: bool,
+}
+
+/// `dlq archive show`.
+#[derive(Args, Debug)]
+#[command(after_help = archive_help!())]
+pub struct ArchiveShowArgs {
+    /// The queue (name, URL or ARN); it may have been deleted since.
+    pub(super) queue: String,
+    /// The message id (as `dlq archive list` shows it).
+    pub(super) message_id: String,
+    /// Print one JSON document instead of text.
+    #[arg(long)]
+    pub(super) json: bool,
+}
+
+/// `dlq archive restore`.
+#[derive(Args, Debug)]
+#[command(after_help = concat!("\
+Without --id, every archived message not restored before is restored; with
+--id, the named ones are, even when restored before. Exit status 1 when an --id
+is not in the archive (each one listed).
+
+", archive_help!()))]
+pub struct ArchiveRestoreArgs {
+    /// The queue whose archive to restore from (name, URL or ARN); it may
+    /// have been deleted since, then give --to.
+    pub(super) queue: String,
+    /// Restore only this message (repeat for more).
+    #[arg(long = "id", value_name = "ID")]
+    pub(super) ids: Vec<String>,
+    /// Send to this queue (name, URL or ARN) instead of the archived
+    /// messages' own queue.
+    #[arg(long, value_name = "QUEUE")]
+    pub(super) to: Option<String>,
     /// Print one JSON document instead of text.
     #[arg(long)]
     pub(super) json: bool,

@@ -1,6 +1,8 @@
 //! `sluice dlq`: inspect and operate dead-letter queues of a running
-//! server: list, peek, show, redrive, move tasks, export and import.
+//! server: list, peek, show, redrive, move tasks, export and import, and
+//! the archive of expired messages.
 
+mod archive;
 mod args;
 pub mod browse;
 mod filter;
@@ -12,7 +14,8 @@ use clap::{Args, Subcommand};
 
 use crate::admin::Connection;
 use args::{
-    CancelArgs, ExportArgs, ImportArgs, ListArgs, PeekArgs, RedriveArgs, ShowArgs, TasksArgs,
+    ArchiveArgs, CancelArgs, ExportArgs, ImportArgs, ListArgs, PeekArgs, RedriveArgs, ShowArgs,
+    TasksArgs,
 };
 pub use filter::MessageFilter;
 
@@ -52,6 +55,10 @@ enum DlqCommand {
     /// Send the messages of a JSON Lines export to a queue (batches of 10,
     /// attributes and FIFO group ids kept).
     Import(ImportArgs),
+    /// The archive of a queue's expired messages (kept by `sluice serve
+    /// --archive-dir` for queues with SluiceArchiveExpired=true): list,
+    /// show and restore them. See docs/failure-handling.md.
+    Archive(ArchiveArgs),
 }
 
 /// Runs a `dlq` command; returns the exit code.
@@ -66,5 +73,6 @@ pub async fn run(args: DlqArgs) -> anyhow::Result<u8> {
         DlqCommand::Cancel(a) => redrive::cancel(&client, a).await,
         DlqCommand::Export(a) => transfer::export(&client, a).await,
         DlqCommand::Import(a) => transfer::import(&client, a).await,
+        DlqCommand::Archive(a) => archive::run(&client, a).await,
     }
 }

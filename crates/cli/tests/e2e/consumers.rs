@@ -464,7 +464,7 @@ async fn c2_unknown_item_or_function_error_fails_the_whole_batch() {
     let metrics = server
         .service
         .metrics
-        .render(&server.service.broker, &server.service.alarms)
+        .render(&server.service.broker, &server.service.alarms, None)
         .await;
     for line in [
         r#"sluice_consumer_failures_total{consumer="whole-worker",kind="bad_response"} 1"#,
@@ -548,7 +548,7 @@ async fn c2_non_2xx_fails_the_batch_and_poison_reaches_the_dlq() {
     let metrics = server
         .service
         .metrics
-        .render(&server.service.broker, &server.service.alarms)
+        .render(&server.service.broker, &server.service.alarms, None)
         .await;
     let line = r#"sluice_consumer_failures_total{consumer="poison-worker",kind="status"} 2"#;
     assert!(metrics.contains(line), "{line} in\n{metrics}");
@@ -618,7 +618,7 @@ pub(crate) async fn render_metrics(server: &TestServer) -> String {
     server
         .service
         .metrics
-        .render(&server.service.broker, &server.service.alarms)
+        .render(&server.service.broker, &server.service.alarms, None)
         .await
 }
 
@@ -667,7 +667,7 @@ async fn c4_timeouts_fail_and_long_limits_are_refused() {
             server
                 .service
                 .metrics
-                .render(&server.service.broker, &server.service.alarms)
+                .render(&server.service.broker, &server.service.alarms, None)
                 .await
                 .contains(line)
         })
@@ -773,7 +773,7 @@ async fn c5_permanent_item_goes_to_the_dlq_at_once_with_its_reason() {
     let metrics = server
         .service
         .metrics
-        .render(&server.service.broker, &server.service.alarms)
+        .render(&server.service.broker, &server.service.alarms, None)
         .await;
     let line = r#"sluice_consumer_dead_lettered_messages_total{consumer="perm-worker"} 1"#;
     assert!(metrics.contains(line), "{line} in\n{metrics}");

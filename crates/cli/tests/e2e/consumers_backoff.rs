@@ -13,7 +13,7 @@ async fn metric(server: &TestServer, line_start: &str) -> u64 {
     let text = server
         .service
         .metrics
-        .render(&server.service.broker, &server.service.alarms)
+        .render(&server.service.broker, &server.service.alarms, None)
         .await;
     text.lines()
         .find_map(|l| l.strip_prefix(line_start)?.trim().parse().ok())

@@ -99,7 +99,7 @@ async fn c7_retry_after_pauses_delivery() {
     let metrics = server
         .service
         .metrics
-        .render(&server.service.broker, &server.service.alarms)
+        .render(&server.service.broker, &server.service.alarms, None)
         .await;
     let line = r#"sluice_consumer_failures_total{consumer="busy503-worker",kind="throttled"} 1"#;
     assert!(metrics.contains(line), "{line} in\n{metrics}");

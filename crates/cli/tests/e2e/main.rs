@@ -5,6 +5,7 @@
 
 mod alarms;
 mod alarms_https;
+mod archive;
 mod auth;
 mod auth_access;
 mod auth_alarms;
@@ -14,6 +15,7 @@ mod auth_redrive;
 mod auth_refusal_log;
 mod backup;
 mod bad_input;
+mod cli_archive;
 mod cli_dlq;
 mod cli_doctor;
 mod cli_doctor_encryption;

@@ -26,6 +26,8 @@ impl Operation {
             Operation::ClaimIdempotencyKey => "sluice:ClaimIdempotencyKey",
             Operation::CompleteIdempotencyKey => "sluice:CompleteIdempotencyKey",
             Operation::ReleaseIdempotencyKey => "sluice:ReleaseIdempotencyKey",
+            Operation::ListArchivedMessages => "sluice:ListArchivedMessages",
+            Operation::RestoreArchivedMessages => "sluice:RestoreArchivedMessages",
         }
     }
 
@@ -54,7 +56,9 @@ impl Operation {
             | Operation::PutAlarm
             | Operation::DescribeAlarms
             | Operation::DeleteAlarms
-            | Operation::GetDepthHistory => true,
+            | Operation::GetDepthHistory
+            | Operation::ListArchivedMessages
+            | Operation::RestoreArchivedMessages => true,
         }
     }
 }

@@ -250,9 +250,8 @@ fn named_keys<B: Broker>(
     if let Some((name, owner)) = named.queue_name {
         keys.push(account.key(svc.request_region(ctx), owner.unwrap_or(own), name));
     }
-    if let Some(key) = named.queue_url.and_then(|u| url_key(account, u)) {
-        keys.push(key);
-    }
+    let urls = named.queue_url.into_iter().chain(named.destination_url);
+    keys.extend(urls.filter_map(|u| url_key(account, u)));
     // An alarm is reached through the queue it watches (rule A9).
     let store = svc.alarms.store();
     keys.extend(

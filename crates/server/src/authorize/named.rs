@@ -7,6 +7,8 @@
 pub struct Named<'a> {
     /// A queue by its URL (`QueueUrl`).
     pub queue_url: Option<&'a str>,
+    /// A second queue by its URL: where a restore sends messages.
+    pub destination_url: Option<&'a str>,
     /// A queue by its name, with the account that owns it when given
     /// (CreateQueue, GetQueueUrl).
     pub queue_name: Option<(&'a str, Option<&'a str>)>,

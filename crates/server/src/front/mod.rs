@@ -171,7 +171,14 @@ async fn serve_static<B: Broker>(
         return Some(plain(StatusCode::NOT_FOUND, "not found\n"));
     }
     if metrics {
-        let body = svc.metrics.render(&svc.broker, &svc.alarms).await;
+        let usage = match svc.config.archive.clone() {
+            Some(archive) => tokio::task::spawn_blocking(move || archive.usage().ok())
+                .await
+                .ok()
+                .flatten(),
+            None => None,
+        };
+        let body = svc.metrics.render(&svc.broker, &svc.alarms, usage).await;
         let mut resp = Response::new(Full::new(Bytes::from(body)));
         resp.headers_mut().insert(
             http::header::CONTENT_TYPE,

@@ -4,6 +4,7 @@
 //! ([`topics`]) and what encryption at rest does ([`encryption`]).
 //! Served as OpenMetrics text on `GET /metrics`.
 
+pub mod archive;
 pub mod encryption;
 pub mod topics;
 
@@ -69,6 +70,8 @@ pub struct Metrics {
     pub long_polls: LongPolls,
     /// What became of each topic's messages, per subscription.
     pub topics: topics::TopicMetrics,
+    /// Messages archived and restored, failed archive passes (rule X8).
+    pub archive: archive::ArchiveMetrics,
 }
 
 /// Per push consumer: batches POSTed, messages in them, messages deleted,
@@ -86,6 +89,7 @@ impl Default for Metrics {
             consumers: ConsumerMetrics::default(),
             long_polls: LongPolls::default(),
             topics: topics::TopicMetrics::default(),
+            archive: archive::ArchiveMetrics::default(),
         }
     }
 }
@@ -112,10 +116,17 @@ impl Metrics {
 
     /// The whole exposition: request metrics, every queue's metrics,
     /// every alarm's state, the storage's gauges, the topics' counts, the
-    /// HTTP/S deliveries waiting in SNS's outbox and encryption at rest.
-    pub async fn render<B: Broker>(&self, broker: &B, alarms: &Alarms<B>) -> String {
+    /// HTTP/S deliveries waiting in SNS's outbox, encryption at rest, and
+    /// the archive (`archive_usage`: its bytes and files, when it is kept).
+    pub async fn render<B: Broker>(
+        &self,
+        broker: &B,
+        alarms: &Alarms<B>,
+        archive_usage: Option<(u64, u64)>,
+    ) -> String {
         let mut registry = Registry::default();
         self.register_requests(&mut registry);
+        self.archive.register(&mut registry, archive_usage);
         self.consumers.register(&mut registry);
         self.topics.register(&mut registry);
         register_outbox(&mut registry, broker).await;
@@ -505,5 +516,6 @@ pub fn metric_names() -> Vec<String> {
     }
     names.extend(encryption::metric_names());
     names.extend(consumer_metric_names());
+    names.extend(archive::metric_names());
     names
 }

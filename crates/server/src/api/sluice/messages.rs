@@ -135,44 +135,62 @@ fn peeked(m: &sluice_broker::PeekedMessage) -> PeekedMessage {
         sequence_number: m.sequence_number.clone(),
         failure_reason: m.failure_reason.clone(),
         failure_class: m.failure_class.clone(),
-        attributes: (m.system_attributes.iter())
-            .filter_map(|(k, v)| match &v.value {
-                AttributeValue::String(s) => Some((k.clone(), s.clone())),
-                AttributeValue::Binary(_) => None,
-            })
-            .collect(),
-        message_attributes: (m.attributes.iter())
-            .map(|(n, v)| {
-                let (string_value, binary_value) = match &v.value {
-                    AttributeValue::String(s) => (Some(s.clone()), None),
-                    AttributeValue::Binary(b) => (None, Some(STANDARD.encode(b))),
-                };
-                let value = MessageAttributeValue {
-                    string_value,
-                    binary_value,
-                    data_type: Some(v.data_type.clone()),
-                    ..MessageAttributeValue::default()
-                };
-                (n.clone(), value)
-            })
-            .collect(),
+        attributes: system_attributes(&m.system_attributes),
+        message_attributes: message_attributes(&m.attributes),
     }
 }
 
-/// The message filter of PeekMessages and RedriveMessages, as given.
-struct Filter {
-    sent_after: Option<i64>,
-    sent_before: Option<i64>,
-    body_contains: Option<String>,
-    attribute_name: Option<String>,
-    attribute_value: Option<String>,
-    source_queue_arn: Option<String>,
-    failure_reason_contains: Option<String>,
-    failure_class: Option<String>,
+/// A message's system attributes as sluice's answers show them: the text
+/// ones (provenance, failure), by name.
+pub(super) fn system_attributes(
+    attrs: &sluice_core::message::MessageAttributes,
+) -> std::collections::BTreeMap<String, String> {
+    attrs
+        .iter()
+        .filter_map(|(k, v)| match &v.value {
+            AttributeValue::String(s) => Some((k.clone(), s.clone())),
+            AttributeValue::Binary(_) => None,
+        })
+        .collect()
+}
+
+/// A message's attributes as SQS's answers show them.
+pub(super) fn message_attributes(
+    attrs: &sluice_core::message::MessageAttributes,
+) -> std::collections::BTreeMap<String, MessageAttributeValue> {
+    attrs
+        .iter()
+        .map(|(n, v)| {
+            let (string_value, binary_value) = match &v.value {
+                AttributeValue::String(s) => (Some(s.clone()), None),
+                AttributeValue::Binary(b) => (None, Some(STANDARD.encode(b))),
+            };
+            let value = MessageAttributeValue {
+                string_value,
+                binary_value,
+                data_type: Some(v.data_type.clone()),
+                ..MessageAttributeValue::default()
+            };
+            (n.clone(), value)
+        })
+        .collect()
+}
+
+/// The message filter of PeekMessages, RedriveMessages and
+/// ListArchivedMessages, as given.
+pub(super) struct Filter {
+    pub(super) sent_after: Option<i64>,
+    pub(super) sent_before: Option<i64>,
+    pub(super) body_contains: Option<String>,
+    pub(super) attribute_name: Option<String>,
+    pub(super) attribute_value: Option<String>,
+    pub(super) source_queue_arn: Option<String>,
+    pub(super) failure_reason_contains: Option<String>,
+    pub(super) failure_class: Option<String>,
 }
 
 /// Turns the filter parameters into a broker filter.
-fn message_filter(input: Filter) -> Result<MessageFilter, SqsError> {
+pub(super) fn message_filter(input: Filter) -> Result<MessageFilter, SqsError> {
     let attribute = match (input.attribute_name, input.attribute_value) {
         (Some(n), Some(v)) => Some((n, v)),
         (None, None) => None,

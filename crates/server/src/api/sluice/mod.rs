@@ -11,10 +11,12 @@
 //! | CreateBackup | `backup.rs` |
 //! | DescribeTopics | `topics.rs` |
 //! | ClaimIdempotencyKey, CompleteIdempotencyKey, ReleaseIdempotencyKey | `idempotency.rs` |
+//! | ListArchivedMessages, RestoreArchivedMessages | `archive.rs` |
 //!
 //! `named.rs` holds what each request names for the access check.
 
 mod alarms;
+mod archive;
 mod backup;
 mod consumers;
 mod depth_history;
@@ -167,6 +169,12 @@ async fn dispatch<B: Broker>(
         Request::ReleaseIdempotencyKey(input) => {
             idempotency::release_idempotency_key(svc, ctx, input).await?;
             Response::ReleaseIdempotencyKey
+        }
+        Request::ListArchivedMessages(input) => {
+            Response::ListArchivedMessages(archive::list_archived_messages(svc, input).await?)
+        }
+        Request::RestoreArchivedMessages(input) => {
+            Response::RestoreArchivedMessages(archive::restore_archived_messages(svc, input).await?)
         }
     })
 }

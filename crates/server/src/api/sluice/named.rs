@@ -51,6 +51,13 @@ pub fn named(request: &Request) -> Named<'_> {
         Request::ClaimIdempotencyKey(_)
         | Request::CompleteIdempotencyKey(_)
         | Request::ReleaseIdempotencyKey(_) => Named::default(),
+        Request::ListArchivedMessages(r) => url(&r.queue_url),
+        // A restore reaches the archived queue and the one it sends to.
+        Request::RestoreArchivedMessages(r) => Named {
+            queue_url: r.queue_url.as_deref(),
+            destination_url: r.destination_queue_url.as_deref(),
+            ..Named::default()
+        },
     }
 }
 

@@ -4,7 +4,9 @@
 use std::collections::BTreeMap;
 
 use sluice_broker::{Broker, MetaChange};
-use sluice_core::attributes::{QueueConfig, RedriveAllowPolicy, is_known_attribute};
+use sluice_core::attributes::{
+    ARCHIVE_EXPIRED, QueueConfig, RedriveAllowPolicy, is_known_attribute,
+};
 use sluice_core::dead_letter_routes;
 use sluice_core::{ErrorCode, SqsError};
 use sluice_protocol::decode::required;
@@ -93,11 +95,31 @@ pub async fn set_queue_attributes<B: Broker>(
     let mut next = meta.config.clone();
     next.apply(&attrs, false)?;
     check_access_policy(svc, &attrs)?;
+    check_archive(svc, &next, &attrs)?;
     check_dead_letter_targets(svc, name, &next, &attrs).await?;
     svc.broker
         .update_queue(name, MetaChange::SetAttributes(attrs))
         .await?;
     Ok(())
+}
+
+/// A queue may keep what expires (rule X8) only on a server that keeps an
+/// archive: without one, its expired messages would wait for ever.
+pub(crate) fn check_archive<B: Broker>(
+    svc: &Service<B>,
+    config: &QueueConfig,
+    attrs: &BTreeMap<String, String>,
+) -> Result<(), SqsError> {
+    match attrs.get(ARCHIVE_EXPIRED) {
+        Some(_) if config.archive_expired && svc.config.archive.is_none() => Err(SqsError::new(
+            ErrorCode::InvalidAttributeValue,
+            format!(
+                "Invalid value for the parameter {ARCHIVE_EXPIRED}. Reason: this server keeps no \
+                 archive; start it with --archive-dir (archive_dir)."
+            ),
+        )),
+        _ => Ok(()),
+    }
 }
 
 /// The dead-letter queues the request sets, in `RedrivePolicy` and in

@@ -34,6 +34,7 @@ pub async fn create_queue<B: Broker>(
         config.sqs_managed_sse_enabled = false;
     }
     super::attributes::check_access_policy(svc, &requested)?;
+    super::attributes::check_archive(svc, &config, &requested)?;
 
     let tags = input.tags.unwrap_or_default();
     validate_tags(&tags)?;
