@@ -1,6 +1,8 @@
 //! `dlq peek` and `dlq show`: read messages without receiving them
 //! (PeekMessages, rule X1), with their provenance (rule X2).
 
+use std::collections::BTreeMap;
+
 use serde::Serialize;
 
 use super::args::{PeekArgs, ShowArgs};
@@ -11,6 +13,7 @@ use crate::table::{Table, duration, or_null, shorten, unsigned};
 use crate::timefmt::{now_ms, rfc3339};
 use sluice_client::Client;
 use sluice_client::sluice::{PeekMessagesRequest, PeekedMessage};
+use sluice_client::sqs::MessageAttributeValue;
 
 /// The largest PeekMessages page.
 const MAX_PAGE: usize = 100;
@@ -280,29 +283,43 @@ fn render_message(m: &PeekedMessage, p: &Provenance) -> String {
     );
     line("Failure class", text(p.failure_class.as_deref()));
     line("Replay count", p.replay_count.to_string());
+    render_attributes_and_body(
+        &mut out,
+        &m.message_attributes,
+        &m.attributes,
+        m.body.as_deref(),
+    );
+    out
+}
+
+/// What `dlq show` and `dlq archive show` print of a message after its
+/// header lines: its message and system attributes, then its body.
+pub(crate) fn render_attributes_and_body(
+    out: &mut String,
+    message_attributes: &BTreeMap<String, MessageAttributeValue>,
+    attributes: &BTreeMap<String, String>,
+    body: Option<&str>,
+) {
     // The server leaves empty maps out of its answer: none, no section.
-    if !m.message_attributes.is_empty() {
+    if !message_attributes.is_empty() {
         out.push_str("Message attributes:\n");
-        for (name, a) in &m.message_attributes {
+        for (name, a) in message_attributes {
             let value = a
                 .string_value
                 .clone()
                 .or_else(|| a.binary_value.as_ref().map(|b| format!("(base64) {b}")))
                 .unwrap_or_default();
-            out.push_str(&format!(
-                "  {name} ({}): {value}\n",
-                text(a.data_type.as_deref())
-            ));
+            let data_type = a.data_type.as_deref().unwrap_or("-");
+            out.push_str(&format!("  {name} ({data_type}): {value}\n"));
         }
     }
-    if !m.attributes.is_empty() {
+    if !attributes.is_empty() {
         out.push_str("System attributes:\n");
-        for (name, v) in &m.attributes {
+        for (name, v) in attributes {
             out.push_str(&format!("  {name}: {v}\n"));
         }
     }
     out.push_str("Body:\n");
-    out.push_str(m.body.as_deref().unwrap_or_default());
+    out.push_str(body.unwrap_or_default());
     out.push('\n');
-    out
 }

@@ -6,7 +6,7 @@ use serde::Serialize;
 use super::request::{MAX_PAGE, archive_queue_url, list_request};
 use crate::admin::{out, outln, print_json};
 use crate::dlq::args::ArchiveShowArgs;
-use crate::dlq::browse::REPLAY_COUNT;
+use crate::dlq::browse::{REPLAY_COUNT, render_attributes_and_body};
 use crate::dlq::filter::MessageFilter;
 use crate::inventory::name_of;
 use crate::table::{or_null, unsigned};
@@ -167,29 +167,11 @@ fn render_message(m: &ArchivedMessage, p: &Provenance) -> String {
     );
     line("Failure class", text(p.failure_class.as_deref()));
     line("Replay count", p.replay_count.to_string());
-    // The server leaves empty maps out of its answer: none, no section.
-    if !m.message_attributes.is_empty() {
-        out.push_str("Message attributes:\n");
-        for (name, a) in &m.message_attributes {
-            let value = a
-                .string_value
-                .clone()
-                .or_else(|| a.binary_value.as_ref().map(|b| format!("(base64) {b}")))
-                .unwrap_or_default();
-            out.push_str(&format!(
-                "  {name} ({}): {value}\n",
-                text(a.data_type.as_deref())
-            ));
-        }
-    }
-    if !m.attributes.is_empty() {
-        out.push_str("System attributes:\n");
-        for (name, v) in &m.attributes {
-            out.push_str(&format!("  {name}: {v}\n"));
-        }
-    }
-    out.push_str("Body:\n");
-    out.push_str(m.body.as_deref().unwrap_or_default());
-    out.push('\n');
+    render_attributes_and_body(
+        &mut out,
+        &m.message_attributes,
+        &m.attributes,
+        m.body.as_deref(),
+    );
     out
 }
