@@ -48,6 +48,9 @@ pub enum Metric {
     NumberOfMessagesRedriven,
     /// Messages deleted by retention since the previous sample.
     NumberOfMessagesExpired,
+    /// Messages past retention waiting for the archive (gauge, rule X8):
+    /// above 0 for long, the archive is failing.
+    ApproximateNumberOfMessagesAwaitingArchive,
 }
 
 impl Metric {
@@ -65,6 +68,7 @@ impl Metric {
         Metric::NumberOfMessagesDeadLettered,
         Metric::NumberOfMessagesRedriven,
         Metric::NumberOfMessagesExpired,
+        Metric::ApproximateNumberOfMessagesAwaitingArchive,
     ];
 
     /// The metric's name.
@@ -84,6 +88,9 @@ impl Metric {
             Metric::NumberOfMessagesDeadLettered => "NumberOfMessagesDeadLettered",
             Metric::NumberOfMessagesRedriven => "NumberOfMessagesRedriven",
             Metric::NumberOfMessagesExpired => "NumberOfMessagesExpired",
+            Metric::ApproximateNumberOfMessagesAwaitingArchive => {
+                "ApproximateNumberOfMessagesAwaitingArchive"
+            }
         }
     }
 

@@ -70,6 +70,7 @@ fn gauge(metric: Metric) -> Option<Gauge> {
         Metric::ApproximateNumberOfMessagesNotVisible => |s| s.counts.in_flight as f64,
         Metric::ApproximateNumberOfMessagesDelayed => |s| s.counts.delayed as f64,
         Metric::ApproximateAgeOfOldestMessage => |s| (s.oldest_age_ms / 1000) as f64,
+        Metric::ApproximateNumberOfMessagesAwaitingArchive => |s| s.awaiting_archive as f64,
         _ => return None,
     })
 }
@@ -146,6 +147,27 @@ mod tests {
             "a counter that went down (queue created again) counts from zero"
         );
         assert_eq!(v(Metric::SentMessageSize), vec![(10, 20.0), (30, 10.0)]);
+    }
+
+    /// M1, X8: the messages waiting for the archive are a gauge.
+    #[test]
+    fn x8_messages_awaiting_the_archive_are_a_gauge() {
+        let mut q = QueueSeries::default();
+        for (at, waiting) in [(0, 0), (10, 3), (20, 3)] {
+            q.record(
+                at,
+                QueueStats {
+                    awaiting_archive: waiting,
+                    ..Default::default()
+                },
+            );
+        }
+        let values: Vec<f64> = q
+            .samples(Metric::ApproximateNumberOfMessagesAwaitingArchive)
+            .iter()
+            .map(|s| s.value)
+            .collect();
+        assert_eq!(values, [0.0, 3.0, 3.0]);
     }
 
     #[test]

@@ -51,6 +51,7 @@ impl Activity {
             expired: get(&self.expired),
             deduplicated: get(&self.deduplicated),
             groups_in_flight: 0,
+            awaiting_archive: 0,
             fair: FairStats::default(),
         }
     }

@@ -274,6 +274,9 @@ pub struct QueueStats {
     /// (ApproximateNumberOfGroupsWithInflightMessages); 0 for a standard
     /// queue.
     pub groups_in_flight: u64,
+    /// Messages past retention held until the archive has them (rule X8):
+    /// above 0 for long, the archive is failing.
+    pub awaiting_archive: u64,
     /// Fair queues: the noisy tenants and the quiet ones' messages; zeros
     /// for any other queue.
     pub fair: FairStats,

@@ -36,18 +36,20 @@ pub(crate) async fn queue_stats(
     let cell = broker.queue(name)?;
     let inner = &broker.inner;
     let now = inner.now();
-    let (counts, oldest, groups_in_flight, fair) = {
+    let (counts, oldest, groups_in_flight, awaiting_archive, fair) = {
         let st = inner.lock_current(&cell, now)?;
         let fair = st.fair_stats(now);
         (
             st.counts(),
             st.oldest_enqueued_at(),
             st.groups_in_flight(),
+            st.expired_count() as u64,
             fair,
         )
     };
     Ok(QueueStats {
         groups_in_flight,
+        awaiting_archive,
         fair,
         ..cell
             .activity

@@ -187,6 +187,7 @@ impl PostgresBroker {
             deduplicated: get(&local.deduplicated),
             dead_lettered_by_class: local.dead_lettered_by_class(),
             groups_in_flight: snapshot.groups_in_flight,
+            awaiting_archive: snapshot.awaiting_archive,
             fair: snapshot.fair,
         })
     }

@@ -117,6 +117,7 @@ impl Broker for PostgresBroker {
         let s = self.queue_stats_inner(name).await?;
         Ok(QueueStats {
             groups_in_flight: s.groups_in_flight,
+            awaiting_archive: s.awaiting_archive,
             fair: s.fair,
             ..self.inner.activity(s.id).stats(s.counts, s.oldest_age_ms)
         })

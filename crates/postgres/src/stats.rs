@@ -15,6 +15,8 @@ pub(crate) struct Snapshot {
     pub(crate) id: i64,
     /// FIFO: groups with a message in flight.
     pub(crate) groups_in_flight: u64,
+    /// Messages past retention held for the archive (rule X8).
+    pub(crate) awaiting_archive: u64,
     pub(crate) fair: FairStats,
 }
 
@@ -55,7 +57,8 @@ impl PostgresBroker {
                         FILTER (WHERE $3 AND visible_at > $2 AND receive_count > 0),
                     count(*) FILTER (WHERE quiet AND visible_at <= $2),
                     count(*) FILTER (WHERE quiet AND visible_at > $2 AND receive_count = 0),
-                    min(enqueued_at) FILTER (WHERE quiet AND visible_at <= $2)
+                    min(enqueued_at) FILTER (WHERE quiet AND visible_at <= $2),
+                    (SELECT count(*) FROM sluice_expired e WHERE e.queue_id = $1)
              FROM (SELECT *, $4 AND NOT (coalesce(group_id, $6) = ANY($5::text[])) AS quiet
                    FROM sluice_messages WHERE queue_id = $1) m",
             &[
@@ -93,6 +96,7 @@ impl PostgresBroker {
             oldest_age_ms: age(3)?,
             id: q.id,
             groups_in_flight: count(4)?,
+            awaiting_archive: count(8)?,
             fair,
         })
     }

@@ -54,6 +54,12 @@ pub async fn x8_expired_messages_wait_for_the_archive<H: Harness>(h: &H) {
     assert_eq!(first[0].message.receive_count, 1);
     assert_eq!(first[0].message.state, "expired");
     assert_eq!(held(h).await, first, "reading changes nothing");
+    let stats = h.broker().queue_stats("kept").await.expect("stats");
+    assert_eq!(
+        stats.awaiting_archive, 1,
+        "counted as waiting for the archive"
+    );
+    assert_eq!(stats.expired, 1, "and as expired");
 
     h.broker()
         .forget_archived("kept", &[first[0].message.position])
@@ -64,6 +70,8 @@ pub async fn x8_expired_messages_wait_for_the_archive<H: Harness>(h: &H) {
         .forget_archived("kept", &[first[0].message.position])
         .await
         .expect("forgetting twice is no error");
+    let stats = h.broker().queue_stats("kept").await.expect("stats");
+    assert_eq!(stats.awaiting_archive, 0);
     assert_eq!(
         counts(h, "kept").await,
         QueueCounts {

@@ -225,6 +225,15 @@ async fn archive_end_to_end(args: &[&str]) {
         until(Duration::from_secs(10), async || failures().await > 0).await,
         "a failed archive pass is counted"
     );
+    let metrics_raw = raw;
+    let waiting =
+        tokio::task::spawn_blocking(move || metrics_raw.request("GET", "/metrics", &[], b"").body)
+            .await
+            .expect("metrics");
+    assert!(
+        waiting.contains("sluice_queue_messages_awaiting_archive{queue=\"blocked\"} 1"),
+        "{waiting}"
+    );
     std::fs::remove_file(archive_dir.join("blocked")).expect("unblock");
     assert!(
         until(Duration::from_secs(10), async || {

@@ -339,6 +339,11 @@ const GAUGES: &[(&str, &str, Field)] = &[
         |s| s.counts.delayed,
     ),
     (
+        "sluice_queue_messages_awaiting_archive",
+        "Messages past the queue's retention held until the archive has them (SluiceArchiveExpired); above 0 for long, the archive is failing",
+        |s| s.awaiting_archive,
+    ),
+    (
         "sluice_queue_groups_with_inflight_messages",
         "FIFO message groups with a message in flight (ApproximateNumberOfGroupsWithInflightMessages); 0 for standard queues",
         |s| s.groups_in_flight,
