@@ -9,6 +9,8 @@ pub(crate) const OPEN_EXT: &str = ".jsonl";
 pub(crate) const GZ_EXT: &str = ".jsonl.gz";
 /// The suffix of a rotation's output before its rename.
 pub(crate) const TMP_EXT: &str = ".jsonl.gz.tmp";
+/// The suffix of the marker saying a rotated segment is in the bucket.
+pub(crate) const UPLOADED_EXT: &str = ".jsonl.gz.uploaded";
 /// The restore log in each queue directory.
 pub(crate) const RESTORED_FILE: &str = "restored.jsonl";
 
@@ -110,6 +112,8 @@ pub(crate) enum Entry {
     Rotated(String),
     /// `X.jsonl.gz.tmp`: a rotation's unfinished output.
     Tmp(String),
+    /// `X.jsonl.gz.uploaded`: `X.jsonl.gz` is copied to the bucket.
+    Uploaded(String),
     /// `restored.jsonl`.
     Restored,
 }
@@ -122,6 +126,8 @@ pub(crate) fn classify(name: &str) -> Option<Entry> {
     // Longest suffix first: `.jsonl.gz.tmp` also ends in `.tmp` only.
     let (stem, make): (&str, fn(String) -> Entry) = if let Some(s) = name.strip_suffix(TMP_EXT) {
         (s, Entry::Tmp)
+    } else if let Some(s) = name.strip_suffix(UPLOADED_EXT) {
+        (s, Entry::Uploaded)
     } else if let Some(s) = name.strip_suffix(GZ_EXT) {
         (s, Entry::Rotated)
     } else if let Some(s) = name.strip_suffix(OPEN_EXT) {
@@ -163,6 +169,11 @@ pub(crate) fn gz_path(queue_dir: &Path, stem: &str) -> PathBuf {
     queue_dir.join(format!("{stem}{GZ_EXT}"))
 }
 
+/// `X.jsonl.gz.uploaded` in `queue_dir`.
+pub(crate) fn uploaded_path(queue_dir: &Path, stem: &str) -> PathBuf {
+    queue_dir.join(format!("{stem}{UPLOADED_EXT}"))
+}
+
 /// `X.jsonl.gz.tmp` in `queue_dir`.
 pub(crate) fn tmp_path(queue_dir: &Path, stem: &str) -> PathBuf {
     queue_dir.join(format!("{stem}{TMP_EXT}"))
@@ -181,11 +192,36 @@ pub(crate) fn segments(entries: impl IntoIterator<Item = Entry>) -> Vec<Segment>
             Entry::Rotated(stem) => {
                 by_stem.insert(stem, true);
             }
-            Entry::Tmp(_) | Entry::Restored => {}
+            Entry::Tmp(_) | Entry::Uploaded(_) | Entry::Restored => {}
         }
     }
     by_stem
         .into_iter()
         .map(|(stem, rotated)| Segment { stem, rotated })
         .collect()
+}
+
+/// A rotated segment the bucket does not hold yet.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PendingUpload {
+    /// The queue key the segment belongs to.
+    pub queue: String,
+    /// Its object name under the bucket's prefix: `<queue-dir>/<stem>.jsonl.gz`.
+    pub object: String,
+    /// The gzip file to copy.
+    pub path: PathBuf,
+    /// The marker to create once copied.
+    pub(crate) marker: PathBuf,
+}
+
+impl PendingUpload {
+    /// The rotated segment `stem` of `queue`, in `queue_dir`.
+    pub(crate) fn new(queue: &str, queue_dir: &Path, stem: &str) -> Self {
+        PendingUpload {
+            queue: queue.to_owned(),
+            object: format!("{}/{stem}{GZ_EXT}", encode_queue(queue)),
+            path: gz_path(queue_dir, stem),
+            marker: uploaded_path(queue_dir, stem),
+        }
+    }
 }

@@ -17,6 +17,8 @@
 //!                                         [A-Za-z0-9_.-] percent-encoded
 //!     <start-ms:016>-<node>.jsonl         open segment: one JSON record a line
 //!     <start-ms:016>-<node>.jsonl.gz      rotated segment: gzip of the same lines
+//!     <start-ms:016>-<node>.jsonl.gz.uploaded
+//!                                         marker: that segment is in the bucket
 //!     restored.jsonl                      one line per restore
 //! ```
 //!
@@ -38,6 +40,9 @@ mod record;
 mod segment;
 #[cfg(test)]
 mod tests;
+mod upload;
+#[cfg(test)]
+mod upload_tests;
 
 use std::collections::hash_map::Entry::{Occupied, Vacant};
 use std::collections::{HashMap, HashSet};
@@ -50,6 +55,7 @@ use parking_lot::Mutex;
 
 pub use cursor::ArchiveCursor;
 pub use error::ArchiveError;
+pub use layout::PendingUpload;
 pub use record::{ArchivePage, ArchivedEntry, ArchivedMessage};
 
 use layout::Entry;
@@ -127,6 +133,11 @@ impl Archive {
             archive.recover(&queue_dir)?;
         }
         Ok(archive)
+    }
+
+    /// How old an open segment gets before [`Archive::rotate_due`] rotates it.
+    pub fn segment_max_age_ms(&self) -> u64 {
+        self.options.segment_max_age_ms
     }
 
     /// The archive's directory.
@@ -341,7 +352,7 @@ impl Archive {
                 Entry::Open(s) | Entry::Rotated(s) | Entry::Tmp(s) => layout::parse_stem(&s)
                     .filter(|(_, node)| *node == self.node)
                     .map(|(start, _)| start),
-                Entry::Restored => None,
+                Entry::Uploaded(_) | Entry::Restored => None,
             })
             .max();
         let start = newest.map_or(archived_at, |n| archived_at.max(n.saturating_add(1)));

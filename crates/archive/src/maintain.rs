@@ -76,7 +76,7 @@ impl Archive {
                         left += 1;
                         continue;
                     }
-                    Entry::Restored => continue,
+                    Entry::Uploaded(_) | Entry::Restored => continue,
                 };
                 let path = layout::gz_path(&queue_dir, &stem);
                 let modified = match fs::metadata(&path).and_then(|m| m.modified()) {
@@ -88,6 +88,7 @@ impl Archive {
                     if segment::remove_if_present(&path)? {
                         removed += 1;
                     }
+                    segment::remove_if_present(&layout::uploaded_path(&queue_dir, &stem))?;
                 } else {
                     left += 1;
                 }
@@ -112,6 +113,7 @@ impl Archive {
                     Entry::Open(stem) => layout::open_path(&queue_dir, stem),
                     Entry::Rotated(stem) => layout::gz_path(&queue_dir, stem),
                     Entry::Tmp(stem) => layout::tmp_path(&queue_dir, stem),
+                    Entry::Uploaded(stem) => layout::uploaded_path(&queue_dir, stem),
                     Entry::Restored => queue_dir.join(layout::RESTORED_FILE),
                 };
                 match fs::metadata(&path) {
@@ -149,6 +151,10 @@ impl Archive {
                 }
                 Entry::Open(stem) if rotated.contains(stem.as_str()) => {
                     removed |= segment::remove_if_present(&layout::open_path(queue_dir, stem))?;
+                }
+                // Its segment expired and a crash came before the marker went.
+                Entry::Uploaded(stem) if !rotated.contains(stem.as_str()) => {
+                    removed |= segment::remove_if_present(&layout::uploaded_path(queue_dir, stem))?;
                 }
                 Entry::Open(stem) if self.is_mine(stem) => {
                     segment::truncate_torn(&layout::open_path(queue_dir, stem))?;

@@ -130,6 +130,27 @@ pub struct ServeArgs {
     /// Delete archive segments older than DAYS [default: keep them].
     #[arg(long, value_name = "DAYS", value_parser = clap::value_parser!(u32).range(1..=36_500))]
     archive_retention_days: Option<u32>,
+    /// Rotate an archive segment (gzip it, and copy it to the bucket)
+    /// once it is SECS old [default: 3600].
+    #[arg(long, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    archive_rotate_secs: Option<u64>,
+    /// Also copy each rotated archive segment to this S3 bucket, as
+    /// `<prefix><queue>/<segment>.jsonl.gz`; credentials from
+    /// `[archive_s3]` or AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY /
+    /// AWS_SESSION_TOKEN. Needs --archive-dir.
+    #[arg(long, value_name = "BUCKET")]
+    archive_s3_bucket: Option<String>,
+    /// The bucket's S3-compatible endpoint, e.g. http://127.0.0.1:9000
+    /// (addressed path-style) [default: AWS's, virtual-hosted].
+    #[arg(long, value_name = "URL")]
+    archive_s3_endpoint: Option<String>,
+    /// The region bucket requests are signed for [default: AWS_REGION,
+    /// then us-east-1].
+    #[arg(long, value_name = "REGION")]
+    archive_s3_region: Option<String>,
+    /// Prepended to the bucket's object names, e.g. sluice/archive/.
+    #[arg(long, value_name = "PREFIX")]
+    archive_s3_prefix: Option<String>,
     /// Serve HTTPS (HTTP/1.1) on --bind with this PEM certificate chain,
     /// the server's certificate first; needs --tls-key. Reloaded on
     /// SIGHUP. See docs/security.md.
@@ -289,8 +310,20 @@ async fn serve(args: ServeArgs, file: FileConfig) -> anyhow::Result<()> {
         archive: crate::archive_dir::open_archive(
             args.archive_dir.as_deref().or(file.archive_dir.as_deref()),
             args.archive_retention_days.or(file.archive_retention_days),
+            args.archive_rotate_secs.or(file.archive_rotate_secs),
         )?,
+        archive_bucket: None,
     };
+    config.archive_bucket = crate::archive_dir::archive_bucket(
+        &crate::archive_dir::BucketFlags {
+            bucket: args.archive_s3_bucket.clone(),
+            endpoint: args.archive_s3_endpoint.clone(),
+            region: args.archive_s3_region.clone(),
+            prefix: args.archive_s3_prefix.clone(),
+        },
+        file.archive_s3.as_ref(),
+        config.archive.is_some(),
+    )?;
 
     let name_hold = Duration::from_secs(
         args.deleted_queue_name_hold_secs

@@ -57,6 +57,11 @@ pub struct FileConfig {
     pub archive_dir: Option<PathBuf>,
     /// Days an archive segment is kept (default: for ever).
     pub archive_retention_days: Option<u32>,
+    /// Seconds an archive segment is appended to before it is rotated
+    /// (gzipped, and copied to `[archive_s3]`'s bucket); default 3600.
+    pub archive_rotate_secs: Option<u64>,
+    /// The archive's copy in an S3-compatible bucket: `[archive_s3]`.
+    pub archive_s3: Option<ArchiveS3Decl>,
     /// Public base URL of queue URLs, e.g. `https://sqs.example.com`.
     pub base_url: Option<String>,
     /// Public base URL of the URLs in SNS's messages (`SigningCertURL`,
@@ -257,6 +262,41 @@ pub struct TlsDecl {
     pub key_file: Option<PathBuf>,
     /// A second, plain-HTTP listener (health checks, local clients).
     pub plain_bind: Option<SocketAddr>,
+}
+
+/// The `[archive_s3]` table: rotated archive segments are copied to this
+/// bucket. Credentials not given here come from `AWS_ACCESS_KEY_ID`,
+/// `AWS_SECRET_ACCESS_KEY` and `AWS_SESSION_TOKEN`.
+#[derive(Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ArchiveS3Decl {
+    /// The bucket's name.
+    pub bucket: Option<String>,
+    /// An S3-compatible endpoint (`http://` or `https://`), addressed
+    /// path-style; default AWS's, virtual-hosted.
+    pub endpoint: Option<String>,
+    /// The region requests are signed for (default `AWS_REGION`, then
+    /// `us-east-1`).
+    pub region: Option<String>,
+    /// Prepended to object names, e.g. `"sluice/"`.
+    pub prefix: Option<String>,
+    /// The access key id.
+    pub access_key_id: Option<String>,
+    /// Its secret.
+    pub secret_access_key: Option<String>,
+}
+
+impl std::fmt::Debug for ArchiveS3Decl {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // The secret stays out of logs.
+        f.debug_struct("ArchiveS3Decl")
+            .field("bucket", &self.bucket)
+            .field("endpoint", &self.endpoint)
+            .field("region", &self.region)
+            .field("prefix", &self.prefix)
+            .field("access_key_id", &self.access_key_id)
+            .finish_non_exhaustive()
+    }
 }
 
 /// The `[encryption]` table: encryption at rest of the durable store.

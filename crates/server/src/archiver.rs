@@ -13,12 +13,14 @@ use std::time::Duration;
 use sluice_archive::{Archive, ArchiveError, ArchivedMessage};
 use sluice_broker::{Broker, EngineError, PeekedMessage};
 
+use crate::archive_upload::upload_pending;
 use crate::service::Service;
 
 /// How often held messages are looked for.
 const PASS_INTERVAL: Duration = Duration::from_secs(1);
 
-/// Passes between two rotations and retention sweeps of the archive.
+/// Most passes between two rotations, bucket copies and retention sweeps
+/// of the archive.
 const HOUSEKEEPING_EVERY: u32 = 60;
 
 /// Held messages read per round trip to the engine.
@@ -56,6 +58,13 @@ pub enum ArchivePassError {
 /// the service is dropped.
 pub fn spawn_archiver<B: Broker>(service: &Arc<Service<B>>) -> Option<tokio::task::JoinHandle<()>> {
     let archive = service.config.archive.clone()?;
+    if service.config.archive_bucket.is_some() {
+        service.metrics.archive.copied_to_bucket();
+    }
+    // Rotation is due as often as segments age out, at least every minute.
+    let housekeeping_every = u32::try_from(archive.segment_max_age_ms() / 1000)
+        .unwrap_or(u32::MAX)
+        .clamp(1, HOUSEKEEPING_EVERY);
     let weak: Weak<Service<B>> = Arc::downgrade(service);
     Some(tokio::spawn(async move {
         let mut interval = tokio::time::interval(PASS_INTERVAL);
@@ -64,7 +73,7 @@ pub fn spawn_archiver<B: Broker>(service: &Arc<Service<B>>) -> Option<tokio::tas
         loop {
             interval.tick().await;
             let Some(svc) = weak.upgrade() else { break };
-            let housekeeping = passes.is_multiple_of(HOUSEKEEPING_EVERY);
+            let housekeeping = passes.is_multiple_of(housekeeping_every);
             passes = passes.wrapping_add(1);
             if let Err(e) = archive_pass(&svc, &archive, housekeeping).await {
                 svc.metrics.archive.failed();
@@ -75,7 +84,8 @@ pub fn spawn_archiver<B: Broker>(service: &Arc<Service<B>>) -> Option<tokio::tas
 }
 
 /// One pass: archives every held message, then (with `housekeeping`)
-/// rotates old segments and applies the archive's retention. Returns how
+/// rotates old segments, applies the archive's retention and copies
+/// rotated segments to the bucket. Returns how
 /// many messages it archived.
 pub async fn archive_pass<B: Broker>(
     svc: &Service<B>,
@@ -131,6 +141,12 @@ pub async fn archive_pass<B: Broker>(
             Ok(())
         })
         .await??;
+        if let Some(bucket) = &svc.config.archive_bucket {
+            // A failed copy is retried next time; it holds up no message.
+            if let Err(e) = upload_pending(archive, bucket, &svc.metrics.archive).await {
+                tracing::warn!(error = %e, bucket = %bucket.describe(), "copying the archive to its bucket failed; it is tried again");
+            }
+        }
     }
     match first_failure {
         Some(e) => Err(e),

@@ -43,6 +43,7 @@
 //! `receipts`.
 
 pub mod api;
+pub mod archive_upload;
 pub mod archiver;
 pub mod auth;
 mod authorize;

@@ -56,6 +56,9 @@ pub struct ServiceConfig {
     /// The archive of expired messages (rule X8, `--archive-dir`);
     /// `None`: queues cannot keep what expires.
     pub archive: Option<Arc<sluice_archive::Archive>>,
+    /// The bucket the archive's rotated segments are copied to
+    /// (`[archive_s3]`); `None`: the directory is the only copy.
+    pub archive_bucket: Option<Arc<crate::archive_upload::ArchiveBucket>>,
 }
 
 /// The SQS service over one broker.
