@@ -12,7 +12,10 @@
 // What it proves (rule I1), as the Python suite does for Powertools for
 // Python: a message delivered twice (the same messageId, as a retry or a
 // redrive delivers it) runs the handler once, the second call answered
-// from sluice; a handler that throws releases its key; while one
+// from sluice; a message whose work completed but which was never deleted
+// reaches its DLQ, comes back by a selective redrive (Sluice.RedriveMessages
+// keeps its id and marks the replay) and does not run the handler again;
+// a handler that throws releases its key; while one
 // invocation holds a key another is refused with
 // IdempotencyAlreadyInProgressError; an unsigned layer is refused.
 
@@ -26,7 +29,13 @@ import {
   IdempotencyPersistenceLayerError,
   makeIdempotent,
 } from "@aws-lambda-powertools/idempotency";
-import { SQSClient, CreateQueueCommand, ReceiveMessageCommand, SendMessageCommand } from "@aws-sdk/client-sqs";
+import {
+  SQSClient,
+  CreateQueueCommand,
+  GetQueueAttributesCommand,
+  ReceiveMessageCommand,
+  SendMessageCommand,
+} from "@aws-sdk/client-sqs";
 
 const require = createRequire(import.meta.url);
 const { SluicePersistenceLayer } = require("../../../packaging/npm/powertools.js");
@@ -40,7 +49,39 @@ const config = () => new IdempotencyConfig({ eventKeyJmesPath: "messageId", expi
 // A persistence layer takes the config of its first use: one per handler,
 // as with Powertools' own layers.
 const store = (name) => new SluicePersistenceLayer({ endpoint, keyPrefix: `smoke-${RUN}-${name}/` });
-const calls = { charge: 0, flaky: 0, slow: 0 };
+const calls = { charge: 0, ship: 0, flaky: 0, slow: 0 };
+
+// A signed call of one of sluice's own actions (JSON protocol), signed by
+// the SDK's own signer.
+async function sluiceAction(action, input) {
+  const { SignatureV4 } = require("@smithy/signature-v4");
+  const { Sha256 } = require("@aws-crypto/sha256-js");
+  const url = new URL(endpoint);
+  const body = JSON.stringify(input);
+  const signer = new SignatureV4({
+    service: "sqs",
+    region: "us-east-1",
+    sha256: Sha256,
+    credentials: { accessKeyId: process.env.AWS_ACCESS_KEY_ID, secretAccessKey: process.env.AWS_SECRET_ACCESS_KEY },
+  });
+  const signed = await signer.sign({
+    method: "POST",
+    protocol: url.protocol,
+    hostname: url.hostname,
+    port: Number(url.port),
+    path: "/",
+    headers: {
+      host: url.host,
+      "content-type": "application/x-amz-json-1.0",
+      "x-amz-target": `Sluice.${action}`,
+    },
+    body,
+  });
+  const response = await fetch(`${endpoint}/`, { method: "POST", headers: signed.headers, body });
+  const text = await response.text();
+  assert.equal(response.status, 200, text);
+  return JSON.parse(text);
+}
 
 test("a message delivered twice runs the handler once", async () => {
   const charge = makeIdempotent(
@@ -65,6 +106,50 @@ test("a message delivered twice runs the handler once", async () => {
   assert.equal(calls.charge, 1);
   assert.deepEqual(a, { charged: "order 42", call: 1 });
   assert.deepEqual(b, a, "the second delivery is answered from sluice");
+});
+
+test("a redriven message whose work completed does not run again", async () => {
+  const ship = makeIdempotent(
+    async (event) => {
+      calls.ship += 1;
+      return { shipped: event.body };
+    },
+    { persistenceStore: store("ship"), config: config() },
+  );
+  const sqs = new SQSClient({ endpoint, region: "us-east-1", maxAttempts: 1 });
+  const dlq = (await sqs.send(new CreateQueueCommand({ QueueName: `smoke-idem-js-dlq-${RUN}` }))).QueueUrl;
+  const attrs = (url, name) =>
+    sqs.send(new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: [name] })).then((a) => a.Attributes[name]);
+  const policy = JSON.stringify({ deadLetterTargetArn: await attrs(dlq, "QueueArn"), maxReceiveCount: "1" });
+  const src = (
+    await sqs.send(
+      new CreateQueueCommand({ QueueName: `smoke-idem-js-src-${RUN}`, Attributes: { RedrivePolicy: policy } }),
+    )
+  ).QueueUrl;
+  await sqs.send(new SendMessageCommand({ QueueUrl: src, MessageBody: "order 77" }));
+  const receive = (VisibilityTimeout) =>
+    sqs.send(
+      new ReceiveMessageCommand({ QueueUrl: src, VisibilityTimeout, WaitTimeSeconds: 1, MessageAttributeNames: ["All"] }),
+    );
+  const first = (await receive(0)).Messages[0];
+  const event = (m) => ({ messageId: m.MessageId, body: m.Body });
+  // The work completes; the consumer dies before its DeleteMessage.
+  const done = await ship(event(first), {});
+  // Its next receive finds it over maxReceiveCount: it goes to the DLQ.
+  assert.equal((await receive(30)).Messages ?? undefined, undefined);
+  for (let i = 0; i < 50 && (await attrs(dlq, "ApproximateNumberOfMessages")) !== "1"; i++) {
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  assert.equal(await attrs(dlq, "ApproximateNumberOfMessages"), "1", "the message reached its DLQ");
+  const answer = await sluiceAction("RedriveMessages", { QueueUrl: dlq });
+  assert.equal(answer.Moved, 1);
+  assert.deepEqual(answer.MessageIds, [first.MessageId]);
+  const again = (await receive(30)).Messages[0];
+  assert.equal(again.MessageId, first.MessageId, "a selective redrive keeps the message id");
+  assert.equal(again.MessageAttributes["sluice.replay-count"].StringValue, "1");
+  assert.deepEqual(await ship(event(again), {}), done);
+  assert.deepEqual(done, { shipped: "order 77" });
+  assert.equal(calls.ship, 1, "the handler ran once");
 });
 
 test("a handler that throws releases its key", async () => {
