@@ -8,6 +8,7 @@ import * as queuesPage from './pages/queues.js';
 import * as queuePage from './pages/queue.js';
 import * as messagesPage from './pages/messages.js';
 import * as redrivePage from './pages/redrive.js';
+import * as archivePage from './pages/archive.js';
 import * as tasksPage from './pages/tasks.js';
 import * as alarmsPage from './pages/alarms.js';
 import * as doctorPage from './pages/doctor.js';
@@ -27,10 +28,10 @@ function parseRoute(hash) {
   if (parts[0] !== 'queues' || parts.length === 1) return { page: queuesPage, title: 'Queues', query };
   const name = parts[1];
   const sub = parts[2] || '';
-  const pages = { '': queuePage, messages: messagesPage, redrive: redrivePage, tasks: tasksPage };
+  const pages = { '': queuePage, messages: messagesPage, redrive: redrivePage, tasks: tasksPage, archive: archivePage };
   const page = pages[sub];
   if (!page) return { page: null, name, query };
-  const titles = { '': name, messages: `${name}: messages`, redrive: `${name}: redrive`, tasks: `${name}: move tasks` };
+  const titles = { '': name, messages: `${name}: messages`, redrive: `${name}: redrive`, tasks: `${name}: move tasks`, archive: `${name}: archive` };
   return { page, name, query, title: titles[sub] };
 }
 

@@ -56,6 +56,7 @@ static ASSETS: &[Asset] = &[
     asset!("pages/queue-edit.js", JS),
     asset!("pages/messages.js", JS),
     asset!("pages/redrive.js", JS),
+    asset!("pages/archive.js", JS),
     asset!("pages/tasks.js", JS),
     asset!("pages/alarms.js", JS),
     asset!("pages/topics.js", JS),

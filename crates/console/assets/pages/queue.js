@@ -64,6 +64,7 @@ export async function render(root, { name }, ctx) {
     el('a', { href: queueHref(name, 'messages') }, isDlq ? 'Messages (peek)' : 'Peek messages'),
     isDlq && el('a', { href: queueHref(name, 'redrive') }, 'Redrive'),
     isDlq && el('a', { href: queueHref(name, 'tasks') }, 'Move tasks'),
+    attrs.SluiceArchiveExpired === 'true' && el('a', { href: queueHref(name, 'archive') }, 'Archive'),
   );
 
   // The depths are the figures above, kept fresh; the table holds the rest.
