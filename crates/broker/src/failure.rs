@@ -12,8 +12,10 @@ use crate::moves::{recorded_class, recorded_failure};
 use crate::types::Nack;
 
 /// Starts a record that carries class counts; a reason alone is stored as
-/// its bare text, as it always was. U+0001 is no character a reason may
-/// hold (reasons take a message body's characters), so the two never mix.
+/// its bare text, as it always was. No stored reason starts with U+0001:
+/// NackMessage refuses a reason with characters a message body may not
+/// hold (U+0001 among them), and a push consumer's reasons all start with
+/// `consumer NAME:`. So the two forms never mix.
 const CLASSES_MARK: char = '\u{1}';
 
 /// A message's failures so far.

@@ -68,7 +68,7 @@ impl QueueInfo {
     pub fn dead_letter_targets(&self) -> Vec<String> {
         dead_letter_routes::dead_letter_targets(
             self.redrive().map(|p| p.dead_letter_target_arn),
-            self.parsed_routes(),
+            self.routes().into_iter().map(|r| r.dead_letter_target_arn),
         )
     }
 }

@@ -406,7 +406,11 @@ impl QueueConfig {
     pub fn dead_letter_targets(&self) -> Vec<String> {
         crate::dead_letter_routes::dead_letter_targets(
             self.redrive().map(|p| p.dead_letter_target_arn),
-            self.routes(),
+            self.routes()
+                .unwrap_or_default()
+                .0
+                .into_iter()
+                .map(|r| r.dead_letter_target_arn),
         )
     }
 

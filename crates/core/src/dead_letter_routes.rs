@@ -167,15 +167,16 @@ impl DeadLetterRoutes {
 }
 
 /// The ARNs of the dead-letter queues a queue sends messages to: its
-/// RedrivePolicy's target first, then its routes', each once.
-pub fn dead_letter_targets(
-    redrive_target: Option<String>,
-    routes: Option<DeadLetterRoutes>,
-) -> Vec<String> {
-    let mut targets: Vec<String> = redrive_target.into_iter().collect();
-    for route in routes.unwrap_or_default().0 {
-        if !targets.contains(&route.dead_letter_target_arn) {
-            targets.push(route.dead_letter_target_arn);
+/// RedrivePolicy's target first, then its routes' targets, each once.
+/// Owned or borrowed, as the caller holds them.
+pub fn dead_letter_targets<T: PartialEq>(
+    redrive_target: Option<T>,
+    route_targets: impl IntoIterator<Item = T>,
+) -> Vec<T> {
+    let mut targets: Vec<T> = redrive_target.into_iter().collect();
+    for target in route_targets {
+        if !targets.contains(&target) {
+            targets.push(target);
         }
     }
     targets

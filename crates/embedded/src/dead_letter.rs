@@ -163,8 +163,12 @@ impl EmbeddedBroker {
             let fifo_dlq = dst.meta.config.fifo;
             let mut changes = Vec::with_capacity(dead.len() * 2);
             for removed in dead {
+                // Read once: the provenance and the per-class count share it.
+                let failure = FailureRecord::decode(removed.failure.as_deref());
+                source.activity.dead_lettered_as(failure.last_class());
                 let rewrite = dead_letter_rewrite(
                     &removed,
+                    failure,
                     source_arn,
                     &dst.meta.name,
                     fifo_dlq,
@@ -200,8 +204,6 @@ impl EmbeddedBroker {
                     }
                 };
                 dst.insert(seq, body, enqueued_at, removed.group.as_deref(), state, now);
-                let failure = FailureRecord::decode(removed.failure.as_deref());
-                source.activity.dead_lettered_as(failure.last_class());
                 activity::add(&dlq.activity.sent, 1);
             }
             inner.submit(changes)
@@ -239,6 +241,7 @@ fn relocate(
 /// and its audit line, which is written where the change is made.
 fn dead_letter_rewrite(
     removed: &Removed,
+    failure: FailureRecord,
     source_arn: &str,
     dlq_name: &str,
     fifo_dlq: bool,
@@ -247,7 +250,6 @@ fn dead_letter_rewrite(
 ) -> Rewrite {
     let source_arn = source_arn.to_string();
     let dlq_name = dlq_name.to_string();
-    let failure = FailureRecord::decode(removed.failure.as_deref());
     let state = removed.state;
     Rewrite(Arc::new(move |data: &mut MessageData| {
         // Provenance (rules R4, X2): where it came from, when, and why.

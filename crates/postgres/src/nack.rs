@@ -6,14 +6,13 @@ use crate::encryption::message_rows;
 use crate::sealing::{open_reason, seal_reason};
 use sluice_broker::failure::{self, FailureRecord, NackOutcome};
 use sluice_broker::{EngineError, Nack};
-use sluice_core::receipt::ReceiptHandle;
 
 use crate::dead_letter::{
     DeadLetterRoute, dead_letter_target, key_of_arn_near, move_to_dead_letter_queue,
 };
-use crate::engine::{PostgresBroker, announce, execute, expire, query, queue_row};
+use crate::engine::{PostgresBroker, announce, execute, expire, queue_row};
 use crate::error;
-use crate::rows::{MESSAGE_COLUMNS, col};
+use crate::rows::MESSAGE_COLUMNS;
 use crate::visibility::in_flight;
 
 /// Records a consumer's failure of an in-flight message (rule X2).
@@ -29,27 +28,17 @@ pub(crate) async fn nack(
     let tx = client.transaction().await.map_err(error::db)?;
     let q = queue_row(&tx, name, "").await?;
     expire(inner, &tx, &q, now).await?;
-    let seq = in_flight(&tx, &q, receipt_handle, now, false).await?.seq as i64;
+    let found = in_flight(&tx, &q, receipt_handle, now, false).await?;
+    let seq = found.handle.seq as i64;
     // The failures so far, which the nack adds to (rule X7).
     let noted = nack.reason.is_some() || nack.class.is_some();
     let mut record = FailureRecord::default();
     if noted {
-        let rows = query(
-            &tx,
-            "SELECT failure_reason FROM sluice_messages WHERE queue_id = $1 AND seq = $2",
-            &[&q.id, &seq],
-        )
-        .await?;
-        if let Some(stored) = rows
-            .first()
-            .map(|r| col::<Option<String>>(r, 0))
-            .transpose()?
-        {
-            let stored = stored
-                .map(|s| open_reason(&s, &inner.data_keys))
-                .transpose()?;
-            record = FailureRecord::decode(stored.as_deref());
-        }
+        let stored = found
+            .failure_reason
+            .map(|s| open_reason(&s, &inner.data_keys))
+            .transpose()?;
+        record = FailureRecord::decode(stored.as_deref());
     }
     let dlq = match failure::decide(&q.config, &mut record, &nack)? {
         NackOutcome::Retry => None,
@@ -91,7 +80,7 @@ pub(crate) async fn nack(
         None => {
             // An explicit wait wins; otherwise the queue's backoff for the
             // attempt that failed (the handle carries its receive count).
-            let attempt = ReceiptHandle::decode(receipt_handle).map_or(1, |rh| rh.receive);
+            let attempt = found.handle.receive;
             let retry = match (nack.retry_after_seconds, q.config.backoff()) {
                 (Some(seconds), _) => i64::from(seconds) * 1000,
                 (None, Some(backoff)) => backoff.delay_for(attempt, seq as u64, now as u64) as i64,

@@ -37,13 +37,10 @@ impl QueueSnapshot {
     /// The dead-letter queues it sends messages to: its RedrivePolicy's
     /// and its failure classes' (rule X7), each once.
     pub fn dead_letter_targets(&self) -> Vec<&str> {
-        let mut targets: Vec<&str> = self.redrive.iter().map(|(arn, _)| arn.as_str()).collect();
-        for (_, arn) in &self.routes {
-            if !targets.contains(&arn.as_str()) {
-                targets.push(arn);
-            }
-        }
-        targets
+        sluice_core::dead_letter_routes::dead_letter_targets(
+            self.redrive.as_ref().map(|(arn, _)| arn.as_str()),
+            self.routes.iter().map(|(_, arn)| arn.as_str()),
+        )
     }
 }
 
