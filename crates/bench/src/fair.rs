@@ -3,8 +3,12 @@
 //! messages. Ten quiet tenants send a trickle throughout; consumers take
 //! up to `--batch-size` messages at a time and spend about `--fair-work-ms` on each
 //! (from half to one and a half times it, as real handlers vary: consumers
-//! that all took the same time would poll in lockstep). Four phases, each
-//! on a fresh queue:
+//! that all took the same time would poll in lockstep). First the
+//! consumers' capacity is measured: how many messages a second they take
+//! from a backlog, receives and deletes included (with one message per
+//! receive the round trips cost as much as the work). The loads below are
+//! shares of that measured capacity. Then four phases, each on a fresh
+//! queue:
 //!
 //! - `idle`: the quiet tenants alone;
 //! - `busy`: plus load at 80 % of what the consumers can take, spread over
@@ -16,9 +20,9 @@
 //!   own): what the quiet tenants would suffer without fairness.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use serde::Serialize;
 use sluice_client::sqs::{
@@ -37,6 +41,8 @@ const QUIET_RATE: f64 = 20.0;
 const BUSY_TENANTS: u32 = 100;
 /// How long the consumers may take to drain a phase's backlog.
 const DRAIN_LIMIT: Duration = Duration::from_secs(120);
+/// How long the consumers' capacity is measured for.
+const CALIBRATION: Duration = Duration::from_secs(5);
 
 /// What `--fair` runs.
 #[derive(Debug, Clone)]
@@ -54,7 +60,8 @@ pub struct FairPlan {
 }
 
 impl FairPlan {
-    /// Messages per second the consumers can take.
+    /// Messages per second the consumers could take if receiving and
+    /// deleting cost nothing: their work alone.
     pub fn capacity(&self) -> f64 {
         f64::from(self.consumers) / self.work.as_secs_f64().max(1e-6)
     }
@@ -145,8 +152,11 @@ pub struct PhaseReport {
 /// What `--fair` reports.
 #[derive(Debug, Clone, Serialize)]
 pub struct FairReport {
-    /// Messages per second the consumers can take.
+    /// Messages per second the consumers took from a backlog: the
+    /// capacity the loads are shares of.
     pub capacity_per_sec: f64,
+    /// Messages per second their work alone would allow.
+    pub work_capacity_per_sec: f64,
     /// Consumers and the time each spends per message.
     pub consumers: u32,
     /// Per-message work, ms.
@@ -164,8 +174,12 @@ impl FairReport {
     /// The human-readable table.
     pub fn table(&self) -> String {
         let mut out = format!(
-            "fair queue dwell time: {} consumers, up to {} per receive, {:.1} ms per message, capacity {:.0} msg/s\n",
-            self.consumers, self.receive_batch, self.work_ms, self.capacity_per_sec
+            "fair queue dwell time: {} consumers, up to {} per receive, {:.1} ms per message, capacity {:.0} msg/s measured ({:.0} by work alone)\n",
+            self.consumers,
+            self.receive_batch,
+            self.work_ms,
+            self.capacity_per_sec,
+            self.work_capacity_per_sec
         );
         out.push_str(&format!(
             "{:<16} {:>8} {:>10} {:>10} {:>8} {:>10} {:>10}\n",
@@ -191,26 +205,18 @@ impl FairReport {
     }
 }
 
-/// Runs the four phases.
+/// Measures the consumers' capacity, then runs the four phases.
 pub async fn run(client: &Client, plan: &FairPlan) -> Result<FairReport, BenchError> {
-    let mut phases = Vec::new();
     let run_id = uuid::Uuid::new_v4().simple().to_string()[..8].to_string();
+    let url = fresh_queue(client, &format!("{}-fair-calibrate-{run_id}", plan.queue)).await?;
+    let capacity = measure_capacity(client, plan, &url).await;
+    delete_queue(client, &url).await;
+    let capacity = capacity?;
+    let mut phases = Vec::new();
     for (name, load) in PHASES {
-        let queue = format!("{}-fair-{name}-{run_id}", plan.queue);
-        let created =
-            client
-                .create_queue(&queue, &[])
-                .await
-                .map_err(|source| BenchError::Setup {
-                    queue: queue.clone(),
-                    source,
-                })?;
-        let report = phase(client, plan, name, load, &created.url).await;
-        let _ = client
-            .call(&DeleteQueueRequest {
-                queue_url: Some(created.url.clone()),
-            })
-            .await;
+        let url = fresh_queue(client, &format!("{}-fair-{name}-{run_id}", plan.queue)).await?;
+        let report = phase(client, plan, capacity, name, load, &url).await;
+        delete_queue(client, &url).await;
         phases.push(report?);
     }
     let p99 = |name: &str| {
@@ -220,7 +226,8 @@ pub async fn run(client: &Client, plan: &FairPlan) -> Result<FairReport, BenchEr
             .map_or(0.0, |p| p.quiet.p99_ms)
     };
     Ok(FairReport {
-        capacity_per_sec: plan.capacity(),
+        capacity_per_sec: capacity,
+        work_capacity_per_sec: plan.capacity(),
         consumers: plan.consumers,
         work_ms: plan.work.as_secs_f64() * 1000.0,
         receive_batch: plan.receive_batch,
@@ -229,12 +236,90 @@ pub async fn run(client: &Client, plan: &FairPlan) -> Result<FairReport, BenchEr
     })
 }
 
+async fn fresh_queue(client: &Client, name: &str) -> Result<String, BenchError> {
+    client
+        .create_queue(name, &[])
+        .await
+        .map(|created| created.url)
+        .map_err(|source| BenchError::Setup {
+            queue: name.to_string(),
+            source,
+        })
+}
+
+async fn delete_queue(client: &Client, url: &str) {
+    let _ = client
+        .call(&DeleteQueueRequest {
+            queue_url: Some(url.to_string()),
+        })
+        .await;
+}
+
+/// Messages a second the consumers take from a backlog larger than they
+/// can finish in [`CALIBRATION`], spread over the busy phase's tenants.
+async fn measure_capacity(client: &Client, plan: &FairPlan, url: &str) -> Result<f64, BenchError> {
+    let backlog = (plan.capacity() * CALIBRATION.as_secs_f64() * 1.5).ceil() as usize;
+    let mut senders = Vec::new();
+    for part in 0..8usize {
+        let (client, url) = (client.clone(), url.to_string());
+        senders.push(tokio::spawn(async move {
+            let mine = (part..backlog.div_ceil(10)).step_by(8);
+            for batch in mine {
+                let entries = (0..10)
+                    .map(|i| SendMessageBatchRequestEntry {
+                        id: Some(ENTRY_IDS[i].to_string()),
+                        message_body: Some(format!("l|{}", now_micros())),
+                        message_group_id: Some(format!(
+                            "tenant-{}",
+                            (batch * 10 + i) % BUSY_TENANTS as usize
+                        )),
+                        ..Default::default()
+                    })
+                    .collect();
+                let input = SendMessageBatchRequest {
+                    queue_url: Some(url.clone()),
+                    entries: Some(entries),
+                };
+                let _ = client.send_message_batch(&input).await;
+            }
+        }));
+    }
+    futures_join(senders).await;
+    let taken = Arc::new(AtomicU64::new(0));
+    let until = Instant::now() + CALIBRATION;
+    let consumers: Vec<_> = (0..plan.consumers)
+        .map(|consumer| {
+            tokio::spawn(consume(
+                client.clone(),
+                url.to_string(),
+                Work::new(plan.work, consumer),
+                plan.receive_batch,
+                Stop::At(until, taken.clone()),
+                Arc::default(),
+            ))
+        })
+        .collect();
+    futures_join(consumers).await;
+    // Receives answered within the window count; the work they started
+    // runs past it, as the first receives' backlog preceded it.
+    let taken = taken.load(Ordering::Relaxed);
+    let capacity = taken as f64 / CALIBRATION.as_secs_f64();
+    if capacity < 1.0 {
+        return Err(BenchError::Usage(format!(
+            "the consumers took {taken} messages in {} s: is the server answering?",
+            CALIBRATION.as_secs()
+        )));
+    }
+    Ok(capacity)
+}
+
 /// Dwell samples by class (`true`: quiet).
 type Dwells = Arc<Mutex<HashMap<bool, Samples>>>;
 
 async fn phase(
     client: &Client,
     plan: &FairPlan,
+    capacity: f64,
     name: &'static str,
     load: Load,
     url: &str,
@@ -258,7 +343,7 @@ async fn phase(
         producers.push(tokio::spawn(produce(
             client.clone(),
             url.to_string(),
-            share * plan.capacity(),
+            share * capacity,
             10,
             groups,
             false,
@@ -272,7 +357,7 @@ async fn phase(
                 url.to_string(),
                 Work::new(plan.work, consumer),
                 plan.receive_batch,
-                sending.clone(),
+                Stop::WhenDrained(sending.clone()),
                 dwells.clone(),
             ))
         })
@@ -373,18 +458,31 @@ impl Work {
     }
 }
 
-/// Receives, records each message's dwell, works on them, deletes them;
-/// stops once sending is over and a receive finds nothing.
+/// When a consumer stops.
+enum Stop {
+    /// Once sending is over (the flag cleared) and a receive finds nothing.
+    WhenDrained(Arc<AtomicBool>),
+    /// At this time, counting the messages it received until then.
+    At(Instant, Arc<AtomicU64>),
+}
+
+/// Receives, records each message's dwell, works on them, deletes them,
+/// until `stop` says so.
 async fn consume(
     client: Client,
     url: String,
     mut work: Work,
     receive_batch: u32,
-    sending: Arc<AtomicBool>,
+    stop: Stop,
     dwells: Dwells,
 ) {
     let mut local: HashMap<bool, Samples> = HashMap::new();
     loop {
+        if let Stop::At(until, _) = &stop
+            && Instant::now() >= *until
+        {
+            break;
+        }
         let input = ReceiveMessageRequest {
             queue_url: Some(url.clone()),
             max_number_of_messages: Some(i64::from(receive_batch)),
@@ -397,10 +495,15 @@ async fn consume(
         };
         let received_at = now_micros();
         if answer.messages.is_empty() {
-            if sending.load(Ordering::Acquire) {
-                continue;
+            match &stop {
+                Stop::WhenDrained(sending) if !sending.load(Ordering::Acquire) => break,
+                _ => continue,
             }
-            break;
+        }
+        if let Stop::At(until, taken) = &stop
+            && Instant::now() < *until
+        {
+            taken.fetch_add(answer.messages.len() as u64, Ordering::Relaxed);
         }
         let mut entries = Vec::with_capacity(answer.messages.len());
         for (i, m) in answer.messages.iter().enumerate() {

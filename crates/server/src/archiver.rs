@@ -19,7 +19,7 @@ use crate::service::Service;
 /// How often held messages are looked for.
 const PASS_INTERVAL: Duration = Duration::from_secs(1);
 
-/// Most passes between two rotations, bucket copies and retention sweeps
+/// Most passes between two rotations, retention sweeps and bucket copies
 /// of the archive.
 const HOUSEKEEPING_EVERY: u32 = 60;
 
@@ -79,13 +79,20 @@ pub fn spawn_archiver<B: Broker>(service: &Arc<Service<B>>) -> Option<tokio::tas
                 svc.metrics.archive.failed();
                 tracing::error!(error = %e, "archiving expired messages failed; they stay held until a pass succeeds");
             }
+            // Outside the pass's job claim: a slow store holds up no
+            // archiving, and a failed copy is tried again next time.
+            if housekeeping
+                && let Some(bucket) = &svc.config.archive_bucket
+                && let Err(e) = upload_pending(&archive, bucket, &svc.metrics.archive).await
+            {
+                tracing::warn!(error = %e, bucket = %bucket.describe(), "copying the archive to its bucket failed; it is tried again");
+            }
         }
     }))
 }
 
 /// One pass: archives every held message, then (with `housekeeping`)
-/// rotates old segments, applies the archive's retention and copies
-/// rotated segments to the bucket. Returns how
+/// rotates old segments and applies the archive's retention. Returns how
 /// many messages it archived.
 pub async fn archive_pass<B: Broker>(
     svc: &Service<B>,
@@ -141,12 +148,6 @@ pub async fn archive_pass<B: Broker>(
             Ok(())
         })
         .await??;
-        if let Some(bucket) = &svc.config.archive_bucket {
-            // A failed copy is retried next time; it holds up no message.
-            if let Err(e) = upload_pending(archive, bucket, &svc.metrics.archive).await {
-                tracing::warn!(error = %e, bucket = %bucket.describe(), "copying the archive to its bucket failed; it is tried again");
-            }
-        }
     }
     match first_failure {
         Some(e) => Err(e),
