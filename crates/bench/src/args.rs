@@ -131,6 +131,10 @@ pub struct BenchArgs {
     #[arg(long, value_name = "MS", default_value_t = 2.0, requires = "fair")]
     pub fair_work_ms: f64,
 
+    /// With --fair: the loads are shares of the consumers' capacity as first measured for 5 s on a backlog, receives and deletes included (`measured`), or as their work time alone allows, --consumers / --fair-work-ms (`work`).
+    #[arg(long, value_enum, value_name = "FROM", default_value_t = FairCapacity::Measured, requires = "fair")]
+    pub fair_capacity: FairCapacity,
+
     /// Instead of a queue load, measure idempotency keys (docs/extensions.md): --producers loops, for --duration or --messages cycles, each claiming a new key (ClaimIdempotencyKey, which must answer CLAIMED) and completing it (CompleteIdempotencyKey), and every tenth cycle claiming a completed key again (which must answer COMPLETED with its result). Reports claims/s, requests/s, the claim latency and, with --server-pid, the server's CPU per 1,000 claims.
     #[arg(long, conflicts_with_all = ["null_server", "wake_probes", "sync_probe", "push", "fanout", "fair", "fifo", "rate", "queues"])]
     pub idempotency: bool,
@@ -180,4 +184,13 @@ impl BenchArgs {
             }
         }
     }
+}
+
+/// What `--fair`'s loads are shares of.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum FairCapacity {
+    /// The consumers' throughput on a backlog, measured first.
+    Measured,
+    /// Their work time alone: consumers over the time per message.
+    Work,
 }

@@ -3,12 +3,12 @@
 //! messages. Ten quiet tenants send a trickle throughout; consumers take
 //! up to `--batch-size` messages at a time and spend about `--fair-work-ms` on each
 //! (from half to one and a half times it, as real handlers vary: consumers
-//! that all took the same time would poll in lockstep). First the
-//! consumers' capacity is measured: how many messages a second they take
-//! from a backlog, receives and deletes included (with one message per
-//! receive the round trips cost as much as the work). The loads below are
-//! shares of that measured capacity. Then four phases, each on a fresh
-//! queue:
+//! that all took the same time would poll in lockstep). The loads below
+//! are shares of the consumers' capacity: measured first (how many
+//! messages a second they take from a backlog, receives and deletes
+//! included: with one message per receive the round trips cost as much as
+//! the work), or, with `--fair-capacity work`, what their work time alone
+//! allows. Then four phases, each on a fresh queue:
 //!
 //! - `idle`: the quiet tenants alone;
 //! - `busy`: plus load at 80 % of what the consumers can take, spread over
@@ -57,6 +57,8 @@ pub struct FairPlan {
     pub receive_batch: u32,
     /// How long each phase sends.
     pub phase: Duration,
+    /// Measure the consumers' capacity first (otherwise: from work time).
+    pub measure_capacity: bool,
 }
 
 impl FairPlan {
@@ -208,10 +210,14 @@ impl FairReport {
 /// Measures the consumers' capacity, then runs the four phases.
 pub async fn run(client: &Client, plan: &FairPlan) -> Result<FairReport, BenchError> {
     let run_id = uuid::Uuid::new_v4().simple().to_string()[..8].to_string();
-    let url = fresh_queue(client, &format!("{}-fair-calibrate-{run_id}", plan.queue)).await?;
-    let capacity = measure_capacity(client, plan, &url).await;
-    delete_queue(client, &url).await;
-    let capacity = capacity?;
+    let capacity = if plan.measure_capacity {
+        let url = fresh_queue(client, &format!("{}-fair-calibrate-{run_id}", plan.queue)).await?;
+        let measured = measure_capacity(client, plan, &url).await;
+        delete_queue(client, &url).await;
+        measured?
+    } else {
+        plan.capacity()
+    };
     let mut phases = Vec::new();
     for (name, load) in PHASES {
         let url = fresh_queue(client, &format!("{}-fair-{name}-{run_id}", plan.queue)).await?;
@@ -557,6 +563,7 @@ mod tests {
             work: Duration::from_millis(2),
             receive_batch: 10,
             phase: Duration::from_secs(1),
+            measure_capacity: false,
         };
         assert_eq!(plan.capacity().round(), 2000.0);
     }

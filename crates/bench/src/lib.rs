@@ -135,6 +135,7 @@ async fn bench(args: BenchArgs) -> Result<(), BenchError> {
             work: Duration::from_secs_f64(args.fair_work_ms / 1000.0),
             receive_batch: args.batch_size,
             phase: Duration::from_secs(args.duration.unwrap_or(DEFAULT_FAIR_PHASE_SECS)),
+            measure_capacity: args.fair_capacity == args::FairCapacity::Measured,
         };
         if !args.json {
             eprintln!(
