@@ -325,3 +325,49 @@ fn idempotency_claims_completes_and_replays_keys() {
     let (ok, _) = bench_json(&null_endpoint, &["--idempotency", "--messages", "10"]);
     assert!(!ok, "the null server keeps no keys: the run must fail");
 }
+
+/// `--fair` measures the consumers' capacity first (never above what
+/// their work time allows) and runs its four phases, each with quiet
+/// messages and, but for the first, other load; `--fair-capacity work`
+/// takes the work-time capacity as it is.
+#[test]
+fn fair_measures_capacity_then_runs_four_phases() {
+    let (_server, endpoint) = start(
+        &["serve", "--in-memory", "--bind", "127.0.0.1:0"],
+        "sluice listening on ",
+    );
+    let plan = [
+        "--fair",
+        "--consumers",
+        "2",
+        "--fair-work-ms",
+        "5",
+        "--duration",
+        "1",
+    ];
+    let (ok, report) = bench_json(&endpoint, &plan);
+    assert!(ok, "bench failed: {report}");
+    let work = report["work_capacity_per_sec"]
+        .as_f64()
+        .expect("work capacity");
+    let measured = report["capacity_per_sec"].as_f64().expect("capacity");
+    assert!((work - 400.0).abs() < 1e-6, "{report}");
+    assert!(measured > 0.0 && measured <= work * 1.05, "{report}");
+    let phases = report["phases"].as_array().expect("phases");
+    let names: Vec<&str> = phases.iter().filter_map(|p| p["phase"].as_str()).collect();
+    assert_eq!(names, ["idle", "busy", "flood", "flood-ungrouped"]);
+    for p in phases {
+        assert!(count(&p["quiet"], "count") > 0, "{p}");
+        let load = count(&p["load"], "count");
+        assert_eq!(load == 0, p["phase"] == "idle", "{p}");
+    }
+
+    let mut by_work = plan.to_vec();
+    by_work.extend(["--fair-capacity", "work"]);
+    let (ok, report) = bench_json(&endpoint, &by_work);
+    assert!(ok, "bench failed: {report}");
+    assert_eq!(
+        report["capacity_per_sec"], report["work_capacity_per_sec"],
+        "{report}"
+    );
+}
