@@ -9,6 +9,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
 
+use arc_swap::ArcSwapOption;
 use parking_lot::{Mutex, RwLock};
 use sluice_broker::EngineError;
 use sluice_broker::activity;
@@ -136,6 +137,11 @@ pub(crate) struct QueueCell {
     pub(crate) arrivals: Notify,
     /// Activity counters (rule M1).
     pub(crate) activity: Activity,
+    /// A copy of the queue's `Policy`, which the access check reads on
+    /// every authenticated request: read from here, it does not wait on
+    /// the state lock that sends and receives hold. Set whenever the
+    /// description under the lock changes ([`QueueCell::publish_policy`]).
+    policy: ArcSwapOption<String>,
 }
 
 /// What recovery found.
@@ -195,12 +201,29 @@ impl EmbeddedBroker {
 
 impl QueueCell {
     pub(crate) fn new(id: u64, state: QueueState) -> Self {
+        let policy = ArcSwapOption::new(state.meta.config.policy.clone().map(Arc::new));
         Self {
             id,
             state: Mutex::new(state),
             arrivals: Notify::new(),
             activity: Activity::default(),
+            policy,
         }
+    }
+
+    /// Copies `st`'s policy for [`QueueCell::policy`]; called under the
+    /// state lock by whatever changed the queue's description.
+    pub(crate) fn publish_policy(&self, st: &QueueState) {
+        let current = self.policy.load();
+        if current.as_deref() != st.meta.config.policy.as_ref() {
+            self.policy
+                .store(st.meta.config.policy.clone().map(Arc::new));
+        }
+    }
+
+    /// The queue's `Policy`, without taking the state lock.
+    pub(crate) fn policy(&self) -> Option<Arc<String>> {
+        self.policy.load_full()
     }
 }
 

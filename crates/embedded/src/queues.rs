@@ -88,13 +88,17 @@ pub(crate) async fn get_queue(
     live_meta(broker, name, QueueMeta::clone)
 }
 
-/// A live queue's `Policy`, copied alone (the access check's read, on
-/// every authenticated request).
+/// A queue's `Policy`, copied alone (the access check's read, on every
+/// authenticated request), from the cell's copy rather than under the
+/// queue's lock. A deleted queue is out of the map before its delete
+/// answers, so a cell found here is live, or being deleted by a request
+/// this read runs before.
 pub(crate) fn queue_policy(
     broker: &EmbeddedBroker,
     name: &str,
 ) -> Result<Option<String>, EngineError> {
-    live_meta(broker, name, |meta| meta.config.policy.clone())
+    let cell = broker.queue(name)?;
+    Ok(cell.policy().map(|p| String::clone(&p)))
 }
 
 /// What `read` takes from a live queue's description, under its lock.
@@ -181,6 +185,7 @@ pub(crate) async fn update_queue(
             return Err(deleted_error());
         }
         change.apply(name, &mut st.meta, inner.now())?;
+        cell.publish_policy(&st);
         let mut changes = Vec::new();
         inner.put_queue(cell.id, &st, &mut changes);
         (st.meta.clone(), inner.submit(changes))

@@ -170,7 +170,10 @@ impl Inner {
             for ((name, cell), st) in cells.iter().zip(guards.iter_mut()) {
                 st.clear();
                 match loaded.remove(name) {
-                    Some((id, state)) if id == cell.id => **st = state,
+                    Some((id, state)) if id == cell.id => {
+                        **st = state;
+                        cell.publish_policy(st);
+                    }
                     other => {
                         // Made or replaced by a change that was refused.
                         st.deleted = true;

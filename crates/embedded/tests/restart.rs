@@ -350,3 +350,43 @@ async fn a3_handle_secret_survives_restart() {
         m2.handle_secret().await.unwrap()
     );
 }
+
+/// A6, D1: the policy the access check reads (kept beside the queue's
+/// lock, not under it) is the one set, on creation and by
+/// SetQueueAttributes, after a restart too.
+#[tokio::test]
+async fn a6_queue_policy_survives_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let clock = ManualClock::default();
+    let created = r#"{"Version":"2012-10-17","Statement":[]}"#;
+    let changed = r#"{"Version":"2012-10-17","Id":"changed","Statement":[]}"#;
+    {
+        let (b, _) = EmbeddedBroker::open(dir.path(), Arc::new(clock.clone())).unwrap();
+        create(&b, "made-with", &[("Policy", created)]).await;
+        create(&b, "changed", &[("Policy", created)]).await;
+        let set = [("Policy".to_string(), changed.to_string())];
+        b.update_queue(
+            "changed",
+            sluice_broker::MetaChange::SetAttributes(set.into()),
+        )
+        .await
+        .unwrap();
+        assert_eq!(
+            b.queue_policy("made-with").await.unwrap().as_deref(),
+            Some(created)
+        );
+        assert_eq!(
+            b.queue_policy("changed").await.unwrap().as_deref(),
+            Some(changed)
+        );
+    }
+    let (b, _) = EmbeddedBroker::open(dir.path(), Arc::new(clock)).unwrap();
+    assert_eq!(
+        b.queue_policy("made-with").await.unwrap().as_deref(),
+        Some(created)
+    );
+    assert_eq!(
+        b.queue_policy("changed").await.unwrap().as_deref(),
+        Some(changed)
+    );
+}
