@@ -20,16 +20,18 @@ pub type HmacSha256 = Hmac<Sha256>;
 /// The algorithm named in the `Authorization` header and `X-Amz-Algorithm`.
 pub const ALGORITHM: &str = "AWS4-HMAC-SHA256";
 
+/// The value of a hex digit (either case).
+fn nibble(c: u8) -> Option<u8> {
+    match c {
+        b'0'..=b'9' => Some(c - b'0'),
+        b'a'..=b'f' => Some(c - b'a' + 10),
+        b'A'..=b'F' => Some(c - b'A' + 10),
+        _ => None,
+    }
+}
+
 /// The bytes of a hex string (either case), or `None` if it is not hex.
 pub fn unhex(text: &str) -> Option<Vec<u8>> {
-    fn nibble(c: u8) -> Option<u8> {
-        match c {
-            b'0'..=b'9' => Some(c - b'0'),
-            b'a'..=b'f' => Some(c - b'a' + 10),
-            b'A'..=b'F' => Some(c - b'A' + 10),
-            _ => None,
-        }
-    }
     let b = text.as_bytes();
     if !b.len().is_multiple_of(2) {
         return None;
@@ -135,11 +137,13 @@ pub fn sha256_hex_digest(data: &[u8]) -> HexDigest {
 
 /// The 32 bytes of a 64-digit hex signature (either case), or `None`.
 pub fn unhex_signature(text: &str) -> Option<[u8; 32]> {
-    if text.len() != 64 {
-        return None;
+    let b: &[u8; 64] = text.as_bytes().try_into().ok()?;
+    // On the stack: this runs on every signed request.
+    let mut out = [0u8; 32];
+    for (byte, pair) in out.iter_mut().zip(b.chunks_exact(2)) {
+        *byte = nibble(pair[0])? << 4 | nibble(pair[1])?;
     }
-    let bytes = unhex(text)?;
-    bytes.try_into().ok()
+    Some(out)
 }
 
 /// True when `b` is kept as it is by [`uri_encode`] of a path.
@@ -259,8 +263,14 @@ pub fn write_canonical_headers<'n>(
             if i > 0 {
                 sink.put(",");
             }
+            let bytes = value.as_bytes();
+            if is_canonical_value(bytes) {
+                // Nearly every value: nothing to trim or fold, and ASCII.
+                sink.put(std::str::from_utf8(bytes).unwrap_or_default());
+                continue;
+            }
             // Borrowed, not copied, when the value is UTF-8 (nearly always).
-            let text = String::from_utf8_lossy(value.as_bytes());
+            let text = String::from_utf8_lossy(bytes);
             let mut first = true;
             for word in text.split_whitespace() {
                 if !first {
@@ -272,6 +282,19 @@ pub fn write_canonical_headers<'n>(
         }
         sink.put("\n");
     }
+}
+
+/// True when a header value is its own canonical form: ASCII, no space
+/// at either end, no run of spaces, no other whitespace (what trimming and
+/// folding by `split_whitespace` would change).
+fn is_canonical_value(b: &[u8]) -> bool {
+    b.first() != Some(&b' ')
+        && b.last() != Some(&b' ')
+        && b.is_ascii()
+        && !b
+            .iter()
+            .any(|&c| matches!(c, b'\t' | b'\n' | 0x0b | 0x0c | b'\r'))
+        && !b.windows(2).any(|w| w == b"  ")
 }
 
 /// The canonical headers block: for each signed header name (lower case,
@@ -472,6 +495,35 @@ mod tests {
         assert_eq!(unhex_signature(&text.as_str().to_uppercase()), Some(digest));
         assert_eq!(unhex_signature(&text.as_str()[..62]), None);
         assert_eq!(unhex_signature(&"g".repeat(64)), None);
+    }
+
+    /// A value taken as it is gives what trimming and folding give; one
+    /// that needs either takes the long way.
+    #[test]
+    fn canonical_header_values() {
+        let mut headers = HeaderMap::new();
+        let values = [
+            ("a", "plain"),
+            ("b", "aws-sdk-rust/1.3 os/linux lang/rust"),
+            ("c", "  padded  "),
+            ("d", "two  spaces"),
+            ("e", "tab\there"),
+            ("f", "caf\u{e9} "),
+        ];
+        for (name, value) in values {
+            headers.append(
+                http::HeaderName::from_static(name),
+                http::HeaderValue::from_bytes(value.as_bytes()).unwrap(),
+            );
+        }
+        headers.append("a", http::HeaderValue::from_static("second"));
+        assert_eq!(
+            canonical_headers(&headers, &["a", "b", "c", "d", "e", "f"]),
+            "a:plain,second\nb:aws-sdk-rust/1.3 os/linux lang/rust\nc:padded\nd:two spaces\ne:tab here\nf:caf\u{e9}\n"
+        );
+        assert!(is_canonical_value(b"x y"));
+        assert!(!is_canonical_value(b" x"));
+        assert!(!is_canonical_value(b"x\ry"));
     }
 
     /// The fast path of plain paths gives what the normalisation gives.

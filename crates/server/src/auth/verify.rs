@@ -15,7 +15,7 @@
 use std::borrow::Cow;
 use std::sync::Arc;
 
-use http::HeaderMap;
+use http::{HeaderMap, HeaderName};
 use sluice_core::ErrorCode;
 use sluice_core::clock::Millis;
 use sluice_core::timestamp::{parse_basic_utc, rfc3339};
@@ -26,6 +26,12 @@ use sluice_sigv4::{self as sigv4, ALGORITHM};
 use super::authenticator::{Authenticator, Key};
 use super::principal::{Credential, Principal};
 use super::refusal::Refusal;
+
+/// The SigV4 headers read on every signed request, named once: a name
+/// given as text is parsed again at each lookup.
+static X_AMZ_DATE: HeaderName = HeaderName::from_static("x-amz-date");
+static X_AMZ_CONTENT_SHA256: HeaderName = HeaderName::from_static("x-amz-content-sha256");
+static X_AMZ_SECURITY_TOKEN: HeaderName = HeaderName::from_static("x-amz-security-token");
 
 /// How far a request's date may be from the server's clock (AWS: 15 min).
 const MAX_SKEW_MS: u64 = 15 * 60 * 1000;
@@ -232,7 +238,7 @@ fn check_signature(
     // Everything below hashes as it goes: the canonical request and the
     // string to sign are written out only for a refusal's answer.
     let payload_hash = sigv4::sha256_hex_digest(req.body);
-    if let Some(claimed) = req.headers.get("x-amz-content-sha256")
+    if let Some(claimed) = req.headers.get(&X_AMZ_CONTENT_SHA256)
         && claimed.as_bytes() != payload_hash.as_str().as_bytes()
     {
         // UNSIGNED-PAYLOAD included: every SQS request's body is signed.
@@ -325,7 +331,7 @@ fn header_parts<'a>(text: &'a str, headers: &'a HeaderMap) -> Result<Signed<'a>,
             _ => {}
         }
     }
-    let amz_date = headers.get("x-amz-date").and_then(|v| v.to_str().ok());
+    let amz_date = headers.get(&X_AMZ_DATE).and_then(|v| v.to_str().ok());
     let mut missing = String::new();
     for (name, absent) in [
         ("Credential", credential.is_none()),
@@ -359,7 +365,7 @@ fn header_parts<'a>(text: &'a str, headers: &'a HeaderMap) -> Result<Signed<'a>,
         amz_date: Cow::Borrowed(amz_date),
         expires_secs: None,
         token: headers
-            .get("x-amz-security-token")
+            .get(&X_AMZ_SECURITY_TOKEN)
             .map(|v| String::from_utf8_lossy(v.as_bytes())),
         presigned: false,
     })

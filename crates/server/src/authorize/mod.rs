@@ -167,7 +167,9 @@ impl<B: Broker> Check<'_, B> {
             // of reach) lets nothing through unchecked.
             Err(e) => return Err(e.into()),
         };
-        let resource = svc.queue_arn(key);
+        // Named only where a policy is read or a statement denies: most
+        // queues have no policy, and their requests need no ARN.
+        let resource = || svc.queue_arn(key);
         let decision = match policy.as_deref() {
             None => Decision::NotNamed,
             Some(document) => match &*svc.policies.parsed(key, document) {
@@ -182,7 +184,7 @@ impl<B: Broker> Check<'_, B> {
                         account: own,
                         service: None,
                         action: iam,
-                        resource: &resource,
+                        resource: &resource(),
                         // Clients' own requests carry no source: only a
                         // service acting for a resource would.
                         source_arn: None,
@@ -213,7 +215,12 @@ impl<B: Broker> Check<'_, B> {
                     reason = "denied by the queue's policy",
                     "request refused: access denied"
                 );
-                Err(explicit_deny(own, &principal.access_key_id, iam, &resource))
+                Err(explicit_deny(
+                    own,
+                    &principal.access_key_id,
+                    iam,
+                    &resource(),
+                ))
             }
             Decision::NotNamed if foreign => {
                 Err(self.deny(iam, Some(key), "queue of another account"))
