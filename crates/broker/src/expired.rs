@@ -19,6 +19,16 @@ pub struct ExpiredMessage {
     pub message: PeekedMessage,
 }
 
+impl ExpiredMessage {
+    /// `message` of queue `queue`, shown as expired: the state both
+    /// engines report for a message held for the archive, whatever its
+    /// peek said before it expired.
+    pub fn new(queue: String, mut message: PeekedMessage) -> Self {
+        message.state = "expired";
+        Self { queue, message }
+    }
+}
+
 /// The expired messages an engine holds for the archive (a supertrait of
 /// [`Broker`](crate::Broker)).
 pub trait ExpiredMessages: Clone + Send + Sync + 'static {

@@ -67,12 +67,7 @@ impl ExpiredMessages for EmbeddedBroker {
                     tracing::warn!(queue = %name, seq = snap.seq, "an expired message's data is missing");
                     continue;
                 };
-                let mut message = peeked(snap, &data, fifo);
-                message.state = "expired";
-                out.push(ExpiredMessage {
-                    queue: name.clone(),
-                    message,
-                });
+                out.push(ExpiredMessage::new(name.clone(), peeked(snap, &data, fifo)));
             }
         }
         Ok(out)

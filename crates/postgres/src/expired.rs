@@ -44,12 +44,7 @@ impl ExpiredMessages for PostgresBroker {
             let fifo: bool = col(row, 2)?;
             let limit = left as i64;
             for m in message_rows(&inner.data_keys, &client, &sql, &[&id, &limit]).await? {
-                let mut message = m.peeked(now, fifo);
-                message.state = "expired";
-                out.push(ExpiredMessage {
-                    queue: name.clone(),
-                    message,
-                });
+                out.push(ExpiredMessage::new(name.clone(), m.peeked(now, fifo)));
             }
         }
         Ok(out)
