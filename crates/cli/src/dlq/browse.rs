@@ -66,18 +66,16 @@ pub async fn peek_messages(
 
 /// How many times a message was replayed by a selective redrive.
 pub fn replay_count(message: &PeekedMessage) -> u64 {
-    message
-        .message_attributes
+    replay_count_of(&message.message_attributes)
+}
+
+/// The `sluice.replay-count` of a message's attributes; 0 without one.
+fn replay_count_of(message_attributes: &BTreeMap<String, MessageAttributeValue>) -> u64 {
+    message_attributes
         .get(REPLAY_COUNT)
         .and_then(|a| a.string_value.as_deref())
         .and_then(|v| v.parse().ok())
         .unwrap_or(0)
-}
-
-/// A timestamp attribute in ms (the `Sluice.*` provenance attributes are
-/// strings of milliseconds).
-fn millis_attribute(message: &PeekedMessage, name: &str) -> Option<u64> {
-    message.attributes.get(name).and_then(|v| v.parse().ok())
 }
 
 /// `dlq peek --json`.
@@ -199,7 +197,7 @@ pub async fn show(client: &Client, args: ShowArgs) -> anyhow::Result<u8> {
             ),
         }
     };
-    let provenance = Provenance::of(&message);
+    let provenance = provenance_of(&message);
     if args.json {
         print_json(&Shown {
             queue_url: &url,
@@ -212,13 +210,15 @@ pub async fn show(client: &Client, args: ShowArgs) -> anyhow::Result<u8> {
     Ok(0)
 }
 
-/// Where a dead-lettered message came from and what happened to it (X2).
+/// Where a dead-lettered message came from and what happened to it (X2):
+/// all of `dlq show`'s provenance, and the first part of `dlq archive
+/// show`'s.
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "PascalCase")]
-struct Provenance {
+pub(crate) struct Provenance {
     /// The queue it was dead-lettered from.
     source_queue_arn: Option<String>,
-    /// When it was moved to this queue, ms.
+    /// When it was moved to the queue it is in (or expired in), ms.
     moved_at: Option<u64>,
     /// Times it was received.
     receive_count: Option<i64>,
@@ -230,30 +230,81 @@ struct Provenance {
     last_failure_reason: Option<String>,
     /// The class of its last classified failure (NackMessage).
     failure_class: Option<String>,
-    /// Times a selective redrive replayed it.
+    /// Times it was replayed (selective redrive, or restore).
     replay_count: u64,
 }
 
+/// What a message answers of its provenance, as PeekMessages and
+/// ListArchivedMessages both answer it.
+pub(crate) struct ProvenanceFields<'a> {
+    pub attributes: &'a BTreeMap<String, String>,
+    pub message_attributes: &'a BTreeMap<String, MessageAttributeValue>,
+    pub receive_count: Option<i64>,
+    pub first_receive_timestamp: Option<i64>,
+    pub last_receive_timestamp: Option<i64>,
+    pub failure_reason: &'a Option<String>,
+    pub failure_class: &'a Option<String>,
+}
+
 impl Provenance {
-    /// The provenance of `m`: its own members, else the `Sluice.*`
-    /// attributes it was moved with.
-    fn of(m: &PeekedMessage) -> Self {
+    /// The provenance of a message: its own members, else the `Sluice.*`
+    /// attributes it was dead-lettered with.
+    pub(crate) fn of(m: ProvenanceFields<'_>) -> Self {
         let ms = |v: Option<u64>| v.filter(|&t| t > 0);
         let attribute = |name: &str| m.attributes.get(name).cloned();
+        let millis = |name: &str| m.attributes.get(name).and_then(|v| v.parse().ok());
         Self {
             source_queue_arn: attribute("DeadLetterQueueSourceArn"),
-            moved_at: ms(millis_attribute(m, "Sluice.MovedAt")),
+            moved_at: ms(millis("Sluice.MovedAt")),
             receive_count: m.receive_count,
-            first_receive_at: ms(unsigned(m.first_receive_timestamp)
-                .or_else(|| millis_attribute(m, "Sluice.FirstReceiveAt"))),
-            last_receive_at: ms(unsigned(m.last_receive_timestamp)
-                .or_else(|| millis_attribute(m, "Sluice.LastReceiveAt"))),
+            first_receive_at: ms(
+                unsigned(m.first_receive_timestamp).or_else(|| millis("Sluice.FirstReceiveAt"))
+            ),
+            last_receive_at: ms(
+                unsigned(m.last_receive_timestamp).or_else(|| millis("Sluice.LastReceiveAt"))
+            ),
             last_failure_reason: (m.failure_reason.clone())
                 .or_else(|| attribute("Sluice.LastFailureReason")),
             failure_class: (m.failure_class.clone()).or_else(|| attribute("Sluice.FailureClass")),
-            replay_count: replay_count(m),
+            replay_count: replay_count_of(m.message_attributes),
         }
     }
+
+    /// The provenance's lines, from the source queue to the replay count,
+    /// through `line`; `moved` names when it was moved.
+    pub(crate) fn render(&self, moved: &str, line: &mut impl FnMut(&str, String)) {
+        let time = |v: Option<u64>| v.map(rfc3339).unwrap_or_else(|| "-".into());
+        let text = |v: Option<&str>| v.unwrap_or("-").to_string();
+        line(
+            "Source queue",
+            self.source_queue_arn
+                .as_deref()
+                .map_or("-".into(), |a| format!("{} ({a})", name_of(a))),
+        );
+        line(moved, time(self.moved_at));
+        line("Receive count", or_null(self.receive_count));
+        line("First receive", time(self.first_receive_at));
+        line("Last receive", time(self.last_receive_at));
+        line(
+            "Last failure reason",
+            text(self.last_failure_reason.as_deref()),
+        );
+        line("Failure class", text(self.failure_class.as_deref()));
+        line("Replay count", self.replay_count.to_string());
+    }
+}
+
+/// The provenance of a peeked message.
+fn provenance_of(m: &PeekedMessage) -> Provenance {
+    Provenance::of(ProvenanceFields {
+        attributes: &m.attributes,
+        message_attributes: &m.message_attributes,
+        receive_count: m.receive_count,
+        first_receive_timestamp: m.first_receive_timestamp,
+        last_receive_timestamp: m.last_receive_timestamp,
+        failure_reason: &m.failure_reason,
+        failure_class: &m.failure_class,
+    })
 }
 
 fn render_message(m: &PeekedMessage, p: &Provenance) -> String {
@@ -267,22 +318,7 @@ fn render_message(m: &PeekedMessage, p: &Provenance) -> String {
     if let Some(g) = &m.message_group_id {
         line("Message group", g.clone());
     }
-    line(
-        "Source queue",
-        p.source_queue_arn
-            .as_deref()
-            .map_or("-".into(), |a| format!("{} ({a})", name_of(a))),
-    );
-    line("Moved to this queue", time(p.moved_at));
-    line("Receive count", or_null(p.receive_count));
-    line("First receive", time(p.first_receive_at));
-    line("Last receive", time(p.last_receive_at));
-    line(
-        "Last failure reason",
-        text(p.last_failure_reason.as_deref()),
-    );
-    line("Failure class", text(p.failure_class.as_deref()));
-    line("Replay count", p.replay_count.to_string());
+    p.render("Moved to this queue", &mut line);
     render_attributes_and_body(
         &mut out,
         &m.message_attributes,

@@ -6,10 +6,12 @@ use serde::Serialize;
 use super::request::{MAX_PAGE, archive_queue_url, list_request};
 use crate::admin::{out, outln, print_json};
 use crate::dlq::args::ArchiveShowArgs;
-use crate::dlq::browse::{REPLAY_COUNT, render_attributes_and_body};
+use crate::dlq::browse::{
+    Provenance as DeadLetterProvenance, ProvenanceFields, render_attributes_and_body,
+};
 use crate::dlq::filter::MessageFilter;
 use crate::inventory::name_of;
-use crate::table::{or_null, unsigned};
+use crate::table::unsigned;
 use crate::timefmt::rfc3339;
 use sluice_client::Client;
 use sluice_client::sluice::{ArchivedMessage, ListArchivedMessagesRequest};
@@ -79,27 +81,14 @@ pub(super) async fn show(client: &Client, args: ArchiveShowArgs) -> anyhow::Resu
     Ok(0)
 }
 
-/// Where an archived message came from and what happened to it (X2, X8).
+/// Where an archived message came from and what happened to it (X2, X8):
+/// a dead-lettered message's provenance, and its archive's times.
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "PascalCase")]
 struct Provenance {
-    /// The queue it was dead-lettered from, when it was.
-    source_queue_arn: Option<String>,
-    /// When it was moved to the queue it expired in, ms.
-    moved_at: Option<u64>,
-    /// Times it was received.
-    receive_count: Option<i64>,
-    /// Its first receive, ms.
-    first_receive_at: Option<u64>,
-    /// Its last receive, ms.
-    last_receive_at: Option<u64>,
-    /// Why its consumer last gave it up (NackMessage).
-    last_failure_reason: Option<String>,
-    /// The class of its last classified failure (NackMessage).
-    failure_class: Option<String>,
-    /// Times it was replayed (selective redrive or restore) before it
-    /// expired.
-    replay_count: u64,
+    /// Its dead-letter provenance (the source queue when it was one).
+    #[serde(flatten)]
+    dead_letter: DeadLetterProvenance,
     /// When it was archived, ms.
     archived_at: Option<u64>,
     /// When it was last restored, ms; none while never restored.
@@ -111,25 +100,16 @@ impl Provenance {
     /// attributes a dead-lettered message carries.
     fn of(m: &ArchivedMessage) -> Self {
         let ms = |v: Option<u64>| v.filter(|&t| t > 0);
-        let attribute = |name: &str| m.attributes.get(name).cloned();
-        let millis = |name: &str| m.attributes.get(name).and_then(|v| v.parse().ok());
         Self {
-            source_queue_arn: attribute("DeadLetterQueueSourceArn"),
-            moved_at: ms(millis("Sluice.MovedAt")),
-            receive_count: m.receive_count,
-            first_receive_at: ms(
-                unsigned(m.first_receive_timestamp).or_else(|| millis("Sluice.FirstReceiveAt"))
-            ),
-            last_receive_at: ms(
-                unsigned(m.last_receive_timestamp).or_else(|| millis("Sluice.LastReceiveAt"))
-            ),
-            last_failure_reason: (m.failure_reason.clone())
-                .or_else(|| attribute("Sluice.LastFailureReason")),
-            failure_class: (m.failure_class.clone()).or_else(|| attribute("Sluice.FailureClass")),
-            replay_count: (m.message_attributes.get(REPLAY_COUNT))
-                .and_then(|a| a.string_value.as_deref())
-                .and_then(|v| v.parse().ok())
-                .unwrap_or(0),
+            dead_letter: DeadLetterProvenance::of(ProvenanceFields {
+                attributes: &m.attributes,
+                message_attributes: &m.message_attributes,
+                receive_count: m.receive_count,
+                first_receive_timestamp: m.first_receive_timestamp,
+                last_receive_timestamp: m.last_receive_timestamp,
+                failure_reason: &m.failure_reason,
+                failure_class: &m.failure_class,
+            }),
             archived_at: ms(unsigned(m.archived_timestamp)),
             restored_at: ms(unsigned(m.restored_timestamp)),
         }
@@ -151,22 +131,7 @@ fn render_message(m: &ArchivedMessage, p: &Provenance) -> String {
     if let Some(d) = &m.message_deduplication_id {
         line("Deduplication id", d.clone());
     }
-    line(
-        "Source queue",
-        p.source_queue_arn
-            .as_deref()
-            .map_or("-".into(), |a| format!("{} ({a})", name_of(a))),
-    );
-    line("Moved to its queue", time(p.moved_at));
-    line("Receive count", or_null(p.receive_count));
-    line("First receive", time(p.first_receive_at));
-    line("Last receive", time(p.last_receive_at));
-    line(
-        "Last failure reason",
-        text(p.last_failure_reason.as_deref()),
-    );
-    line("Failure class", text(p.failure_class.as_deref()));
-    line("Replay count", p.replay_count.to_string());
+    p.dead_letter.render("Moved to its queue", &mut line);
     render_attributes_and_body(
         &mut out,
         &m.message_attributes,
