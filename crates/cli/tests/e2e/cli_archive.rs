@@ -172,6 +172,14 @@ async fn x8_dlq_archive_list_show_and_restore() {
         shown_json["Provenance"]["ArchivedAt"].as_u64().is_some(),
         "{shown_json}"
     );
+    // The dead-letter provenance sits beside the archive's times, not
+    // under a key of its own; never restored, never replayed.
+    assert_eq!(shown_json["Provenance"]["ReplayCount"], 0, "{shown_json}");
+    assert!(
+        shown_json["Provenance"].get("DeadLetter").is_none(),
+        "{shown_json}"
+    );
+    assert!(shown.contains("Replay count          0"), "{shown}");
     let missing = sluice(&endpoint, &["dlq", "archive", "show", QUEUE, "nope"])
         .await
         .expect_code(1);
