@@ -371,22 +371,20 @@ async fn a6_queue_policy_survives_restart() {
         )
         .await
         .unwrap();
-        assert_eq!(
-            b.queue_policy("made-with").await.unwrap().as_deref(),
-            Some(created)
-        );
-        assert_eq!(
-            b.queue_policy("changed").await.unwrap().as_deref(),
-            Some(changed)
-        );
+        assert_policies(&b, created, changed).await;
     }
     let (b, _) = EmbeddedBroker::open(dir.path(), Arc::new(clock)).unwrap();
-    assert_eq!(
-        b.queue_policy("made-with").await.unwrap().as_deref(),
-        Some(created)
-    );
-    assert_eq!(
-        b.queue_policy("changed").await.unwrap().as_deref(),
-        Some(changed)
-    );
+    assert_policies(&b, created, changed).await;
+}
+
+/// The queue `made-with` has `created` for its policy, `changed` has
+/// `changed`.
+async fn assert_policies(b: &EmbeddedBroker, created: &str, changed: &str) {
+    for (queue, policy) in [("made-with", created), ("changed", changed)] {
+        assert_eq!(
+            b.queue_policy(queue).await.unwrap().as_deref(),
+            Some(policy),
+            "{queue}"
+        );
+    }
 }

@@ -294,17 +294,27 @@ impl Provenance {
     }
 }
 
+/// The [`ProvenanceFields`] of a message of either generated type that
+/// answers them (`PeekedMessage`, `ArchivedMessage`): the same members
+/// under the same names, which no common trait names.
+macro_rules! provenance_fields {
+    ($m:expr) => {
+        $crate::dlq::browse::ProvenanceFields {
+            attributes: &$m.attributes,
+            message_attributes: &$m.message_attributes,
+            receive_count: $m.receive_count,
+            first_receive_timestamp: $m.first_receive_timestamp,
+            last_receive_timestamp: $m.last_receive_timestamp,
+            failure_reason: &$m.failure_reason,
+            failure_class: &$m.failure_class,
+        }
+    };
+}
+pub(crate) use provenance_fields;
+
 /// The provenance of a peeked message.
 fn provenance_of(m: &PeekedMessage) -> Provenance {
-    Provenance::of(ProvenanceFields {
-        attributes: &m.attributes,
-        message_attributes: &m.message_attributes,
-        receive_count: m.receive_count,
-        first_receive_timestamp: m.first_receive_timestamp,
-        last_receive_timestamp: m.last_receive_timestamp,
-        failure_reason: &m.failure_reason,
-        failure_class: &m.failure_class,
-    })
+    Provenance::of(provenance_fields!(m))
 }
 
 fn render_message(m: &PeekedMessage, p: &Provenance) -> String {

@@ -7,7 +7,7 @@ use super::request::{MAX_PAGE, archive_queue_url, list_request};
 use crate::admin::{out, outln, print_json};
 use crate::dlq::args::ArchiveShowArgs;
 use crate::dlq::browse::{
-    Provenance as DeadLetterProvenance, ProvenanceFields, render_attributes_and_body,
+    Provenance as DeadLetterProvenance, provenance_fields, render_attributes_and_body,
 };
 use crate::dlq::filter::MessageFilter;
 use crate::inventory::name_of;
@@ -101,15 +101,7 @@ impl Provenance {
     fn of(m: &ArchivedMessage) -> Self {
         let ms = |v: Option<u64>| v.filter(|&t| t > 0);
         Self {
-            dead_letter: DeadLetterProvenance::of(ProvenanceFields {
-                attributes: &m.attributes,
-                message_attributes: &m.message_attributes,
-                receive_count: m.receive_count,
-                first_receive_timestamp: m.first_receive_timestamp,
-                last_receive_timestamp: m.last_receive_timestamp,
-                failure_reason: &m.failure_reason,
-                failure_class: &m.failure_class,
-            }),
+            dead_letter: DeadLetterProvenance::of(provenance_fields!(m)),
             archived_at: ms(unsigned(m.archived_timestamp)),
             restored_at: ms(unsigned(m.restored_timestamp)),
         }
