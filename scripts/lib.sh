@@ -19,3 +19,47 @@ wait_listening() {
     cat "$1" >&2
     return 1
 }
+
+# pg_cluster DIR [OPTIONS]: a throwaway PostgreSQL cluster in DIR, started
+# with PostgreSQL's defaults (fsync and synchronous_commit on), eager
+# autovacuum, pg_stat_statements and any more server OPTIONS. Sets pg_bin,
+# as_pg (the command prefix that runs as the postgres user when the script
+# runs as root), url and postmaster; stop it with pg_cluster_stop DIR.
+pg_cluster() {
+    local dir=$1 options=${2:-} port
+    pg_bin=$(pg_config --bindir 2>/dev/null || true)
+    [ -x "$pg_bin/initdb" ] || pg_bin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)
+    [ -x "$pg_bin/initdb" ] || { echo "PostgreSQL's binaries (initdb) not found" >&2; return 1; }
+    as_pg=()
+    if [ "$(id -u)" = 0 ]; then # PostgreSQL refuses to run as root
+        chown postgres "$dir"
+        as_pg=(runuser -u postgres --)
+    fi
+    port=$(free_port)
+    "${as_pg[@]}" "$pg_bin/initdb" -D "$dir/data" -U postgres --auth=trust >/dev/null
+    "${as_pg[@]}" "$pg_bin/pg_ctl" -D "$dir/data" -l "$dir/pg.log" -w -o "-p $port -k $dir \
+        -c listen_addresses=127.0.0.1 -c autovacuum_naptime=1 -c autovacuum_max_workers=3 \
+        -c maintenance_work_mem=256MB -c shared_preload_libraries=pg_stat_statements \
+        -c pg_stat_statements.track=all $options" start >/dev/null
+    url="postgres://postgres@127.0.0.1:$port/postgres"
+    psql -X -q "$url" -c "CREATE EXTENSION pg_stat_statements" >/dev/null
+    postmaster=$(head -1 "$dir/data/postmaster.pid")
+}
+
+# pg_cluster_stop DIR: stops the cluster pg_cluster started in DIR, if any.
+pg_cluster_stop() {
+    [ -n "${pg_bin:-}" ] && "${as_pg[@]}" "$pg_bin/pg_ctl" -D "$1/data" -m fast -w stop >/dev/null 2>&1 || true
+}
+
+# pg_cpu: the cluster's CPU time in clock ticks: the postmaster's own and
+# its ended children's (reaped into cutime/cstime), and every live child's.
+# A backend whose client has just gone may not be reaped yet: read it a
+# moment after the load's clients end.
+pg_cpu() {
+    local total
+    total=$(awk '{print $14 + $15 + $16 + $17}' "/proc/$postmaster/stat")
+    for child in $(pgrep -P "$postmaster"); do
+        total=$((total + $(awk '{print $14 + $15}' "/proc/$child/stat" 2>/dev/null || echo 0)))
+    done
+    echo "$total"
+}
