@@ -30,15 +30,18 @@ fn nibble(c: u8) -> Option<u8> {
     }
 }
 
+/// The byte two hex digits spell, or `None` if either is not one.
+fn hex_byte(pair: &[u8]) -> Option<u8> {
+    Some(nibble(pair[0])? << 4 | nibble(pair[1])?)
+}
+
 /// The bytes of a hex string (either case), or `None` if it is not hex.
 pub fn unhex(text: &str) -> Option<Vec<u8>> {
     let b = text.as_bytes();
     if !b.len().is_multiple_of(2) {
         return None;
     }
-    b.chunks(2)
-        .map(|pair| Some(nibble(pair[0])? << 4 | nibble(pair[1])?))
-        .collect()
+    b.chunks(2).map(hex_byte).collect()
 }
 
 /// Appends `input` percent-encoded as SigV4 wants it: the unreserved
@@ -141,7 +144,7 @@ pub fn unhex_signature(text: &str) -> Option<[u8; 32]> {
     // On the stack: this runs on every signed request.
     let mut out = [0u8; 32];
     for (byte, pair) in out.iter_mut().zip(b.chunks_exact(2)) {
-        *byte = nibble(pair[0])? << 4 | nibble(pair[1])?;
+        *byte = hex_byte(pair)?;
     }
     Some(out)
 }
