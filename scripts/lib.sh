@@ -20,13 +20,15 @@ wait_listening() {
     return 1
 }
 
-# pg_cluster DIR [OPTIONS]: a throwaway PostgreSQL cluster in DIR, started
-# with PostgreSQL's defaults (fsync and synchronous_commit on), eager
-# autovacuum, pg_stat_statements and any more server OPTIONS. Sets pg_bin,
+# pg_cluster DIR [OPTIONS]: a throwaway PostgreSQL cluster in DIR on a
+# free loopback port, started with the autovacuum settings docs/deploy.md
+# recommends for sluice's database, PostgreSQL's defaults otherwise (fsync
+# and synchronous_commit on), and any more server OPTIONS. Sets pg_bin,
 # as_pg (the command prefix that runs as the postgres user when the script
-# runs as root), url and postmaster; stop it with pg_cluster_stop DIR.
+# runs as root), pg_port, url and postmaster; stop it with
+# pg_cluster_stop DIR.
 pg_cluster() {
-    local dir=$1 options=${2:-} port
+    local dir=$1 options=${2:-}
     pg_bin=$(pg_config --bindir 2>/dev/null || true)
     [ -x "$pg_bin/initdb" ] || pg_bin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)
     [ -x "$pg_bin/initdb" ] || { echo "PostgreSQL's binaries (initdb) not found" >&2; return 1; }
@@ -35,15 +37,21 @@ pg_cluster() {
         chown postgres "$dir"
         as_pg=(runuser -u postgres --)
     fi
-    port=$(free_port)
+    pg_port=$(free_port)
     "${as_pg[@]}" "$pg_bin/initdb" -D "$dir/data" -U postgres --auth=trust >/dev/null
-    "${as_pg[@]}" "$pg_bin/pg_ctl" -D "$dir/data" -l "$dir/pg.log" -w -o "-p $port -k $dir \
+    "${as_pg[@]}" "$pg_bin/pg_ctl" -D "$dir/data" -l "$dir/pg.log" -w -o "-p $pg_port -k $dir \
         -c listen_addresses=127.0.0.1 -c autovacuum_naptime=1 -c autovacuum_max_workers=3 \
-        -c maintenance_work_mem=256MB -c shared_preload_libraries=pg_stat_statements \
-        -c pg_stat_statements.track=all $options" start >/dev/null
-    url="postgres://postgres@127.0.0.1:$port/postgres"
-    psql -X -q "$url" -c "CREATE EXTENSION pg_stat_statements" >/dev/null
+        -c maintenance_work_mem=256MB $options" start >/dev/null
+    url="postgres://postgres@127.0.0.1:$pg_port/postgres"
     postmaster=$(head -1 "$dir/data/postmaster.pid")
+}
+
+# The server options that make a cluster keep pg_stat_statements (for
+# pg_cluster), and pg_statements: the extension created in its `postgres`
+# database, its views readable there.
+PG_STATEMENTS_OPTIONS="-c shared_preload_libraries=pg_stat_statements -c pg_stat_statements.track=all"
+pg_statements() {
+    psql -X -q "$url" -c "CREATE EXTENSION pg_stat_statements" >/dev/null
 }
 
 # pg_cluster_stop DIR: stops the cluster pg_cluster started in DIR, if any.
