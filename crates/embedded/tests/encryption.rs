@@ -130,7 +130,12 @@ fn found_on_disk(dir: &Path, needle: &str) -> bool {
             if path.is_dir() {
                 stack.push(path);
             } else {
-                let bytes = std::fs::read(&path).expect("read file");
+                // The engine may remove a file (a log segment it is done
+                // with) between the listing and the read: it holds nothing.
+                let bytes = match std::fs::read(&path) {
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                    read => read.expect("read file"),
+                };
                 if bytes.windows(needle.len()).any(|w| w == needle.as_bytes()) {
                     return true;
                 }
