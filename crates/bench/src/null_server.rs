@@ -1,10 +1,11 @@
 //! The null server: an HTTP server that does everything an SQS JSON server
 //! does per request except keeping messages: it reads the body, dispatches
 //! on `X-Amz-Target`, parses the JSON into the operation's generated input
-//! type (as sluice does), computes the MD5 of every sent body and writes
-//! valid responses from the generated output types. Its throughput under a
-//! load is the ceiling of HTTP and JSON work on the machine, against which
-//! a real server's throughput is compared.
+//! type (as sluice does), computes the MD5 of every sent body (a batch's
+//! bodies together, as sluice does) and writes valid responses from the
+//! generated output types. Its throughput under a load is the ceiling of
+//! HTTP and JSON work on the machine, against which a real server's
+//! throughput is compared.
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -19,7 +20,7 @@ use hyper::service::service_fn;
 use hyper::{Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
 use serde::Serialize;
-use sluice_core::digest::md5_of_body;
+use sluice_core::digest::{body_digests, digest_hex, md5_of_body};
 use tokio::net::TcpListener;
 
 use crate::error::BenchError;
@@ -207,19 +208,27 @@ fn answer(state: &NullState, action: &str, host: &str, body: &[u8]) -> Result<Ve
         }),
         sqs::Request::SendMessageBatch(input) => {
             let entries = required(input.entries, "Entries")?;
-            let mut successful = Vec::with_capacity(entries.len());
+            let mut bodies = Vec::with_capacity(entries.len());
+            let mut ids = Vec::with_capacity(entries.len());
             for e in entries {
-                let body = required(e.message_body, "MessageBody")?;
-                if successful.is_empty() {
-                    state.observe_size(body.len());
-                }
-                successful.push(SendMessageBatchResultEntry {
-                    id: required(e.id, "Id")?,
-                    message_id: uuid::Uuid::new_v4().to_string(),
-                    md5_of_message_body: md5_of_body(&body),
-                    ..Default::default()
-                });
+                bodies.push(required(e.message_body, "MessageBody")?);
+                ids.push(required(e.id, "Id")?);
             }
+            if let Some(first) = bodies.first() {
+                state.observe_size(first.len());
+            }
+            // The bodies hashed together, as sluice hashes a batch's.
+            let refs: Vec<&str> = bodies.iter().map(String::as_str).collect();
+            let successful = ids
+                .into_iter()
+                .zip(body_digests(&refs))
+                .map(|(id, digest)| SendMessageBatchResultEntry {
+                    id,
+                    message_id: uuid::Uuid::new_v4().to_string(),
+                    md5_of_message_body: digest_hex(&digest),
+                    ..Default::default()
+                })
+                .collect();
             encode(&SendMessageBatchResult {
                 successful,
                 failed: Vec::new(),

@@ -13,6 +13,7 @@ pub mod error;
 pub mod fair_tenants;
 pub mod fifo_settings;
 pub mod limits;
+pub mod md5_many;
 pub mod message;
 pub mod queue_name;
 pub mod receipt;

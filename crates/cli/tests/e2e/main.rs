@@ -15,6 +15,7 @@ mod auth_redrive;
 mod auth_refusal_log;
 mod backup;
 mod bad_input;
+mod batch_digests;
 mod cli_archive;
 mod cli_dlq;
 mod cli_doctor;

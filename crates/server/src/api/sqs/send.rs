@@ -7,7 +7,7 @@ use base64::engine::general_purpose::STANDARD;
 use sluice_broker::{Broker, NewMessage};
 use sluice_core::SqsError;
 use sluice_core::attributes::QueueConfig;
-use sluice_core::digest::{body_digest, digest_hex, md5_of_attributes};
+use sluice_core::digest::{body_digests, digest_hex, md5_of_attributes};
 use sluice_core::limits::{MAX_DELAY, MAX_MESSAGE_SIZE};
 use sluice_core::message::{
     AttributeValue, BaseType, MessageAttributeValue, MessageAttributes, base_type, message_size,
@@ -84,7 +84,7 @@ pub async fn send_message<B: Broker>(
         (ctx.trace_header.as_deref(), sender(ctx)),
         false,
     )?;
-    let Checked { message, digests } = checked;
+    let [Checked { message, digests }] = with_body_digests([checked]);
     let mut sent = svc.broker.send_messages(name, vec![message]).await?;
     let sent = sent
         .pop()
@@ -136,11 +136,15 @@ pub async fn send_message_batch<B: Broker>(
         check_fifo_batch(&entries, &meta.config)?;
     }
     let mut failed = Vec::new();
-    let mut accepted: Vec<(String, Checked)> = Vec::new();
+    let mut accepted_ids = Vec::new();
+    let mut accepted = Vec::new();
     for (id, entry) in ids.into_iter().zip(entries) {
         let from = (ctx.trace_header.as_deref(), sender(ctx));
         match check_message(entry, &meta.config, from, true) {
-            Ok(c) => accepted.push((id, c)),
+            Ok(c) => {
+                accepted_ids.push(id);
+                accepted.push(c);
+            }
             Err(e) => failed.push(batch::failed(&id, &e)),
         }
     }
@@ -148,8 +152,9 @@ pub async fn send_message_batch<B: Broker>(
     if !accepted.is_empty() {
         // The messages go to the engine, the digests stay for the answer:
         // nothing is copied.
-        let (answers, messages): (Vec<_>, Vec<_>) = accepted
+        let (answers, messages): (Vec<_>, Vec<_>) = accepted_ids
             .into_iter()
+            .zip(with_body_digests(accepted))
             .map(|(id, c)| ((id, c.digests), c.message))
             .unzip();
         let sent = svc.broker.send_messages(name, messages).await?;
@@ -247,14 +252,14 @@ fn check_message(
     let (group_id, dedup_id) = check_fifo_ids(&input, config, &body, delay_seconds)?;
     // FIFO messages take the queue's delay, even when 0 is given (rule F8).
     let delay_seconds = delay_seconds.filter(|_| !config.fifo);
-    let body_md5 = body_digest(&body);
     // The digest covers the system attributes the request carried.
     let md5_system = md5_of_attributes(&system_attributes);
     let mut system_attributes = system_attributes;
     add_server_attributes(&mut system_attributes, trace, sender);
     Ok(Checked {
         digests: Digests {
-            md5_body: digest_hex(&body_md5),
+            // Filled by `with_body_digests` with the other accepted bodies'.
+            md5_body: String::new(),
             md5_attributes: md5_of_attributes(&attributes),
             md5_system,
         },
@@ -265,10 +270,25 @@ fn check_message(
             delay_seconds,
             group_id,
             dedup_id,
-            body_md5: Some(body_md5),
+            body_md5: None,
             keep_id: None,
         },
     })
+}
+
+/// The checked messages with their bodies' MD5s, hashed together: side by
+/// side where the CPU can, which makes a batch's hashing several times
+/// cheaper than one body after another. The engine keeps each digest for
+/// the receives, the answer shows it.
+fn with_body_digests<C: AsMut<[Checked]>>(mut checked: C) -> C {
+    let all = checked.as_mut();
+    let bodies: Vec<&str> = all.iter().map(|c| c.message.body.as_str()).collect();
+    let digests = body_digests(&bodies);
+    for (c, digest) in all.iter_mut().zip(digests) {
+        c.digests.md5_body = digest_hex(&digest);
+        c.message.body_md5 = Some(digest);
+    }
+    checked
 }
 
 /// An attribute value as it travels: a message attribute's or a message
