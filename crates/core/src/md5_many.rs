@@ -237,36 +237,67 @@ impl<'a> Padded<'a> {
     }
 }
 
+/// Up to `N` inputs hashed together, one per lane.
+struct Group<'a, const N: usize> {
+    padded: Vec<Padded<'a>>,
+    /// The blocks of the longest input: how many times the lanes compress.
+    blocks: usize,
+}
+
+impl<'a, const N: usize> Group<'a, N> {
+    fn new(inputs: &[&'a [u8]]) -> Self {
+        debug_assert!(inputs.len() <= N);
+        let padded: Vec<Padded<'a>> = inputs.iter().map(|i| Padded::new(i)).collect();
+        let blocks = padded.iter().map(|p| p.blocks).max().unwrap_or(0);
+        Self { padded, blocks }
+    }
+
+    /// Block `b` of every input that has one into its column of `words`;
+    /// the lanes that have one, as bits.
+    fn gather(&self, b: usize, words: &mut [[u32; N]; 16]) -> u32 {
+        let mut live = 0;
+        for (lane, p) in self.padded.iter().enumerate() {
+            if b < p.blocks {
+                live |= 1 << lane;
+                p.words_into(b, words, lane);
+            }
+        }
+        live
+    }
+
+    /// Each lane's final state as its input's digest.
+    fn write_digests(state: &[[u32; N]; 4], out: &mut [[u8; 16]]) {
+        for (lane, digest) in out.iter_mut().enumerate() {
+            for (w, words) in state.iter().enumerate() {
+                digest[w * 4..w * 4 + 4].copy_from_slice(&words[lane].to_le_bytes());
+            }
+        }
+    }
+}
+
 #[cfg(target_arch = "x86_64")]
 mod avx2 {
     use std::arch::x86_64::*;
 
-    use super::{INITIAL, K, LANES, Padded};
+    use super::{Group, INITIAL, K, LANES};
 
     /// The digests of up to eight inputs into `out` (callers check that
     /// the CPU has AVX2).
     #[target_feature(enable = "avx2")]
     pub(super) fn digest_group(inputs: &[&[u8]], out: &mut [[u8; 16]]) {
-        debug_assert!(inputs.len() <= LANES && inputs.len() == out.len());
-        let padded: Vec<Padded<'_>> = inputs.iter().map(|i| Padded::new(i)).collect();
-        let most = padded.iter().map(|p| p.blocks).max().unwrap_or(0);
+        let group = Group::<LANES>::new(inputs);
         let mut state = INITIAL.map(|w| _mm256_set1_epi32(w as i32));
         // The block's sixteen words, each as eight lanes.
         let mut words = [[0u32; LANES]; 16];
-        for b in 0..most {
-            let mut live = [0i32; LANES];
-            for (lane, p) in padded.iter().enumerate() {
-                if b < p.blocks {
-                    live[lane] = -1;
-                    p.words_into(b, &mut words, lane);
-                }
-            }
+        for b in 0..group.blocks {
+            let live = group.gather(b, &mut words);
             // SAFETY: each row is eight u32s, the 32 bytes an unaligned load reads.
             let m = words.map(|w| unsafe { _mm256_loadu_si256(w.as_ptr().cast::<__m256i>()) });
             let next = compress(state, &m);
             // A lane past its input's last block keeps its state.
+            let keep: [i32; LANES] = std::array::from_fn(|l| -((live >> l & 1) as i32));
             // SAFETY: eight i32s, 32 bytes.
-            let keep = unsafe { _mm256_loadu_si256(live.as_ptr().cast::<__m256i>()) };
+            let keep = unsafe { _mm256_loadu_si256(keep.as_ptr().cast::<__m256i>()) };
             for (s, n) in state.iter_mut().zip(next) {
                 *s = _mm256_blendv_epi8(*s, n, keep);
             }
@@ -276,11 +307,7 @@ mod avx2 {
             // SAFETY: eight u32s, the 32 bytes an unaligned store writes.
             unsafe { _mm256_storeu_si256(l.as_mut_ptr().cast::<__m256i>(), s) };
         }
-        for (lane, digest) in out.iter_mut().enumerate() {
-            for (w, l) in lanes.iter().enumerate() {
-                digest[w * 4..w * 4 + 4].copy_from_slice(&l[lane].to_le_bytes());
-            }
-        }
+        Group::write_digests(&lanes, out);
     }
 
     /// The 64 steps over one block of every lane.
@@ -341,7 +368,7 @@ mod avx2 {
 mod avx512 {
     use std::arch::x86_64::*;
 
-    use super::{INITIAL, K, Padded};
+    use super::{Group, INITIAL, K};
 
     /// Inputs hashed side by side in a 512-bit vector.
     pub(super) const LANES: usize = 16;
@@ -350,19 +377,11 @@ mod avx512 {
     /// the CPU has AVX-512F).
     #[target_feature(enable = "avx512f")]
     pub(super) fn digest_group(inputs: &[&[u8]], out: &mut [[u8; 16]]) {
-        debug_assert!(inputs.len() <= LANES && inputs.len() == out.len());
-        let padded: Vec<Padded<'_>> = inputs.iter().map(|i| Padded::new(i)).collect();
-        let most = padded.iter().map(|p| p.blocks).max().unwrap_or(0);
+        let group = Group::<LANES>::new(inputs);
         let mut state = INITIAL.map(|w| _mm512_set1_epi32(w as i32));
         let mut words = [[0u32; LANES]; 16];
-        for b in 0..most {
-            let mut live: __mmask16 = 0;
-            for (lane, p) in padded.iter().enumerate() {
-                if b < p.blocks {
-                    live |= 1 << lane;
-                    p.words_into(b, &mut words, lane);
-                }
-            }
+        for b in 0..group.blocks {
+            let live = group.gather(b, &mut words) as __mmask16;
             // SAFETY: each row is sixteen u32s, the 64 bytes an unaligned load reads.
             let m = words.map(|w| unsafe { _mm512_loadu_si512(w.as_ptr().cast::<__m512i>()) });
             let next = compress(state, &m);
@@ -376,11 +395,7 @@ mod avx512 {
             // SAFETY: sixteen u32s, the 64 bytes an unaligned store writes.
             unsafe { _mm512_storeu_si512(l.as_mut_ptr().cast::<__m512i>(), s) };
         }
-        for (lane, digest) in out.iter_mut().enumerate() {
-            for (w, l) in lanes.iter().enumerate() {
-                digest[w * 4..w * 4 + 4].copy_from_slice(&l[lane].to_le_bytes());
-            }
-        }
+        Group::write_digests(&lanes, out);
     }
 
     /// The 64 steps over one block of every lane; each round's function is
