@@ -1,21 +1,19 @@
-//! MD5 of several inputs at once: eight inputs side by side in the lanes of
-//! one AVX2 vector.
+//! MD5 of several inputs at once, side by side in the lanes of a vector:
+//! sixteen with AVX-512F, eight with AVX2.
 //!
 //! Every sent message's body is hashed with MD5 (SQS answers with it, rule
-//! W4), and that hash is the largest single cost of a send on the server. One
-//! MD5 cannot use vector instructions (each step needs the one before), but
-//! the ten bodies of a SendMessageBatch are independent, so the same step of
-//! eight of them takes one vector instruction where it took eight. Inputs of
-//! different lengths share the vector: a lane whose input has no more blocks
-//! keeps its state while the others go on.
+//! W4), and that hash was the largest single cost of a send on the server.
+//! One MD5 cannot use vector instructions (each step needs the one before),
+//! but the ten bodies of a SendMessageBatch are independent, so the same
+//! step of all of them takes one vector instruction where it took ten.
+//! Inputs of different lengths share the vector: a lane whose input has no
+//! more blocks keeps its state while the others go on.
 //!
-//! Where the CPU has no AVX2, or there is one input, each input is hashed by
-//! the `md-5` crate, which every result is tested against.
+//! Where the CPU has neither, or there is one input, each input is hashed
+//! by the `md-5` crate, which every result is tested against
+//! (docs/decisions/0009-batch-bodies-hashed-side-by-side.md).
 
 use md5::{Digest, Md5};
-
-/// Inputs hashed side by side.
-const LANES: usize = 8;
 
 /// The raw MD5 of each input, in order.
 pub fn digests(inputs: &[&[u8]]) -> Vec<[u8; 16]> {
@@ -38,7 +36,7 @@ fn digests_with(lanes: Lanes, inputs: &[&[u8]]) -> Vec<[u8; 16]> {
         }
         #[cfg(target_arch = "x86_64")]
         Lanes::Avx2 if inputs.len() > 1 => {
-            for (group, out) in inputs.chunks(LANES).zip(out.chunks_mut(LANES)) {
+            for (group, out) in inputs.chunks(avx2::LANES).zip(out.chunks_mut(avx2::LANES)) {
                 // SAFETY: the CPU has AVX2.
                 unsafe { avx2::digest_group(group, out) };
             }
@@ -279,7 +277,10 @@ impl<'a, const N: usize> Group<'a, N> {
 mod avx2 {
     use std::arch::x86_64::*;
 
-    use super::{Group, INITIAL, K, LANES};
+    use super::{Group, INITIAL, K};
+
+    /// Inputs hashed side by side in a 256-bit vector.
+    pub(super) const LANES: usize = 8;
 
     /// The digests of up to eight inputs into `out` (callers check that
     /// the CPU has AVX2).
