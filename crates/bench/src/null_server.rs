@@ -218,10 +218,9 @@ fn answer(state: &NullState, action: &str, host: &str, body: &[u8]) -> Result<Ve
                 state.observe_size(first.len());
             }
             // The bodies hashed together, as sluice hashes a batch's.
-            let refs: Vec<&str> = bodies.iter().map(String::as_str).collect();
             let successful = ids
                 .into_iter()
-                .zip(body_digests(&refs))
+                .zip(body_digests(&bodies))
                 .map(|(id, digest)| SendMessageBatchResultEntry {
                     id,
                     message_id: uuid::Uuid::new_v4().to_string(),

@@ -21,9 +21,8 @@ pub fn body_digest(body: &str) -> [u8; 16] {
 
 /// The raw MD5 of each body, as [`body_digest`] gives it, hashing the
 /// bodies side by side where the CPU can.
-pub fn body_digests(bodies: &[&str]) -> Vec<[u8; 16]> {
-    let inputs: Vec<&[u8]> = bodies.iter().map(|b| b.as_bytes()).collect();
-    crate::md5_many::digests(&inputs)
+pub fn body_digests<B: AsRef<[u8]>>(bodies: &[B]) -> Vec<[u8; 16]> {
+    crate::md5_many::digests(bodies)
 }
 
 /// A raw digest from [`body_digest`] as `MD5OfBody` shows it.

@@ -16,12 +16,12 @@
 use md5::{Digest, Md5};
 
 /// The raw MD5 of each input, in order.
-pub fn digests(inputs: &[&[u8]]) -> Vec<[u8; 16]> {
+pub fn digests<T: AsRef<[u8]>>(inputs: &[T]) -> Vec<[u8; 16]> {
     digests_with(Lanes::detected(), inputs)
 }
 
 /// The digests with `lanes`, which the CPU must have.
-fn digests_with(lanes: Lanes, inputs: &[&[u8]]) -> Vec<[u8; 16]> {
+fn digests_with<T: AsRef<[u8]>>(lanes: Lanes, inputs: &[T]) -> Vec<[u8; 16]> {
     let mut out = vec![[0u8; 16]; inputs.len()];
     match lanes {
         #[cfg(target_arch = "x86_64")]
@@ -46,9 +46,9 @@ fn digests_with(lanes: Lanes, inputs: &[&[u8]]) -> Vec<[u8; 16]> {
     out
 }
 
-fn one_by_one(inputs: &[&[u8]], out: &mut [[u8; 16]]) {
+fn one_by_one<T: AsRef<[u8]>>(inputs: &[T], out: &mut [[u8; 16]]) {
     for (input, out) in inputs.iter().zip(out) {
-        *out = Md5::digest(input).into();
+        *out = Md5::digest(input.as_ref()).into();
     }
 }
 
@@ -243,9 +243,9 @@ struct Group<'a, const N: usize> {
 }
 
 impl<'a, const N: usize> Group<'a, N> {
-    fn new(inputs: &[&'a [u8]]) -> Self {
+    fn new<T: AsRef<[u8]>>(inputs: &'a [T]) -> Self {
         debug_assert!(inputs.len() <= N);
-        let padded: Vec<Padded<'a>> = inputs.iter().map(|i| Padded::new(i)).collect();
+        let padded: Vec<Padded<'a>> = inputs.iter().map(|i| Padded::new(i.as_ref())).collect();
         let blocks = padded.iter().map(|p| p.blocks).max().unwrap_or(0);
         Self { padded, blocks }
     }
@@ -285,7 +285,7 @@ mod avx2 {
     /// The digests of up to eight inputs into `out` (callers check that
     /// the CPU has AVX2).
     #[target_feature(enable = "avx2")]
-    pub(super) fn digest_group(inputs: &[&[u8]], out: &mut [[u8; 16]]) {
+    pub(super) fn digest_group<T: AsRef<[u8]>>(inputs: &[T], out: &mut [[u8; 16]]) {
         let group = Group::<LANES>::new(inputs);
         let mut state = INITIAL.map(|w| _mm256_set1_epi32(w as i32));
         // The block's sixteen words, each as eight lanes.
@@ -377,7 +377,7 @@ mod avx512 {
     /// The digests of up to sixteen inputs into `out` (callers check that
     /// the CPU has AVX-512F).
     #[target_feature(enable = "avx512f")]
-    pub(super) fn digest_group(inputs: &[&[u8]], out: &mut [[u8; 16]]) {
+    pub(super) fn digest_group<T: AsRef<[u8]>>(inputs: &[T], out: &mut [[u8; 16]]) {
         let group = Group::<LANES>::new(inputs);
         let mut state = INITIAL.map(|w| _mm512_set1_epi32(w as i32));
         let mut words = [[0u32; LANES]; 16];
@@ -537,6 +537,6 @@ mod tests {
                 "f96b697d7cb7938d525a2f31aaf161d0"
             ]
         );
-        assert!(digests(&[]).is_empty());
+        assert!(digests::<&[u8]>(&[]).is_empty());
     }
 }
