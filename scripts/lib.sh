@@ -59,6 +59,9 @@ pg_cluster_stop() {
     [ -n "${pg_bin:-}" ] && "${as_pg[@]}" "$pg_bin/pg_ctl" -D "$1/data" -m fast -w stop >/dev/null 2>&1 || true
 }
 
+# proc_cpu PID: a process's user + system time, in clock ticks.
+proc_cpu() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+
 # pg_cpu: the cluster's CPU time in clock ticks: the postmaster's own and
 # its ended children's (reaped into cutime/cstime), and every live child's.
 # A backend whose client has just gone may not be reaped yet: read it a
@@ -67,7 +70,7 @@ pg_cpu() {
     local total
     total=$(awk '{print $14 + $15 + $16 + $17}' "/proc/$postmaster/stat")
     for child in $(pgrep -P "$postmaster"); do
-        total=$((total + $(awk '{print $14 + $15}' "/proc/$child/stat" 2>/dev/null || echo 0)))
+        total=$((total + $(proc_cpu "$child" 2>/dev/null || echo 0)))
     done
     echo "$total"
 }
