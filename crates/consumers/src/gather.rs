@@ -83,11 +83,14 @@ impl<B: Broker> Delivery<B> {
             wait,
             attempt_id: None,
         };
-        let received = self
+        let mut received = self
             .broker
             .receive_messages(&self.spec.queue, options)
             .await
             .map_err(SqsError::from)?;
+        // Hashed here, together: the filter's record and the event's
+        // then take the digest as it is.
+        ReceivedMessage::fill_body_digests(&mut received);
         let admitted = self.drop_filtered(received).await;
         Ok(self.drop_completed(admitted).await)
     }

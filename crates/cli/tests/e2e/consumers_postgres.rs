@@ -14,6 +14,7 @@ use std::time::Duration;
 
 use aws_sdk_sqs::types::QueueAttributeName as Attr;
 use serde_json::{Value, json};
+use sluice_core::digest::md5_of_body;
 use sluice_postgres::testing;
 
 use crate::alarms::{metrics, sluice};
@@ -427,4 +428,64 @@ async fn c2_c11_poison_reaches_the_dlq_on_two_nodes() {
         peek["Messages"][0]["FailureReason"],
         "consumer poison-worker: HTTP 500: db down"
     );
+}
+
+/// C1, W4 on PostgreSQL, whose engine keeps no body digest: each record's
+/// `md5OfBody` is its own body's (lengths around MD5's 64-byte blocks,
+/// two-byte characters), with a filter (rule C13) that reads the records
+/// before delivery and drops every other message. The node hashes a
+/// receive's bodies together; the expected digests are `md5_of_body`'s,
+/// one body at a time.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn c1_w4_each_record_has_its_bodys_digest_on_postgres() {
+    let Some(db) = database().await else {
+        return;
+    };
+    let handler = Handler::start(Arc::new(|_, _| Reply::ok(""))).await;
+    let a = node(&db);
+    let url = queue(&a, "digests", 30, None).await;
+    let mut sent: Vec<String> = Vec::new();
+    for (i, n) in [1, 54, 55, 56, 63, 64, 65, 119, 120, 1000]
+        .into_iter()
+        .enumerate()
+    {
+        let fill = if i % 3 == 0 { "é" } else { "x" };
+        sent.push(format!("m{}", fill.repeat(n)));
+        sent.push(format!("skip{}", fill.repeat(n)));
+    }
+    send_all(&a, &url, &sent).await;
+    ok(
+        a.raw(),
+        "CreateConsumer",
+        json!({"Name": "digests-worker", "QueueUrl": url, "Url": handler.url,
+               "BatchSize": 10, "Filters": [r#"{"body": [{"prefix": "m"}]}"#]}),
+    )
+    .await;
+    assert!(
+        until(Duration::from_secs(15), async || remaining(&a, &url).await
+            == 0)
+        .await,
+        "all handled or filtered out"
+    );
+    let records: Vec<Value> = handler
+        .events()
+        .iter()
+        .flat_map(|e| e["Records"].as_array().unwrap().clone())
+        .collect();
+    let mut got: Vec<&str> = records
+        .iter()
+        .map(|r| r["body"].as_str().unwrap())
+        .collect();
+    got.sort();
+    let mut want: Vec<&str> = sent
+        .iter()
+        .filter(|b| b.starts_with('m'))
+        .map(String::as_str)
+        .collect();
+    want.sort();
+    assert_eq!(got, want, "the admitted messages, each once");
+    for r in &records {
+        let body = r["body"].as_str().unwrap();
+        assert_eq!(r["md5OfBody"], md5_of_body(body), "{body:?}");
+    }
 }

@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use sluice_broker::{Broker, ReceiveOptions, ReceivedMessage};
 use sluice_core::SqsError;
-use sluice_core::digest::{body_digests, digest_hex, md5_of_attributes, md5_of_body};
+use sluice_core::digest::{digest_hex, md5_of_attributes, md5_of_body};
 use sluice_core::limits::{MAX_RECEIVE_BATCH, MAX_VISIBILITY_TIMEOUT, MAX_WAIT_TIME};
 use sluice_core::message::{
     AttributeValue, MessageAttributes, attribute_filters, attribute_selected,
@@ -88,7 +88,7 @@ pub async fn receive_message<B: Broker>(
     system_names.extend(input.message_system_attribute_names.unwrap_or_default());
     let user_names = input.message_attribute_names.unwrap_or_default();
     let filters = attribute_filters(&user_names);
-    add_body_digests(&mut messages);
+    ReceivedMessage::fill_body_digests(&mut messages);
     Ok(ReceiveMessageResult {
         messages: messages
             .into_iter()
@@ -113,24 +113,6 @@ fn within(name: &str, value: i64, max: u32) -> Result<u32, SqsError> {
                 &format!("Must be >= 0 and <= {max}, if provided."),
             )
         })
-}
-
-/// Hashes the bodies of the messages whose engine kept no digest (the
-/// PostgreSQL engine's, a topic's deliveries) together, side by side where
-/// the CPU can.
-fn add_body_digests(messages: &mut [ReceivedMessage]) {
-    let missing: Vec<&str> = messages
-        .iter()
-        .filter(|m| m.body_md5.is_none())
-        .map(|m| m.body.as_str())
-        .collect();
-    if missing.is_empty() {
-        return;
-    }
-    let mut digests = body_digests(&missing).into_iter();
-    for m in messages.iter_mut().filter(|m| m.body_md5.is_none()) {
-        m.body_md5 = digests.next();
-    }
 }
 
 fn render<B>(
