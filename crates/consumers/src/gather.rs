@@ -12,7 +12,7 @@ use sluice_core::SqsError;
 use tokio::time::Instant;
 
 use super::deliver::Delivery;
-use super::event::record;
+use super::event::record_value;
 
 /// The longest long poll of a receive (SQS's limit).
 pub const POLL_WAIT: Duration = Duration::from_secs(20);
@@ -105,7 +105,7 @@ impl<B: Broker> Delivery<B> {
         }
         let (admitted, dropped): (Vec<_>, Vec<_>) = received
             .into_iter()
-            .partition(|m| self.filter.admits(&record(&self.source, m)));
+            .partition(|m| self.filter.admits(&record_value(&self.source, m)));
         if dropped.is_empty() {
             return admitted;
         }
