@@ -82,15 +82,7 @@ impl<B: Broker> Delivery<B> {
                 return Outcome::Failed(FailureKind::Connection);
             }
         }
-        let body = match serde_json::to_vec(&event) {
-            Ok(json) => Bytes::from(json),
-            Err(e) => {
-                // Not expected (plain data, string keys); the batch comes
-                // back after its visibility timeout rather than be lost.
-                tracing::warn!(consumer = %self.spec.name, error = %e, "cannot write the event");
-                return Outcome::Failed(FailureKind::Connection);
-            }
-        };
+        let body = Bytes::from(event.to_json());
         let ids: BTreeSet<&str> = messages.iter().map(|m| m.message_id.as_str()).collect();
         let handles: Vec<String> = messages.iter().map(|m| m.receipt_handle.clone()).collect();
         let invoked = self.invoke(body, &ids);

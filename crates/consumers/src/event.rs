@@ -1,19 +1,16 @@
 //! The event POSTed to a handler: Lambda's SQS event, field for field
-//! (rule C1), built from what the broker received. Typed, so that each
-//! field is named once and the event is written straight to its JSON,
-//! borrowing the messages' text rather than copying it into a tree.
-
-use std::collections::BTreeMap;
-use std::fmt::Display;
+//! (rule C1), built from what the broker received. Typed, and written
+//! straight to its JSON with the writer of SQS's own answers, borrowing
+//! the messages' text rather than copying it into a tree first.
 
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
-use serde::{Serialize, Serializer};
 use serde_json::Value;
 use sluice_broker::ReceivedMessage;
 use sluice_core::digest::{digest_hex, md5_of_attributes, md5_of_body};
 use sluice_core::message::AttributeValue;
 use sluice_core::queue_name::Account;
+use sluice_protocol::wire::{JsonObject, JsonStyle, ToJson};
 
 /// What every record of a queue's batch shares.
 #[derive(Debug, Clone)]
@@ -39,73 +36,157 @@ impl EventSource {
 }
 
 /// `{"Records": [...]}`, one record per message, in the order received.
-#[derive(Debug, Serialize)]
+#[derive(Debug)]
 pub struct SqsEvent<'a> {
     /// The records.
-    #[serde(rename = "Records")]
     pub records: Vec<SqsRecord<'a>>,
 }
 
 /// One message as Lambda gives it to a handler.
-#[derive(Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug)]
 pub struct SqsRecord<'a> {
     message_id: &'a str,
     /// The engine's handle until [`seal_receipt_handles`] seals it.
     receipt_handle: String,
     body: &'a str,
     attributes: RecordAttributes<'a>,
-    message_attributes: BTreeMap<&'a str, RecordAttribute<'a>>,
+    message_attributes: Vec<(&'a str, RecordAttribute<'a>)>,
     md5_of_body: String,
     /// Null when the message has no attributes.
     md5_of_message_attributes: Option<String>,
-    event_source: &'static str,
-    #[serde(rename = "eventSourceARN")]
-    event_source_arn: &'a str,
-    aws_region: &'a str,
+    source: &'a EventSource,
 }
 
-/// A record's `attributes`: every value a string, as Lambda writes them;
-/// the four every record has, then those the message has.
-#[derive(Debug, Serialize)]
-#[serde(rename_all = "PascalCase")]
+/// A record's `attributes`: the four every record has, then those the
+/// message has. Lambda writes every value as a string.
+#[derive(Debug)]
 struct RecordAttributes<'a> {
-    #[serde(serialize_with = "as_text")]
     approximate_receive_count: u32,
-    #[serde(serialize_with = "as_text")]
     sent_timestamp: u64,
     sender_id: &'a str,
-    #[serde(serialize_with = "as_text")]
     approximate_first_receive_timestamp: u64,
-    #[serde(skip_serializing_if = "Option::is_none")]
     message_group_id: Option<&'a str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     message_deduplication_id: Option<&'a str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     sequence_number: Option<&'a str>,
-    #[serde(rename = "AWSTraceHeader", skip_serializing_if = "Option::is_none")]
     aws_trace_header: Option<&'a str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     dead_letter_queue_source_arn: Option<&'a str>,
 }
 
 /// A message attribute in Lambda's shape: the value under `stringValue`
 /// or `binaryValue` (base64), list fields always empty, and `dataType`.
-#[derive(Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug)]
 struct RecordAttribute<'a> {
-    #[serde(skip_serializing_if = "Option::is_none")]
-    string_value: Option<&'a str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    binary_value: Option<String>,
-    string_list_values: [&'a str; 0],
-    binary_list_values: [&'a str; 0],
+    value: RecordValue<'a>,
     data_type: &'a str,
 }
 
-/// Writes a number as Lambda does every attribute value: as a string.
-fn as_text<T: Display, S: Serializer>(value: &T, s: S) -> Result<S::Ok, S::Error> {
-    s.collect_str(value)
+/// A message attribute's value as a record holds it.
+#[derive(Debug)]
+enum RecordValue<'a> {
+    String(&'a str),
+    /// Base64.
+    Binary(String),
+}
+
+impl SqsEvent<'_> {
+    /// The event's JSON, as it is POSTed. Written member by member with
+    /// the escaper of SQS's own answers (bodies are most of the bytes).
+    pub fn to_json(&self) -> Vec<u8> {
+        let bytes: usize = self.records.iter().map(|r| r.body.len() + 1024).sum();
+        let mut out = Vec::with_capacity(bytes + 16);
+        let mut event = JsonObject::open(&mut out, JsonStyle::Protocol);
+        event.list("Records", true, &self.records);
+        event.close();
+        out
+    }
+}
+
+impl ToJson for SqsRecord<'_> {
+    fn write_json(&self, out: &mut Vec<u8>, style: JsonStyle) {
+        let mut r = JsonObject::open(out, style);
+        r.member("messageId", self.message_id);
+        r.member("receiptHandle", &self.receipt_handle);
+        r.member("body", self.body);
+        r.member("attributes", &self.attributes);
+        r.member("messageAttributes", &Members(&self.message_attributes));
+        r.member("md5OfBody", &self.md5_of_body);
+        match &self.md5_of_message_attributes {
+            Some(digest) => r.member("md5OfMessageAttributes", digest),
+            None => r.member("md5OfMessageAttributes", &Null),
+        }
+        r.member("eventSource", "aws:sqs");
+        r.member("eventSourceARN", self.source.queue_arn.as_str());
+        r.member("awsRegion", self.source.region.as_str());
+        r.close();
+    }
+}
+
+impl ToJson for RecordAttributes<'_> {
+    fn write_json(&self, out: &mut Vec<u8>, style: JsonStyle) {
+        let mut a = JsonObject::open(out, style);
+        a.member(
+            "ApproximateReceiveCount",
+            &self.approximate_receive_count.to_string(),
+        );
+        a.member("SentTimestamp", &self.sent_timestamp.to_string());
+        a.member("SenderId", self.sender_id);
+        a.member(
+            "ApproximateFirstReceiveTimestamp",
+            &self.approximate_first_receive_timestamp.to_string(),
+        );
+        let optional = [
+            ("MessageGroupId", self.message_group_id),
+            ("MessageDeduplicationId", self.message_deduplication_id),
+            ("SequenceNumber", self.sequence_number),
+            ("AWSTraceHeader", self.aws_trace_header),
+            (
+                "DeadLetterQueueSourceArn",
+                self.dead_letter_queue_source_arn,
+            ),
+        ];
+        for (name, value) in optional {
+            if let Some(v) = value {
+                a.member(name, v);
+            }
+        }
+        a.close();
+    }
+}
+
+impl ToJson for RecordAttribute<'_> {
+    fn write_json(&self, out: &mut Vec<u8>, style: JsonStyle) {
+        let mut a = JsonObject::open(out, style);
+        match &self.value {
+            RecordValue::String(s) => a.member("stringValue", *s),
+            RecordValue::Binary(b) => a.member("binaryValue", b),
+        }
+        a.list::<String>("stringListValues", true, &[]);
+        a.list::<String>("binaryListValues", true, &[]);
+        a.member("dataType", self.data_type);
+        a.close();
+    }
+}
+
+/// Named members as one object, in the order given.
+struct Members<'m, 'a>(&'m [(&'a str, RecordAttribute<'a>)]);
+
+impl ToJson for Members<'_, '_> {
+    fn write_json(&self, out: &mut Vec<u8>, style: JsonStyle) {
+        let mut o = JsonObject::open(out, style);
+        for (name, value) in self.0 {
+            o.member(name, value);
+        }
+        o.close();
+    }
+}
+
+/// JSON's `null`.
+struct Null;
+
+impl ToJson for Null {
+    fn write_json(&self, out: &mut Vec<u8>, _style: JsonStyle) {
+        out.extend_from_slice(b"null");
+    }
 }
 
 /// The event for `messages`, in the order received.
@@ -139,16 +220,16 @@ pub(super) fn record<'a>(source: &'a EventSource, m: &'a ReceivedMessage) -> Sqs
         message_attributes: message_attributes(m),
         md5_of_body,
         md5_of_message_attributes: md5_of_attributes(&m.attributes),
-        event_source: "aws:sqs",
-        event_source_arn: &source.queue_arn,
-        aws_region: &source.region,
+        source,
     }
 }
 
-/// The record as a JSON tree, which filter patterns (rule C13) read.
-pub(super) fn record_value(source: &EventSource, m: &ReceivedMessage) -> Value {
-    // Cannot fail: every map key is a string and every value plain data.
-    serde_json::to_value(record(source, m)).unwrap_or_default()
+/// The record as a JSON tree, as the handler would read it, which filter
+/// patterns (rule C13) read; `None` only if it could not be read back.
+pub(super) fn record_value(source: &EventSource, m: &ReceivedMessage) -> Option<Value> {
+    let mut out = Vec::new();
+    record(source, m).write_json(&mut out, JsonStyle::Protocol);
+    serde_json::from_slice(&out).ok()
 }
 
 fn record_attributes<'a>(source: &'a EventSource, m: &'a ReceivedMessage) -> RecordAttributes<'a> {
@@ -174,19 +255,16 @@ fn kept_string<'a>(m: &'a ReceivedMessage, name: &str) -> Option<&'a str> {
     })
 }
 
-fn message_attributes(m: &ReceivedMessage) -> BTreeMap<&str, RecordAttribute<'_>> {
+fn message_attributes(m: &ReceivedMessage) -> Vec<(&str, RecordAttribute<'_>)> {
     m.attributes
         .iter()
         .map(|(name, v)| {
-            let (string_value, binary_value) = match &v.value {
-                AttributeValue::String(s) => (Some(s.as_str()), None),
-                AttributeValue::Binary(b) => (None, Some(STANDARD.encode(b))),
+            let value = match &v.value {
+                AttributeValue::String(s) => RecordValue::String(s),
+                AttributeValue::Binary(b) => RecordValue::Binary(STANDARD.encode(b)),
             };
             let attr = RecordAttribute {
-                string_value,
-                binary_value,
-                string_list_values: [],
-                binary_list_values: [],
+                value,
                 data_type: &v.data_type,
             };
             (name.as_str(), attr)
@@ -202,7 +280,7 @@ mod tests {
 
     /// The event as the handler reads it.
     fn json_of(event: &SqsEvent<'_>) -> Value {
-        serde_json::from_slice(&serde_json::to_vec(event).unwrap()).unwrap()
+        serde_json::from_slice(&event.to_json()).unwrap()
     }
 
     fn message() -> ReceivedMessage {
@@ -257,6 +335,25 @@ mod tests {
             "awsRegion": "us-east-2"
         }]});
         assert_eq!(event, expected);
+    }
+
+    /// C1: the documented sample's record written out as Lambda writes it,
+    /// its members in the sample's order.
+    #[test]
+    fn c1_record_is_written_in_the_samples_order() {
+        let (source, messages) = (source(), [message()]);
+        let written = String::from_utf8(build_event(&source, &messages).to_json()).unwrap();
+        let expected = concat!(
+            r#"{"Records":[{"messageId":"059f36b4-87a3-44ab-83d2-661975830a7d","#,
+            r#""receiptHandle":"AQEBwJnKyrHigUMZj6rYigCgxlaS3SLy0a","body":"Test message.","#,
+            r#""attributes":{"ApproximateReceiveCount":"1","SentTimestamp":"1545082649183","#,
+            r#""SenderId":"123456789012","ApproximateFirstReceiveTimestamp":"1545082649185"},"#,
+            r#""messageAttributes":{},"md5OfBody":"e4e68fb7bd0e697a0ae8f1bb342846b3","#,
+            r#""md5OfMessageAttributes":null,"eventSource":"aws:sqs","#,
+            r#""eventSourceARN":"arn:aws:sqs:us-east-2:123456789012:my-queue","#,
+            r#""awsRegion":"us-east-2"}]}"#
+        );
+        assert_eq!(written, expected);
     }
 
     /// A3: the records carry sealed handles, as ReceiveMessage gives them.

@@ -103,9 +103,11 @@ impl<B: Broker> Delivery<B> {
         if self.filter.is_empty() || received.is_empty() {
             return received;
         }
-        let (admitted, dropped): (Vec<_>, Vec<_>) = received
-            .into_iter()
-            .partition(|m| self.filter.admits(&record_value(&self.source, m)));
+        let (admitted, dropped): (Vec<_>, Vec<_>) = received.into_iter().partition(|m| {
+            // A record that could not be read back is delivered, not
+            // dropped: the handler decides.
+            record_value(&self.source, m).is_none_or(|r| self.filter.admits(&r))
+        });
         if dropped.is_empty() {
             return admitted;
         }
