@@ -3,6 +3,8 @@
 //! straight to its JSON with the writer of SQS's own answers, borrowing
 //! the messages' text rather than copying it into a tree first.
 
+use std::borrow::Cow;
+
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 use serde_json::Value;
@@ -47,7 +49,7 @@ pub struct SqsEvent<'a> {
 pub struct SqsRecord<'a> {
     message_id: &'a str,
     /// The engine's handle until [`seal_receipt_handles`] seals it.
-    receipt_handle: String,
+    receipt_handle: Cow<'a, str>,
     body: &'a str,
     attributes: RecordAttributes<'a>,
     message_attributes: Vec<(&'a str, RecordAttribute<'a>)>,
@@ -105,7 +107,7 @@ impl ToJson for SqsRecord<'_> {
     fn write_json(&self, out: &mut Vec<u8>, style: JsonStyle) {
         let mut r = JsonObject::open(out, style);
         r.member("messageId", self.message_id);
-        r.member("receiptHandle", &self.receipt_handle);
+        r.member("receiptHandle", self.receipt_handle.as_ref());
         r.member("body", self.body);
         r.member("attributes", &self.attributes);
         r.member("messageAttributes", &Members(&self.message_attributes));
@@ -201,7 +203,7 @@ pub fn build_event<'a>(source: &'a EventSource, messages: &'a [ReceivedMessage])
 /// with the handles of its event.
 pub fn seal_receipt_handles(event: &mut SqsEvent<'_>, seal: impl Fn(&str) -> String) {
     for record in &mut event.records {
-        record.receipt_handle = seal(&record.receipt_handle);
+        record.receipt_handle = Cow::Owned(seal(&record.receipt_handle));
     }
 }
 
@@ -214,7 +216,7 @@ pub(super) fn record<'a>(source: &'a EventSource, m: &'a ReceivedMessage) -> Sqs
     };
     SqsRecord {
         message_id: &m.message_id,
-        receipt_handle: m.receipt_handle.clone(),
+        receipt_handle: Cow::Borrowed(&m.receipt_handle),
         body: &m.body,
         attributes: record_attributes(source, m),
         message_attributes: message_attributes(m),
