@@ -94,7 +94,7 @@ pub struct ReceiveOptions {
 }
 
 /// A delivered message.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ReceivedMessage {
     /// The message's id.
     pub message_id: String,
@@ -462,18 +462,9 @@ mod tests {
 
     fn received(body: &str, body_md5: Option<[u8; 16]>) -> ReceivedMessage {
         ReceivedMessage {
-            message_id: String::new(),
-            receipt_handle: String::new(),
             body: body.into(),
-            attributes: Default::default(),
-            system_attributes: Default::default(),
-            sent_at: 0,
-            first_receive_at: 0,
-            receive_count: 1,
-            group_id: None,
-            dedup_id: None,
-            sequence_number: None,
             body_md5,
+            ..Default::default()
         }
     }
 

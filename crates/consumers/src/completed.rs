@@ -67,17 +67,9 @@ mod tests {
     fn message(id: &str, body: &str) -> ReceivedMessage {
         ReceivedMessage {
             message_id: id.into(),
-            receipt_handle: String::new(),
             body: body.into(),
-            attributes: Default::default(),
-            system_attributes: Default::default(),
-            sent_at: 0,
-            first_receive_at: 0,
             receive_count: 1,
-            group_id: None,
-            dedup_id: None,
-            sequence_number: None,
-            body_md5: None,
+            ..Default::default()
         }
     }
 
