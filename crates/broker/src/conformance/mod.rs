@@ -4,7 +4,8 @@
 //! standard-queue behaviour in `standard`, FIFO in `fifo`, dead-letter
 //! queues, redrive and sluice's own DLQ tools in `dead_letter`, SNS topics
 //! and subscriptions as engines store them in `topics`, consumers'
-//! idempotency records in `idempotency`.
+//! idempotency records in `idempotency`, every way into a queue at once
+//! in `paths`.
 //! Engines instantiate the suite with [`conformance_tests!`](crate::conformance_tests),
 //! giving an expression that builds a fresh [`Harness`] per test. Time-based
 //! rules use the harness's manual clock; no test sleeps to prove a timeout
@@ -102,6 +103,7 @@ macro_rules! conformance_tests {
             v12_thrice_received_message_goes_to_the_back,
             r2_r7_dead_letter_queue_chain,
             x1_peek_racing_receives_changes_nothing,
+            v1_r2_r7_every_way_in_while_consumers_drain,
             w3_regional_queues_and_their_dead_letter_queues,
             a3_handle_secret_is_stable,
             n1_create_topic_is_idempotent_per_key,
@@ -147,6 +149,7 @@ mod failure_classes;
 mod fair;
 mod fifo;
 mod idempotency;
+mod paths;
 mod regions;
 mod retries;
 mod standard;
@@ -158,6 +161,7 @@ pub use failure_classes::*;
 pub use fair::*;
 pub use fifo::*;
 pub use idempotency::*;
+pub use paths::*;
 pub use regions::*;
 pub use retries::*;
 pub use standard::*;
@@ -299,6 +303,7 @@ mod listed {
             include_str!("fair.rs"),
             include_str!("fifo.rs"),
             include_str!("idempotency.rs"),
+            include_str!("paths.rs"),
             include_str!("regions.rs"),
             include_str!("retries.rs"),
             include_str!("standard.rs"),
