@@ -74,7 +74,11 @@ pub async fn v1_r2_r7_every_way_in_while_consumers_drain<H: Harness>(h: &H) {
     producers.push(tokio::spawn(async move {
         let mut o = opts(10);
         o.visibility_timeout = Some(0);
-        while b.queue_counts("fed").await.expect("counts") != QueueCounts::default() {
+        // Bounded: an engine that moved nothing must fail, not hang.
+        for _ in 0..1000 {
+            if b.queue_counts("fed").await.expect("counts") == QueueCounts::default() {
+                break;
+            }
             b.receive_messages("fed", o.clone()).await.expect("receive");
             tokio::task::yield_now().await;
         }
@@ -118,13 +122,15 @@ pub async fn v1_r2_r7_every_way_in_while_consumers_drain<H: Harness>(h: &H) {
             max: 7,
             ..Default::default()
         };
-        while b
-            .redrive_messages("parked", &step)
-            .await
-            .expect("redrive")
-            .moved
-            > 0
-        {
+        for _ in 0..1000 {
+            if b.redrive_messages("parked", &step)
+                .await
+                .expect("redrive")
+                .moved
+                == 0
+            {
+                break;
+            }
             tokio::task::yield_now().await;
         }
         left.fetch_sub(1, Ordering::SeqCst);
@@ -139,12 +145,16 @@ pub async fn v1_r2_r7_every_way_in_while_consumers_drain<H: Harness>(h: &H) {
             let mut o = opts(10);
             o.visibility_timeout = Some(300);
             let (mut received, mut empty) = (Vec::new(), 0);
-            while empty < 3 {
+            // Bounded too: after 5,000 empty answers (about ten seconds) a
+            // consumer stops, and what it did not receive fails the test.
+            let mut idle = 0;
+            while empty < 3 && idle < 5000 {
                 let got = b
                     .receive_messages("target", o.clone())
                     .await
                     .expect("receive");
                 if got.is_empty() {
+                    idle += 1;
                     if left.load(Ordering::SeqCst) == 0 {
                         empty += 1;
                     }
